@@ -1,0 +1,2 @@
+import { runCli } from "./src/cli/main.ts";
+Deno.exit(await runCli(Deno.args));

@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { StationError, toStationError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { StationContext } from "../runtime/context.ts";
+import { bearerAuth, isLoopback } from "./auth.ts";
+import { healthRoutes } from "./routes/health.ts";
+
+/** Builds the HTTP API: error shape, auth, and every resource's routes. */
+export function createApp(ctx: StationContext): Hono {
+  const app = new Hono();
+  const { host, api_token } = ctx.config.values.server;
+  if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
+
+  app.route("/health", healthRoutes(ctx));
+  app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
+
+  app.notFound((c) => {
+    const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {
+      status: 404,
+      hint: "see the API section of the README for the routes",
+    });
+    return c.json(err.toBody(), 404);
+  });
+  app.onError((thrown, c) => {
+    const err = thrown instanceof HTTPException
+      ? new StationError("http_error", thrown.message || `HTTP ${thrown.status}`, { status: thrown.status })
+      : toStationError(thrown);
+    if (err.status >= 500) {
+      log.error(`${c.req.method} ${c.req.path} failed`, { code: err.code, error: err.message });
+    }
+    return c.json(err.toBody(), err.status as 500);
+  });
+  return app;
+}

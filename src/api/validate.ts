@@ -1,0 +1,30 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { StationError } from "../errors.ts";
+
+/** Reads a JSON request body and validates it; a bad body is a 400 `invalid_request` listing each problem. */
+export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  let body: unknown;
+  try {
+    const text = await c.req.text();
+    body = text.trim() === "" ? {} : JSON.parse(text);
+  } catch (err) {
+    throw new StationError("invalid_json", `request body is not valid JSON: ${(err as Error).message}`, {
+      status: 400,
+      hint: "send a JSON object with Content-Type: application/json",
+    });
+  }
+  return parseWith(schema, body, "request body");
+}
+
+/** Validates a value (body, query) against a schema; failures are 400 `invalid_request` with each issue's path. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => ({ path: "/" + i.path.join("/"), message: i.message }));
+  throw new StationError(
+    "invalid_request",
+    `${what}: ${issues.map((i) => `${i.path === "/" ? "" : i.path + ": "}${i.message}`).join("; ")}`,
+    { status: 400, details: { issues }, hint: "see the API section of the README for the expected shape" },
+  );
+}

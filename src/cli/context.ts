@@ -1,0 +1,54 @@
+import type { Command } from "commander";
+import { discoverTarget, type Target } from "../client/discovery.ts";
+import { startEmbedded } from "../client/embedded.ts";
+import { StationClient } from "../client/http.ts";
+import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { log, LOG_LEVELS, setLogLevel } from "../log.ts";
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  station?: string;
+  json?: boolean;
+  config?: string;
+}
+
+/** The global options as seen from any subcommand. */
+export function globals(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+/** Loads config for a command (flags are dotted config paths) and applies its log level. */
+export function commandConfig(cmd: Command, flags: Record<string, unknown> = {}): LoadedConfig {
+  const config = loadConfig({ configPath: globals(cmd).config, flags });
+  setLogLevel(config.values.log.level);
+  return config;
+}
+
+/** A numeric flag as a number when it is one; otherwise the raw text, so config validation names it. */
+export function numberFlag(value: string | undefined): number | string | undefined {
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * Runs fn against the server the command should talk to (DESIGN §2): --station, STATION_URL, a live
+ * server.json, or an in-process runtime started for this command and stopped after it.
+ */
+export async function withStation<T>(
+  cmd: Command,
+  fn: (client: StationClient, target: Target) => Promise<T>,
+): Promise<T> {
+  const config = commandConfig(cmd);
+  const target = await discoverTarget({ station: globals(cmd).station, paths: config.paths });
+  const token = Deno.env.get("STATION_API_TOKEN") ?? config.values.server.api_token;
+  if (target.url) return fn(new StationClient(target.url, { token }), target);
+
+  // An embedded runtime's own info lines are noise on a script's stderr.
+  if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
+  log.debug("no server found; starting an embedded runtime");
+  const embedded = await startEmbedded(config);
+  try {
+    return await fn(embedded.client, { source: "embedded", url: embedded.station.url });
+  } finally {
+    await embedded.stop();
+  }
+}

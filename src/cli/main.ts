@@ -1,0 +1,57 @@
+import { Command, CommanderError } from "commander";
+import { StationError, toStationError } from "../errors.ts";
+import { VERSION } from "../version.ts";
+import { CliExit, printError } from "./output.ts";
+import { serveCommand } from "./serve.ts";
+import { statusCommand } from "./status.ts";
+
+const HELP_FOOTER = `
+Where commands send their work, first match wins:
+  --station URL, STATION_URL, a running \`stn serve\` ($STATION_HOME/run/server.json),
+  else an embedded runtime started for the one command.
+
+Environment:
+  STATION_HOME         data directory (default ~/.config/station)
+  STATION_URL          server to talk to
+  STATION_API_TOKEN    bearer token for servers bound beyond loopback
+  STN_<SECTION>_<KEY>  any config.yaml key, e.g. STN_SERVER_PORT=9000
+  NO_COLOR             plain output
+
+Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
+  workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out.`;
+
+/** Builds the command tree. */
+export function buildProgram(): Command {
+  const program = new Command("stn")
+    .description("stn — durable AI-agent workflows on NATS JetStream, SQLite and Docker sandboxes")
+    .version(VERSION, "-V, --version", "print the version")
+    .option("--station <url>", "server to talk to (default: STATION_URL, a running server, else embedded)")
+    .option("--json", "print results as JSON for scripts")
+    .option("--config <path>", "config file (default $STATION_HOME/config.yaml)")
+    .addHelpText("after", HELP_FOOTER)
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  serveCommand(program);
+  statusCommand(program);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+/** Runs the CLI and returns the process exit code (DESIGN §6). */
+export async function runCli(args: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(args, { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CliExit) return err.code;
+    if (err instanceof CommanderError) {
+      // Commander already printed its message; help and --version are successes.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    const e = err instanceof StationError ? err : toStationError(err);
+    printError(e);
+    if (!(err instanceof StationError) && Deno.env.get("STN_DEBUG")) console.error(err);
+    return e.exitCode;
+  }
+}

@@ -1,0 +1,40 @@
+import type { StationPaths } from "../config/paths.ts";
+import { readServerFile } from "../runtime/server_file.ts";
+
+/** Where a CLI command's server comes from, in the order they are tried (DESIGN §2). */
+export type TargetSource = "flag" | "env" | "server.json" | "embedded";
+
+export interface Target {
+  source: TargetSource;
+  /** The server's URL; absent for embedded mode, which starts one in-process. */
+  url?: string;
+}
+
+export interface DiscoverOptions {
+  /** --station URL */
+  station?: string;
+  env?: Record<string, string | undefined>;
+  paths: StationPaths;
+}
+
+/** True when something answers /health at the URL (any status: a degraded server is still a server). */
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1500) });
+    await res.body?.cancel();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves the server to talk to: --station, STATION_URL, a live server.json, else embedded. */
+export async function discoverTarget(options: DiscoverOptions): Promise<Target> {
+  const env = options.env ?? Deno.env.toObject();
+  if (options.station) return { source: "flag", url: options.station };
+  if (env.STATION_URL) return { source: "env", url: env.STATION_URL };
+  const file = readServerFile(options.paths.serverJson);
+  // A server.json left by a crashed server is stale: only a live one counts.
+  if (file && await answers(file.url)) return { source: "server.json", url: file.url };
+  return { source: "embedded" };
+}

@@ -1,0 +1,102 @@
+import { fromErrorBody, StationError } from "../errors.ts";
+import type { Health } from "../api/routes/health.ts";
+
+export interface StationClientOptions {
+  /** Bearer token for servers bound beyond loopback. */
+  token?: string;
+  /** Per-request timeout for JSON calls (ms); streaming calls are not bounded. */
+  timeoutMs?: number;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** Typed client of the stn HTTP API; every CLI command talks to the runtime through it. */
+export class StationClient {
+  readonly baseUrl: string;
+  #token?: string;
+  #timeoutMs: number;
+
+  constructor(baseUrl: string, options: StationClientOptions = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** Builds the absolute URL of an API path with query parameters. */
+  url(path: string, query?: RequestOptions["query"]): string {
+    const u = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  /** Sends a raw request (for streams); the response is returned as-is, errors are thrown as StationError. */
+  async fetch(method: string, path: string, init: RequestInit & RequestOptions = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.#token) headers.set("authorization", `Bearer ${this.#token}`);
+    let res: Response;
+    try {
+      res = await fetch(this.url(path, init.query), { ...init, method, headers });
+    } catch (err) {
+      if (init.signal?.aborted) throw err;
+      throw new StationError(
+        "station_unreachable",
+        `cannot reach stn at ${this.baseUrl}: ${(err as Error).message}`,
+        {
+          hint: "is the server running? check --station / STATION_URL, or `stn status`",
+          cause: err,
+        },
+      );
+    }
+    if (!res.ok) {
+      const body = await res.json().catch(() => undefined);
+      throw fromErrorBody(res.status, body);
+    }
+    return res;
+  }
+
+  /** Sends a JSON request and parses the JSON answer. */
+  async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const signal = options.signal ?? AbortSignal.timeout(this.#timeoutMs);
+    const res = await this.fetch(method, path, {
+      query: options.query,
+      signal,
+      headers: {
+        ...(options.body !== undefined ? { "content-type": "application/json" } : {}),
+        ...options.headers,
+      },
+      body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
+    });
+    if (res.status === 204) return undefined as T;
+    return await res.json() as T;
+  }
+
+  /** GET /health; a 503 answer is returned as data, not thrown. */
+  async health(): Promise<Health> {
+    const headers: Record<string, string> = this.#token ? { authorization: `Bearer ${this.#token}` } : {};
+    let res: Response;
+    try {
+      res = await fetch(this.url("/health"), { headers, signal: AbortSignal.timeout(this.#timeoutMs) });
+    } catch (err) {
+      throw new StationError(
+        "station_unreachable",
+        `cannot reach stn at ${this.baseUrl}: ${(err as Error).message}`,
+        {
+          hint: "is the server running? check --station / STATION_URL, or `stn status`",
+        },
+      );
+    }
+    const body = await res.json().catch(() => undefined);
+    if (res.status !== 200 && res.status !== 503) throw fromErrorBody(res.status, body);
+    return body as Health;
+  }
+
+  /** GET /api/v1/version */
+  version(): Promise<{ version: string; deno: string }> {
+    return this.json("GET", "/api/v1/version");
+  }
+}

@@ -1,0 +1,181 @@
+import { parseDocument } from "yaml";
+import type { z } from "zod";
+import { usageError } from "../errors.ts";
+import { type Config, ConfigSchema } from "./schema.ts";
+import { resolveHome, type StationPaths, stationPaths } from "./paths.ts";
+
+/** A configuration together with where it came from. */
+export interface LoadedConfig {
+  values: Config;
+  paths: StationPaths;
+  /** The config file that was read, or null when there was none. */
+  file: string | null;
+}
+
+export interface LoadConfigOptions {
+  /** --config PATH; without it $STATION_HOME/config.yaml is read when it exists. */
+  configPath?: string;
+  /** Overrides from flags, keyed by dotted path ("server.port"). */
+  flags?: Record<string, unknown>;
+  env?: Record<string, string | undefined>;
+}
+
+/** A leaf key of the schema: its dotted path, its env variable names and its zod type. */
+export interface ConfigKey {
+  path: string;
+  env: string[];
+  schema: z.ZodType;
+  description?: string;
+}
+
+// Environment names kept from the Go project, on top of the derived STN_<SECTION>_<KEY>.
+const ENV_ALIASES: Record<string, string[]> = {
+  "server.api_token": ["STATION_API_TOKEN"],
+};
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema as any;
+  while (s._zod.def.innerType) s = s._zod.def.innerType;
+  return s;
+}
+
+/** Every leaf key of the config schema, for env overrides and the README table. */
+export function configKeys(schema: z.ZodType = ConfigSchema, prefix: string[] = []): ConfigKey[] {
+  const inner = unwrap(schema) as any;
+  if (inner._zod.def.type === "object") {
+    return Object.entries(inner._zod.def.shape as Record<string, z.ZodType>)
+      .flatMap(([k, v]) => configKeys(v, [...prefix, k]));
+  }
+  const path = prefix.join(".");
+  return [{
+    path,
+    env: ["STN_" + prefix.join("_").toUpperCase(), ...(ENV_ALIASES[path] ?? [])],
+    schema: inner,
+    description: schema.description ?? inner.description,
+  }];
+}
+
+/** Converts an env string to the key's type where it clearly is one; anything else is left for zod to reject. */
+function fromEnv(raw: string, schema: z.ZodType): unknown {
+  const type = (schema as any)._zod.def.type;
+  if (type === "number" || type === "int") return /^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw;
+  if (type === "boolean") {
+    return raw === "true" || raw === "1" ? true : raw === "false" || raw === "0" ? false : raw;
+  }
+  if (type === "array" || type === "record" || type === "object") {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
+  return raw;
+}
+
+function setPath(target: Record<string, any>, path: string, value: unknown): void {
+  const parts = path.split(".");
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    if (typeof node[part] !== "object" || node[part] === null || Array.isArray(node[part])) node[part] = {};
+    node = node[part];
+  }
+  node[parts[parts.length - 1]] = value;
+}
+
+function describeValue(v: unknown): string {
+  return v === undefined ? "nothing" : JSON.stringify(v);
+}
+
+function expectation(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${issue.expected === "int" ? "a whole number" : `a ${issue.expected}`}`;
+    case "invalid_value":
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return issue.origin === "string"
+        ? `expected at least ${issue.minimum} characters`
+        : `expected ≥ ${issue.minimum}`;
+    case "too_big":
+      return issue.origin === "string"
+        ? `expected at most ${issue.maximum} characters`
+        : `expected ≤ ${issue.maximum}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** Loads config: defaults < config file < environment < flags; a bad value fails with its source and key path. */
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? Deno.env.toObject();
+  const paths = stationPaths(resolveHome(env));
+  const file = options.configPath ?? paths.config;
+  const fileName = options.configPath ?? "config.yaml";
+  const origins = new Map<string, string>();
+  let raw: Record<string, any> = {};
+  let fileRead: string | null = null;
+
+  let text: string | null = null;
+  try {
+    text = Deno.readTextFileSync(file);
+    fileRead = file;
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) {
+      throw usageError("config_unreadable", `${fileName}: cannot be read: ${(err as Error).message}`);
+    }
+    if (options.configPath) {
+      throw usageError("config_not_found", `${fileName}: no such file`, "check the --config path");
+    }
+  }
+  if (text !== null) {
+    const doc = parseDocument(text);
+    if (doc.errors.length) {
+      const e = doc.errors[0];
+      const line = e.linePos?.[0];
+      throw usageError(
+        "config_invalid",
+        `${fileName}${line ? `:${line.line}:${line.col}` : ""}: not valid YAML: ${e.message.split("\n")[0]}`,
+      );
+    }
+    const parsed = doc.toJS() ?? {};
+    if (typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw usageError("config_invalid", `${fileName}: expected a mapping of sections (server:, nats:, …)`);
+    }
+    raw = parsed;
+  }
+
+  for (const key of configKeys()) {
+    for (const name of key.env) {
+      const value = env[name];
+      if (value === undefined || value === "") continue;
+      setPath(raw, key.path, fromEnv(value, key.schema));
+      origins.set(key.path, name);
+      break;
+    }
+  }
+  for (const [path, value] of Object.entries(options.flags ?? {})) {
+    if (value === undefined) continue;
+    setPath(raw, path, value);
+    origins.set(path, `--${path.split(".").pop()!.replaceAll("_", "-")}`);
+  }
+
+  const result = ConfigSchema.safeParse(raw, { reportInput: true });
+  if (!result.success) {
+    const messages = result.error.issues.map((issue) => {
+      if (issue.code === "unrecognized_keys") {
+        const at = issue.path.length ? issue.path.join(".") + "." : "";
+        return `${fileName}: ${issue.keys.map((k) => at + k).join(", ")}: unknown key`;
+      }
+      const path = issue.path.join(".");
+      const source = origins.get(path) ?? fileName;
+      const got = (issue as { input?: unknown }).input;
+      return `${source}: ${path}: ${expectation(issue)}, got ${describeValue(got)}`;
+    });
+    throw usageError(
+      "config_invalid",
+      messages.join("\n"),
+      "see the Configuration table in the README for every key and its type",
+    );
+  }
+  return { values: result.data, paths, file: fileRead };
+}

@@ -1,0 +1,57 @@
+import { DatabaseSync } from "node:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { StationError } from "../errors.ts";
+import { migrate } from "./migrate.ts";
+import { MIGRATIONS } from "./migrations/index.ts";
+
+/** The ledger handle: a synchronous node:sqlite connection. */
+export type Database = DatabaseSync;
+
+export interface OpenDatabaseOptions {
+  /** How long a writer waits for another process's lock before failing (ms). */
+  busyTimeoutMs?: number;
+}
+
+/** Opens (creating if needed) the SQLite ledger in WAL mode and applies pending migrations. */
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path);
+  } catch (err) {
+    throw new StationError("db_open_failed", `cannot open ledger ${path}: ${(err as Error).message}`, {
+      hint: "check that the directory is writable (STATION_HOME)",
+      cause: err,
+    });
+  }
+  db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  migrate(db, MIGRATIONS);
+  return db;
+}
+
+const depth = new WeakMap<Database, number>();
+
+/**
+ * Runs fn inside one write transaction (BEGIN IMMEDIATE, so the write lock is taken up front and
+ * concurrent processes queue on busy_timeout instead of failing mid-way). Nested calls use savepoints.
+ */
+export function transaction<T>(db: Database, fn: () => T): T {
+  const level = depth.get(db) ?? 0;
+  const savepoint = `sp_${level}`;
+  db.exec(level === 0 ? "BEGIN IMMEDIATE" : `SAVEPOINT ${savepoint}`);
+  depth.set(db, level + 1);
+  try {
+    const result = fn();
+    db.exec(level === 0 ? "COMMIT" : `RELEASE ${savepoint}`);
+    return result;
+  } catch (err) {
+    db.exec(level === 0 ? "ROLLBACK" : `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+    throw err;
+  } finally {
+    depth.set(db, level);
+  }
+}

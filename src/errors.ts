@@ -1,0 +1,65 @@
+/**
+ * The one error type of stn (DESIGN §6). Everything a user can meet — a bad config value, a missing
+ * binary, an API 4xx — is a StationError with a stable `code`, an HTTP status, and usually a hint.
+ */
+export interface StationErrorOptions {
+  status?: number;
+  hint?: string;
+  details?: unknown;
+  cause?: unknown;
+  /** CLI exit code when this error ends a command (DESIGN §6: 1 failure, 2 usage). */
+  exitCode?: number;
+}
+
+/** The JSON body every API error is answered with. */
+export interface ErrorBody {
+  error: { code: string; message: string; hint?: string; details?: unknown };
+}
+
+/** An expected failure with a stable code, an HTTP status and an optional hint for the user. */
+export class StationError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly hint?: string;
+  readonly details?: unknown;
+  readonly exitCode: number;
+
+  constructor(code: string, message: string, options: StationErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.name = "StationError";
+    this.code = code;
+    this.status = options.status ?? 500;
+    this.hint = options.hint;
+    this.details = options.details;
+    this.exitCode = options.exitCode ?? 1;
+  }
+
+  /** The API body for this error (DESIGN §6). */
+  toBody(): ErrorBody {
+    const error: ErrorBody["error"] = { code: this.code, message: this.message };
+    if (this.hint) error.hint = this.hint;
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+/** A usage error: bad flags, bad config values. Exits 2. */
+export function usageError(code: string, message: string, hint?: string, details?: unknown): StationError {
+  return new StationError(code, message, { status: 400, hint, details, exitCode: 2 });
+}
+
+/** Normalises anything thrown into a StationError without leaking internals. */
+export function toStationError(err: unknown): StationError {
+  if (err instanceof StationError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new StationError("internal_error", message || "internal error", { status: 500, cause: err });
+}
+
+/** Parses an API error body back into a StationError (client side). */
+export function fromErrorBody(status: number, body: unknown): StationError {
+  const e = (body as ErrorBody | undefined)?.error;
+  if (e && typeof e.code === "string") {
+    return new StationError(e.code, e.message, { status, hint: e.hint, details: e.details });
+  }
+  return new StationError("http_error", `server answered ${status}`, { status });
+}

@@ -1,0 +1,36 @@
+/** Waits ms milliseconds (rejecting with the signal's reason if it aborts first). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The promise's value, or onTimeout()'s when ms pass first (the promise is not canceled). */
+export async function within<T, F>(promise: Promise<T>, ms: number, onTimeout: () => F): Promise<T | F> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<F>((resolve, reject) => {
+        timer = setTimeout(() => {
+          try {
+            resolve(onTimeout());
+          } catch (err) {
+            reject(err);
+          }
+        }, ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

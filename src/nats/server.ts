@@ -1,0 +1,235 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { StationError } from "../errors.ts";
+import { sleep, within } from "../lib/async.ts";
+import { log } from "../log.ts";
+
+export interface ManagedNatsOptions {
+  /** nats-server binary (name on PATH or a path). */
+  bin: string;
+  /** JetStream store directory. */
+  storeDir: string;
+  /** File recording the child's pid, so a crashed stn's orphan can be stopped on the next start. */
+  pidFile: string;
+  /** How long to wait for "Server is ready". */
+  startTimeoutMs?: number;
+  /** How long to wait when another live stn owns the store dir (0 = refuse at once). */
+  busyWaitMs?: number;
+}
+
+const LISTEN_LINE = /Listening for client connections on ([^\s]+):(\d+)/;
+const TAIL_LINES = 20;
+
+/** A nats-server child process with JetStream, bound to loopback on a free port (DESIGN §2). */
+export class ManagedNatsServer {
+  /** Resolves when the child exits, for whatever reason. */
+  readonly exited: Promise<Deno.CommandStatus>;
+  #child: Deno.ChildProcess;
+  #stopping = false;
+  #tail: string[];
+  readonly url: string;
+  readonly pid: number;
+  readonly pidFile: string;
+
+  private constructor(child: Deno.ChildProcess, url: string, tail: string[], pidFile: string) {
+    this.#child = child;
+    this.url = url;
+    this.pid = child.pid;
+    this.#tail = tail;
+    this.pidFile = pidFile;
+    this.exited = child.status;
+  }
+
+  /** True once stop() was called, so an exit is expected. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** The last lines the server logged (for error messages when it dies). */
+  get lastLines(): string[] {
+    return [...this.#tail];
+  }
+
+  /** Starts nats-server and waits until it accepts client connections. */
+  static async start(options: ManagedNatsOptions): Promise<ManagedNatsServer> {
+    mkdirSync(options.storeDir, { recursive: true });
+    mkdirSync(dirname(options.pidFile), { recursive: true });
+    await claimStore(options.pidFile, options.storeDir, options.busyWaitMs ?? 0);
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(options.bin, {
+        args: ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd", options.storeDir, "--no_advertise"],
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) {
+        throw new StationError("nats_server_not_found", `cannot start NATS: '${options.bin}' was not found`, {
+          hint: "install it (Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server), " +
+            "set nats.server_bin to its path, or connect to a running server with --nats-url",
+          cause: err,
+        });
+      }
+      throw new StationError(
+        "nats_start_failed",
+        `cannot start NATS '${options.bin}': ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    Deno.writeTextFileSync(
+      options.pidFile,
+      JSON.stringify({ pid: child.pid, owner_pid: Deno.pid, store_dir: options.storeDir }),
+    );
+
+    const tail: string[] = [];
+    let resolveReady!: (url: string) => void;
+    const ready = new Promise<string>((r) => (resolveReady = r));
+    let url: string | undefined;
+    // Drain stderr for the whole life of the child: a full pipe would block the server.
+    (async () => {
+      let buffer = "";
+      for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+        buffer += chunk;
+        let nl: number;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          tail.push(line);
+          if (tail.length > TAIL_LINES) tail.shift();
+          const m = LISTEN_LINE.exec(line);
+          if (m) url = `nats://${m[1]}:${m[2]}`;
+          if (url && line.includes("Server is ready")) resolveReady(url);
+          if (line.includes("[ERR]") || line.includes("[FTL]")) {
+            log.warn("nats-server: " + line.replace(/^\[\d+\] \S+ \S+ /, ""));
+          }
+        }
+      }
+    })().catch(() => {});
+
+    const timeoutMs = options.startTimeoutMs ?? 15_000;
+    const outcome = await within(
+      Promise.race([
+        ready.then((u) => ({ kind: "ready" as const, url: u })),
+        child.status.then((s) => ({ kind: "exited" as const, status: s })),
+      ]),
+      timeoutMs,
+      () => ({ kind: "timeout" as const }),
+    );
+    if (outcome.kind === "ready") return new ManagedNatsServer(child, outcome.url, tail, options.pidFile);
+    if (outcome.kind === "timeout") {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await child.status;
+    }
+    removePidFile(options.pidFile);
+    const why = outcome.kind === "exited"
+      ? `exited with code ${outcome.status.code}`
+      : `not ready after ${timeoutMs}ms`;
+    throw new StationError("nats_start_failed", `nats-server ${why}`, {
+      hint: "its last lines: " + (tail.slice(-5).join(" | ") || "(none)"),
+      details: { store_dir: options.storeDir, last_lines: tail },
+    });
+  }
+
+  /** Stops the server: SIGTERM, then SIGKILL after a grace period. */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.#stopping = true;
+    try {
+      this.#child.kill("SIGTERM");
+    } catch { /* already exited */ }
+    const exitedInTime = await within(this.exited.then(() => true), graceMs, () => false);
+    if (!exitedInTime) {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await this.exited;
+    }
+    removePidFile(this.pidFile);
+  }
+}
+
+function removePidFile(path: string): void {
+  try {
+    Deno.removeSync(path);
+  } catch { /* not there */ }
+}
+
+/**
+ * Makes the store dir ours. A previous stn killed with SIGKILL leaves its nats-server running on
+ * it; two servers on one store would corrupt it, so that orphan is stopped. A store whose owner is
+ * still alive is busy: we wait up to `waitMs` for it to finish, then refuse.
+ */
+async function claimStore(pidFile: string, storeDir: string, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let announced = false;
+  for (;;) {
+    let recorded: { pid: number; owner_pid?: number; store_dir: string };
+    try {
+      recorded = JSON.parse(Deno.readTextFileSync(pidFile));
+    } catch {
+      return;
+    }
+    const serverAlive = isNatsServer(recorded.pid, storeDir);
+    const ownerAlive = recorded.owner_pid !== undefined && recorded.owner_pid !== Deno.pid &&
+      isAlive(recorded.owner_pid);
+    if (serverAlive && ownerAlive) {
+      if (Date.now() >= deadline) {
+        throw new StationError(
+          "station_home_busy",
+          `another stn (pid ${recorded.owner_pid}) is running its NATS server on ${storeDir}`,
+          {
+            hint: "talk to it instead (stn status shows where), stop it, or use another STATION_HOME",
+            exitCode: 1,
+          },
+        );
+      }
+      if (!announced) {
+        log.info("waiting for another stn using this STATION_HOME to finish", { pid: recorded.owner_pid });
+      }
+      announced = true;
+      await sleep(200);
+      continue;
+    }
+    if (serverAlive) {
+      log.warn("stopping an orphaned nats-server left by a previous stn", { pid: recorded.pid });
+      await terminate(recorded.pid);
+    }
+    removePidFile(pidFile);
+    return;
+  }
+}
+
+async function terminate(pid: number): Promise<void> {
+  try {
+    Deno.kill(pid, "SIGTERM");
+  } catch { /* raced */ }
+  for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(50);
+  if (isAlive(pid)) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* raced */ }
+  }
+}
+
+function isNatsServer(pid: number, storeDir: string): boolean {
+  try {
+    const cmdline = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ");
+    return cmdline.includes("nats-server") && cmdline.includes(storeDir) && isAlive(pid);
+  } catch {
+    return false;
+  }
+}
+
+/** True while a process exists and is not a zombie (Linux /proc). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}

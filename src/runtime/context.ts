@@ -1,0 +1,19 @@
+import type { LoadedConfig } from "../config/load.ts";
+import type { Database } from "../db/database.ts";
+import type { NatsConnection } from "../nats/connection.ts";
+
+/** What the running station hands to the API and its services. Later parts add theirs here. */
+export interface StationContext {
+  version: string;
+  startedAt: Date;
+  config: LoadedConfig;
+  db: Database;
+  nats: {
+    nc: NatsConnection;
+    url: string;
+    /** True when stn started the nats-server itself. */
+    managed: boolean;
+  };
+  /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
+  shutdown: AbortSignal;
+}

@@ -1,0 +1,36 @@
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** $STATION_HOME/run/server.json: how CLI commands find a running server (DESIGN §2). */
+export interface ServerFile {
+  url: string;
+  pid: number;
+  started_at: string;
+  version: string;
+}
+
+/** Writes server.json atomically (temp file + rename), so a reader never sees half of it. */
+export function writeServerFile(path: string, info: ServerFile): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${Deno.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(info, null, 2) + "\n");
+  renameSync(tmp, path);
+}
+
+/** Reads server.json; null when absent or unreadable. */
+export function readServerFile(path: string): ServerFile | null {
+  try {
+    const info = JSON.parse(Deno.readTextFileSync(path));
+    return typeof info?.url === "string" && typeof info?.pid === "number" ? info : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes server.json if it is still the one this process wrote. */
+export function removeServerFile(path: string, pid = Deno.pid): void {
+  if (readServerFile(path)?.pid !== pid) return;
+  try {
+    Deno.removeSync(path);
+  } catch { /* already gone */ }
+}

@@ -1,0 +1,160 @@
+import { join } from "node:path";
+import { createApp } from "../api/app.ts";
+import { isLoopback } from "../api/auth.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import { type Database, openDatabase } from "../db/database.ts";
+import { StationError, usageError } from "../errors.ts";
+import { log } from "../log.ts";
+import { connectNats, type NatsConnection } from "../nats/connection.ts";
+import { ManagedNatsServer } from "../nats/server.ts";
+import { VERSION } from "../version.ts";
+import type { StationContext } from "./context.ts";
+import { removeServerFile, writeServerFile } from "./server_file.ts";
+
+export interface StartStationOptions {
+  /** Write run/server.json so CLI commands can find this server (stn serve), or not (embedded mode). */
+  announce: boolean;
+  /** How long to wait if another stn owns the managed NATS store (embedded mode waits; serve refuses). */
+  busyWaitMs?: number;
+}
+
+/** A running station: its API address, its parts, and how to stop it. */
+export interface Station {
+  /** Base URL of the API, e.g. http://127.0.0.1:8585 */
+  url: string;
+  ctx: StationContext;
+  /** Resolves with an error when a part the station cannot live without fails (the managed nats-server dies). */
+  fatal: Promise<StationError>;
+  /** Stops everything in reverse start order; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+type Closer = { name: string; close: () => void | Promise<void> };
+
+/** Checks the settings that must hold before anything starts. */
+function preflight(config: LoadedConfig): void {
+  const { host, api_token } = config.values.server;
+  if (!isLoopback(host) && !api_token) {
+    throw usageError(
+      "api_token_required",
+      `refusing to listen on ${host} without an API token: anyone who can reach it could run workflows and sandboxes`,
+      "set server.api_token in config.yaml or STATION_API_TOKEN (16+ characters, e.g. `openssl rand -hex 32`), " +
+        "or bind to 127.0.0.1",
+    );
+  }
+}
+
+/** Starts the ledger, NATS and the API, in that order; on any failure undoes what had started. */
+export async function startStation(config: LoadedConfig, options: StartStationOptions): Promise<Station> {
+  preflight(config);
+  const closers: Closer[] = [];
+  const shutdown = new AbortController();
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      shutdown.abort();
+      for (const { name, close } of closers.reverse()) {
+        try {
+          await close();
+        } catch (err) {
+          log.warn(`stopping ${name} failed`, { error: (err as Error).message });
+        }
+      }
+    })();
+
+  try {
+    const db: Database = openDatabase(config.paths.db);
+    closers.push({ name: "ledger", close: () => db.close() });
+
+    const { url: natsUrl, server } = await startNats(config, options);
+    if (server) closers.push({ name: "nats-server", close: () => server.stop() });
+    let fatalResolve!: (e: StationError) => void;
+    const fatal = new Promise<StationError>((r) => (fatalResolve = r));
+    server?.exited.then((status) => {
+      if (server.stopping) return;
+      fatalResolve(
+        new StationError(
+          "nats_server_died",
+          `the managed nats-server (pid ${server.pid}) exited with code ${status.code}`,
+          {
+            hint: "its last lines: " + (server.lastLines.slice(-3).join(" | ") || "(none)"),
+          },
+        ),
+      );
+    });
+
+    const nc: NatsConnection = await connectNats(natsUrl);
+    closers.push({ name: "nats connection", close: () => closeNats(nc) });
+
+    const ctx: StationContext = {
+      version: VERSION,
+      startedAt: new Date(),
+      config,
+      db,
+      nats: { nc, url: natsUrl, managed: server !== undefined },
+      shutdown: shutdown.signal,
+    };
+
+    const { host, port } = config.values.server;
+    const app = createApp(ctx);
+    let http: Deno.HttpServer<Deno.NetAddr>;
+    try {
+      http = Deno.serve({ hostname: host, port, onListen: () => {} }, app.fetch);
+    } catch (err) {
+      if (err instanceof Deno.errors.AddrInUse) {
+        throw new StationError("port_in_use", `cannot listen on ${host}:${port}: the port is in use`, {
+          hint: "another stn serve may be running (stn status); choose another with --port or server.port",
+          exitCode: 1,
+        });
+      }
+      throw new StationError("listen_failed", `cannot listen on ${host}:${port}: ${(err as Error).message}`);
+    }
+    closers.push({ name: "http server", close: () => http.shutdown() });
+    const clientHost = host === "0.0.0.0" || host === "::"
+      ? "127.0.0.1"
+      : host.includes(":")
+      ? `[${host}]`
+      : host;
+    const url = `http://${clientHost}:${http.addr.port}`;
+
+    if (options.announce) {
+      writeServerFile(config.paths.serverJson, {
+        url,
+        pid: Deno.pid,
+        started_at: ctx.startedAt.toISOString(),
+        version: VERSION,
+      });
+      // Pushed last so it is removed first: no client is sent to a server that is stopping.
+      closers.push({ name: "server.json", close: () => removeServerFile(config.paths.serverJson) });
+    }
+    return { url, ctx, fatal, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function startNats(
+  config: LoadedConfig,
+  options: StartStationOptions,
+): Promise<{ url: string; server?: ManagedNatsServer }> {
+  const nats = config.values.nats;
+  if (nats.url) return { url: nats.url };
+  const server = await ManagedNatsServer.start({
+    bin: nats.server_bin,
+    storeDir: nats.store_dir ?? config.paths.natsDir,
+    pidFile: join(config.paths.runDir, "nats.pid"),
+    busyWaitMs: options.busyWaitMs,
+  });
+  log.debug("managed nats-server ready", { url: server.url, pid: server.pid });
+  return { url: server.url, server };
+}
+
+async function closeNats(nc: NatsConnection): Promise<void> {
+  if (nc.isClosed()) return;
+  try {
+    await nc.drain();
+  } catch {
+    await nc.close();
+  }
+}
