@@ -1,0 +1,130 @@
+import { fileURLToPath } from "node:url";
+import { readServerFile } from "../../src/runtime/server_file.ts";
+import { sleep } from "../../src/lib/async.ts";
+
+/** main.ts of this checkout: tests drive the real `stn` through `deno run`, as scripts/stn does. */
+export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+
+// The parent's discovery variables must not leak into a test's stn.
+const SCRUB = ["STATION_URL", "STATION_API_TOKEN", "STATION_HOME", "STATION_CONFIG_DIR"];
+
+function childEnv(env: Record<string, string>): Record<string, string> {
+  const base = Deno.env.toObject();
+  for (const k of SCRUB) delete base[k];
+  for (const k of Object.keys(base)) if (k.startsWith("STN_")) delete base[k];
+  return { ...base, ...env };
+}
+
+export interface StnResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunStnOptions {
+  env: Record<string, string>;
+  stdin?: Uint8Array | string;
+  cwd?: string;
+}
+
+/** Runs `stn ARGS…` to completion and returns its exit code and output. */
+export async function runStn(args: string[], options: RunStnOptions): Promise<StnResult> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, ...args],
+    env: childEnv(options.env),
+    clearEnv: true,
+    cwd: options.cwd,
+    stdin: options.stdin !== undefined ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin);
+    await writer.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** A `stn serve` child process. */
+export interface ServeProcess {
+  child: Deno.ChildProcess;
+  url: string;
+  /** Everything it printed on stderr so far. */
+  stderr(): string;
+  /** Sends a signal and waits for the exit status. */
+  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
+}
+
+/** Starts `stn serve` (port 0 unless args say otherwise) and waits until server.json announces it. */
+export async function startServe(
+  options: RunStnOptions & { home: string; args?: string[]; timeoutMs?: number },
+): Promise<ServeProcess> {
+  const args = options.args ?? ["--port", "0"];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "serve", ...args],
+    env: childEnv(options.env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let err = "";
+  const reading = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) err += chunk;
+  })();
+  const status = child.status;
+  let exited = false;
+  status.then(() => (exited = true));
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  const serverJson = `${options.home}/run/server.json`;
+  for (;;) {
+    const info = readServerFile(serverJson);
+    if (info?.pid === child.pid) {
+      return {
+        child,
+        url: info.url,
+        stderr: () => err,
+        stop: async (signal = "SIGTERM") => {
+          try {
+            child.kill(signal);
+          } catch { /* already exited */ }
+          const s = await status;
+          await reading;
+          return s;
+        },
+      };
+    }
+    if (exited || Date.now() > deadline) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await status;
+      await reading;
+      throw new Error(`stn serve did not come up${exited ? " (it exited)" : ""}:\n${err}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** True while the process exists and is not a zombie. */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** Polls until cond() is true or the timeout passes; returns whether it became true. */
+export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await cond()) return true;
+    await sleep(50);
+  }
+  return await cond();
+}
