@@ -1,5 +1,5 @@
 import { loadConfig } from "../../src/config/load.ts";
-import { type Station, startStation } from "../../src/runtime/station.ts";
+import { startStation, type Station } from "../../src/runtime/station.ts";
 import { StationClient } from "../../src/client/http.ts";
 import { setLogLevel } from "../../src/log.ts";
 import { type TempHome, tempHome } from "./home.ts";

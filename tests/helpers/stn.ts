@@ -40,7 +40,9 @@ export async function runStn(args: string[], options: RunStnOptions): Promise<St
   }).spawn();
   if (options.stdin !== undefined) {
     const writer = child.stdin.getWriter();
-    await writer.write(typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin);
+    await writer.write(
+      typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin,
+    );
     await writer.close();
   }
   const out = await child.output();
