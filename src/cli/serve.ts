@@ -20,33 +20,34 @@ export function serveCommand(program: Command): void {
           "nats.url": opts.natsUrl,
           "log.level": opts.logLevel,
         });
-        const station = await startStation(config, { announce: true });
-        const { nats } = station.ctx;
-        log.info(`stn serve listening on ${station.url}`, {
-          nats: nats.managed ? `managed ${nats.url}` : nats.url,
-          db: config.paths.db,
-        });
-
+        // Listen before starting: a signal that arrives while the station comes up (or right after
+        // server.json appears) must still stop it cleanly, not kill the process half-way.
         const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
         let onSignal!: () => void;
-        const signalled = new Promise<Deno.Signal>((resolve) => {
-          onSignal = () => resolve("SIGTERM");
-          for (const s of signals) Deno.addSignalListener(s, onSignal);
-        });
-        const outcome = await Promise.race([
-          signalled.then(() => ({ kind: "signal" as const })),
-          station.fatal.then((error) => ({ kind: "fatal" as const, error })),
-        ]);
-        for (const s of signals) Deno.removeSignalListener(s, onSignal);
-
-        if (outcome.kind === "fatal") printError(outcome.error);
-        log.info("stn serve stopping");
-        await station.stop();
-        if (outcome.kind === "fatal") {
-          console.error("stn serve stopped: it cannot run without NATS");
-          throw new CliExit(1);
+        const signalled = new Promise<void>((resolve) => (onSignal = resolve));
+        for (const s of signals) Deno.addSignalListener(s, onSignal);
+        try {
+          const station = await startStation(config, { announce: true });
+          const { nats } = station.ctx;
+          log.info(`stn serve listening on ${station.url}`, {
+            nats: nats.managed ? `managed ${nats.url}` : nats.url,
+            db: config.paths.db,
+          });
+          const outcome = await Promise.race([
+            signalled.then(() => ({ kind: "signal" as const })),
+            station.fatal.then((error) => ({ kind: "fatal" as const, error })),
+          ]);
+          if (outcome.kind === "fatal") printError(outcome.error);
+          log.info("stn serve stopping");
+          await station.stop();
+          if (outcome.kind === "fatal") {
+            console.error("stn serve stopped: it cannot run without NATS");
+            throw new CliExit(1);
+          }
+          log.info("stn serve stopped");
+        } finally {
+          for (const s of signals) Deno.removeSignalListener(s, onSignal);
         }
-        log.info("stn serve stopped");
       },
     );
 }
