@@ -4,6 +4,7 @@ import { VERSION } from "../version.ts";
 import { CliExit, printError } from "./output.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
+import { syncCommand, workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
@@ -33,6 +34,8 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  workflowCommand(program);
+  syncCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
