@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startTestStation } from "../helpers/station.ts";
-import { StationError } from "../../src/errors.ts";
+import type { StationError } from "../../src/errors.ts";
 import {
   getWorkflow,
   listWorkflows,
