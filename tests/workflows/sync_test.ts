@@ -128,6 +128,19 @@ Deno.test("sync: add, change, unchanged, remove and invalid files, each with its
     assertEquals(r.enabled, ["three"]);
     assertEquals([store.record("three").status, store.record("three").version], ["active", 1]);
 
+    // a workflow a user disabled stays disabled through syncs, even when its file changes
+    store.disable("three");
+    r = await syncEnvironment(store, envs, "prod");
+    assertEquals([r.unchanged.map((u) => u.id).includes("three"), r.enabled], [true, []]);
+    assertEquals(store.record("three").status, "disabled");
+    await write(
+      "three.workflow.json",
+      JSON.stringify({ id: "three", states: [{ id: "s2", type: "inject", data: {} }] }),
+    );
+    r = await syncEnvironment(store, envs, "prod");
+    assertEquals(r.updated.map((u) => [u.id, u.version]), [["three", 2]]);
+    assertEquals([store.record("three").status, store.record("three").disabled_reason], ["disabled", "user"]);
+
     // two files claiming one id: the second is invalid
     await write("zz-dup.workflow.yaml", wf("one", "99", "1.0"));
     r = await syncEnvironment(store, envs, "prod");
