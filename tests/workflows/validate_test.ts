@@ -541,3 +541,16 @@ Deno.test("validator: the id comes from the file name when absent; API bodies va
   assertEquals(body.definition!.name, "N");
   assertEquals(body.errors, []);
 });
+
+Deno.test("validator: value issues point at the value, expression issues at the bad token", () => {
+  const r = validateSource(`id: x
+states:
+  - id: a
+    type: transform
+    expression: 'x == 1'
+    next: nowhere
+`);
+  const at = Object.fromEntries(r.errors.map((e) => [e.code, [e.line, e.column]]));
+  assertEquals(at.invalid_expression, [5, 21]); // the second `=`
+  assertEquals(at.unknown_target, [6, 11]);
+});

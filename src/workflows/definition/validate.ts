@@ -48,15 +48,36 @@ export interface ValidationResult {
 }
 
 export interface ValidateOptions {
-  /** Finds the source position of a pointer (text sources). */
-  locate?: (segments: string[]) => Position | undefined;
+  /** Finds the source position of a pointer (text sources); see ParsedSource.locate. */
+  locate?: (segments: string[], options?: { value?: boolean; offset?: number }) => Position | undefined;
   /** The id to use when the definition has none (from the file name). */
   defaultId?: string;
 }
 
 type Obj = Record<string, unknown>;
 /** An issue before positions; `source: true` when its path already names what the user wrote. */
-type Found = { code: string; path: string; message: string; hint?: string; source?: boolean };
+type Found = {
+  code: string;
+  path: string;
+  message: string;
+  hint?: string;
+  source?: boolean;
+  offset?: number;
+};
+
+/** Issues about a value (rather than a field being there at all) point at the value, not the key. */
+const VALUE_CODES = new Set([
+  "invalid_expression",
+  "invalid_template",
+  "invalid_duration",
+  "invalid_cron",
+  "invalid_timezone",
+  "invalid_value",
+  "invalid_agent",
+  "invalid_id",
+  "unknown_target",
+  "unknown_type",
+]);
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -141,8 +162,8 @@ class Checker {
   readonly allIds = new Set<string>();
   agentNoted = false;
 
-  error(code: string, path: string, message: string, hint?: string): void {
-    this.errors.push({ code, path, message, hint });
+  error(code: string, path: string, message: string, hint?: string, offset?: number): void {
+    this.errors.push({ code, path, message, hint, offset });
   }
 
   keys(o: Obj, allowed: readonly string[], p: string, what: string): void {
@@ -179,6 +200,7 @@ class Checker {
         p,
         `JSONata does not parse at position ${problem.position}: ${problem.message}`,
         problem.hint ?? "see https://docs.jsonata.org for the expression syntax",
+        problem.position,
       );
     }
   }
@@ -192,6 +214,7 @@ class Checker {
           p,
           `template does not parse at position ${problem.position}: ${problem.message}`,
           problem.hint ?? "templates are `${ jsonata }`; write `$${` for a literal `${`",
+          problem.position,
         );
       }
     } else if (Array.isArray(v)) v.forEach((x, i) => this.templates(x, `${p}/${i}`));
@@ -595,7 +618,10 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
   ) => {
     const place = (f: Found): ValidationIssue => {
       const path = f.source ? f.path : map(f.path);
-      const pos = options.locate?.(pointerSegments(path));
+      const pos = options.locate?.(pointerSegments(path), {
+        value: VALUE_CODES.has(f.code),
+        offset: f.offset,
+      });
       const issue: ValidationIssue = { code: f.code, path: path || "/", message: f.message };
       if (pos) [issue.line, issue.column] = [pos.line, pos.column];
       if (f.hint) issue.hint = f.hint;
