@@ -109,6 +109,17 @@ Deno.test("stn sync, workflow list/show/export/delete through an embedded runtim
     assertEquals(badVersion.code, 1);
     assertStringIncludes(badVersion.stderr, "error: workflow `batch-report` has no version 7");
 
+    const example = join(EXAMPLES, "safe-migration.workflow.yaml");
+    const applied = await runStn(["workflow", "apply", example], { env });
+    assertEquals(applied.code, 0, applied.stderr);
+    assertStringIncludes(applied.stdout, "safe-migration: created (version 1)");
+    const reapplied = await runStn(["workflow", "apply", example], { env });
+    assertStringIncludes(reapplied.stdout, "safe-migration: unchanged (version 1)");
+    const badApply = await runStn(["workflow", "apply", join(dir, "bad.workflow.yaml")], { env });
+    assertEquals(badApply.code, 1);
+    assertMatch(badApply.stderr, /bad\.workflow\.yaml:3:\d+: error unknown_target/);
+    assertStringIncludes(badApply.stderr, "error: 1 file(s) are invalid; nothing was stored");
+
     const del = await runStn(["workflow", "delete", "batch-report"], { env });
     assertEquals(del.code, 0, del.stderr);
     const disabled = await runStn(["--json", "workflow", "list", "--status", "disabled"], { env });
