@@ -262,6 +262,16 @@ const CASES: Case[] = [
     line: 3,
   },
   {
+    name: "misspelt JSON Schema keyword",
+    yaml:
+      "id: x\ninputSchema:\n  type: object\n  properties:\n    n:\n      type: integer\n      minimun: 1\nstates:\n" +
+      ok,
+    code: "invalid_json_schema",
+    path: "/inputSchema/properties/n/minimun",
+    line: 7,
+    hint: "`minimum`",
+  },
+  {
     name: "== in a switch condition",
     yaml:
       "id: x\nstates:\n  - id: a\n    type: switch\n    conditions:\n      - if: 'severity == \"high\"'\n        next: done\n" +

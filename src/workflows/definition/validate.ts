@@ -104,6 +104,48 @@ const BLOCK_KEYS = ["start", "states"];
 const BRANCH_KEYS = ["name", "start", "states"];
 const TYPE_ALIASES = ["set", "sleep", "delay", "operation", "cron"];
 
+const SCHEMA_KEYWORDS = [
+  "type",
+  "properties",
+  "required",
+  "items",
+  "enum",
+  "const",
+  "default",
+  "format",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "additionalProperties",
+  "description",
+  "title",
+  "examples",
+  "minItems",
+  "maxItems",
+  "oneOf",
+  "anyOf",
+  "allOf",
+];
+
+/** The pointer of the first place a key appears in a value (depth-first). */
+function findKey(v: unknown, key: string, at = ""): string | undefined {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = findKey(v[i], key, `${at}/${i}`);
+      if (hit) return hit;
+    }
+  } else if (isObj(v)) {
+    if (key in v) return `${at}/${toPointer([key]).slice(1)}`;
+    for (const [k, x] of Object.entries(v)) {
+      const hit = findKey(x, key, `${at}/${toPointer([k]).slice(1)}`);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
 /** Edit distance (optimal string alignment), for "did you mean". */
 function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
@@ -233,7 +275,8 @@ class Checker {
   jsonSchema(v: unknown, p: string): void {
     if (v === undefined) return;
     if (!isObj(v)) return; // zod reports the type
-    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
+    // strictSchema rejects unknown keywords, so a misspelt `requried` is an error rather than ignored.
+    const ajv = new Ajv2020({ strict: false, strictSchema: true, validateFormats: false, allErrors: false });
     if (!ajv.validateSchema(v)) {
       const e = ajv.errors?.[0];
       this.error(
@@ -247,7 +290,16 @@ class Checker {
     try {
       ajv.compile(v);
     } catch (err) {
-      this.error("invalid_json_schema", p, `JSON Schema does not compile: ${(err as Error).message}`);
+      const message = (err as Error).message;
+      const keyword = /unknown keyword: "([^"]+)"/.exec(message)?.[1];
+      const where = keyword ? findKey(v, keyword) : undefined;
+      const near = keyword ? didYouMean(keyword, SCHEMA_KEYWORDS) : undefined;
+      this.error(
+        "invalid_json_schema",
+        where ? `${p}${where}` : p,
+        keyword ? `unknown JSON Schema keyword \`${keyword}\`` : `JSON Schema does not compile: ${message}`,
+        near ? `did you mean \`${near}\`?` : "schemas follow JSON Schema draft 2020-12",
+      );
     }
   }
 
