@@ -129,6 +129,32 @@ const SCHEMA_KEYWORDS = [
   "allOf",
 ];
 
+/**
+ * JSON Schemas and time zones already found valid. Compiling a schema costs milliseconds and a sync
+ * re-validates the same files at every start; bounded so it cannot grow without limit.
+ */
+const remember = {
+  schemas: new Set<string>(),
+  zones: new Set<string>(),
+  add(set: Set<string>, key: string): void {
+    if (set.size >= 1000) set.delete(set.values().next().value!);
+    set.add(key);
+  },
+};
+
+let ajvInstance: Ajv2020 | undefined;
+
+/** One shared Ajv (building one compiles the meta-schemas, which costs milliseconds). */
+function schemaChecker(): Ajv2020 {
+  // strictSchema rejects unknown keywords, so a misspelt `requried` is an error rather than ignored.
+  return ajvInstance ??= new Ajv2020({
+    strict: false,
+    strictSchema: true,
+    validateFormats: false,
+    allErrors: false,
+  });
+}
+
 /** The pointer of the first place a key appears in a value (depth-first). */
 function findKey(v: unknown, key: string, at = ""): string | undefined {
   if (Array.isArray(v)) {
@@ -275,8 +301,9 @@ class Checker {
   jsonSchema(v: unknown, p: string): void {
     if (v === undefined) return;
     if (!isObj(v)) return; // zod reports the type
-    // strictSchema rejects unknown keywords, so a misspelt `requried` is an error rather than ignored.
-    const ajv = new Ajv2020({ strict: false, strictSchema: true, validateFormats: false, allErrors: false });
+    const key = JSON.stringify(v);
+    if (remember.schemas.has(key)) return;
+    const ajv = schemaChecker();
     if (!ajv.validateSchema(v)) {
       const e = ajv.errors?.[0];
       this.error(
@@ -289,6 +316,8 @@ class Checker {
     }
     try {
       ajv.compile(v);
+      ajv.removeSchema(v); // checked, not kept: the checker must not grow with every definition
+      remember.add(remember.schemas, key);
     } catch (err) {
       const message = (err as Error).message;
       const keyword = /unknown keyword: "([^"]+)"/.exec(message)?.[1];
@@ -318,9 +347,10 @@ class Checker {
         );
       }
     }
-    if (typeof v.timezone === "string") {
+    if (typeof v.timezone === "string" && !remember.zones.has(v.timezone)) {
       try {
         new Intl.DateTimeFormat("en", { timeZone: v.timezone });
+        remember.add(remember.zones, v.timezone);
       } catch {
         this.error(
           "invalid_timezone",
