@@ -103,7 +103,7 @@ export async function syncEnvironment(
   const files: string[] = [];
   try {
     for await (const e of Deno.readDir(directory)) {
-      if (e.isFile && WORKFLOW_FILE.test(e.name)) files.push(e.name);
+      if ((e.isFile || e.isSymlink) && WORKFLOW_FILE.test(e.name)) files.push(e.name);
     }
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
@@ -114,7 +114,23 @@ export async function syncEnvironment(
   const seenIn = new Map<string, string>();
   for (const name of files) {
     const file = join(directory, name);
-    const text = await Deno.readTextFile(file);
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (err) {
+      const id = idFromFileName(file);
+      if (id) present.add(id); // unreadable is not removed: keep its stored workflow as it is
+      report.invalid.push({
+        file,
+        errors: [{
+          code: "file_unreadable",
+          path: "/",
+          message: `cannot read the file: ${(err as Error).message}`,
+          hint: "check its permissions (and, for a symlink, its target)",
+        }],
+      });
+      continue;
+    }
     const result = validateSource(text, { fileName: file });
     if (!result.valid || !result.definition) {
       const id = claimedId(text, file);

@@ -158,3 +158,26 @@ Deno.test("sync: add, change, unchanged, remove and invalid files, each with its
     await home.cleanup();
   }
 });
+
+Deno.test("sync: symlinked files are read; a dangling link is reported and keeps its stored workflow", async () => {
+  const home = await tempHome();
+  const db = openDatabase(home.path("station.db"));
+  const envs = home.path("environments");
+  const dir = join(envs, "dev", "workflows");
+  await Deno.mkdir(dir, { recursive: true });
+  try {
+    const store = new WorkflowStore(db);
+    const target = home.path("shared.yaml");
+    await Deno.writeTextFile(target, wf("shared", "1"));
+    await Deno.symlink(target, join(dir, "shared.workflow.yaml"));
+    let r = await syncEnvironment(store, envs, "dev");
+    assertEquals(r.created.map((c) => c.id), ["shared"]);
+    await Deno.remove(target);
+    r = await syncEnvironment(store, envs, "dev");
+    assertEquals(r.invalid.map((i) => i.errors[0].code), ["file_unreadable"]);
+    assertEquals([r.disabled, store.record("shared").status], [[], "active"]);
+  } finally {
+    db.close();
+    await home.cleanup();
+  }
+});

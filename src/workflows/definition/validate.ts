@@ -472,7 +472,7 @@ class Checker {
       } else this.ids.set(s.id, p);
     }
     if (s.type === undefined) {
-      if (!this.errors.some((e) => e.path.startsWith(p) && e.code === "unknown_type")) {
+      if (!this.errors.some((e) => e.path.startsWith(p + "/") && e.code === "unknown_type")) {
         this.error("missing_type", p, "state has no `type`", `one of: ${STATE_TYPES.join(", ")}`);
       }
       return s;
