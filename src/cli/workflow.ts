@@ -231,6 +231,9 @@ export function syncCommand(program: Command): void {
       "load environments/<env>/workflows/*.workflow.{yaml,yml,json} into the station (default env: workflows.environment)",
     )
     .action(async (environment: string | undefined, _o: unknown, cmd: Command) => {
+      // An embedded runtime would sync at its own start and this report would then say "unchanged" for
+      // everything it just created; this command is the sync, so that start-up one is switched off.
+      Deno.env.set("STN_WORKFLOWS_SYNC_ON_START", "false");
       const report = await withStation(cmd, (client) => syncWorkflows(client, environment));
       if (globals(cmd).json) printJson(report);
       else {

@@ -86,7 +86,9 @@ Deno.test("stn sync, workflow list/show/export/delete through an embedded runtim
       "id: bad\nstates:\n  - {id: a, type: inject, data: {}, next: zz}\n",
     );
 
-    const sync = await runStn(["sync", "prod"], { env });
+    // A bare `stn sync` syncs workflows.environment; its embedded runtime's own start-up sync is off, so
+    // the report shows what this sync created rather than "unchanged".
+    const sync = await runStn(["sync"], { env: { ...home.env, STN_WORKFLOWS_ENVIRONMENT: "prod" } });
     assertEquals(sync.code, 1, sync.stderr); // one invalid file
     assertStringIncludes(sync.stdout, "created: batch-report (v1)");
     assertMatch(sync.stderr, /bad\.workflow\.yaml:3:\d+: unknown_target: `zz` is not a state/);
