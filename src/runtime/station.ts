@@ -8,6 +8,8 @@ import { log } from "../log.ts";
 import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { VERSION } from "../version.ts";
+import { WorkflowStore } from "../workflows/store.ts";
+import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
 
@@ -91,7 +93,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
       shutdown: shutdown.signal,
+      workflows: new WorkflowStore(db),
     };
+    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);
