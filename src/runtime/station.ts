@@ -8,6 +8,7 @@ import { log } from "../log.ts";
 import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { VERSION } from "../version.ts";
+import { Engine } from "../workflows/engine/engine.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
 
@@ -84,6 +85,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(natsUrl);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
+    const e = config.values.engine;
+    const engine = new Engine(db, nc, {
+      workers: e.workers,
+      ackWaitMs: e.ack_wait,
+      maxDeliver: e.max_deliver,
+      leaseMs: e.lease,
+      defaultTimeoutMs: e.default_timeout,
+    });
+    await engine.start();
+    // Registered after the NATS connection, so it stops before the connection drains.
+    closers.push({ name: "workflow engine", close: () => engine.stop() });
+
     const ctx: StationContext = {
       version: VERSION,
       startedAt: new Date(),
@@ -91,6 +104,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
       shutdown: shutdown.signal,
+      engine,
     };
 
     const { host, port } = config.values.server;
