@@ -375,7 +375,7 @@ export class Engine {
       "SELECT * FROM run_scopes WHERE parent_attempt = ? ORDER BY position",
       attempt.id,
     );
-    if (children.length > 0) return this.#join(attempt, state, children);
+    if (children.length > 0) return this.#join(state, children);
     if (state.type === "try") {
       return {
         kind: "fanout",
@@ -385,7 +385,7 @@ export class Engine {
       };
     }
     const outcome = await this.#runExecutor(attempt, state, signal);
-    if (outcome.kind === "fanout" && outcome.blocks.length === 0) return this.#join(attempt, state, []);
+    if (outcome.kind === "fanout" && outcome.blocks.length === 0) return this.#join(state, []);
     return outcome;
   }
 
@@ -435,7 +435,7 @@ export class Engine {
   }
 
   /** The outcome of a fanout step whose children have all finished (or the next try stage). */
-  #join(attempt: AttemptRow, state: State, children: ScopeRow[]): Outcome {
+  #join(state: State, children: ScopeRow[]): Outcome {
     const out = (s: ScopeRow) => (s.output === null ? null : JSON.parse(s.output));
     const err = (s: ScopeRow): Failure => JSON.parse(s.error!);
     if (state.type === "try") {
