@@ -39,7 +39,14 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       assertEquals(done.status, "completed");
       assertEquals(JSON.parse(done.result!), { sum: 12 });
       const paths = attempts(engine, run.id).map((a) => `${a.path}:${a.status}`);
-      for (const p of ["fan/a/one:completed", "fan/a/pick:completed", "fan/a/two:completed", "fan/b/only:completed"]) {
+      for (
+        const p of [
+          "fan/a/one:completed",
+          "fan/a/pick:completed",
+          "fan/a/two:completed",
+          "fan/b/only:completed",
+        ]
+      ) {
         assert(paths.includes(p), `${p} in ${paths}`);
       }
       assert(!paths.some((p) => p.startsWith("fan/a/three")));
@@ -58,7 +65,13 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
             itemsPath: "items",
             itemName: "it",
             maxConcurrency: 2,
-            iterator: { states: [{ id: "sq", type: "transform", expression: "{'v': it * it, 'i': _index, 'of': _total}" }] },
+            iterator: {
+              states: [{
+                id: "sq",
+                type: "transform",
+                expression: "{'v': it * it, 'i': _index, 'of': _total}",
+              }],
+            },
           }],
         }),
         input: { items: [1, 2, 3, 4, 5] },
@@ -72,7 +85,9 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       // Never more than two iterations in flight: check from the attempt timestamps.
       const rows = attempts(engine, run.id).filter((a) => a.step_id === "sq");
       for (const r of rows) {
-        const overlapping = rows.filter((o) => o.started_at! <= r.started_at! && o.completed_at! > r.started_at!);
+        const overlapping = rows.filter((o) =>
+          o.started_at! <= r.started_at! && o.completed_at! > r.started_at!
+        );
         assert(overlapping.length <= 2, `at most 2 at once, got ${overlapping.length}`);
       }
     });
@@ -81,7 +96,12 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       const run = await engine.startRun({
         definition: def({
           id: "empty",
-          states: [{ id: "each", type: "foreach", itemsPath: "items", iterator: { states: [{ id: "x", type: "transform", expression: "1" }] } }],
+          states: [{
+            id: "each",
+            type: "foreach",
+            itemsPath: "items",
+            iterator: { states: [{ id: "x", type: "transform", expression: "1" }] },
+          }],
         }),
         input: { items: [] },
       });
@@ -104,7 +124,14 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
                   { id: "boom", type: "switch", conditions: [{ if: "false", next: "boom" }] },
                 ],
               },
-              { name: "slow", states: [{ id: "wait", type: "timer", duration: "30s", next: "never" }, { id: "never", type: "transform", expression: "1" }] },
+              {
+                name: "slow",
+                states: [{ id: "wait", type: "timer", duration: "30s", next: "never" }, {
+                  id: "never",
+                  type: "transform",
+                  expression: "1",
+                }],
+              },
             ],
           }],
         }),
@@ -116,7 +143,10 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       const rows = attempts(engine, run.id);
       assertEquals(rows.find((a) => a.path === "fan/slow/wait")!.status, "canceled");
       assert(!rows.some((a) => a.path === "fan/slow/never"));
-      const timers = engine.ledger.all<{ status: string }>("SELECT status FROM timers WHERE run_id = ? ORDER BY id", run.id);
+      const timers = engine.ledger.all<{ status: string }>(
+        "SELECT status FROM timers WHERE run_id = ? ORDER BY id",
+        run.id,
+      );
       assertEquals(timers.map((x) => x.status).sort(), ["canceled", "fired"]);
     });
 
@@ -128,10 +158,20 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
             id: "guard",
             type: "try",
             try: { states: [{ id: "bad", type: "switch", conditions: [{ if: "false", next: "bad" }] }] },
-            catch: { states: [{ id: "handle", type: "inject", data: { caught: "${_error.code}", at: "${_error.step}" } }] },
+            catch: {
+              states: [{
+                id: "handle",
+                type: "inject",
+                data: { caught: "${_error.code}", at: "${_error.step}" },
+              }],
+            },
             finally: { states: [{ id: "cleanup", type: "inject", data: { cleaned: true } }] },
             next: "after",
-          }, { id: "after", type: "transform", expression: "{'caught': guard.caught, 'cleaned': steps.guard.status}" }],
+          }, {
+            id: "after",
+            type: "transform",
+            expression: "{'caught': guard.caught, 'cleaned': steps.guard.status}",
+          }],
         }),
         input: {},
       });
@@ -158,7 +198,9 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       });
       const done = await waitRun(engine, run.id);
       assertEquals(done.status, "failed");
-      assert(attempts(engine, run.id).some((a) => a.path === "guard/finally/cleanup" && a.status === "completed"));
+      assert(
+        attempts(engine, run.id).some((a) => a.path === "guard/finally/cleanup" && a.status === "completed"),
+      );
     });
   } finally {
     await close();

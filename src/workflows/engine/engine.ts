@@ -393,9 +393,7 @@ export class Engine {
     const executor = executorFor(state)!;
     const scope = JSON.parse(this.ledger.getScope(attempt.run_id, attempt.scope)!.context) as Scope;
     const def = this.#definition(attempt.run_id);
-    const timeoutMs = state.type === "human_approval"
-      ? this.#opts.defaultTimeoutMs
-      : parseDuration(state.timeout ?? def.defaults?.timeout ?? "") ?? this.#opts.defaultTimeoutMs;
+    const timeoutMs = this.#timeoutOf(attempt.run_id, state) ?? this.#opts.defaultTimeoutMs;
     const timeout = new AbortController();
     const timer = setTimeout(
       () => timeout.abort(new StationError("step_timeout", `step exceeded its timeout of ${timeoutMs}ms`)),
@@ -496,6 +494,12 @@ export class Engine {
     const out: StepMessage[] = [];
     const { outcome, state } = p;
     const t = now();
+    if (outcome.kind === "completed" || outcome.kind === "failed") {
+      this.ledger.run(
+        "UPDATE timers SET status = 'canceled' WHERE attempt_id = ? AND kind = 'step_timeout' AND status = 'pending'",
+        a.id,
+      );
+    }
     switch (outcome.kind) {
       case "completed": {
         this.ledger.run(
@@ -574,6 +578,8 @@ export class Engine {
             JSON.stringify(context),
           );
         });
+        const timeoutMs = this.#timeoutOf(a.run_id, state);
+        if (existing === 0 && timeoutMs !== null) this.#addTimer(a, "step_timeout", Date.now() + timeoutMs);
         this.ledger.appendEvent(a.run_id, "step_fanout", a.path, {
           attempt: a.attempt,
           join: outcome.join,
@@ -860,6 +866,38 @@ export class Engine {
   async #fire(t: TimerRow): Promise<void> {
     const a = this.ledger.getAttempt(t.attempt_id)!;
     let prepared: Prepared | undefined;
+    if (t.kind === "step_timeout") {
+      const state = this.#stateOf(a);
+      const messages = transaction(this.ledger.db, () => {
+        if (
+          this.ledger.run("UPDATE timers SET status = 'fired' WHERE id = ? AND status = 'pending'", t.id) ===
+            0
+        ) {
+          return [];
+        }
+        const cur = this.ledger.getAttempt(a.id)!;
+        const run = this.ledger.getRun(t.run_id)!;
+        if (cur.status !== "waiting" || TERMINAL_RUN.includes(run.status)) return [];
+        for (
+          const child of this.ledger.all<ScopeRow>(
+            "SELECT * FROM run_scopes WHERE parent_attempt = ? AND status IN ('pending','running')",
+            a.id,
+          )
+        ) this.#cancelScope(run.id, child.scope);
+        const out: StepMessage[] = [];
+        const ms = this.#timeoutOf(run.id, state);
+        this.#fail(run, cur, state, {
+          code: "step_timeout",
+          message: `step exceeded its timeout of ${ms}ms`,
+          step: cur.path,
+        }, out);
+        this.#refreshRunStatus(run.id);
+        return out;
+      });
+      this.#notify(t.run_id);
+      await this.#publishAll(messages, this.ledger.getRun(t.run_id)?.traceparent ?? null);
+      return;
+    }
     if (t.kind !== "retry") {
       const state = this.#stateOf(a);
       let outcome: Outcome;
@@ -984,6 +1022,13 @@ export class Engine {
     if (state.type === "foreach") return state.iterator;
     if (state.type === "try") return state[scope.key as "try" | "catch" | "finally"]!;
     throw new Error(`scope ${scope.scope} has no block`);
+  }
+
+  /** The step's own timeout (state, then workflow defaults, then config); null for waits that have their own. */
+  #timeoutOf(runId: string, state: State): number | null {
+    if (state.type === "human_approval" || state.type === "timer") return null;
+    const def = this.#definition(runId);
+    return parseDuration(state.timeout ?? def.defaults?.timeout ?? "") ?? this.#opts.defaultTimeoutMs;
   }
 
   #stateOf(a: AttemptRow): State {

@@ -88,7 +88,7 @@ export interface ApprovalRow {
   created_at: string;
 }
 
-export type TimerKind = "timer" | "approval_timeout" | "retry";
+export type TimerKind = "timer" | "approval_timeout" | "retry" | "step_timeout";
 export interface TimerRow {
   id: number;
   run_id: string;
