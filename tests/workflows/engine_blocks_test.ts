@@ -144,7 +144,7 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       assertEquals(rows.find((a) => a.path === "fan/slow/wait")!.status, "canceled");
       assert(!rows.some((a) => a.path === "fan/slow/never"));
       const timers = engine.ledger.all<{ status: string }>(
-        "SELECT status FROM timers WHERE run_id = ? ORDER BY id",
+        "SELECT status FROM timers WHERE run_id = ? AND kind = 'timer' ORDER BY id",
         run.id,
       );
       assertEquals(timers.map((x) => x.status).sort(), ["canceled", "fired"]);

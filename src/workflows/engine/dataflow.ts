@@ -1,6 +1,6 @@
 import type { Block, State } from "../definition/schema.ts";
 import type { Scope } from "../executors/types.ts";
-import { evaluate } from "./eval.ts";
+import { contextScope, evaluate } from "../expr.ts";
 
 /** The data-flow rules of shared/spec/workflows.md "Data flow", as pure functions over a scope. */
 
@@ -33,7 +33,7 @@ export async function applyOutput(scope: Scope, state: State, output: unknown): 
   steps[state.id] = { output, status: "completed" };
   setPath(next, state.resultPath ?? state.id, output);
   for (const [key, expr] of Object.entries(state.output ?? {})) {
-    const value = await evaluate(expr, output, next);
+    const value = await evaluate(expr, output, contextScope(next).bindings);
     if (value !== undefined) next[key] = value;
   }
   return next;

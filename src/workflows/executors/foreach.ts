@@ -1,5 +1,5 @@
 import type { State } from "../definition/schema.ts";
-import { evaluate } from "../engine/eval.ts";
+import { contextScope, evaluate } from "../expr.ts";
 import { type Executor, failed } from "./types.ts";
 
 type ForeachState = Extract<State, { type: "foreach" }>;
@@ -8,9 +8,9 @@ type ForeachState = Extract<State, { type: "foreach" }>;
 export const foreach: Executor<ForeachState> = async (step, scope) => {
   let items: unknown;
   try {
-    items = await evaluate(step.itemsPath, scope, scope);
+    items = await evaluate(step.itemsPath, scope, contextScope(scope).bindings);
   } catch (err) {
-    return failed("expression_error", err);
+    return failed("expression_failed", err);
   }
   if (items === undefined) items = [];
   if (!Array.isArray(items)) {

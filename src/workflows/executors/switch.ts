@@ -1,14 +1,15 @@
 import type { z } from "zod";
 import type { SwitchState } from "../definition/schema.ts";
-import { evaluate } from "../engine/eval.ts";
+import { contextScope, evaluate, evaluateCondition } from "../expr.ts";
 import { type Executor, failed } from "./types.ts";
 
 /** switch: the first condition that is true picks `next`; else `defaultNext`; else the step fails. */
 export const switchStep: Executor<z.infer<typeof SwitchState>> = async (step, scope) => {
   try {
-    const input = step.dataPath ? await evaluate(step.dataPath, scope, scope) : scope;
+    const { bindings } = contextScope(scope);
+    const data = step.dataPath ? await evaluate(step.dataPath, scope, bindings) : scope;
     for (const [i, cond] of step.conditions.entries()) {
-      if (await evaluate(cond.if, input, scope) === true) {
+      if (await evaluateCondition(cond.if, { data, bindings })) {
         return {
           kind: "completed",
           output: { matched: i, condition: cond.if, next: cond.next },
@@ -31,6 +32,6 @@ export const switchStep: Executor<z.infer<typeof SwitchState>> = async (step, sc
       },
     };
   } catch (err) {
-    return failed("expression_error", err);
+    return failed("expression_failed", err);
   }
 };

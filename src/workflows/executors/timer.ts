@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { TimerState } from "../definition/schema.ts";
-import { render } from "../engine/eval.ts";
+import { contextScope, renderString } from "../expr.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { type Executor, failed } from "./types.ts";
 
@@ -8,19 +8,19 @@ import { type Executor, failed } from "./types.ts";
 export const timer: Executor<z.infer<typeof TimerState>> = async (step, scope) => {
   try {
     if (step.until) {
-      const at = Date.parse(String(await render(step.until, scope)));
+      const at = Date.parse(String(await renderString(step.until, contextScope(scope))));
       if (Number.isNaN(at)) {
         return failed("invalid_timer", `timer ${step.id}: until is not an ISO-8601 instant`);
       }
       return { kind: "sleep", until: at };
     }
-    const raw = await render(step.duration ?? "", scope);
+    const raw = await renderString(step.duration ?? "", contextScope(scope));
     const ms = parseDuration(raw as string | number);
     if (ms === null) {
       return failed("invalid_timer", `timer ${step.id}: duration ${JSON.stringify(raw)} is not a duration`);
     }
     return { kind: "sleep", until: Date.now() + ms };
   } catch (err) {
-    return failed("template_error", err);
+    return failed("expression_failed", err);
   }
 };

@@ -1,3 +1,4 @@
+import { StationError } from "../../errors.ts";
 import type { Block, State } from "../definition/schema.ts";
 
 /**
@@ -55,7 +56,8 @@ export type Executor<S extends State = State> = (
   ctx: ExecutorContext,
 ) => Promise<Outcome>;
 
-/** The failure outcome for an error thrown by an expression or template. */
+/** The failure outcome for an error (a StationError keeps its own code, e.g. `expression_timeout`). */
 export function failed(code: string, err: unknown): Outcome {
+  if (err instanceof StationError) return { kind: "failed", error: { code: err.code, message: err.message } };
   return { kind: "failed", error: { code, message: err instanceof Error ? err.message : String(err) } };
 }
