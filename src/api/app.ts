@@ -5,6 +5,8 @@ import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { bearerAuth, isLoopback } from "./auth.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
+import { workflowRunRoutes } from "./routes/workflow_runs.ts";
 
 /** Builds the HTTP API: error shape, auth, and every resource's routes. */
 export function createApp(ctx: StationContext): Hono {
@@ -13,6 +15,8 @@ export function createApp(ctx: StationContext): Hono {
   if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
 
   app.route("/health", healthRoutes(ctx));
+  app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
+  app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
 
   app.notFound((c) => {

@@ -8,6 +8,7 @@ import { log } from "../../log.ts";
 import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
 import { executorFor } from "../executors/index.ts";
 import type { ChildBlock, Failure, Outcome, Scope } from "../executors/types.ts";
+import { checkInput, outputProblem } from "./io_schema.ts";
 import { applyOutput, blockStart, findState, initialContext } from "./dataflow.ts";
 import { Dispatcher, newTraceparent, provisionQueue, type StepMessage } from "./dispatch.ts";
 import {
@@ -133,6 +134,7 @@ export class Engine {
   /** Creates a run and dispatches its first step. */
   async startRun(req: StartRunRequest): Promise<RunRow> {
     const def = req.definition;
+    const input = checkInput(def, req.input);
     const id = ulid();
     const first = blockStart(def as Block);
     const traceparent = newTraceparent(req.traceparent);
@@ -146,7 +148,7 @@ export class Engine {
         def.id,
         req.workflowVersion ?? null,
         JSON.stringify(def),
-        JSON.stringify(req.input),
+        JSON.stringify(input),
         traceparent,
         t,
         t,
@@ -154,9 +156,9 @@ export class Engine {
       this.ledger.run(
         "INSERT INTO run_scopes (run_id, scope, status, context) VALUES (?, '', 'running', ?)",
         id,
-        JSON.stringify(initialContext(req.input, id, def.id)),
+        JSON.stringify(initialContext(input, id, def.id)),
       );
-      this.ledger.appendEvent(id, "run_created", null, { workflow_id: def.id, input: req.input });
+      this.ledger.appendEvent(id, "run_created", null, { workflow_id: def.id, input });
       toPublish.push(this.#schedule(id, "", first, 1));
     });
     this.#notify(id);
@@ -677,7 +679,10 @@ export class Engine {
     out: StepMessage[],
   ): void {
     if (scope === "") {
-      this.#finishRun(run, status, output, error);
+      const problem = status === "completed" ? outputProblem(this.#definition(run.id), output) : null;
+      if (problem) {
+        this.#finishRun(run, "failed", null, { code: "output_invalid", message: `result does not match outputSchema: ${problem}` });
+      } else this.#finishRun(run, status, output, error);
       return;
     }
     this.ledger.run(

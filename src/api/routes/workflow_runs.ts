@@ -1,0 +1,125 @@
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import { z } from "zod";
+import { StationError } from "../../errors.ts";
+import { followRunEvents } from "../../events/run_events.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { WorkflowDefinition } from "../../workflows/definition/schema.ts";
+import { type AttemptRow, RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
+import { runView, stepView } from "../../workflows/engine/views.ts";
+import { parseWith, readJson } from "../validate.ts";
+
+const StartBody = z.strictObject({
+  workflowId: z.string().min(1).optional(),
+  version: z.int().min(1).optional(),
+  input: z.record(z.string(), z.unknown()).default({}),
+  /** A normalised definition to run as-is (what `stn workflow run file.yaml` sends when no store is present). */
+  definition: z.unknown().optional(),
+});
+
+const ListQuery = z.object({
+  workflow_id: z.string().optional(),
+  status: z.enum(RUN_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().optional(),
+});
+
+/** Resolves what to run: an inline definition (validated), else a stored workflow by id. */
+function resolveDefinition(body: z.infer<typeof StartBody>): WorkflowDefinition {
+  if (body.definition !== undefined) return parseWith(WorkflowDefinition, body.definition, "definition");
+  throw new StationError("workflow_not_found", `no stored workflow ${body.workflowId ?? "(none given)"}`, {
+    status: 404,
+    hint: "pass the definition file: `stn workflow run path/to/x.workflow.yaml`",
+  });
+}
+
+/** The run or a 404. */
+export function requireRun(ctx: StationContext, runId: string): RunRow {
+  const run = ctx.engine.ledger.getRun(runId);
+  if (!run) {
+    throw new StationError("run_not_found", `no workflow run ${runId}`, {
+      status: 404,
+      hint: "list runs with `stn workflow runs`",
+    });
+  }
+  return run;
+}
+
+/** /api/v1/workflow-runs: start, list, inspect, follow and control runs. */
+export function workflowRunRoutes(ctx: StationContext): Hono {
+  const engine = ctx.engine;
+  const app = new Hono();
+
+  app.post("/", async (c) => {
+    const body = await readJson(c, StartBody);
+    const definition = resolveDefinition(body);
+    const run = await engine.startRun({
+      definition,
+      workflowVersion: body.version ?? null,
+      input: body.input,
+      traceparent: c.req.header("traceparent"),
+    });
+    return c.json(runView(run), 201);
+  });
+
+  app.get("/", (c) => {
+    const q = parseWith(ListQuery, c.req.query(), "query");
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.workflow_id) where.push("workflow_id = ?"), params.push(q.workflow_id);
+    if (q.status) where.push("status = ?"), params.push(q.status);
+    if (q.cursor) where.push("id < ?"), params.push(q.cursor);
+    const rows = engine.ledger.all<RunRow>(
+      `SELECT * FROM workflow_runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`,
+      ...params,
+      q.limit + 1,
+    );
+    const page = rows.slice(0, q.limit);
+    return c.json({
+      runs: page.map(runView),
+      next_cursor: rows.length > q.limit ? page[page.length - 1].id : null,
+    });
+  });
+
+  app.get("/:runId", (c) => c.json(runView(requireRun(ctx, c.req.param("runId")))));
+
+  app.get("/:runId/steps", (c) => {
+    const run = requireRun(ctx, c.req.param("runId"));
+    const rows = engine.ledger.all<AttemptRow>("SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id", run.id);
+    return c.json({ steps: rows.map(stepView) });
+  });
+
+  app.get("/:runId/events", (c) => {
+    const run = requireRun(ctx, c.req.param("runId"));
+    const from = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
+    let after: number;
+    if (from === "now") after = engine.ledger.lastSeq(run.id);
+    else if (/^\d+$/.test(from)) after = Number(from);
+    else {
+      throw new StationError("invalid_cursor", `after / Last-Event-ID must be a seq number or "now", got ${from}`, {
+        status: 400,
+      });
+    }
+    return streamSSE(c, async (stream) => {
+      const signal = AbortSignal.any([c.req.raw.signal, ctx.shutdown]);
+      for await (const e of followRunEvents(engine, run.id, after, signal)) {
+        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
+      }
+    });
+  });
+
+  app.post("/:runId/cancel", async (c) => {
+    const body = await readJson(c, z.strictObject({ reason: z.string().optional() }));
+    requireRun(ctx, c.req.param("runId"));
+    return c.json(runView(engine.cancel(c.req.param("runId"), body.reason)));
+  });
+  app.post("/:runId/pause", (c) => {
+    requireRun(ctx, c.req.param("runId"));
+    return c.json(runView(engine.pause(c.req.param("runId"))));
+  });
+  app.post("/:runId/resume", async (c) => {
+    requireRun(ctx, c.req.param("runId"));
+    return c.json(runView(await engine.resume(c.req.param("runId"))));
+  });
+  return app;
+}
