@@ -4,6 +4,7 @@ import { VERSION } from "../version.ts";
 import { CliExit, printError } from "./output.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
+import { workflowRunCommands } from "./runs.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
@@ -33,6 +34,10 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  workflowRunCommands(
+    program.commands.find((c) => c.name() === "workflow") ??
+      program.command("workflow").description("run workflows and manage their runs"),
+  );
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

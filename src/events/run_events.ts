@@ -15,12 +15,18 @@ export interface RunEvent {
 
 /** The API shape of a stored event. */
 export function toRunEvent(e: EventRow): RunEvent {
-  return { seq: e.seq, type: e.type, step: e.step, data: e.data === null ? null : JSON.parse(e.data), time: e.time };
+  return {
+    seq: e.seq,
+    type: e.type,
+    step: e.step,
+    data: e.data === null ? null : JSON.parse(e.data),
+    time: e.time,
+  };
 }
 
 /**
  * The run's events after `after`, then live ones as they are appended, ending after the terminal
- * event (DESIGN §5). Reads the ledger every time: nothing is kept in memory, so any number of
+ * event (DESIGN §5); with `live` false, only what is stored now. Reads the ledger every time: nothing is kept in memory, so any number of
  * clients can resume from any seq. Wakes on the engine's notifications, and polls once a second
  * for events written by another process.
  */
@@ -29,6 +35,7 @@ export async function* followRunEvents(
   runId: string,
   after: number,
   signal: AbortSignal,
+  live = true,
 ): AsyncGenerator<RunEvent> {
   let wake: (() => void) | undefined;
   const unwatch = engine.watch(runId, () => wake?.());
@@ -44,6 +51,7 @@ export async function* followRunEvents(
         if (TERMINAL_EVENTS.has(row.type)) return;
       }
       if (rows.length > 0) continue;
+      if (!live) return;
       const run = engine.ledger.getRun(runId);
       if (!run || (TERMINAL_RUN.includes(run.status) && engine.ledger.lastSeq(runId) <= cursor)) return;
       await new Promise<void>((resolve) => {

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { StationError } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import { WorkflowDefinition } from "../../workflows/definition/schema.ts";
+import type { WorkflowDefinition } from "../../workflows/definition/schema.ts";
+import { validateDefinition } from "../../workflows/definition/validate.ts";
 import { type AttemptRow, RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { parseWith, readJson } from "../validate.ts";
@@ -26,7 +27,19 @@ const ListQuery = z.object({
 
 /** Resolves what to run: an inline definition (validated), else a stored workflow by id. */
 function resolveDefinition(body: z.infer<typeof StartBody>): WorkflowDefinition {
-  if (body.definition !== undefined) return parseWith(WorkflowDefinition, body.definition, "definition");
+  if (body.definition !== undefined) {
+    const checked = validateDefinition(body.definition);
+    if (!checked.valid) {
+      throw new StationError(
+        "invalid_definition",
+        `the workflow definition is invalid: ${
+          checked.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
+        }`,
+        { status: 400, details: { errors: checked.errors }, hint: checked.errors[0]?.hint },
+      );
+    }
+    return checked.definition!;
+  }
   throw new StationError("workflow_not_found", `no stored workflow ${body.workflowId ?? "(none given)"}`, {
     status: 404,
     hint: "pass the definition file: `stn workflow run path/to/x.workflow.yaml`",
@@ -70,7 +83,9 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
     if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
     const rows = engine.ledger.all<RunRow>(
-      `SELECT * FROM workflow_runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`,
+      `SELECT * FROM workflow_runs ${
+        where.length ? "WHERE " + where.join(" AND ") : ""
+      } ORDER BY id DESC LIMIT ?`,
       ...params,
       q.limit + 1,
     );
@@ -85,7 +100,10 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
 
   app.get("/:runId/steps", (c) => {
     const run = requireRun(ctx, c.req.param("runId"));
-    const rows = engine.ledger.all<AttemptRow>("SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id", run.id);
+    const rows = engine.ledger.all<AttemptRow>(
+      "SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id",
+      run.id,
+    );
     return c.json({ steps: rows.map(stepView) });
   });
 
@@ -96,13 +114,20 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
     if (from === "now") after = engine.ledger.lastSeq(run.id);
     else if (/^\d+$/.test(from)) after = Number(from);
     else {
-      throw new StationError("invalid_cursor", `after / Last-Event-ID must be a seq number or "now", got ${from}`, {
-        status: 400,
-      });
+      throw new StationError(
+        "invalid_cursor",
+        `after / Last-Event-ID must be a seq number or "now", got ${from}`,
+        {
+          status: 400,
+        },
+      );
     }
     return streamSSE(c, async (stream) => {
-      const signal = AbortSignal.any([c.req.raw.signal, ctx.shutdown]);
-      for await (const e of followRunEvents(engine, run.id, after, signal)) {
+      const closed = new AbortController();
+      stream.onAbort(() => closed.abort());
+      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
+      const live = c.req.query("follow") !== "false";
+      for await (const e of followRunEvents(engine, run.id, after, signal, live)) {
         await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
       }
     });

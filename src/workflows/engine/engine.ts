@@ -681,7 +681,10 @@ export class Engine {
     if (scope === "") {
       const problem = status === "completed" ? outputProblem(this.#definition(run.id), output) : null;
       if (problem) {
-        this.#finishRun(run, "failed", null, { code: "output_invalid", message: `result does not match outputSchema: ${problem}` });
+        this.#finishRun(run, "failed", null, {
+          code: "output_invalid",
+          message: `result does not match outputSchema: ${problem}`,
+        });
       } else this.#finishRun(run, status, output, error);
       return;
     }

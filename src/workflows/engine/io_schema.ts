@@ -27,8 +27,14 @@ export function checkInput(def: WorkflowDefinition, input: Record<string, unknow
   const issues = problems(v);
   throw new StationError(
     "input_invalid",
-    `input does not match the inputSchema of ${def.id}: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`,
-    { status: 400, details: { issues }, hint: "pass --input with the fields the workflow's inputSchema asks for" },
+    `input does not match the inputSchema of ${def.id}: ${
+      issues.map((i) => `${i.path} ${i.message}`).join("; ")
+    }`,
+    {
+      status: 400,
+      details: { issues },
+      hint: "pass --input with the fields the workflow's inputSchema asks for",
+    },
   );
 }
 

@@ -65,7 +65,9 @@ export function stepView(a: AttemptRow): StepView {
     created_at: a.created_at,
     started_at: a.started_at,
     completed_at: a.completed_at,
-    duration_ms: a.started_at && a.completed_at ? Date.parse(a.completed_at) - Date.parse(a.started_at) : null,
+    duration_ms: a.started_at && a.completed_at
+      ? Date.parse(a.completed_at) - Date.parse(a.started_at)
+      : null,
   };
 }
 
