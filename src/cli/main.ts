@@ -5,6 +5,7 @@ import { CliExit, printError } from "./output.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
 import { workflowRunCommands } from "./runs.ts";
+import { syncCommand, workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
@@ -34,10 +35,8 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
-  workflowRunCommands(
-    program.commands.find((c) => c.name() === "workflow") ??
-      program.command("workflow").description("run workflows and manage their runs"),
-  );
+  workflowRunCommands(workflowCommand(program));
+  syncCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

@@ -39,6 +39,14 @@ export const ConfigSchema = z.strictObject({
     ),
     default_timeout: durationSchema.default(300_000).describe("per-step timeout when a state sets none"),
   }).prefault({}),
+  workflows: z.strictObject({
+    environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
+      "environment whose workflows/ folder is synced at start and by a bare `stn sync`",
+    ),
+    sync_on_start: z.boolean().default(true).describe(
+      "sync that environment's workflow files when the station starts",
+    ),
+  }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
   }).prefault({}),

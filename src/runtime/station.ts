@@ -9,6 +9,8 @@ import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { VERSION } from "../version.ts";
 import { Engine } from "../workflows/engine/engine.ts";
+import { WorkflowStore } from "../workflows/store.ts";
+import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
 
@@ -85,6 +87,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(natsUrl);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
+    const workflows = new WorkflowStore(db);
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
       workers: e.workers,
@@ -104,8 +107,10 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
       shutdown: shutdown.signal,
+      workflows,
       engine,
     };
+    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);

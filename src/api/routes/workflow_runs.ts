@@ -25,8 +25,14 @@ const ListQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/** Resolves what to run: an inline definition (validated), else a stored workflow by id. */
-function resolveDefinition(body: z.infer<typeof StartBody>): WorkflowDefinition {
+/**
+ * Resolves what to run: an inline definition is validated and registered in the store first (so
+ * cron and CI can run a file with nothing synced); else the stored workflow (latest or `version`).
+ */
+function resolveDefinition(
+  ctx: StationContext,
+  body: z.infer<typeof StartBody>,
+): { definition: WorkflowDefinition; version: number } {
   if (body.definition !== undefined) {
     const checked = validateDefinition(body.definition);
     if (!checked.valid) {
@@ -38,11 +44,40 @@ function resolveDefinition(body: z.infer<typeof StartBody>): WorkflowDefinition 
         { status: 400, details: { errors: checked.errors }, hint: checked.errors[0]?.hint },
       );
     }
-    return checked.definition!;
+    const saved = ctx.workflows.save(checked.definition!, { source: "api" });
+    return { definition: checked.definition!, version: saved.version };
   }
-  throw new StationError("workflow_not_found", `no stored workflow ${body.workflowId ?? "(none given)"}`, {
-    status: 404,
-    hint: "pass the definition file: `stn workflow run path/to/x.workflow.yaml`",
+  if (!body.workflowId) {
+    throw new StationError("invalid_request", "give workflowId (a stored workflow) or definition", {
+      status: 400,
+    });
+  }
+  const record = ctx.workflows.record(body.workflowId);
+  if (record.status === "disabled") {
+    throw new StationError("workflow_disabled", `workflow ${record.id} is disabled`, {
+      status: 409,
+      hint: `enable it first (stn workflow enable ${record.id})`,
+    });
+  }
+  const stored = ctx.workflows.get(body.workflowId, body.version);
+  return { definition: stored.definition, version: stored.version };
+}
+
+async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
+  const { definition, version } = resolveDefinition(ctx, body);
+  return runView(
+    await ctx.engine.startRun({ definition, workflowVersion: version, input: body.input, traceparent }),
+  );
+}
+
+/** POST /api/v1/workflows/:id/runs `{version?, input?}`: starts a run of a stored workflow. */
+export function workflowStartRoutes(ctx: StationContext): Hono {
+  return new Hono().post("/:id/runs", async (c) => {
+    const body = await readJson(c, StartBody.omit({ workflowId: true, definition: true }));
+    return c.json(
+      await start(ctx, { ...body, workflowId: c.req.param("id") }, c.req.header("traceparent")),
+      201,
+    );
   });
 }
 
@@ -65,14 +100,7 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
 
   app.post("/", async (c) => {
     const body = await readJson(c, StartBody);
-    const definition = resolveDefinition(body);
-    const run = await engine.startRun({
-      definition,
-      workflowVersion: body.version ?? null,
-      input: body.input,
-      traceparent: c.req.header("traceparent"),
-    });
-    return c.json(runView(run), 201);
+    return c.json(await start(ctx, body, c.req.header("traceparent")), 201);
   });
 
   app.get("/", (c) => {

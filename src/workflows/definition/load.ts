@@ -13,9 +13,12 @@ export function idFromFileName(path: string): string | undefined {
 }
 
 /** Parses and validates definition text (YAML or JSON), with line/column on every issue it can place. */
-export function validateSource(text: string, options: { fileName?: string } = {}): ValidationResult {
+export function validateSource(
+  text: string,
+  options: { fileName?: string; defaultId?: string } = {},
+): ValidationResult {
   const parsed = parseSource(text);
-  const defaultId = options.fileName ? idFromFileName(options.fileName) : undefined;
+  const defaultId = options.defaultId ?? (options.fileName ? idFromFileName(options.fileName) : undefined);
   if ("error" in parsed) {
     return {
       valid: false,

@@ -31,7 +31,7 @@ export function parseSource(text: string): ParsedSource | { error: SourceError }
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
-    const pos = e.linePos?.[0];
+    const pos = e.linePos?.[0] ?? (e.pos?.[0] !== undefined ? lineCounter.linePos(e.pos[0]) : undefined);
     return {
       error: {
         message: e.message.split("\n")[0],

@@ -83,13 +83,17 @@ const BLOCK_KEYS = ["start", "states"];
 const BRANCH_KEYS = ["name", "start", "states"];
 const TYPE_ALIASES = ["set", "sleep", "delay", "operation", "cron"];
 
-/** Edit distance, for "did you mean". */
+/** Edit distance (optimal string alignment), for "did you mean". */
 function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // Swapped neighbours ("dnoe") count as one edit: the commonest typo.
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
     }
   }
   return d[a.length][b.length];
@@ -133,6 +137,8 @@ class Checker {
   readonly warnings: Found[] = [];
   /** Every state id in the definition, across nested blocks, with its pointer. */
   readonly ids = new Map<string, string>();
+  /** Every state id anywhere, collected before the walk so a target in a later block is recognised. */
+  readonly allIds = new Set<string>();
   agentNoted = false;
 
   error(code: string, path: string, message: string, hint?: string): void {
@@ -270,7 +276,7 @@ class Checker {
     });
     const target = (t: string, path: string) => {
       if (local.has(t)) return;
-      const elsewhere = this.ids.has(t);
+      const elsewhere = this.allIds.has(t);
       const near = didYouMean(t, [...local.keys()]);
       this.error(
         "unknown_target",
@@ -316,12 +322,12 @@ class Checker {
     });
     // A reachable group of states that only lead to each other, none of which can end, loops forever.
     for (const id of seen) {
-      const group = new Set<string>([id]);
-      const q = [id];
+      const group = new Set<string>(edges.get(id));
+      const q = [...group];
       while (q.length) {
         for (const n of edges.get(q.shift()!) ?? []) if (!group.has(n)) group.add(n), q.push(n);
       }
-      if (![...group].every((g) => !canExit(local.get(g)!))) continue;
+      if (!group.has(id) || [...group].some((g) => canExit(local.get(g)!))) continue;
       const idx = states.findIndex((s) => isObj(s) && s.id === id);
       this.warnings.push({
         code: "cycle_without_exit",
@@ -338,7 +344,12 @@ class Checker {
 
   state(raw: unknown, p: string): Obj | undefined {
     if (!isObj(raw)) {
-      this.error("invalid_state", p, "a state must be a mapping with `id` and `type`");
+      this.error(
+        "invalid_state",
+        p,
+        "a state must be a mapping",
+        "write a state as `- id: …` with `type:` below it",
+      );
       return undefined;
     }
     const s = raw;
@@ -519,7 +530,17 @@ class Checker {
     this.block(v.states, `${p}/states`, v.start, `${p}/start`);
   }
 
+  /** Collects every state id in the definition (pre-pass for the "in another block" hint). */
+  collect(v: unknown): void {
+    if (Array.isArray(v)) v.forEach((x) => this.collect(x));
+    else if (isObj(v)) {
+      if (typeof v.id === "string" && typeof v.type === "string") this.allIds.add(v.id);
+      for (const x of Object.values(v)) if (typeof x === "object") this.collect(x);
+    }
+  }
+
   definition(d: Obj): void {
+    this.collect(d.states);
     this.keys(d, TOP_KEYS, "", "the workflow");
     if (d.id === undefined) {
       this.error(
@@ -623,6 +644,9 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
         message: missing
           ? `\`${String(issue.path.at(-1))}\` is required`
           : `${String(issue.path.at(-1) ?? "value")}: ${issue.message}`,
+        hint: missing
+          ? `add \`${String(issue.path.at(-1))}\` (README "Workflow definitions" lists each state's fields)`
+          : 'README "Workflow definitions" lists each field and its allowed values',
       });
       reported.push(src);
     }
