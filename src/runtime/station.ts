@@ -9,6 +9,7 @@ import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { VERSION } from "../version.ts";
 import { Engine } from "../workflows/engine/engine.ts";
+import { Scheduler } from "../workflows/engine/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
@@ -111,6 +112,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       engine,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
+    const scheduler = new Scheduler(engine, workflows);
+    scheduler.start();
+    closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);

@@ -91,6 +91,17 @@ export default {
     );
     CREATE INDEX timers_pending ON timers (status, fire_at);
 
+    CREATE TABLE schedules (
+      workflow_id TEXT PRIMARY KEY,
+      version INTEGER NOT NULL,
+      cron TEXT NOT NULL,
+      timezone TEXT NOT NULL,
+      input TEXT NOT NULL,
+      next_run_at INTEGER NOT NULL,
+      last_run_at INTEGER,
+      last_run_id TEXT
+    );
+
     CREATE TABLE run_events (
       run_id TEXT NOT NULL REFERENCES workflow_runs (id) ON DELETE CASCADE,
       seq INTEGER NOT NULL,
