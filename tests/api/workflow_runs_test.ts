@@ -123,6 +123,25 @@ Deno.test("run API: start with defaults applied, list, steps, approvals, 409s, 4
         "run_finished",
       );
     });
+    await t.step("stored workflows: run by id (latest or a version), disabled is a 409", async () => {
+      // The inline runs above registered `gated` in the store: v1, then v2 (the stricter inputSchema).
+      const stored = await client.json<{ id: string; workflow_version: number; status: string }>(
+        "POST",
+        "/api/v1/workflows/gated/runs",
+        { body: { input: { who: "stored" } } },
+      );
+      assertEquals(stored.workflow_version, 2);
+      const v1 = await startRun(client, { workflowId: "gated", version: 1, input: {} });
+      assertEquals(v1.workflow_version, 1);
+      await expectError(
+        startRun(client, { workflowId: "gated", version: 9 }),
+        404,
+        "workflow_version_not_found",
+      );
+      await expectError(startRun(client, { workflowId: "missing" }), 404, "workflow_not_found");
+      station.ctx.workflows.disable("gated");
+      await expectError(startRun(client, { workflowId: "gated" }), 409, "workflow_disabled");
+    });
   } finally {
     await close();
   }

@@ -133,6 +133,14 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     await runStn(["workflow", "cancel", waitingId!], { env });
     const canceled = await waiter;
     assertEquals(canceled.code, 4, canceled.stderr);
+
+    // Running the file registered it: it now runs by id.
+    const byId = await runStn(["workflow", "run", "gate", "--json"], { env });
+    assertEquals(byId.code, 0, byId.stderr);
+    assertEquals(JSON.parse(byId.stdout).workflow_id, "gate");
+    const unknown = await runStn(["workflow", "run", "nope"], { env });
+    assertEquals(unknown.code, 1);
+    assertStringIncludes(unknown.stderr, "error:");
   } finally {
     await serve.stop();
     await home.cleanup();
