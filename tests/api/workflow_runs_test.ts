@@ -123,6 +123,21 @@ Deno.test("run API: start with defaults applied, list, steps, approvals, 409s, 4
         "run_finished",
       );
     });
+    await t.step("step messages carry the run's W3C traceparent in their headers", async () => {
+      const nc = station.ctx.nats.nc;
+      const sub = nc.subscribe("workflow.run.*.step.*.schedule", { max: 1 });
+      const trace = "0af7651916cd43dd8448eb211c80319c";
+      await client.json("POST", "/api/v1/workflow-runs", {
+        body: { definition: { id: "traced", states: [{ id: "one", type: "transform", expression: "1" }] } },
+        headers: { traceparent: `00-${trace}-b7ad6b7169203331-01` },
+      });
+      for await (const msg of sub) {
+        const tp = msg.headers?.get("traceparent") ?? "";
+        assert(new RegExp(`^00-${trace}-[0-9a-f]{16}-01$`).test(tp), `traceparent ${tp}`);
+        assertEquals(Object.keys(msg.json<object>()).sort(), ["attempt", "id", "path", "run"]);
+      }
+    });
+
     await t.step("stored workflows: run by id (latest or a version), disabled is a 409", async () => {
       // The inline runs above registered `gated` in the store: v1, then v2 (the stricter inputSchema).
       const stored = await client.json<{ id: string; workflow_version: number; status: string }>(

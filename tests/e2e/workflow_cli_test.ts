@@ -3,7 +3,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { tempHome } from "../helpers/home.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 
-const EXAMPLE = fileURLToPath(new URL("../../examples/triage.workflow.yaml", import.meta.url));
+const EXAMPLE = fileURLToPath(new URL("../../examples/workflows/triage.workflow.yaml", import.meta.url));
 
 Deno.test("stn workflow run: embedded run of the example, exit codes, input forms", async (t) => {
   const home = await tempHome();
