@@ -100,3 +100,48 @@ Deno.test("agent and sandbox steps fail with a clear code until their capability
     assert(JSON.parse(done.error!).message.includes("not available"));
   });
 });
+
+Deno.test("switch dataPath, $ctx, timer until, and a loop that revisits a step", async () => {
+  await withStation(async ({ station }) => {
+    const engine = station.ctx.engine;
+    const run = await engine.startRun({
+      definition: def({
+        id: "loopy",
+        states: [
+          { id: "soon", type: "timer", until: "${$fromMillis($millis() + 200)}", next: "bump" },
+          {
+            id: "bump",
+            type: "transform",
+            expression: "{'i': $ctx.i + 1}",
+            output: { i: "$.i" },
+            next: "check",
+          },
+          {
+            id: "check",
+            type: "switch",
+            dataPath: "{'count': i, 'limit': limits.max}",
+            conditions: [{ if: "count < limit", next: "bump" }],
+            defaultNext: "done",
+          },
+          { id: "done", type: "inject", data: { i: "${i}" } },
+        ],
+      }),
+      input: { i: 0, limits: { max: 3 } },
+    });
+    const done = await waitRun(engine, run.id);
+    assertEquals(done.status, "completed", done.error ?? "");
+    assertEquals(JSON.parse(done.result!).i, 3);
+    const bumps = attempts(engine, run.id).filter((a) => a.step_id === "bump");
+    assertEquals(bumps.map((a) => [a.visit, a.attempt, a.status]), [
+      [1, 1, "completed"],
+      [2, 1, "completed"],
+      [
+        3,
+        1,
+        "completed",
+      ],
+    ]);
+    const timerRow = attempts(engine, run.id)[0];
+    assert(Date.parse(timerRow.completed_at!) - Date.parse(timerRow.started_at!) >= 150);
+  });
+});
