@@ -316,19 +316,31 @@ export class Engine {
         this.owner,
       );
     }, Math.max(100, Math.min(this.#opts.ackWaitMs, this.#opts.leaseMs) / 3));
+    let recorded = false;
     try {
       this.stats.executed++;
       const state = this.#stateOf(attempt);
-      const outcome = await this.#execute(attempt, state, abort.signal);
+      const outcome = await this.#execute(attempt, state, abort.signal).catch((err): Outcome => ({
+        kind: "failed",
+        error: { code: "internal_error", message: (err as Error).message },
+      }));
       if (this.#stopping && abort.signal.aborted) return; // abandoned: the claim lapses and recovery re-runs it
       const prepared = await this.#prepare(attempt, state, outcome);
       const messages = transaction(this.ledger.db, () => this.#settle(attempt.id, "running", prepared));
+      recorded = true;
       this.#notify(attempt.run_id);
       await this.#publishAll(messages, this.ledger.getRun(attempt.run_id)?.traceparent ?? null);
+    } catch (err) {
+      // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.
+      log.error("step outcome not recorded", {
+        run: attempt.run_id,
+        step: attempt.path,
+        error: (err as Error).message,
+      });
     } finally {
       clearInterval(heartbeat);
       this.#inflight.delete(attempt.id);
-      if (!(this.#stopping && abort.signal.aborted)) msg.ack();
+      if (recorded || !this.#stopping) msg.ack();
     }
   }
 
@@ -342,7 +354,8 @@ export class Engine {
       const run = this.ledger.getRun(a.run_id)!;
       if (TERMINAL_RUN.includes(run.status) || run.status === "paused") return { kind: "drop" };
       if (a.status === "running") {
-        if (a.owner === this.owner || this.#inflight.has(a.id)) return { kind: "drop" };
+        if (this.#inflight.has(a.id)) return { kind: "drop" };
+        // Claimed by a worker that may be alive: come back when its lease would have lapsed.
         const left = (a.lease_until ?? 0) - Date.now();
         if (left > 0) return { kind: "busy", retryMs: left + 50 };
         this.ledger.appendEvent(a.run_id, "step_reclaimed", a.path, {
@@ -972,10 +985,9 @@ export class Engine {
       `SELECT a.*, r.traceparent FROM step_attempts a JOIN workflow_runs r ON r.id = a.run_id
        WHERE r.status NOT IN ('paused','completed','failed','canceled')
          AND ((a.status = 'scheduled' AND a.dispatched_at <= ?)
-           OR (a.status = 'running' AND a.lease_until < ? AND (a.owner IS NULL OR a.owner != ?)))`,
+           OR (a.status = 'running' AND a.lease_until < ?))`,
       lost,
       t,
-      this.owner,
     );
     const due = rows.filter((a) => !this.#hasPendingTimer(a.id) && !this.#inflight.has(a.id));
     for (const a of due) {
