@@ -87,7 +87,7 @@ export class Dispatcher {
   /** Publishes one step message; resolves once JetStream stored it. */
   async publish(m: StepMessage, traceparent: string | null): Promise<void> {
     const h = headers();
-    if (traceparent) h.set("traceparent", childTraceparent(traceparent));
+    if (traceparent) h.set("traceparent", newTraceparent(traceparent));
     await this.js.publish(stepSubject(m), JSON.stringify(m), { headers: h });
   }
 
@@ -119,8 +119,4 @@ const hex = (bytes: number) =>
 export function newTraceparent(parent?: string | null): string {
   const m = parent ? /^00-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(parent) : null;
   return `00-${m ? m[1] : hex(16)}-${hex(8)}-${m ? m[2] : "01"}`;
-}
-
-function childTraceparent(runTraceparent: string): string {
-  return newTraceparent(runTraceparent);
 }

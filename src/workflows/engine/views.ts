@@ -50,9 +50,8 @@ export interface StepView {
   duration_ms: number | null;
 }
 
-/** A step attempt as the API returns it; fanout bookkeeping is not shown as output. */
+/** A step attempt as the API returns it; only a completed step has an output (the rest is bookkeeping). */
 export function stepView(a: AttemptRow): StepView {
-  const fanout = a.status === "waiting" || a.status === "scheduled" || a.status === "canceled";
   return {
     path: a.path,
     step_id: a.step_id,
@@ -60,7 +59,7 @@ export function stepView(a: AttemptRow): StepView {
     visit: a.visit,
     attempt: a.attempt,
     status: a.status,
-    output: fanout ? null : parse(a.output),
+    output: a.status === "completed" ? parse(a.output) : null,
     error: parse(a.error),
     created_at: a.created_at,
     started_at: a.started_at,
