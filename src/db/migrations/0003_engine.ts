@@ -79,6 +79,7 @@ export default {
     );
     CREATE INDEX approvals_by_run ON approvals (run_id);
     CREATE INDEX approvals_by_status ON approvals (status);
+    CREATE INDEX approvals_by_attempt ON approvals (attempt_id);
 
     CREATE TABLE timers (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -90,6 +91,7 @@ export default {
       created_at TEXT NOT NULL
     );
     CREATE INDEX timers_pending ON timers (status, fire_at);
+    CREATE INDEX timers_by_attempt ON timers (attempt_id);
 
     CREATE TABLE schedules (
       workflow_id TEXT PRIMARY KEY,
