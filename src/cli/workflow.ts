@@ -51,7 +51,9 @@ async function validateFiles(files: string[], json: boolean): Promise<void> {
       for (const w of r.warnings) for (const l of issueLines(r.file, w, "warning")) console.log(l);
       if (r.valid) {
         console.log(
-          `${r.file}: ${style.green("ok")}${r.warnings.length ? ` (${r.warnings.length} warnings)` : ""}`,
+          `${r.file}: ${style.green("ok")}${
+            r.warnings.length ? ` (${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})` : ""
+          }`,
         );
       }
     }

@@ -18,12 +18,17 @@ export interface WorkflowOrigin {
   path?: string;
 }
 
+/** Why a workflow is disabled. */
+export type DisabledReason = "user" | "file_removed";
+
 /** A workflow and its latest version number. */
 export interface WorkflowRecord {
   id: string;
   name: string | null;
   description: string | null;
   status: "active" | "disabled";
+  /** Why it is disabled: by a user (kept through syncs), or because its file was removed. */
+  disabled_reason: DisabledReason | null;
   version: number;
   source: "api" | "file";
   environment: string | null;
@@ -48,7 +53,10 @@ export interface SaveResult {
   version: number;
   /** `created`: new workflow; `updated`: new version; `unchanged`: same content as the latest version. */
   outcome: "created" | "updated" | "unchanged";
-  /** True when the workflow was disabled and this save re-enabled it. */
+  /**
+   * True when this save re-enabled a disabled workflow: an API save always does; a file sync only when
+   * the workflow was disabled because its file had been removed (a user's disable stands).
+   */
   enabled: boolean;
 }
 
@@ -75,6 +83,7 @@ function toRecord(r: Row): WorkflowRecord {
     name: (r.name as string | null) ?? null,
     description: (r.description as string | null) ?? null,
     status: r.status as WorkflowRecord["status"],
+    disabled_reason: (r.disabled_reason as DisabledReason | null) ?? null,
     version: Number(r.latest_version),
     source: r.source as WorkflowRecord["source"],
     environment: (r.environment as string | null) ?? null,
@@ -127,26 +136,25 @@ export class WorkflowStore {
         "SELECT hash FROM workflow_versions WHERE workflow_id = ? AND version = ?",
       )
         .get(def.id, current.version) as { hash: string } | undefined;
-      const wasDisabled = current.status === "disabled";
+      const activate = origin.source === "api" || current.disabled_reason !== "user";
+      const enabled = current.status === "disabled" && activate;
+      const status = activate ? "active" : current.status;
+      const reason = status === "active" ? null : current.disabled_reason;
+      const statusChange = enabled ? now : current.updated_at;
       if (latest?.hash === hash) {
         this.db.prepare(
-          `UPDATE workflows SET status = 'active', source = ?, environment = ?, source_path = ?,
-             updated_at = CASE WHEN status = 'active' THEN updated_at ELSE ? END WHERE id = ?`,
-        ).run(...origin_, now, def.id);
-        return {
-          workflow: this.record(def.id),
-          version: current.version,
-          outcome: "unchanged",
-          enabled: wasDisabled,
-        };
+          `UPDATE workflows SET status = ?, disabled_reason = ?, source = ?, environment = ?, source_path = ?,
+             updated_at = ? WHERE id = ?`,
+        ).run(status, reason, ...origin_, statusChange, def.id);
+        return { workflow: this.record(def.id), version: current.version, outcome: "unchanged", enabled };
       }
       const version = current.version + 1;
       this.insertVersion(def, version, hash, label, now);
       this.db.prepare(
-        `UPDATE workflows SET name = ?, description = ?, status = 'active', latest_version = ?, source = ?,
-           environment = ?, source_path = ?, updated_at = ? WHERE id = ?`,
-      ).run(def.name ?? null, def.description ?? null, version, ...origin_, now, def.id);
-      return { workflow: this.record(def.id), version, outcome: "updated", enabled: wasDisabled };
+        `UPDATE workflows SET name = ?, description = ?, status = ?, disabled_reason = ?, latest_version = ?,
+           source = ?, environment = ?, source_path = ?, updated_at = ? WHERE id = ?`,
+      ).run(def.name ?? null, def.description ?? null, status, reason, version, ...origin_, now, def.id);
+      return { workflow: this.record(def.id), version, outcome: "updated", enabled };
     });
   }
 
@@ -218,21 +226,22 @@ export class WorkflowStore {
   }
 
   /** Marks a workflow disabled (kept, with its versions; new runs are refused). */
-  disable(id: string): WorkflowRecord {
-    return this.setStatus(id, "disabled");
+  disable(id: string, reason: DisabledReason = "user"): WorkflowRecord {
+    this.record(id);
+    this.db.prepare(
+      `UPDATE workflows SET status = 'disabled', disabled_reason = ?,
+         updated_at = CASE WHEN status = 'disabled' THEN updated_at ELSE ? END WHERE id = ?`,
+    ).run(reason, new Date().toISOString(), id);
+    return this.record(id);
   }
 
   /** Marks a workflow active again. */
   enable(id: string): WorkflowRecord {
-    return this.setStatus(id, "active");
-  }
-
-  private setStatus(id: string, status: WorkflowRecord["status"]): WorkflowRecord {
-    const res = this.db.prepare(
-      "UPDATE workflows SET status = ?, updated_at = ? WHERE id = ? AND status != ?",
-    )
-      .run(status, new Date().toISOString(), id, status);
-    if (res.changes === 0) this.record(id); // throws when absent; otherwise it already had that status
+    this.record(id);
+    this.db.prepare(
+      `UPDATE workflows SET status = 'active', disabled_reason = NULL,
+         updated_at = CASE WHEN status = 'active' THEN updated_at ELSE ? END WHERE id = ?`,
+    ).run(new Date().toISOString(), id);
     return this.record(id);
   }
 

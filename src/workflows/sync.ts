@@ -145,7 +145,7 @@ export async function syncEnvironment(
 
   for (const w of store.list({ environment, status: "active" })) {
     if (present.has(w.id)) continue;
-    store.disable(w.id);
+    store.disable(w.id, "file_removed");
     report.disabled.push(w.id);
   }
   return report;

@@ -154,6 +154,13 @@ Deno.test("a runaway expression is stopped by the bound with a clear error", asy
   assertEquals(timeout.code, "expression_timeout");
   assert(timeout.message.includes("timeout"), timeout.message);
 
+  // $eval runs its argument in the same bounded environment.
+  const nested = (await assertRejects(
+    () => evaluate('$eval("($f := function($n) { $f($n + 1) }; $f(0))")', {}, {}, { timeoutMs: 100 }),
+    StationError,
+  )) as StationError;
+  assert(/timeout/i.test(nested.message), nested.message);
+
   const big = (await assertRejects(
     () => evaluate("[1..2000000]", {}, {}, { maxSequence: 1000 }),
     StationError,

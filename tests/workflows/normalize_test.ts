@@ -221,3 +221,10 @@ states:
     non_retryable: [],
   });
 });
+
+Deno.test("a state with both id and name keeps name as its label", () => {
+  const r = validateSource("id: w\nstates:\n  - id: a\n    name: First step\n    type: set\n    data: {}\n");
+  assert(r.valid, JSON.stringify(r.errors));
+  assertEquals(r.definition!.states[0].id, "a");
+  assertEquals(r.definition!.states[0].name, "First step");
+});

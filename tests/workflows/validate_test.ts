@@ -262,6 +262,16 @@ const CASES: Case[] = [
     line: 3,
   },
   {
+    name: "misspelt JSON Schema keyword",
+    yaml:
+      "id: x\ninputSchema:\n  type: object\n  properties:\n    n:\n      type: integer\n      minimun: 1\nstates:\n" +
+      ok,
+    code: "invalid_json_schema",
+    path: "/inputSchema/properties/n/minimun",
+    line: 7,
+    hint: "`minimum`",
+  },
+  {
     name: "== in a switch condition",
     yaml:
       "id: x\nstates:\n  - id: a\n    type: switch\n    conditions:\n      - if: 'severity == \"high\"'\n        next: done\n" +
@@ -540,4 +550,17 @@ Deno.test("validator: the id comes from the file name when absent; API bodies va
   assertEquals(body.definition!.id, "from-api");
   assertEquals(body.definition!.name, "N");
   assertEquals(body.errors, []);
+});
+
+Deno.test("validator: value issues point at the value, expression issues at the bad token", () => {
+  const r = validateSource(`id: x
+states:
+  - id: a
+    type: transform
+    expression: 'x == 1'
+    next: nowhere
+`);
+  const at = Object.fromEntries(r.errors.map((e) => [e.code, [e.line, e.column]]));
+  assertEquals(at.invalid_expression, [5, 21]); // the second `=`
+  assertEquals(at.unknown_target, [6, 11]);
 });

@@ -10,6 +10,8 @@ export default {
       name TEXT,
       description TEXT,
       status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'disabled')),
+      -- why it is disabled: 'user' (stays disabled through syncs) or 'file_removed' (a returning file re-enables it)
+      disabled_reason TEXT CHECK (disabled_reason IN ('user', 'file_removed')),
       latest_version INTEGER NOT NULL,
       -- where the latest version came from: 'api' or 'file' (DeclarativeSync of an environment)
       source TEXT NOT NULL CHECK (source IN ('api', 'file')),

@@ -33,7 +33,7 @@ export function validateSource(
       warnings: [],
     };
   }
-  return validateDefinition(parsed.value, { locate: (segs) => parsed.locate(segs), defaultId });
+  return validateDefinition(parsed.value, { locate: (segs, opts) => parsed.locate(segs, opts), defaultId });
 }
 
 /** Reads and validates one definition file. */

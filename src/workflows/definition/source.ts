@@ -15,8 +15,15 @@ export interface Position {
 /** The parsed value and a way to find a JSON-pointer path's position in the text. */
 export interface ParsedSource {
   value: unknown;
-  /** Position of the value at `path` (for a missing key: its nearest existing parent). */
-  locate(path: readonly (string | number)[]): Position | undefined;
+  /**
+   * Position of `path` (for a missing key: its nearest existing parent). By default a map entry is
+   * located at its key; with `value`, a scalar at its value, moved `offset` characters into it when it
+   * is a one-line plain or quoted scalar (so an expression error points at the bad token).
+   */
+  locate(
+    path: readonly (string | number)[],
+    options?: { value?: boolean; offset?: number },
+  ): Position | undefined;
 }
 
 /** A syntax error in the file itself. */
@@ -46,7 +53,7 @@ export function parseSource(text: string): ParsedSource | { error: SourceError }
   };
   return {
     value: doc.toJS({ maxAliasCount: 100 }),
-    locate(path) {
+    locate(path, options = {}) {
       let node: unknown = doc.contents;
       let best: number | undefined = (node as Node | null)?.range?.[0];
       for (const seg of path) {
@@ -67,7 +74,15 @@ export function parseSource(text: string): ParsedSource | { error: SourceError }
           return at(best);
         }
       }
-      // A scalar value sits on its key's line; a nested map/seq is better located at its key too.
+      if (options.value && isScalar(node) && node.range) {
+        const [start, valueEnd] = node.range;
+        const oneLine = !text.slice(start, valueEnd).includes("\n");
+        const plain = node.type === "PLAIN" || node.type === "QUOTE_SINGLE" || node.type === "QUOTE_DOUBLE";
+        const shift = oneLine && plain && options.offset
+          ? options.offset + (node.type === "PLAIN" ? 0 : 1)
+          : 0;
+        return at(Math.min(start + shift, Math.max(start, valueEnd - 1)));
+      }
       return at(best);
     },
   };

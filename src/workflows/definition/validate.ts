@@ -48,15 +48,36 @@ export interface ValidationResult {
 }
 
 export interface ValidateOptions {
-  /** Finds the source position of a pointer (text sources). */
-  locate?: (segments: string[]) => Position | undefined;
+  /** Finds the source position of a pointer (text sources); see ParsedSource.locate. */
+  locate?: (segments: string[], options?: { value?: boolean; offset?: number }) => Position | undefined;
   /** The id to use when the definition has none (from the file name). */
   defaultId?: string;
 }
 
 type Obj = Record<string, unknown>;
 /** An issue before positions; `source: true` when its path already names what the user wrote. */
-type Found = { code: string; path: string; message: string; hint?: string; source?: boolean };
+type Found = {
+  code: string;
+  path: string;
+  message: string;
+  hint?: string;
+  source?: boolean;
+  offset?: number;
+};
+
+/** Issues about a value (rather than a field being there at all) point at the value, not the key. */
+const VALUE_CODES = new Set([
+  "invalid_expression",
+  "invalid_template",
+  "invalid_duration",
+  "invalid_cron",
+  "invalid_timezone",
+  "invalid_value",
+  "invalid_agent",
+  "invalid_id",
+  "unknown_target",
+  "unknown_type",
+]);
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -82,6 +103,74 @@ const SCHEDULE_KEYS = keysOf(Schedule);
 const BLOCK_KEYS = ["start", "states"];
 const BRANCH_KEYS = ["name", "start", "states"];
 const TYPE_ALIASES = ["set", "sleep", "delay", "operation", "cron"];
+
+const SCHEMA_KEYWORDS = [
+  "type",
+  "properties",
+  "required",
+  "items",
+  "enum",
+  "const",
+  "default",
+  "format",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "additionalProperties",
+  "description",
+  "title",
+  "examples",
+  "minItems",
+  "maxItems",
+  "oneOf",
+  "anyOf",
+  "allOf",
+];
+
+/**
+ * JSON Schemas and time zones already found valid. Compiling a schema costs milliseconds and a sync
+ * re-validates the same files at every start; bounded so it cannot grow without limit.
+ */
+const remember = {
+  schemas: new Set<string>(),
+  zones: new Set<string>(),
+  add(set: Set<string>, key: string): void {
+    if (set.size >= 1000) set.delete(set.values().next().value!);
+    set.add(key);
+  },
+};
+
+let ajvInstance: Ajv2020 | undefined;
+
+/** One shared Ajv (building one compiles the meta-schemas, which costs milliseconds). */
+function schemaChecker(): Ajv2020 {
+  // strictSchema rejects unknown keywords, so a misspelt `requried` is an error rather than ignored.
+  return ajvInstance ??= new Ajv2020({
+    strict: false,
+    strictSchema: true,
+    validateFormats: false,
+    allErrors: false,
+  });
+}
+
+/** The pointer of the first place a key appears in a value (depth-first). */
+function findKey(v: unknown, key: string, at = ""): string | undefined {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = findKey(v[i], key, `${at}/${i}`);
+      if (hit) return hit;
+    }
+  } else if (isObj(v)) {
+    if (key in v) return `${at}/${toPointer([key]).slice(1)}`;
+    for (const [k, x] of Object.entries(v)) {
+      const hit = findKey(x, key, `${at}/${toPointer([k]).slice(1)}`);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
 
 /** Edit distance (optimal string alignment), for "did you mean". */
 function distance(a: string, b: string): number {
@@ -141,8 +230,8 @@ class Checker {
   readonly allIds = new Set<string>();
   agentNoted = false;
 
-  error(code: string, path: string, message: string, hint?: string): void {
-    this.errors.push({ code, path, message, hint });
+  error(code: string, path: string, message: string, hint?: string, offset?: number): void {
+    this.errors.push({ code, path, message, hint, offset });
   }
 
   keys(o: Obj, allowed: readonly string[], p: string, what: string): void {
@@ -179,6 +268,7 @@ class Checker {
         p,
         `JSONata does not parse at position ${problem.position}: ${problem.message}`,
         problem.hint ?? "see https://docs.jsonata.org for the expression syntax",
+        problem.position,
       );
     }
   }
@@ -192,6 +282,7 @@ class Checker {
           p,
           `template does not parse at position ${problem.position}: ${problem.message}`,
           problem.hint ?? "templates are `${ jsonata }`; write `$${` for a literal `${`",
+          problem.position,
         );
       }
     } else if (Array.isArray(v)) v.forEach((x, i) => this.templates(x, `${p}/${i}`));
@@ -210,7 +301,9 @@ class Checker {
   jsonSchema(v: unknown, p: string): void {
     if (v === undefined) return;
     if (!isObj(v)) return; // zod reports the type
-    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
+    const key = JSON.stringify(v);
+    if (remember.schemas.has(key)) return;
+    const ajv = schemaChecker();
     if (!ajv.validateSchema(v)) {
       const e = ajv.errors?.[0];
       this.error(
@@ -223,8 +316,19 @@ class Checker {
     }
     try {
       ajv.compile(v);
+      ajv.removeSchema(v); // checked, not kept: the checker must not grow with every definition
+      remember.add(remember.schemas, key);
     } catch (err) {
-      this.error("invalid_json_schema", p, `JSON Schema does not compile: ${(err as Error).message}`);
+      const message = (err as Error).message;
+      const keyword = /unknown keyword: "([^"]+)"/.exec(message)?.[1];
+      const where = keyword ? findKey(v, keyword) : undefined;
+      const near = keyword ? didYouMean(keyword, SCHEMA_KEYWORDS) : undefined;
+      this.error(
+        "invalid_json_schema",
+        where ? `${p}${where}` : p,
+        keyword ? `unknown JSON Schema keyword \`${keyword}\`` : `JSON Schema does not compile: ${message}`,
+        near ? `did you mean \`${near}\`?` : "schemas follow JSON Schema draft 2020-12",
+      );
     }
   }
 
@@ -243,9 +347,10 @@ class Checker {
         );
       }
     }
-    if (typeof v.timezone === "string") {
+    if (typeof v.timezone === "string" && !remember.zones.has(v.timezone)) {
       try {
         new Intl.DateTimeFormat("en", { timeZone: v.timezone });
+        remember.add(remember.zones, v.timezone);
       } catch {
         this.error(
           "invalid_timezone",
@@ -595,7 +700,10 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
   ) => {
     const place = (f: Found): ValidationIssue => {
       const path = f.source ? f.path : map(f.path);
-      const pos = options.locate?.(pointerSegments(path));
+      const pos = options.locate?.(pointerSegments(path), {
+        value: VALUE_CODES.has(f.code),
+        offset: f.offset,
+      });
       const issue: ValidationIssue = { code: f.code, path: path || "/", message: f.message };
       if (pos) [issue.line, issue.column] = [pos.line, pos.column];
       if (f.hint) issue.hint = f.hint;
