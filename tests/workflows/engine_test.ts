@@ -14,6 +14,8 @@ async function withStation(fn: (t: TestStation) => Promise<void>): Promise<void>
 Deno.test("transform → inject → switch chain runs end to end with the spec's data flow", async () => {
   await withStation(async ({ station }) => {
     const engine = station.ctx.engine;
+    const ended: string[] = [];
+    const unhook = engine.onRunEnd((id) => ended.push(id));
     const run = await engine.startRun({
       definition: def({
         id: "chain",
@@ -47,6 +49,8 @@ Deno.test("transform → inject → switch chain runs end to end with the spec's
     const done = await waitRun(engine, run.id);
     assertEquals(done.status, "completed");
     assertEquals(JSON.parse(done.result!), { size: "medium", input: 3 });
+    assertEquals(ended, [run.id], "the run-end hook ran once, after the run ended");
+    unhook();
     const rows = attempts(engine, run.id);
     assertEquals(rows.map((a) => [a.path, a.status, a.attempt]), [
       ["double", "completed", 1],

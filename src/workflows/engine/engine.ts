@@ -5,9 +5,9 @@ import { type Database, transaction } from "../../db/database.ts";
 import { StationError } from "../../errors.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { log } from "../../log.ts";
-import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
+import type { Block, RetryPolicy, State, StateType, WorkflowDefinition } from "../definition/schema.ts";
 import { executorFor } from "../executors/index.ts";
-import type { ChildBlock, Failure, Outcome, Scope } from "../executors/types.ts";
+import type { ChildBlock, Executor, Failure, Outcome, Scope } from "../executors/types.ts";
 import { checkInput, outputProblem } from "./io_schema.ts";
 import { applyOutput, blockStart, findState, initialContext } from "./dataflow.ts";
 import { Dispatcher, newTraceparent, provisionQueue, type StepMessage } from "./dispatch.ts";
@@ -32,6 +32,11 @@ export interface EngineOptions {
   maxDeliver: number;
   leaseMs: number;
   defaultTimeoutMs: number;
+  /**
+   * Executors that replace the built-in ones by step type — how a capability that needs its own
+   * services plugs in, e.g. `{sandbox: sandboxExecutor(backend)}` built in station.ts.
+   */
+  executors?: Partial<Record<StateType, Executor<any>>>;
 }
 
 /** How a run is started. */
@@ -79,6 +84,8 @@ export class Engine {
   #timer?: ReturnType<typeof setTimeout>;
   #sweeper?: ReturnType<typeof setInterval>;
   #stopping = false;
+  #ended = new Set<string>();
+  #endHooks = new Set<(runId: string) => void>();
 
   constructor(db: Database, nc: NatsConnection, options: EngineOptions) {
     this.ledger = new Ledger(db);
@@ -405,7 +412,7 @@ export class Engine {
   }
 
   async #runExecutor(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
-    const executor = executorFor(state)!;
+    const executor = this.#opts.executors?.[state.type] ?? executorFor(state)!;
     const scope = JSON.parse(this.ledger.getScope(attempt.run_id, attempt.scope)!.context) as Scope;
     const def = this.#definition(attempt.run_id);
     const timeoutMs = this.#timeoutOf(attempt.run_id, state) ?? this.#opts.defaultTimeoutMs;
@@ -833,6 +840,7 @@ export class Engine {
       run.id,
     );
     this.ledger.appendEvent(run.id, `run_${status}`, null, status === "completed" ? { result } : { error });
+    this.#ended.add(run.id);
     this.#definitions.delete(run.id);
   }
 
@@ -1005,6 +1013,25 @@ export class Engine {
 
   #notify(runId: string): void {
     for (const fn of this.#watchers.get(runId) ?? []) fn();
+    // Only after the commit that ended it (a rolled-back transaction leaves the run active).
+    if (this.#ended.delete(runId) && TERMINAL_RUN.includes(this.ledger.getRun(runId)!.status)) {
+      for (const fn of this.#endHooks) {
+        try {
+          fn(runId);
+        } catch (err) {
+          log.warn("run-end hook failed", { run: runId, error: (err as Error).message });
+        }
+      }
+    }
+  }
+
+  /**
+   * Calls fn with the run id after a run ends (completed, failed or canceled) in this process —
+   * for per-run resources such as a run's sandbox session. Returns the unsubscribe.
+   */
+  onRunEnd(fn: (runId: string) => void): () => void {
+    this.#endHooks.add(fn);
+    return () => this.#endHooks.delete(fn);
   }
 
   #abortRun(runId: string): void {
