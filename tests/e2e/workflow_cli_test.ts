@@ -42,6 +42,13 @@ Deno.test("stn workflow run: embedded run of the example, exit codes, input form
       });
       assertEquals(f.code, 0, f.stderr);
       assertEquals(JSON.parse(f.stdout).result.verdict, "none");
+      const followed = await runStn(["workflow", "run", EXAMPLE, "--input", '{"alerts":[]}', "--follow"], {
+        env: home.env,
+      });
+      assertEquals(followed.code, 0, followed.stderr);
+      assertStringIncludes(followed.stderr, "step_completed");
+      assertStringIncludes(followed.stderr, "run_completed");
+      assertEquals(JSON.parse(followed.stdout).verdict, "none");
     });
 
     await t.step(
