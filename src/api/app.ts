@@ -5,6 +5,8 @@ import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { bearerAuth, isLoopback } from "./auth.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
+import { workflowRunRoutes, workflowStartRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
 
 /** Builds the HTTP API: error shape, auth, and every resource's routes. */
@@ -14,7 +16,10 @@ export function createApp(ctx: StationContext): Hono {
   if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
 
   app.route("/health", healthRoutes(ctx));
+  app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
+  app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflowRoutes(ctx));
+  app.route("/api/v1/workflows", workflowStartRoutes(ctx));
   app.route("/api/v1/sync", syncRoutes(ctx));
   app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
 

@@ -4,6 +4,7 @@ import { VERSION } from "../version.ts";
 import { CliExit, printError } from "./output.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
+import { workflowRunCommands } from "./runs.ts";
 import { syncCommand, workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
@@ -34,7 +35,7 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
-  workflowCommand(program);
+  workflowRunCommands(workflowCommand(program));
   syncCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

@@ -1,6 +1,7 @@
 import type { LoadedConfig } from "../config/load.ts";
 import type { Database } from "../db/database.ts";
 import type { NatsConnection } from "../nats/connection.ts";
+import type { Engine } from "../workflows/engine/engine.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
@@ -15,6 +16,8 @@ export interface StationContext {
     /** True when stn started the nats-server itself. */
     managed: boolean;
   };
+  /** The durable workflow engine (runs, approvals, run events). */
+  engine: Engine;
   /** Stored workflow definitions and their versions. */
   workflows: WorkflowStore;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */

@@ -8,6 +8,8 @@ import { log } from "../log.ts";
 import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { VERSION } from "../version.ts";
+import { Engine } from "../workflows/engine/engine.ts";
+import { Scheduler } from "../workflows/engine/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
@@ -86,6 +88,19 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(natsUrl);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
+    const workflows = new WorkflowStore(db);
+    const e = config.values.engine;
+    const engine = new Engine(db, nc, {
+      workers: e.workers,
+      ackWaitMs: e.ack_wait,
+      maxDeliver: e.max_deliver,
+      leaseMs: e.lease,
+      defaultTimeoutMs: e.default_timeout,
+    });
+    await engine.start();
+    // Registered after the NATS connection, so it stops before the connection drains.
+    closers.push({ name: "workflow engine", close: () => engine.stop() });
+
     const ctx: StationContext = {
       version: VERSION,
       startedAt: new Date(),
@@ -93,9 +108,13 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
       shutdown: shutdown.signal,
-      workflows: new WorkflowStore(db),
+      workflows,
+      engine,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
+    const scheduler = new Scheduler(engine, workflows);
+    scheduler.start();
+    closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);
