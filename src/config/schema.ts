@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { durationSchema } from "../lib/duration.ts";
 import { LOG_LEVELS } from "../log.ts";
 
 const port = z.int().min(0).max(65535);
@@ -24,6 +25,36 @@ export const ConfigSchema = z.strictObject({
     store_dir: z.string().min(1).optional().describe(
       "JetStream store of the managed server (default $STATION_HOME/nats)",
     ),
+  }).prefault({}),
+  sandbox: z.strictObject({
+    enabled: z.boolean().default(true).describe("start the sandbox service (needs a reachable Docker Engine)"),
+    docker_host: z.string().min(1).optional().describe(
+      "Docker Engine socket path or tcp://host:port (default DOCKER_HOST, else /var/run/docker.sock)",
+    ),
+    images: z.record(z.string(), z.string().min(1)).default({
+      python: "python:3.11-slim",
+      node: "node:20-slim",
+      bash: "ubuntu:22.04",
+    }).describe("runtime name → image (e.g. images.python: stn/python:3.11-local)"),
+    allowed_images: z.array(z.string().min(1)).default([]).describe(
+      "images a sandbox may use besides those in `images` (empty: only the mapped ones)",
+    ),
+    default_runtime: z.string().min(1).default("python").describe("runtime used when none is given"),
+    user: z.string().regex(/^\d+:\d+$/).default("1000:1000").describe("uid:gid that runs commands and owns /workspace"),
+    allow_network: z.boolean().default(false).describe("allow sessions to ask for a network (otherwise always none)"),
+    memory_mb: z.int().min(16).default(2048).describe("memory limit per container (MiB)"),
+    cpus: z.number().positive().default(2).describe("CPU limit per container"),
+    pids_limit: z.int().min(8).default(256).describe("process limit per container"),
+    exec_timeout: durationSchema.default("5m").describe("default timeout of one exec or run"),
+    max_output_bytes: z.int().min(1).default(1024 * 1024).describe(
+      "stdout and stderr cap per exec (each); more is cut and flagged truncated",
+    ),
+    max_file_size: z.int().min(1).default(10 * 1024 * 1024).describe(
+      "largest file fs write/read moves (bytes); larger goes through stage/publish",
+    ),
+    idle_timeout: durationSchema.default("30m").describe("close sessions unused this long"),
+    cleanup_interval: durationSchema.default("5m").describe("how often idle sessions are looked for"),
+    pull_timeout: durationSchema.default("2m").describe("how long pulling a missing image may take"),
   }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
