@@ -45,16 +45,16 @@ export const ConfigSchema = z.strictObject({
     memory_mb: z.int().min(16).default(2048).describe("memory limit per container (MiB)"),
     cpus: z.number().positive().default(2).describe("CPU limit per container"),
     pids_limit: z.int().min(8).default(256).describe("process limit per container"),
-    exec_timeout: durationSchema.default("5m").describe("default timeout of one exec or run"),
+    exec_timeout: durationSchema.default(5 * 60_000).describe("default timeout of one exec or run"),
     max_output_bytes: z.int().min(1).default(1024 * 1024).describe(
       "stdout and stderr cap per exec (each); more is cut and flagged truncated",
     ),
     max_file_size: z.int().min(1).default(10 * 1024 * 1024).describe(
       "largest file fs write/read moves (bytes); larger goes through stage/publish",
     ),
-    idle_timeout: durationSchema.default("30m").describe("close sessions unused this long"),
-    cleanup_interval: durationSchema.default("5m").describe("how often idle sessions are looked for"),
-    pull_timeout: durationSchema.default("2m").describe("how long pulling a missing image may take"),
+    idle_timeout: durationSchema.default(30 * 60_000).describe("close sessions unused this long"),
+    cleanup_interval: durationSchema.default(5 * 60_000).describe("how often idle sessions are looked for"),
+    pull_timeout: durationSchema.default(2 * 60_000).describe("how long pulling a missing image may take"),
   }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),

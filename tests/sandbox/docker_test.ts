@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
-import { StationError } from "../../src/errors.ts";
+import type { StationError } from "../../src/errors.ts";
 import { sleep } from "../../src/lib/async.ts";
 import { readAll, testBackend, testLabels } from "./backend.ts";
 import { BUSYBOX, PYTHON } from "./images.ts";
