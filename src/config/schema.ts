@@ -27,7 +27,9 @@ export const ConfigSchema = z.strictObject({
     ),
   }).prefault({}),
   sandbox: z.strictObject({
-    enabled: z.boolean().default(true).describe("start the sandbox service (needs a reachable Docker Engine)"),
+    enabled: z.boolean().default(true).describe(
+      "start the sandbox service (needs a reachable Docker Engine)",
+    ),
     docker_host: z.string().min(1).optional().describe(
       "Docker Engine socket path or tcp://host:port (default DOCKER_HOST, else /var/run/docker.sock)",
     ),
@@ -40,8 +42,12 @@ export const ConfigSchema = z.strictObject({
       "images a sandbox may use besides those in `images` (empty: only the mapped ones)",
     ),
     default_runtime: z.string().min(1).default("python").describe("runtime used when none is given"),
-    user: z.string().regex(/^\d+:\d+$/).default("1000:1000").describe("uid:gid that runs commands and owns /workspace"),
-    allow_network: z.boolean().default(false).describe("allow sessions to ask for a network (otherwise always none)"),
+    user: z.string().regex(/^\d+:\d+$/).default("1000:1000").describe(
+      "uid:gid that runs commands and owns /workspace",
+    ),
+    allow_network: z.boolean().default(false).describe(
+      "allow sessions to ask for a network (otherwise always none)",
+    ),
     memory_mb: z.int().min(16).default(2048).describe("memory limit per container (MiB)"),
     cpus: z.number().positive().default(2).describe("CPU limit per container"),
     pids_limit: z.int().min(8).default(256).describe("process limit per container"),

@@ -1,6 +1,7 @@
 import type { LoadedConfig } from "../config/load.ts";
 import type { Database } from "../db/database.ts";
 import type { NatsConnection } from "../nats/connection.ts";
+import type { SandboxService } from "../sandbox/service.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
 export interface StationContext {
@@ -14,6 +15,8 @@ export interface StationContext {
     /** True when stn started the nats-server itself. */
     managed: boolean;
   };
+  /** Docker sandboxes; undefined when disabled or the Docker Engine is not reachable. */
+  sandbox?: SandboxService;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

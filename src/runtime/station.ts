@@ -7,6 +7,7 @@ import { StationError, usageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
+import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
@@ -86,6 +87,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(natsUrl);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
+    const sandbox = await startSandboxService(config.values.sandbox, db);
+    if (sandbox) closers.push({ name: "sandbox", close: () => sandbox.stop() });
+
     const ctx: StationContext = {
       version: VERSION,
       startedAt: new Date(),
@@ -93,6 +97,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
       shutdown: shutdown.signal,
+      sandbox,
     };
 
     const { host, port } = config.values.server;
