@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../config/load.ts";
 import type { Database } from "../db/database.ts";
+import type { FileStore } from "../files/store.ts";
 import type { NatsConnection } from "../nats/connection.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
@@ -14,6 +15,8 @@ export interface StationContext {
     /** True when stn started the nats-server itself. */
     managed: boolean;
   };
+  /** Files in the NATS object store (storage.bucket). */
+  files: FileStore;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }
