@@ -312,3 +312,18 @@ function quotaExceeded(max: number, used: number): StationError {
     },
   );
 }
+
+/** The answer to an upload (POST or PUT /api/v1/files). */
+export interface UploadResult {
+  file_key: string;
+  size_bytes: number;
+  content_type: string;
+  checksum: string;
+  expires_at: string | null;
+}
+
+/** The upload answer for a stored file. */
+export function uploadResult(info: FileInfo): UploadResult {
+  const { key, size_bytes, content_type, checksum, expires_at } = info;
+  return { file_key: key, size_bytes, content_type, checksum, expires_at };
+}

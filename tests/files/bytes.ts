@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /** Random bytes of any size (crypto.getRandomValues fills at most 64 KiB per call). */
-export function randomBytes(n: number): Uint8Array {
+export function randomBytes(n: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
   return out;
