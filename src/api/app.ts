@@ -4,6 +4,7 @@ import { StationError, toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { bearerAuth, isLoopback } from "./auth.ts";
+import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 
 /** Builds the HTTP API: error shape, auth, and every resource's routes. */
@@ -13,6 +14,7 @@ export function createApp(ctx: StationContext): Hono {
   if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
 
   app.route("/health", healthRoutes(ctx));
+  app.route("/api/v1/files", filesRoutes(ctx));
   app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
 
   app.notFound((c) => {

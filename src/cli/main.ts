@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { StationError, toStationError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { filesCommand } from "./files.ts";
 import { CliExit, printError } from "./output.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  filesCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }

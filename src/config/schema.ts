@@ -62,6 +62,26 @@ export const ConfigSchema = z.strictObject({
     cleanup_interval: durationSchema.default(5 * 60_000).describe("how often idle sessions are looked for"),
     pull_timeout: durationSchema.default(2 * 60_000).describe("how long pulling a missing image may take"),
   }).prefault({}),
+  storage: z.strictObject({
+    bucket: z.string().regex(/^[-\w]+$/, "letters, digits, - and _ only").default("sandbox-files").describe(
+      "JetStream object store bucket holding files",
+    ),
+    max_file_size: z.int().positive().default(100 * 1024 * 1024).describe(
+      "largest file accepted, in bytes (default 100 MiB)",
+    ),
+    max_total_bytes: z.int().positive().default(10 * 1024 * 1024 * 1024).describe(
+      "bytes the bucket may hold in all (default 10 GiB)",
+    ),
+    default_ttl: durationSchema.default(0).describe(
+      "time to live of an upload without --ttl (0 = never expires)",
+    ),
+    cleanup: z.strictObject({
+      enabled: z.boolean().default(true).describe("delete expired files in the background"),
+      interval: durationSchema.default(3_600_000).describe(
+        "how often expired files are deleted (default 1h)",
+      ),
+    }).prefault({}),
+  }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
   }).prefault({}),

@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../config/load.ts";
 import type { Database } from "../db/database.ts";
+import type { FileStore } from "../files/store.ts";
 import type { NatsConnection } from "../nats/connection.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 
@@ -17,6 +18,8 @@ export interface StationContext {
   };
   /** Docker sandboxes; undefined when disabled or the Docker Engine is not reachable. */
   sandbox?: SandboxService;
+  /** Files in the NATS object store (storage.bucket). */
+  files: FileStore;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

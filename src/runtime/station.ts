@@ -4,6 +4,7 @@ import { isLoopback } from "../api/auth.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
+import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
@@ -87,7 +88,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(natsUrl);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
-    const sandbox = await startSandboxService(config.values.sandbox, db);
+    const files = await FileStore.open(nc, config.values.storage);
+    if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
+    closers.push({ name: "file reaper", close: () => files.stop() });
+
+    const sandbox = await startSandboxService(config.values.sandbox, db, files);
     if (sandbox) closers.push({ name: "sandbox", close: () => sandbox.stop() });
 
     const ctx: StationContext = {
@@ -96,6 +101,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       config,
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
+      files,
       shutdown: shutdown.signal,
       sandbox,
     };

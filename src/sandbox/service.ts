@@ -1,8 +1,11 @@
-import type { Readable } from "node:stream";
+import { posix } from "node:path";
+import { Readable } from "node:stream";
 import { ulid } from "ulid";
 import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
+import { resolveKey, validateKey } from "../files/keys.ts";
+import type { FileInfo, FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import type { ExecResult, FileEntry, FileRead, OutputStream, SandboxBackend } from "./backend.ts";
 import { tooLarge } from "./docker.ts";
@@ -18,7 +21,7 @@ import {
   type SessionRecord,
   touchSession,
 } from "./ledger.ts";
-import { WORKSPACE } from "./paths.ts";
+import { relativeToWorkspace, WORKSPACE, workspacePath } from "./paths.ts";
 
 export type SandboxConfig = Config["sandbox"];
 
@@ -78,13 +81,21 @@ export class SandboxService {
   readonly backend: SandboxBackend;
   readonly config: SandboxConfig;
   readonly #db: Database;
+  readonly #files: FileStore;
   readonly #stationId: string;
   readonly #opening = new Map<string, Promise<{ session: SessionView; created: boolean }>>();
   #reaper?: ReturnType<typeof setInterval>;
 
-  constructor(backend: SandboxBackend, db: Database, config: SandboxConfig, stationId: string) {
+  constructor(
+    backend: SandboxBackend,
+    db: Database,
+    files: FileStore,
+    config: SandboxConfig,
+    stationId: string,
+  ) {
     this.backend = backend;
     this.#db = db;
+    this.#files = files;
     this.config = config;
     this.#stationId = stationId;
   }
@@ -283,6 +294,43 @@ export class SandboxService {
   /** Deletes a file (or a directory with recursive). */
   deleteFile(id: string, path: string, recursive: boolean): Promise<void> {
     return this.backend.delete(this.#use(id).container_id, path, recursive);
+  }
+
+  /**
+   * Streams a file from the file store into the workspace (up to the file store's size limit, not
+   * sandbox.max_file_size: staging is how large inputs get in).
+   */
+  async stage(
+    id: string,
+    fileKey: string,
+    destination: string,
+  ): Promise<{ path: string; size_bytes: number }> {
+    const target = workspacePath(destination);
+    const s = this.#use(id);
+    const { info, stream } = await this.#files.get(resolveKey(fileKey));
+    await this.backend.writeFile(s.container_id, target, Readable.fromWeb(stream as never), info.size_bytes);
+    return { path: target, size_bytes: info.size_bytes };
+  }
+
+  /**
+   * Streams a workspace file into the file store. The key defaults to runs/<run>/output/<name> for a
+   * run's session, else sessions/<id>/<path>.
+   */
+  async publish(id: string, path: string, key?: string): Promise<FileInfo> {
+    const source = workspacePath(path);
+    const s = this.#use(id);
+    const fileKey = validateKey(
+      key ??
+        (s.run_id
+          ? `runs/${s.run_id}/output/${posix.basename(source)}`
+          : `sessions/${s.id}/${relativeToWorkspace(source)}`),
+    );
+    const read = await this.backend.readFile(s.container_id, source, this.#files.settings.max_file_size);
+    return await this.#files.put(fileKey, Readable.toWeb(read.stream) as ReadableStream<Uint8Array>, {
+      size: read.size,
+      filename: posix.basename(source),
+      metadata: { sandbox_id: s.id, original_path: source },
+    });
   }
 
   /** Removes a session's container and marks it closed; closing a closed session is a no-op. */

@@ -1,4 +1,5 @@
 import type { Database } from "../db/database.ts";
+import type { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { DockerBackend, dockerClient } from "./docker.ts";
 import { stationId } from "./ledger.ts";
@@ -11,6 +12,7 @@ import { type SandboxConfig, SandboxService } from "./service.ts";
 export async function startSandboxService(
   config: SandboxConfig,
   db: Database,
+  files: FileStore,
 ): Promise<SandboxService | undefined> {
   if (!config.enabled) return undefined;
   const docker = dockerClient(config.docker_host);
@@ -27,7 +29,7 @@ export async function startSandboxService(
     pidsLimit: config.pids_limit,
     pullTimeoutMs: config.pull_timeout,
   });
-  const service = new SandboxService(backend, db, config, stationId(db));
+  const service = new SandboxService(backend, db, files, config, stationId(db));
   await service.start();
   return service;
 }
