@@ -6,6 +6,7 @@ import type { StationContext } from "../runtime/context.ts";
 import { bearerAuth, isLoopback } from "./auth.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { sandboxRoutes } from "./routes/sandboxes.ts";
 
 /** Builds the HTTP API: error shape, auth, and every resource's routes. */
 export function createApp(ctx: StationContext): Hono {
@@ -17,6 +18,7 @@ export function createApp(ctx: StationContext): Hono {
   app.route("/api/v1/files", filesRoutes(ctx));
   app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
 
+  app.route("/api/v1", sandboxRoutes(ctx));
   app.notFound((c) => {
     const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {
       status: 404,

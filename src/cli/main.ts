@@ -3,6 +3,7 @@ import { StationError, toStationError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { filesCommand } from "./files.ts";
 import { CliExit, printError } from "./output.ts";
+import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
 
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  sandboxCommand(program);
   filesCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

@@ -27,3 +27,28 @@ export async function readAll(stream: Readable): Promise<Buffer> {
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
+
+/** config.yaml for test stations: runtimes mapped to the locally built images. */
+export const SANDBOX_CONFIG = `
+sandbox:
+  images:
+    python: stn/python:3.11-local
+    sh: stn-test/busybox:latest
+  default_runtime: sh
+`;
+
+/** Removes every container a test station's home created (its station id label), whatever state it is in. */
+export async function removeStationContainers(stationDb: string): Promise<void> {
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(stationDb);
+  let id: string | undefined;
+  try {
+    id = (db.prepare("SELECT value FROM station_meta WHERE key = 'station_id'").get() as { value: string })
+      ?.value;
+  } finally {
+    db.close();
+  }
+  if (!id) return;
+  const backend = testBackend();
+  for (const c of await backend.listManaged({ "dev.stn.station": id })) await backend.destroy(c.id);
+}
