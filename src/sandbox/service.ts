@@ -158,7 +158,7 @@ export class SandboxService {
   }
 
   /** Opens a session (or returns the run's workflow session if it exists). */
-  open(request: OpenRequest): Promise<{ session: SessionView; created: boolean }> {
+  async open(request: OpenRequest): Promise<{ session: SessionView; created: boolean }> {
     const scope = request.scope ?? "agent";
     if (scope === "workflow" && !request.run_id) {
       throw new StationError("run_id_required", "a workflow-scoped sandbox needs a run_id", {
@@ -166,16 +166,16 @@ export class SandboxService {
         exitCode: 2,
       });
     }
-    if (scope !== "workflow") return this.#create(request, scope);
+    if (scope !== "workflow") return await this.#create(request, scope);
     const key = request.run_id!;
     // Steps of one run may ask at the same moment; they must share one container.
     const pending = this.#opening.get(key);
-    if (pending) return pending.then(({ session }) => ({ session, created: false }));
+    if (pending) return { session: (await pending).session, created: false };
     const existing = openWorkflowSession(this.#db, key);
-    if (existing) return Promise.resolve({ session: view(existing), created: false });
+    if (existing) return { session: view(existing), created: false };
     const opening = this.#create(request, scope).finally(() => this.#opening.delete(key));
     this.#opening.set(key, opening);
-    return opening;
+    return await opening;
   }
 
   async #create(
@@ -254,9 +254,9 @@ export class SandboxService {
   }
 
   /** Runs a command in a session. */
-  exec(id: string, request: SessionExec): Promise<ExecResult> {
+  async exec(id: string, request: SessionExec): Promise<ExecResult> {
     const s = this.#use(id);
-    return this.backend.exec(s.container_id, {
+    return await this.backend.exec(s.container_id, {
       cmd: request.cmd,
       cwd: request.cwd,
       env: request.env,
@@ -281,19 +281,19 @@ export class SandboxService {
   }
 
   /** Opens a file of at most sandbox.max_file_size bytes (or the given smaller cap). */
-  readFile(id: string, path: string, maxBytes = this.config.max_file_size): Promise<FileRead> {
+  async readFile(id: string, path: string, maxBytes = this.config.max_file_size): Promise<FileRead> {
     const s = this.#use(id);
-    return this.backend.readFile(s.container_id, path, Math.min(maxBytes, this.config.max_file_size));
+    return await this.backend.readFile(s.container_id, path, Math.min(maxBytes, this.config.max_file_size));
   }
 
   /** Lists a directory of the workspace. */
-  listFiles(id: string, path: string, recursive: boolean): Promise<FileEntry[]> {
-    return this.backend.list(this.#use(id).container_id, path, recursive);
+  async listFiles(id: string, path: string, recursive: boolean): Promise<FileEntry[]> {
+    return await this.backend.list(this.#use(id).container_id, path, recursive);
   }
 
   /** Deletes a file (or a directory with recursive). */
-  deleteFile(id: string, path: string, recursive: boolean): Promise<void> {
-    return this.backend.delete(this.#use(id).container_id, path, recursive);
+  async deleteFile(id: string, path: string, recursive: boolean): Promise<void> {
+    return await this.backend.delete(this.#use(id).container_id, path, recursive);
   }
 
   /**

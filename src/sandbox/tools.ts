@@ -259,8 +259,8 @@ export function toolDefinitions(): { name: string; description: string; input_sc
 }
 
 /** Validates a model's (or a client's) input and runs the tool; bad input is a 400 naming each problem. */
-export function callTool(t: SandboxTool<any>, input: unknown, ctx: ToolContext): Promise<unknown> {
-  return t.handler(parseWith(t.input, input, t.name), ctx);
+export async function callTool(t: SandboxTool<any>, input: unknown, ctx: ToolContext): Promise<unknown> {
+  return await t.handler(parseWith(t.input, input, t.name), ctx);
 }
 
 function decodeUtf8(bytes: Uint8Array): string | undefined {
