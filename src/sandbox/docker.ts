@@ -35,6 +35,8 @@ const INTERNAL_OUTPUT_BYTES = 16 * 1024 * 1024;
 // How long a killed command may take to let go of its output stream before we stop waiting.
 const KILL_GRACE_MS = 5_000;
 const EXEC_MARK = "STN_EXEC_ID";
+// os.ModeSymlink of the Go FileMode the engine reports in X-Docker-Container-Path-Stat.
+const GO_MODE_SYMLINK = 1 << 27;
 
 /** Opens a dockerode client for a socket path or tcp:// URL (default: DOCKER_HOST, else the local socket). */
 export function dockerClient(host?: string): Docker {
@@ -249,6 +251,41 @@ export class DockerBackend implements SandboxBackend {
 
   async readFile(containerId: string, path: string, maxBytes: number): Promise<FileRead> {
     const target = workspacePath(path);
+    await this.#refuseLinkedParents(containerId, path, target);
+    return await this.#openArchive(containerId, path, target, maxBytes);
+  }
+
+  /**
+   * The engine reads archives as root and follows symlinks in parent directories, so a link planted
+   * in the workspace (up -> /) would expose files the sandbox user cannot read. Each parent is
+   * looked at first (HEAD on the archive endpoint: cheap, and unlike an exec it does not wait for
+   * the container lock an open archive stream holds). A final symlink is refused by #openArchive.
+   */
+  async #refuseLinkedParents(containerId: string, path: string, target: string): Promise<void> {
+    const parts = relativeToWorkspace(target).split("/").slice(0, -1);
+    const container = this.docker.getContainer(containerId);
+    await Promise.all(parts.map(async (_, i) => {
+      const dir = `${WORKSPACE}/${parts.slice(0, i + 1).join("/")}`;
+      const res = await container.infoArchive({ path: dir }).catch((err) => {
+        if (err?.statusCode === 404) throw notFound(path);
+        throw engineError(`reading ${target}`, err);
+      }) as unknown as { headers: Record<string, string>; resume?: () => void };
+      res.resume?.();
+      const stat = JSON.parse(atob(res.headers["x-docker-container-path-stat"] ?? "e30=")) as {
+        mode?: number;
+        linkTarget?: string;
+      };
+      if (((stat.mode ?? 0) & GO_MODE_SYMLINK) !== 0) {
+        throw new StationError(
+          "path_outside_workspace",
+          `path ${JSON.stringify(path)} is not allowed: ${dir} is a symlink (to ${stat.linkTarget ?? "?"})`,
+          { status: 400, hint: "read the file through its real path inside /workspace", exitCode: 2 },
+        );
+      }
+    }));
+  }
+
+  async #openArchive(containerId: string, path: string, target: string, maxBytes: number): Promise<FileRead> {
     const container = this.docker.getContainer(containerId);
     const archive = await container.getArchive({ path: target }).catch((err) => {
       if (err?.statusCode === 404) throw notFound(path);

@@ -129,6 +129,27 @@ Deno.test("docker backend: every path-escape attempt is rejected, none remapped"
     });
     assert.ok(!passwd.stdout.split("\n").includes("x"));
     assert.deepEqual(await backend.list(id, ".", true), []);
+    // Symlinks planted by the sandbox user: reading through one cannot reach a file only root may
+    // read (the engine reads as root), and writing through one replaces the link with a directory.
+    const root = await backend.docker.getContainer(id).exec({
+      Cmd: ["sh", "-c", "echo secret > /secret; chmod 600 /secret; mkdir /rootdir"],
+      User: "0",
+    });
+    await new Promise((resolve) => root.start({}, (_e, stream) => stream?.on("end", resolve).resume()));
+    await backend.exec(id, { ...EXEC, cmd: "ln -s / up; ln -s /secret s; ln -s /rootdir rd" });
+    await assert.rejects(backend.readFile(id, "up/secret", 1024), (e: StationError) => {
+      assert.equal(e.code, "path_outside_workspace");
+      assert.match(e.message, /is a symlink \(to \/\)/);
+      return true;
+    });
+    await assert.rejects(backend.readFile(id, "s", 1024), (e: StationError) => e.code === "not_a_file");
+    await backend.writeFile(id, "rd/x.txt", one, 1);
+    const after = await backend.exec(id, { ...EXEC, cmd: "ls -A /rootdir; stat -c %F /workspace/rd" });
+    assert.equal(after.stdout, "directory\n");
+    await backend.delete(id, "up", false);
+    await backend.delete(id, "s", false);
+    await backend.delete(id, "rd", true);
+
     // Inside-the-workspace `..` that stays inside is fine.
     await backend.writeFile(id, "a/../inside.txt", one, 1);
     assert.deepEqual((await backend.list(id, ".", false)).map((e) => e.path), ["inside.txt"]);
