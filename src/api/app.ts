@@ -7,6 +7,9 @@ import { bearerAuth, isLoopback } from "./auth.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
+import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
+import { workflowRunRoutes, workflowStartRoutes } from "./routes/workflow_runs.ts";
+import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
 
 /** Builds the HTTP API: error shape, auth, and every resource's routes. */
 export function createApp(ctx: StationContext): Hono {
@@ -16,6 +19,11 @@ export function createApp(ctx: StationContext): Hono {
 
   app.route("/health", healthRoutes(ctx));
   app.route("/api/v1/files", filesRoutes(ctx));
+  app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
+  app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
+  app.route("/api/v1/workflows", workflowRoutes(ctx));
+  app.route("/api/v1/workflows", workflowStartRoutes(ctx));
+  app.route("/api/v1/sync", syncRoutes(ctx));
   app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
 
   app.route("/api/v1", sandboxRoutes(ctx));

@@ -6,6 +6,8 @@ import { CliExit, printError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
+import { workflowRunCommands } from "./runs.ts";
+import { syncCommand, workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
@@ -37,15 +39,35 @@ export function buildProgram(): Command {
   statusCommand(program);
   sandboxCommand(program);
   filesCommand(program);
+  workflowRunCommands(workflowCommand(program));
+  syncCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
+}
+
+/**
+ * Commander lets stn's own options appear anywhere, so `workflow show X --version 2` would print stn's
+ * version. After the subcommand, `--version N` is rewritten to `--version=N`, which only the
+ * subcommand's value-taking `--version` accepts.
+ */
+function subcommandVersionFlags(args: string[]): string[] {
+  const takesValue = new Set(["--station", "--config"]);
+  let i = 0;
+  while (i < args.length && args[i].startsWith("-")) i += takesValue.has(args[i]) ? 2 : 1;
+  const out = args.slice(0, i + 1);
+  for (let j = i + 1; j < args.length; j++) {
+    if (args[j] === "--version" && j + 1 < args.length && /^\d+$/.test(args[j + 1])) {
+      out.push(`--version=${args[++j]}`);
+    } else out.push(args[j]);
+  }
+  return out;
 }
 
 /** Runs the CLI and returns the process exit code (DESIGN §6). */
 export async function runCli(args: string[]): Promise<number> {
   const program = buildProgram();
   try {
-    await program.parseAsync(args, { from: "user" });
+    await program.parseAsync(subcommandVersionFlags(args), { from: "user" });
     return 0;
   } catch (err) {
     if (err instanceof CliExit) return err.code;

@@ -82,6 +82,27 @@ export const ConfigSchema = z.strictObject({
       ),
     }).prefault({}),
   }).prefault({}),
+  engine: z.strictObject({
+    workers: z.int().min(1).max(200).default(10).describe("steps this process executes at once"),
+    ack_wait: durationSchema.default(30_000).describe(
+      "JetStream AckWait for step messages; running steps send in-progress acks well within it",
+    ),
+    max_deliver: z.int().min(-1).default(-1).describe(
+      "JetStream MaxDeliver for step messages (-1 = unlimited; the ledger fences duplicates)",
+    ),
+    lease: durationSchema.default(15_000).describe(
+      "how long a running step's claim lasts without a heartbeat before another worker may take it over",
+    ),
+    default_timeout: durationSchema.default(300_000).describe("per-step timeout when a state sets none"),
+  }).prefault({}),
+  workflows: z.strictObject({
+    environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
+      "environment whose workflows/ folder is synced at start and by a bare `stn sync`",
+    ),
+    sync_on_start: z.boolean().default(true).describe(
+      "sync that environment's workflow files when the station starts",
+    ),
+  }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
   }).prefault({}),

@@ -3,6 +3,8 @@ import type { Database } from "../db/database.ts";
 import type { FileStore } from "../files/store.ts";
 import type { NatsConnection } from "../nats/connection.ts";
 import type { SandboxService } from "../sandbox/service.ts";
+import type { Engine } from "../workflows/engine/engine.ts";
+import type { WorkflowStore } from "../workflows/store.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
 export interface StationContext {
@@ -20,6 +22,10 @@ export interface StationContext {
   sandbox?: SandboxService;
   /** Files in the NATS object store (storage.bucket). */
   files: FileStore;
+  /** The durable workflow engine (runs, approvals, run events). */
+  engine: Engine;
+  /** Stored workflow definitions and their versions. */
+  workflows: WorkflowStore;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

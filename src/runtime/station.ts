@@ -10,6 +10,10 @@ import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
+import { Engine } from "../workflows/engine/engine.ts";
+import { Scheduler } from "../workflows/engine/scheduler.ts";
+import { WorkflowStore } from "../workflows/store.ts";
+import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
 
@@ -92,6 +96,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
 
     const sandbox = await startSandboxService(config.values.sandbox, db, files);
     if (sandbox) closers.push({ name: "sandbox", close: () => sandbox.stop() });
+    const workflows = new WorkflowStore(db);
+    const e = config.values.engine;
+    const engine = new Engine(db, nc, {
+      workers: e.workers,
+      ackWaitMs: e.ack_wait,
+      maxDeliver: e.max_deliver,
+      leaseMs: e.lease,
+      defaultTimeoutMs: e.default_timeout,
+    });
+    await engine.start();
+    // Registered after the NATS connection, so it stops before the connection drains.
+    closers.push({ name: "workflow engine", close: () => engine.stop() });
 
     const ctx: StationContext = {
       version: VERSION,
@@ -102,7 +118,13 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       files,
       shutdown: shutdown.signal,
       sandbox,
+      workflows,
+      engine,
     };
+    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
+    const scheduler = new Scheduler(engine, workflows);
+    scheduler.start();
+    closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);

@@ -33,6 +33,8 @@ export type RetryPolicy = z.infer<typeof RetryPolicy>;
 /** Fields every state type has. */
 const common = {
   id: stateId,
+  /** Display label; the Go project's files often set it next to `id` (alone, the loader makes it the id). */
+  name: z.string().optional(),
   description: z.string().optional(),
   next: stateId.optional(),
   end: z.boolean().optional(),

@@ -1,0 +1,150 @@
+/**
+ * Engine benchmark, against a real in-process station (managed nats-server, SQLite file):
+ *   (a) per-step overhead of a 20-step transform chain: gap between consecutive step completions, p50/p99;
+ *   (b) throughput of 1,000 runs × 3 steps (runs/s, steps/s);
+ *   (c) the floor, in the same run and on the same nats-server: raw JetStream publish → consume → ack,
+ *       one message at a time (latency p50/p99) and 3,000 messages through a pull consumer (msgs/s).
+ * Prints each measurement and its ratio to the floor.
+ *
+ *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000]
+ */
+import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { loadConfig } from "../../src/config/load.ts";
+import { setLogLevel } from "../../src/log.ts";
+import { startStation } from "../../src/runtime/station.ts";
+import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
+import type { Engine } from "../../src/workflows/engine/engine.ts";
+
+const CHAINS = Number(Deno.args[0] ?? 30);
+const RUNS = Number(Deno.args[1] ?? 1000);
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+async function untilDone(engine: Engine, ids: string[]): Promise<void> {
+  for (;;) {
+    const left = engine.ledger.get<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM workflow_runs WHERE id IN (${ids.map(() => "?").join(",")})
+       AND status NOT IN ('completed','failed','canceled')`,
+      ...ids,
+    )!.n;
+    if (left === 0) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const failed = engine.ledger.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM workflow_runs WHERE id IN (${
+      ids.map(() => "?").join(",")
+    }) AND status != 'completed'`,
+    ...ids,
+  )!.n;
+  if (failed) throw new Error(`${failed} runs did not complete`);
+}
+
+setLogLevel("warn");
+const home = await Deno.makeTempDir({ prefix: "stn-bench-" });
+const config = loadConfig({ env: { STATION_HOME: home }, flags: { "server.port": 0 } });
+const station = await startStation(config, { announce: false });
+const engine = station.ctx.engine;
+const nc = station.ctx.nats.nc;
+try {
+  // (c) floor first: raw JetStream on the same server.
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({
+    name: "BENCH",
+    subjects: ["bench.>"],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+  });
+  await jsm.consumers.add("BENCH", { durable_name: "bench", ack_policy: AckPolicy.Explicit });
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get("BENCH", "bench");
+  const floorLat: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t0 = performance.now();
+    await js.publish("bench.one", "{}");
+    const m = await consumer.next({ expires: 5000 });
+    await m!.ackAck();
+    floorLat.push(performance.now() - t0);
+  }
+  const total = RUNS * 3;
+  const t0 = performance.now();
+  const messages = await consumer.consume({ max_messages: 100 });
+  const consumed = (async () => {
+    let n = 0;
+    for await (const m of messages) {
+      m.ack();
+      if (++n === total) break;
+    }
+  })();
+  await Promise.all(Array.from({ length: total }, () => js.publish("bench.many", "{}")));
+  await consumed;
+  const floorRate = total / ((performance.now() - t0) / 1000);
+  await messages.close();
+
+  // (a) 20-step chain, one run at a time.
+  const chain = WorkflowDefinition.parse({
+    id: "chain20",
+    states: Array.from({ length: 20 }, (_, i) => ({
+      id: `s${i}`,
+      type: "transform",
+      expression: "{'n': n + 1}",
+      output: { n: "$.n" },
+      ...(i < 19 ? { next: `s${i + 1}` } : {}),
+    })),
+  });
+  // Completion instants come from the engine's own notifications (sub-ms clock), not the ledger's ms timestamps.
+  const gaps: number[] = [];
+  for (let c = 0; c < CHAINS; c++) {
+    const stamps: number[] = [];
+    let seen = 0;
+    const t = performance.now();
+    const run = await engine.startRun({ definition: chain, input: { n: 0 } });
+    const unwatch = engine.watch(run.id, () => {
+      const n = engine.ledger.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM step_attempts WHERE run_id = ? AND status = 'completed'",
+        run.id,
+      )!.n;
+      if (n > seen) stamps.push(performance.now()), seen = n;
+    });
+    await untilDone(engine, [run.id]);
+    unwatch();
+    [t, ...stamps].forEach((x, i, all) => i > 0 && gaps.push(x - all[i - 1]));
+  }
+
+  // (b) 1,000 runs × 3 steps, all at once.
+  const three = WorkflowDefinition.parse({
+    id: "three",
+    states: [
+      { id: "a", type: "transform", expression: "{'n': n + 1}", next: "b" },
+      { id: "b", type: "inject", data: { v: "${a.n}" }, next: "c" },
+      { id: "c", type: "transform", expression: "{'done': b.v}" },
+    ],
+  });
+  const t1 = performance.now();
+  const ids = await Promise.all(
+    Array.from({ length: RUNS }, (_, i) => engine.startRun({ definition: three, input: { n: i } })),
+  )
+    .then((rs) => rs.map((r) => r.id));
+  await untilDone(engine, ids);
+  const secs = (performance.now() - t1) / 1000;
+  const runRate = RUNS / secs;
+  const stepRate = (RUNS * 3) / secs;
+
+  const p50 = pct(gaps, 0.5), p99 = pct(gaps, 0.99);
+  const f50 = pct(floorLat, 0.5), f99 = pct(floorLat, 0.99);
+  console.log(`floor (raw JetStream publish→consume→ack, same nats-server)`);
+  console.log(`  one message at a time: p50 ${ms(f50)}  p99 ${ms(f99)}`);
+  console.log(`  ${total} messages, pull consumer: ${floorRate.toFixed(0)} msgs/s`);
+  console.log(`(a) 20-step transform chain × ${CHAINS}: per-step p50 ${ms(p50)}  p99 ${ms(p99)}`);
+  console.log(`    ratio to the floor: p50 ×${(p50 / f50).toFixed(1)}  p99 ×${(p99 / f99).toFixed(1)}`);
+  console.log(
+    `(b) ${RUNS} runs × 3 steps: ${secs.toFixed(2)} s  ${runRate.toFixed(0)} runs/s  ${
+      stepRate.toFixed(0)
+    } steps/s`,
+  );
+  console.log(`    ratio of the floor's msgs/s to steps/s: ×${(floorRate / stepRate).toFixed(1)}`);
+} finally {
+  await station.stop();
+  await Deno.remove(home, { recursive: true }).catch(() => {});
+}

@@ -1,0 +1,225 @@
+/**
+ * Rewrites the Go project's aliases into the one normalised form (shared/spec/workflows.md):
+ * `transition`→`next`, `name`-as-id, `operation`+`input.task: agent.run`→`agent`,
+ * `operation`+`input.task: human.approval`→`human_approval`, `set`→`inject`, `sleep`/`delay`→`timer`,
+ * a `cron` start state → top-level `schedule`. It also remembers where each rewritten value came
+ * from, so an issue found in the normalised form points at what the user wrote.
+ */
+
+type Obj = Record<string, unknown>;
+
+/** A problem found while rewriting aliases (reported by the validator as an error). */
+export interface AliasProblem {
+  code: string;
+  /** Pointer in the source document. */
+  path: string;
+  message: string;
+  hint?: string;
+}
+
+export interface Normalized {
+  value: Obj;
+  problems: AliasProblem[];
+  /** Maps a pointer in the normalised value to the pointer of what the user wrote. */
+  sourcePath(pointer: string): string;
+}
+
+const OPERATION_TYPES = new Set(["operation", "action", "function"]);
+const TYPE_ALIASES: Record<string, string> = { set: "inject", sleep: "timer", delay: "timer" };
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+class Rewriter {
+  readonly problems: AliasProblem[] = [];
+  readonly renames = new Map<string, string>();
+  /** State index shifts from removing a cron start state; applied before `renames`. */
+  readonly shifts = new Map<string, string>();
+
+  /** Records that the normalised pointer `to` holds what the source had at `from`. */
+  moved(to: string, from: string): void {
+    if (to !== from) this.renames.set(to, from);
+  }
+
+  /** The source pointer of a normalised pointer: the longest renamed prefix wins. */
+  sourcePath(pointer: string): string {
+    return Rewriter.lookup(this.renames, Rewriter.lookup(this.shifts, pointer));
+  }
+
+  static lookup(map: Map<string, string>, pointer: string): string {
+    let p = pointer;
+    while (true) {
+      const hit = map.get(p);
+      if (hit !== undefined) return hit + pointer.slice(p.length);
+      const cut = p.lastIndexOf("/");
+      if (cut <= 0) return pointer;
+      p = p.slice(0, cut);
+    }
+  }
+
+  /** Renames `from` to `to` in a state; both present is an error (which one wins would be a guess). */
+  rename(s: Obj, from: string, to: string, ptr: string, src: string): void {
+    if (!(from in s)) return;
+    if (to in s) {
+      this.problems.push({
+        code: "conflicting_alias",
+        path: `${src}/${from}`,
+        message: `both \`${from}\` and \`${to}\` are set`,
+        hint: `\`${from}\` is the Go project's name for \`${to}\`: keep one`,
+      });
+      delete s[from];
+      return;
+    }
+    s[to] = s[from];
+    delete s[from];
+    this.moved(`${ptr}/${to}`, `${src}/${from}`);
+  }
+
+  state(raw: unknown, ptr: string, src: string): unknown {
+    if (!isObj(raw)) return raw;
+    const s: Obj = { ...raw };
+    if (!("id" in s) && typeof s.name === "string") this.rename(s, "name", "id", ptr, src);
+    this.rename(s, "transition", "next", ptr, src);
+    if (typeof s.type === "string" && s.type in TYPE_ALIASES) s.type = TYPE_ALIASES[s.type];
+    if (typeof s.type === "string" && OPERATION_TYPES.has(s.type)) this.operation(s, ptr, src);
+    else if (s.type === "timer" || s.type === "human_approval") this.goInput(s, ptr, src);
+    this.blocks(s, ptr, src);
+    return s;
+  }
+
+  /** `operation` (or `action`/`function`) with `input.task` naming what it really is. */
+  operation(s: Obj, ptr: string, src: string): void {
+    const input = isObj(s.input) ? { ...s.input } : {};
+    const task = input.task;
+    if (task === "agent.run" || task === "agent.hierarchy.run") {
+      s.type = "agent";
+      delete input.task;
+      for (const [from, to] of [["agent", "agent"], ["agent_task", "task"], ["userInput", "task"]] as const) {
+        if (from in input && !(to in s)) {
+          s[to] = input[from];
+          this.moved(`${ptr}/${to}`, `${src}/input/${from}`);
+        }
+        delete input[from];
+      }
+      if (Object.keys(input).length > 0) s.input = input;
+      else delete s.input;
+    } else if (task === "human.approval") {
+      s.type = "human_approval";
+      delete input.task;
+      s.input = input;
+      this.goInput(s, ptr, src);
+    } else {
+      this.problems.push({
+        code: "unknown_type",
+        path: task === undefined ? `${src}/type` : `${src}/input/task`,
+        message: task === undefined
+          ? `\`type: ${s.type}\` without \`input.task\` does nothing`
+          : `\`input.task: ${String(task)}\` is not a task stn runs`,
+        hint:
+          "use `input.task: agent.run` or `human.approval`, or a state type such as `agent`, `transform`, `sandbox`",
+      });
+      s.type = undefined;
+    }
+  }
+
+  /** Approval and timer settings the Go project read from `input.*`. */
+  goInput(s: Obj, ptr: string, src: string): void {
+    if (!isObj(s.input)) return;
+    const input = { ...s.input };
+    const lift = (from: string, to: string, convert: (v: unknown) => unknown = (v) => v) => {
+      if (!(from in input) || to in s) return;
+      s[to] = convert(input[from]);
+      delete input[from];
+      this.moved(`${ptr}/${to}`, `${src}/input/${from}`);
+    };
+    if (s.type === "human_approval") {
+      lift("message", "message");
+      lift("approvers", "approvers");
+      lift("timeout_seconds", "timeout", (v) => (typeof v === "number" ? `${v}s` : v));
+    } else {
+      lift("duration", "duration");
+    }
+    if (Object.keys(input).length > 0) s.input = input;
+    else delete s.input;
+  }
+
+  /** Nested state lists: parallel branches, the foreach iterator, try/catch/finally. */
+  blocks(s: Obj, ptr: string, src: string): void {
+    if (Array.isArray(s.branches)) {
+      s.branches = s.branches.map((b, i) => this.block(b, `${ptr}/branches/${i}`, `${src}/branches/${i}`));
+    }
+    for (const key of ["iterator", "try", "catch", "finally"]) {
+      if (key in s) s[key] = this.block(s[key], `${ptr}/${key}`, `${src}/${key}`);
+    }
+  }
+
+  block(raw: unknown, ptr: string, src: string): unknown {
+    if (!isObj(raw)) return raw;
+    const b: Obj = { ...raw };
+    if (Array.isArray(b.states)) {
+      b.states = b.states.map((st, i) => this.state(st, `${ptr}/states/${i}`, `${src}/states/${i}`));
+    }
+    return b;
+  }
+
+  /** A `cron` start state (the Go project's schedule form) becomes `schedule`; the run starts at its next. */
+  cronStart(def: Obj): void {
+    const states = def.states as unknown[];
+    const startId = typeof def.start === "string" ? def.start : undefined;
+    const idx = states.findIndex((s, i) =>
+      isObj(s) && s.type === "cron" && (startId === undefined ? i === 0 : (s.id ?? s.name) === startId)
+    );
+    if (idx < 0) return;
+    const cron = states[idx] as Obj;
+    const src = `/states/${idx}`;
+    if ("schedule" in def) {
+      this.problems.push({
+        code: "conflicting_alias",
+        path: src,
+        message: "both a `cron` start state and a top-level `schedule` are set",
+        hint: "keep the top-level `schedule`",
+      });
+      return;
+    }
+    const schedule: Obj = {};
+    for (const key of ["cron", "timezone", "input", "enabled"]) {
+      if (key in cron) {
+        schedule[key] = cron[key];
+        this.moved(`/schedule/${key}`, `${src}/${key}`);
+      }
+    }
+    this.moved("/schedule", src);
+    def.schedule = schedule;
+    const next = cron.next ?? cron.transition;
+    if (typeof next === "string") {
+      def.start = next;
+      this.moved("/start", `${src}/${"next" in cron ? "next" : "transition"}`);
+    } else if (states.length > idx + 1) {
+      delete def.start;
+    }
+    def.states = states.filter((_, i) => i !== idx);
+    for (let i = idx; i < states.length - 1; i++) this.shifts.set(`/states/${i}`, `/states/${i + 1}`);
+  }
+}
+
+/** The Go project's API body `{workflowId, name, definition: {...}}`, unwrapped to the definition. */
+export function unwrapApiBody(raw: unknown): unknown {
+  if (!isObj(raw) || !isObj(raw.definition) || "states" in raw) return raw;
+  const def: Obj = { ...raw.definition };
+  if (def.id === undefined && typeof raw.workflowId === "string") def.id = raw.workflowId;
+  if (def.name === undefined && typeof raw.name === "string") def.name = raw.name;
+  if (def.description === undefined && typeof raw.description === "string") def.description = raw.description;
+  return def;
+}
+
+/** Rewrites aliases (see the module comment); `value` must be an object. */
+export function normalizeAliases(raw: Obj): Normalized {
+  const w = new Rewriter();
+  const def: Obj = { ...raw };
+  if (Array.isArray(def.states)) {
+    def.states = def.states.map((s, i) => w.state(s, `/states/${i}`, `/states/${i}`));
+    w.cronStart(def);
+  }
+  return { value: def, problems: w.problems, sourcePath: (p) => w.sourcePath(p) };
+}

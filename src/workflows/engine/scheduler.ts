@@ -1,0 +1,136 @@
+import { Cron } from "croner";
+import { transaction } from "../../db/database.ts";
+import { log } from "../../log.ts";
+import type { WorkflowStore } from "../store.ts";
+import type { Engine } from "./engine.ts";
+
+/** One row of the `schedules` table: the latest enabled version's cron, and when it fires next. */
+export interface ScheduleRow {
+  workflow_id: string;
+  version: number;
+  cron: string;
+  timezone: string;
+  input: string;
+  next_run_at: number;
+  last_run_at: number | null;
+  last_run_id: string | null;
+}
+
+/** The next instant (ms) a cron fires after `from`, in its time zone; null when it never does. */
+export function nextFire(cron: string, timezone: string, from: Date): number | null {
+  const next = new Cron(cron, { timezone, paused: true }).nextRun(from);
+  return next ? next.getTime() : null;
+}
+
+/**
+ * Runs workflows on their `schedule` while a runtime is up. Only the latest version of an active
+ * workflow is scheduled (older versions and disabled workflows never fire); the `next_run_at`
+ * compare-and-set in the ledger makes a fire happen once even with several stn processes.
+ */
+export class Scheduler {
+  #engine: Engine;
+  #store: WorkflowStore;
+  #timer?: ReturnType<typeof setInterval>;
+  #ticking = false;
+  #lastReconcile = 0;
+
+  constructor(engine: Engine, store: WorkflowStore) {
+    this.#engine = engine;
+    this.#store = store;
+  }
+
+  /** Reconciles the schedules with the store, then checks for due ones every `everyMs`. */
+  start(everyMs = 500): void {
+    this.reconcile();
+    this.#timer = setInterval(() => this.#tick(), everyMs);
+  }
+
+  /** Stops firing. */
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** Makes the schedules table match the latest enabled versions of active workflows. */
+  reconcile(): void {
+    const ledger = this.#engine.ledger;
+    const wanted = new Map<string, Omit<ScheduleRow, "next_run_at" | "last_run_at" | "last_run_id">>();
+    for (const rec of this.#store.list({ status: "active" })) {
+      const { definition, version } = this.#store.get(rec.id);
+      const s = definition.schedule;
+      if (!s || s.enabled === false) continue;
+      wanted.set(rec.id, {
+        workflow_id: rec.id,
+        version,
+        cron: s.cron,
+        timezone: s.timezone ?? "UTC",
+        input: JSON.stringify(s.input ?? {}),
+      });
+    }
+    transaction(ledger.db, () => {
+      for (const row of ledger.all<ScheduleRow>("SELECT * FROM schedules")) {
+        const w = wanted.get(row.workflow_id);
+        if (!w) ledger.run("DELETE FROM schedules WHERE workflow_id = ?", row.workflow_id);
+        else if (w.version === row.version && w.cron === row.cron && w.timezone === row.timezone) {
+          wanted.delete(row.workflow_id);
+        }
+      }
+      for (const w of wanted.values()) {
+        const next = nextFire(w.cron, w.timezone, new Date());
+        if (next === null) continue;
+        ledger.run(
+          `INSERT INTO schedules (workflow_id, version, cron, timezone, input, next_run_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, cron = excluded.cron,
+             timezone = excluded.timezone, input = excluded.input, next_run_at = excluded.next_run_at`,
+          w.workflow_id,
+          w.version,
+          w.cron,
+          w.timezone,
+          w.input,
+          next,
+        );
+      }
+    });
+    this.#lastReconcile = Date.now();
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#ticking) return;
+    this.#ticking = true;
+    try {
+      // Definitions change through the API or a sync: pick that up every few seconds.
+      if (Date.now() - this.#lastReconcile > 2000) this.reconcile();
+      const ledger = this.#engine.ledger;
+      for (
+        const row of ledger.all<ScheduleRow>("SELECT * FROM schedules WHERE next_run_at <= ?", Date.now())
+      ) {
+        const next = nextFire(row.cron, row.timezone, new Date(Math.max(Date.now(), row.next_run_at)));
+        const won = ledger.run(
+          "UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE workflow_id = ? AND next_run_at = ?",
+          next ?? Number.MAX_SAFE_INTEGER,
+          Date.now(),
+          row.workflow_id,
+          row.next_run_at,
+        );
+        if (won === 0) continue;
+        const { definition, version } = this.#store.get(row.workflow_id, row.version);
+        try {
+          const run = await this.#engine.startRun({
+            definition,
+            workflowVersion: version,
+            input: JSON.parse(row.input),
+          });
+          ledger.run("UPDATE schedules SET last_run_id = ? WHERE workflow_id = ?", run.id, row.workflow_id);
+        } catch (err) {
+          log.warn("scheduled run could not start", {
+            workflow: row.workflow_id,
+            error: (err as Error).message,
+          });
+        }
+      }
+    } catch (err) {
+      log.error("scheduler tick failed", { error: (err as Error).message });
+    } finally {
+      this.#ticking = false;
+    }
+  }
+}

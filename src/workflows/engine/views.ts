@@ -1,0 +1,102 @@
+import type { ApprovalRow, AttemptRow, RunRow, RunStatus, StepError } from "./ledger.ts";
+
+/** API shapes of the ledger rows (JSON columns parsed, internal columns left out). */
+
+const parse = (s: string | null) => (s === null ? null : JSON.parse(s));
+
+export interface RunView {
+  id: string;
+  workflow_id: string;
+  workflow_version: number | null;
+  status: RunStatus;
+  input: unknown;
+  result: unknown;
+  error: StepError | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+/** A run as the API returns it. */
+export function runView(r: RunRow): RunView {
+  return {
+    id: r.id,
+    workflow_id: r.workflow_id,
+    workflow_version: r.workflow_version,
+    status: r.status,
+    input: parse(r.input),
+    result: parse(r.result),
+    error: parse(r.error),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    started_at: r.started_at,
+    completed_at: r.completed_at,
+  };
+}
+
+export interface StepView {
+  path: string;
+  step_id: string;
+  type: string;
+  visit: number;
+  attempt: number;
+  status: string;
+  output: unknown;
+  error: StepError | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  duration_ms: number | null;
+}
+
+/** A step attempt as the API returns it; only a completed step has an output (the rest is bookkeeping). */
+export function stepView(a: AttemptRow): StepView {
+  return {
+    path: a.path,
+    step_id: a.step_id,
+    type: a.step_type,
+    visit: a.visit,
+    attempt: a.attempt,
+    status: a.status,
+    output: a.status === "completed" ? parse(a.output) : null,
+    error: parse(a.error),
+    created_at: a.created_at,
+    started_at: a.started_at,
+    completed_at: a.completed_at,
+    duration_ms: a.started_at && a.completed_at
+      ? Date.parse(a.completed_at) - Date.parse(a.started_at)
+      : null,
+  };
+}
+
+export interface ApprovalView {
+  id: string;
+  run_id: string;
+  step_id: string;
+  message: string;
+  approvers: string[];
+  status: ApprovalRow["status"];
+  decided_by: string | null;
+  comment: string | null;
+  decided_at: string | null;
+  timeout_at: string;
+  created_at: string;
+}
+
+/** An approval as the API returns it. */
+export function approvalView(a: ApprovalRow): ApprovalView {
+  return {
+    id: a.id,
+    run_id: a.run_id,
+    step_id: a.step_id,
+    message: a.message,
+    approvers: JSON.parse(a.approvers),
+    status: a.status,
+    decided_by: a.decided_by,
+    comment: a.comment,
+    decided_at: a.decided_at,
+    timeout_at: a.timeout_at,
+    created_at: a.created_at,
+  };
+}

@@ -1,0 +1,29 @@
+import type { State } from "../definition/schema.ts";
+import { contextScope, evaluate } from "../expr.ts";
+import { type Executor, failed } from "./types.ts";
+
+type ForeachState = Extract<State, { type: "foreach" }>;
+
+/** foreach: one durable iteration per item of `itemsPath`, at most `maxConcurrency` at once. */
+export const foreach: Executor<ForeachState> = async (step, scope) => {
+  let items: unknown;
+  try {
+    items = await evaluate(step.itemsPath, scope, contextScope(scope).bindings);
+  } catch (err) {
+    return failed("expression_failed", err);
+  }
+  if (items === undefined) items = [];
+  if (!Array.isArray(items)) {
+    return failed("not_an_array", `foreach ${step.id}: itemsPath gave ${typeof items}, expected an array`);
+  }
+  return {
+    kind: "fanout",
+    join: "foreach",
+    maxConcurrency: step.maxConcurrency ?? 1,
+    blocks: items.map((item, i) => ({
+      key: String(i),
+      block: step.iterator,
+      vars: { [step.itemName ?? "item"]: item, _index: i, _total: items.length },
+    })),
+  };
+};

@@ -1,0 +1,182 @@
+import { join } from "node:path";
+import type { LoadedConfig } from "../config/load.ts";
+import { StationError } from "../errors.ts";
+import { log } from "../log.ts";
+import { idFromFileName, validateSource, WORKFLOW_FILE } from "./definition/load.ts";
+import { parseSource } from "./definition/source.ts";
+import type { ValidationIssue } from "./definition/validate.ts";
+import type { WorkflowStore } from "./store.ts";
+
+/**
+ * DeclarativeSync: makes the stored workflows match `environments/<env>/workflows/*.workflow.*`.
+ * Valid files are saved (a new version only when content changed); invalid files are reported and
+ * skipped, leaving their stored workflow as it was; workflows that came from this environment's
+ * files and whose file is gone are disabled — never workflows from the API or another environment.
+ */
+
+/** One synced workflow. */
+export interface SyncedWorkflow {
+  id: string;
+  version: number;
+  file: string;
+}
+
+/** A file that did not validate, with its issues. */
+export interface InvalidFile {
+  file: string;
+  errors: ValidationIssue[];
+}
+
+/** What a sync did, per outcome. */
+export interface SyncReport {
+  environment: string;
+  directory: string;
+  created: SyncedWorkflow[];
+  updated: SyncedWorkflow[];
+  unchanged: SyncedWorkflow[];
+  /** Workflows re-enabled because their file is back (also listed in created/updated/unchanged). */
+  enabled: string[];
+  disabled: string[];
+  invalid: InvalidFile[];
+}
+
+/** The workflows folder of an environment. */
+export function environmentWorkflowsDir(environmentsDir: string, environment: string): string {
+  return join(environmentsDir, environment, "workflows");
+}
+
+/** The id an invalid file would have had, so its stored workflow is not disabled as "removed". */
+function claimedId(text: string, file: string): string | undefined {
+  const parsed = parseSource(text);
+  if (!("error" in parsed)) {
+    const v = parsed.value as Record<string, unknown> | null;
+    if (v && typeof v === "object" && typeof v.id === "string") return v.id;
+    if (v && typeof v === "object" && typeof v.workflowId === "string") return v.workflowId;
+  }
+  return idFromFileName(file);
+}
+
+/** Formats an invalid file's first issues as `file:line:col: code: message` lines. */
+export function formatInvalid(inv: InvalidFile): string[] {
+  return inv.errors.map((e) =>
+    `${inv.file}${e.line ? `:${e.line}${e.column ? `:${e.column}` : ""}` : ""}: ${e.code}: ${e.message}`
+  );
+}
+
+/** Syncs one environment's workflow files into the store. */
+export async function syncEnvironment(
+  store: WorkflowStore,
+  environmentsDir: string,
+  environment: string,
+): Promise<SyncReport> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(environment)) {
+    throw new StationError("invalid_environment", `invalid environment name ${JSON.stringify(environment)}`, {
+      status: 400,
+      hint: "environment names are folder names under $STATION_HOME/environments, e.g. `default`",
+    });
+  }
+  const envDir = join(environmentsDir, environment);
+  try {
+    if (!(await Deno.stat(envDir)).isDirectory) throw new Deno.errors.NotFound();
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    throw new StationError(
+      "environment_not_found",
+      `no environment \`${environment}\` (${envDir} does not exist)`,
+      {
+        status: 404,
+        hint: `create ${join(envDir, "workflows")} and put <id>.workflow.yaml files in it`,
+      },
+    );
+  }
+  const directory = environmentWorkflowsDir(environmentsDir, environment);
+  const report: SyncReport = {
+    environment,
+    directory,
+    created: [],
+    updated: [],
+    unchanged: [],
+    enabled: [],
+    disabled: [],
+    invalid: [],
+  };
+  const files: string[] = [];
+  try {
+    for await (const e of Deno.readDir(directory)) {
+      if (e.isFile && WORKFLOW_FILE.test(e.name)) files.push(e.name);
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  files.sort();
+
+  const present = new Set<string>();
+  const seenIn = new Map<string, string>();
+  for (const name of files) {
+    const file = join(directory, name);
+    const text = await Deno.readTextFile(file);
+    const result = validateSource(text, { fileName: file });
+    if (!result.valid || !result.definition) {
+      const id = claimedId(text, file);
+      if (id) present.add(id);
+      report.invalid.push({ file, errors: result.errors });
+      continue;
+    }
+    const def = result.definition;
+    const other = seenIn.get(def.id);
+    if (other) {
+      report.invalid.push({
+        file,
+        errors: [{
+          code: "duplicate_workflow_id",
+          path: "/id",
+          message: `workflow id \`${def.id}\` is also defined in ${other}`,
+          hint: "each workflow id lives in one file per environment",
+        }],
+      });
+      continue;
+    }
+    seenIn.set(def.id, file);
+    present.add(def.id);
+    const saved = store.save(def, { source: "file", environment, path: file });
+    report[saved.outcome].push({ id: def.id, version: saved.version, file });
+    if (saved.enabled) report.enabled.push(def.id);
+  }
+
+  for (const w of store.list({ environment, status: "active" })) {
+    if (present.has(w.id)) continue;
+    store.disable(w.id, "file_removed");
+    report.disabled.push(w.id);
+  }
+  return report;
+}
+
+/** Station start: syncs the configured environment when it exists; problems are logged, never fatal. */
+export async function syncOnStart(
+  store: WorkflowStore,
+  config: LoadedConfig,
+): Promise<SyncReport | undefined> {
+  const environment = config.values.workflows.environment;
+  try {
+    const report = await syncEnvironment(store, config.paths.environments, environment);
+    for (const inv of report.invalid) {
+      for (const line of formatInvalid(inv)) log.warn(`skipped invalid workflow: ${line}`);
+    }
+    const n = (k: "created" | "updated" | "unchanged") => report[k].length;
+    log.info(`synced workflows of environment ${environment}`, {
+      created: n("created"),
+      updated: n("updated"),
+      unchanged: n("unchanged"),
+      disabled: report.disabled.length,
+      invalid: report.invalid.length,
+    });
+    return report;
+  } catch (err) {
+    if (err instanceof StationError && err.code === "environment_not_found") {
+      log.debug(`no environment ${environment} to sync workflows from`);
+      return undefined;
+    }
+    log.warn("workflow sync at start failed", { error: (err as Error).message });
+    return undefined;
+  }
+}

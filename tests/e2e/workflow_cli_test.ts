@@ -1,0 +1,148 @@
+import { fileURLToPath } from "node:url";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { tempHome } from "../helpers/home.ts";
+import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+
+const EXAMPLE = fileURLToPath(new URL("../../examples/workflows/triage.workflow.yaml", import.meta.url));
+
+Deno.test("stn workflow run: embedded run of the example, exit codes, input forms", async (t) => {
+  const home = await tempHome();
+  try {
+    await t.step("the README's main job: the example runs on the embedded defaults", async () => {
+      const r = await runStn(
+        [
+          "workflow",
+          "run",
+          EXAMPLE,
+          "--input",
+          '{"alerts":[{"name":"cpu","severity":9},{"name":"disk","severity":2}]}',
+        ],
+        { env: home.env },
+      );
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(JSON.parse(r.stdout), {
+        service: "checkout",
+        verdict: "page",
+        reason: "checkout: worst score 90",
+        scored: 2,
+      });
+    });
+
+    await t.step("--input - reads stdin; --input @file reads a file", async () => {
+      const r = await runStn(["workflow", "run", EXAMPLE, "--input", "-"], {
+        env: home.env,
+        stdin: '{"service":"api","alerts":[{"name":"x","severity":5}]}',
+      });
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(JSON.parse(r.stdout).verdict, "ticket");
+      const file = home.path("input.json");
+      Deno.writeTextFileSync(file, '{"alerts":[]}');
+      const f = await runStn(["workflow", "run", EXAMPLE, "--input", `@${file}`, "--json"], {
+        env: home.env,
+      });
+      assertEquals(f.code, 0, f.stderr);
+      assertEquals(JSON.parse(f.stdout).result.verdict, "none");
+    });
+
+    await t.step(
+      "bad input: usage errors exit 2, schema violations exit 1, never a stack trace",
+      async () => {
+        const bad = await runStn(["workflow", "run", EXAMPLE, "--input", "{nope"], { env: home.env });
+        assertEquals(bad.code, 2);
+        assertStringIncludes(bad.stderr, "error: --input is not valid JSON");
+        const schema = await runStn(["workflow", "run", EXAMPLE, "--input", '{"alerts":[{"name":"x"}]}'], {
+          env: home.env,
+        });
+        assertEquals(schema.code, 1);
+        assertStringIncludes(schema.stderr, "required property 'severity'");
+        assert(!schema.stderr.includes("    at "), schema.stderr);
+        const file = home.path("broken.workflow.yaml");
+        Deno.writeTextFileSync(file, "states:\n  - id: a\n    type: transfrom\n");
+        const invalid = await runStn(["workflow", "run", file], { env: home.env });
+        assertEquals(invalid.code, 2);
+        assertStringIncludes(invalid.stderr, "broken.workflow.yaml:");
+      },
+    );
+
+    await t.step("a failed run exits 3 and says why", async () => {
+      const file = home.path("fails.workflow.yaml");
+      Deno.writeTextFileSync(
+        file,
+        "states:\n  - id: pick\n    type: switch\n    conditions:\n      - if: 'false'\n        next: pick\n",
+      );
+      const r = await runStn(["workflow", "run", file], { env: home.env });
+      assertEquals(r.code, 3, r.stderr);
+      assertStringIncludes(r.stderr, "failed");
+    });
+  } finally {
+    await home.cleanup();
+  }
+});
+
+Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 4, inspect, logs, approvals", async () => {
+  const home = await tempHome();
+  const serve = await startServe({ env: home.env, home: home.home });
+  const env = { ...home.env, STATION_URL: serve.url };
+  try {
+    const file = home.path("gate.workflow.yaml");
+    Deno.writeTextFileSync(
+      file,
+      "states:\n  - id: ask\n    type: human_approval\n    message: go?\n    next: done\n" +
+        "  - id: done\n    type: transform\n    expression: \"{'by': ask.decided_by}\"\n",
+    );
+    const timedOut = await runStn(["workflow", "run", file, "--wait", "--timeout", "500ms"], { env });
+    assertEquals(timedOut.code, 5, timedOut.stderr);
+
+    const started = await runStn(["workflow", "run", file], { env });
+    assertEquals(started.code, 0, started.stderr);
+    const runId = started.stdout.trim();
+    const list = await runStn(["workflow", "approvals", "list", "--run", runId, "--json"], { env });
+    const [approval] = JSON.parse(list.stdout);
+    assertEquals(approval.message, "go?");
+    const approve = await runStn(["workflow", "approvals", "approve", approval.id, "--actor", "erin"], {
+      env,
+    });
+    assertEquals(approve.code, 0, approve.stderr);
+    const again = await runStn(["workflow", "approvals", "reject", approval.id], { env });
+    assertEquals(again.code, 1);
+    assertStringIncludes(again.stderr, "already approved");
+    const logs = await runStn(["workflow", "logs", runId, "-f"], { env });
+    assertEquals(logs.code, 0);
+    assertStringIncludes(logs.stdout, "approval_decided");
+    assert(logs.stdout.trim().endsWith("run_completed") || logs.stdout.includes("run_completed"));
+    const inspect = await runStn(["workflow", "inspect", runId], { env });
+    assertStringIncludes(inspect.stdout, "completed");
+    assertStringIncludes(inspect.stdout, "human_approval");
+
+    const waiting = await runStn(["workflow", "runs", "--status", "waiting", "--json"], { env });
+    const victim = JSON.parse(waiting.stdout).runs[0].id;
+    const follower = runStn(["workflow", "logs", victim, "--follow"], { env });
+    const cancel = await runStn(["workflow", "cancel", victim], { env });
+    assertEquals(cancel.stdout.trim(), `${victim} canceled`);
+    assertStringIncludes((await follower).stdout, "run_canceled");
+
+    const waiter = runStn(["workflow", "run", file, "--wait"], { env });
+    let waitingId: string | undefined;
+    assert(
+      await waitFor(async () => {
+        const r = await runStn(["workflow", "runs", "--status", "waiting", "--json"], { env });
+        waitingId = JSON.parse(r.stdout).runs[0]?.id;
+        return waitingId !== undefined;
+      }, 20_000),
+    );
+    await runStn(["workflow", "cancel", waitingId!], { env });
+    const canceled = await waiter;
+    assertEquals(canceled.code, 4, canceled.stderr);
+
+    // Running the file registered it: it now runs by id.
+    const byId = await runStn(["workflow", "run", "gate", "--json"], { env });
+    assertEquals(byId.code, 0, byId.stderr);
+    assertEquals(JSON.parse(byId.stdout).workflow_id, "gate");
+    const unknown = await runStn(["workflow", "run", "nope"], { env });
+    assertEquals(unknown.code, 1);
+    assertStringIncludes(unknown.stderr, "error:");
+  } finally {
+    await serve.stop();
+    await home.cleanup();
+  }
+});

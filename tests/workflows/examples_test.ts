@@ -1,0 +1,60 @@
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { loadWorkflowFile } from "../../src/workflows/definition/load.ts";
+import { type State, STATE_TYPES } from "../../src/workflows/definition/schema.ts";
+
+const DIR = fileURLToPath(new URL("../../examples/workflows/", import.meta.url));
+
+/** Every state, nested blocks included. */
+function allStates(states: State[]): State[] {
+  const out: State[] = [];
+  for (const s of states) {
+    out.push(s);
+    if (s.type === "parallel") { for (const b of s.branches) out.push(...allStates(b.states)); }
+    if (s.type === "foreach") out.push(...allStates(s.iterator.states));
+    if (s.type === "try") {
+      for (const b of [s.try, s.catch, s.finally]) if (b) out.push(...allStates(b.states));
+    }
+  }
+  return out;
+}
+
+Deno.test("examples: at least 8, all valid, together using every state type and the top-level features", async () => {
+  const files = [...Deno.readDirSync(DIR)].map((e) => e.name).filter((n) =>
+    /\.workflow\.(ya?ml|json)$/.test(n)
+  );
+  assert(files.length >= 8, `${files.length} examples`);
+  const types = new Set<string>();
+  const features = new Set<string>();
+  const readme = Deno.readTextFileSync(join(DIR, "README.md"));
+  for (const f of files) {
+    const r = await loadWorkflowFile(join(DIR, f));
+    assert(r.valid, `${f}: ${JSON.stringify(r.errors)}`);
+    assertEquals(r.warnings.filter((w) => w.code !== "agent_not_checked"), [], f);
+    assert(readme.includes(`\`${f}\``), `examples README lacks a line for ${f}`);
+    const d = r.definition!;
+    for (const k of ["inputSchema", "outputSchema", "defaults", "schedule", "start"] as const) {
+      if (d[k]) features.add(k);
+    }
+    for (const s of allStates(d.states)) {
+      types.add(s.type);
+      for (const k of ["retry", "timeout", "output", "resultPath", "end"] as const) {
+        if (s[k] !== undefined) features.add(k);
+      }
+    }
+  }
+  assertEquals([...types].sort(), [...STATE_TYPES].sort());
+  assertEquals([...features].sort(), [
+    "defaults",
+    "end",
+    "inputSchema",
+    "output",
+    "outputSchema",
+    "resultPath",
+    "retry",
+    "schedule",
+    "start",
+    "timeout",
+  ]);
+});
