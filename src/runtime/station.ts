@@ -104,6 +104,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       maxDeliver: e.max_deliver,
       leaseMs: e.lease,
       defaultTimeoutMs: e.default_timeout,
+      sandbox,
     });
     await engine.start();
     // Registered after the NATS connection, so it stops before the connection drains.

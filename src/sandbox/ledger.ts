@@ -92,3 +92,12 @@ export function stationId(db: Database): string {
   if (!row) throw new Error("station_meta.station_id missing: migration 0004 did not run");
   return row.value;
 }
+
+/** Open workflow sessions whose run has ended (completed, failed or canceled). */
+export function sessionsOfEndedRuns(db: Database): SessionRecord[] {
+  const rows = db.prepare(
+    `SELECT s.* FROM sandbox_sessions s JOIN workflow_runs r ON r.id = s.run_id
+     WHERE s.status = 'open' AND s.scope = 'workflow' AND r.status IN ('completed', 'failed', 'canceled')`,
+  ).all() as Row[];
+  return rows.map(fromRow);
+}

@@ -19,6 +19,7 @@ import {
   markClosed,
   openWorkflowSession,
   type SessionRecord,
+  sessionsOfEndedRuns,
   touchSession,
 } from "./ledger.ts";
 import { relativeToWorkspace, WORKSPACE, workspacePath } from "./paths.ts";
@@ -72,6 +73,8 @@ export interface RecoveryReport {
 }
 
 const now = () => new Date().toISOString();
+// How often workflow sessions of ended runs are looked for.
+const RUN_SWEEP_MS = 2_000;
 
 /**
  * Sandbox sessions: containers recorded in the ledger, re-adopted after a restart, closed when idle,
@@ -85,6 +88,7 @@ export class SandboxService {
   readonly #stationId: string;
   readonly #opening = new Map<string, Promise<{ session: SessionView; created: boolean }>>();
   #reaper?: ReturnType<typeof setInterval>;
+  #runSweeper?: ReturnType<typeof setInterval>;
 
   constructor(
     backend: SandboxBackend,
@@ -110,12 +114,21 @@ export class SandboxService {
     }, this.config.cleanup_interval);
     Deno.unrefTimer(reaper);
     this.#reaper = reaper;
+    // The engine records run ends in the ledger; a workflow's container goes soon after.
+    const runSweeper = setInterval(() => {
+      this.closeEndedRuns().catch((err) =>
+        log.warn("closing sandboxes of ended runs failed", { error: (err as Error).message })
+      );
+    }, RUN_SWEEP_MS);
+    Deno.unrefTimer(runSweeper);
+    this.#runSweeper = runSweeper;
     return report;
   }
 
   /** Stops the reaper; sessions (and their containers) live on for the next start. */
   stop(): void {
     if (this.#reaper !== undefined) clearInterval(this.#reaper);
+    if (this.#runSweeper !== undefined) clearInterval(this.#runSweeper);
   }
 
   /** Matches this station's managed containers against the ledger. */
@@ -348,6 +361,16 @@ export class SandboxService {
   async closeRun(runId: string): Promise<void> {
     const s = openWorkflowSession(this.#db, runId);
     if (s) await this.close(s.id, "run_ended");
+  }
+
+  /** Closes the workflow sessions of runs that have ended; returns their ids. */
+  async closeEndedRuns(): Promise<string[]> {
+    const closed: string[] = [];
+    for (const s of sessionsOfEndedRuns(this.#db)) {
+      await this.close(s.id, "run_ended");
+      closed.push(s.id);
+    }
+    return closed;
   }
 
   /** Closes sessions idle longer than sandbox.idle_timeout; returns their ids. */

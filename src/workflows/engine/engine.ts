@@ -1,3 +1,4 @@
+import type { SandboxService } from "../../sandbox/service.ts";
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { ulid } from "ulid";
@@ -32,6 +33,8 @@ export interface EngineOptions {
   maxDeliver: number;
   leaseMs: number;
   defaultTimeoutMs: number;
+  /** Handed to executors of `sandbox` steps. */
+  sandbox?: SandboxService;
 }
 
 /** How a run is started. */
@@ -436,6 +439,7 @@ export class Engine {
           path: attempt.path,
           attempt: attempt.attempt,
           signal: both,
+          sandbox: this.#opts.sandbox,
         }).catch((err): Outcome => ({
           kind: "failed",
           error: { code: (err as StationError).code ?? "step_error", message: (err as Error).message },

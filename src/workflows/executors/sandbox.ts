@@ -1,0 +1,61 @@
+import type { SandboxState } from "../definition/schema.ts";
+import type { z } from "zod";
+import type { Executor, Outcome } from "./types.ts";
+
+type SandboxStep = z.infer<typeof SandboxState>;
+
+/**
+ * `type: sandbox` (spec/workflows.md): runs in the run's workflow-scoped session (one container per
+ * run, shared by its steps), stages inputs, runs `command` (argv) or `script` (shell), publishes
+ * outputs to runs/<run>/output/<name>. A non-zero exit fails the step; canceling the run aborts the
+ * signal, which kills the command inside the container.
+ */
+export const sandboxStep: Executor<SandboxStep> = async (step, _scope, ctx): Promise<Outcome> => {
+  const sandbox = ctx.sandbox;
+  if (!sandbox) {
+    return {
+      kind: "failed",
+      error: {
+        code: "sandbox_unavailable",
+        message: `step ${step.id}: sandboxes are not available on this station`,
+      },
+    };
+  }
+  const cmd = step.command ?? step.script;
+  if (!cmd) {
+    return {
+      kind: "failed",
+      error: { code: "invalid_step", message: `step ${step.id} needs command or script` },
+    };
+  }
+  const { session } = await sandbox.open({
+    scope: "workflow",
+    run_id: ctx.runId,
+    runtime: step.runtime,
+    image: step.image,
+  });
+  for (const s of step.stage ?? []) await sandbox.stage(session.id, s.file_key, s.destination);
+  const result = await sandbox.exec(session.id, { cmd, env: step.env, signal: ctx.signal });
+  if (result.exit_code !== 0) {
+    return {
+      kind: "failed",
+      error: {
+        code: result.timed_out ? "sandbox_timeout" : "sandbox_exit_nonzero",
+        message: `step ${step.id}: command exited with ${result.exit_code}` +
+          (result.stderr ? `: ${result.stderr.trim().slice(-500)}` : ""),
+      },
+    };
+  }
+  const files: Record<string, string> = {};
+  for (const path of step.publish ?? []) files[path] = (await sandbox.publish(session.id, path)).key;
+  return {
+    kind: "completed",
+    output: {
+      exit_code: result.exit_code,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      truncated: result.truncated,
+      files,
+    },
+  };
+};
