@@ -71,6 +71,20 @@ Deno.test("sandbox step: a non-zero exit fails the step; canceling the run stops
     assert.match(failed.error ?? "", /sandbox_exit_nonzero/);
     assert.match(failed.error ?? "", /nope/);
 
+    const mixed = await engine.startRun({
+      definition: def({
+        id: "mixed",
+        states: [
+          { id: "a", type: "sandbox", runtime: "sh", script: "true", next: "b" },
+          { id: "b", type: "sandbox", runtime: "python", command: ["python3", "-V"] },
+        ],
+      }),
+      input: {},
+    });
+    const conflict = await waitRun(engine, mixed.id, undefined, 30_000);
+    assert.equal(conflict.status, "failed");
+    assert.match(conflict.error ?? "", /sandbox_image_conflict/);
+
     const long = await engine.startRun({
       definition: def({ id: "long", states: [{ id: "wait", type: "sandbox", script: "sleep 300" }] }),
       input: {},

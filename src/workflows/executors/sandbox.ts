@@ -1,5 +1,6 @@
 import type { SandboxState } from "../definition/schema.ts";
 import type { z } from "zod";
+import { chooseImage } from "../../sandbox/images.ts";
 import type { Executor, Outcome } from "./types.ts";
 
 type SandboxStep = z.infer<typeof SandboxState>;
@@ -34,6 +35,19 @@ export const sandboxStep: Executor<SandboxStep> = async (step, _scope, ctx): Pro
     runtime: step.runtime,
     image: step.image,
   });
+  if (step.runtime || step.image) {
+    const wanted = chooseImage(sandbox.config, { runtime: step.runtime, image: step.image }).image;
+    if (wanted !== session.image) {
+      return {
+        kind: "failed",
+        error: {
+          code: "sandbox_image_conflict",
+          message: `step ${step.id} wants ${wanted}, but this run's sandbox already runs ${session.image} ` +
+            "(one container per run: give every sandbox step of a run the same runtime/image)",
+        },
+      };
+    }
+  }
   for (const s of step.stage ?? []) await sandbox.stage(session.id, s.file_key, s.destination);
   const result = await sandbox.exec(session.id, { cmd, env: step.env, signal: ctx.signal });
   if (result.exit_code !== 0) {
