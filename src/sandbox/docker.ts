@@ -64,9 +64,11 @@ export class DockerBackend implements SandboxBackend {
     const l = this.#limits;
     const container = await this.docker.createContainer({
       Image: spec.image,
-      // Keeps the container alive without depending on the image's entrypoint.
-      Entrypoint: ["sleep"],
-      Cmd: ["2147483647"],
+      // Keeps the container alive without depending on the image's entrypoint. PID 1 is a shell so
+      // the orphans of killed commands are reaped (a bare `sleep` would leave zombies that count
+      // against the pids limit).
+      Entrypoint: ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 2147483647 & wait $!; done"],
+      Cmd: [],
       User: l.user,
       WorkingDir: WORKSPACE,
       Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),

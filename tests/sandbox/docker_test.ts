@@ -224,6 +224,13 @@ Deno.test("docker backend: timeout and cancel kill the command inside the contai
     controller.abort();
     await assert.rejects(started, (e: StationError) => e.code === "exec_canceled");
     assert.equal(await running("sleep 30"), 0);
+    // The orphans of the killed shells were reaped by PID 1: no zombies pile up against the pids limit.
+    await sleep(200);
+    const zombies = await backend.exec(id, {
+      ...EXEC,
+      cmd: "cat /proc/[0-9]*/stat | cut -d' ' -f3 | grep -c Z",
+    });
+    assert.equal(zombies.stdout.trim(), "0");
   } finally {
     await backend.destroy(id);
   }
