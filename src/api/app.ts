@@ -4,7 +4,9 @@ import { StationError, toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { bearerAuth, isLoopback } from "./auth.ts";
+import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { sandboxRoutes } from "./routes/sandboxes.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { workflowRunRoutes, workflowStartRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
@@ -16,6 +18,7 @@ export function createApp(ctx: StationContext): Hono {
   if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
 
   app.route("/health", healthRoutes(ctx));
+  app.route("/api/v1/files", filesRoutes(ctx));
   app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflowRoutes(ctx));
@@ -23,6 +26,7 @@ export function createApp(ctx: StationContext): Hono {
   app.route("/api/v1/sync", syncRoutes(ctx));
   app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
 
+  app.route("/api/v1", sandboxRoutes(ctx));
   app.notFound((c) => {
     const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {
       status: 404,

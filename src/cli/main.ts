@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { StationError, toStationError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { filesCommand } from "./files.ts";
 import { CliExit, printError } from "./output.ts";
+import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
 import { workflowRunCommands } from "./runs.ts";
@@ -35,6 +37,8 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  sandboxCommand(program);
+  filesCommand(program);
   workflowRunCommands(workflowCommand(program));
   syncCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();

@@ -26,6 +26,62 @@ export const ConfigSchema = z.strictObject({
       "JetStream store of the managed server (default $STATION_HOME/nats)",
     ),
   }).prefault({}),
+  sandbox: z.strictObject({
+    enabled: z.boolean().default(true).describe(
+      "start the sandbox service (needs a reachable Docker Engine)",
+    ),
+    docker_host: z.string().min(1).optional().describe(
+      "Docker Engine socket path or tcp://host:port (default DOCKER_HOST, else /var/run/docker.sock)",
+    ),
+    images: z.record(z.string(), z.string().min(1)).default({
+      python: "python:3.11-slim",
+      node: "node:20-slim",
+      bash: "ubuntu:22.04",
+    }).describe("runtime name → image (e.g. images.python: stn/python:3.11-local)"),
+    allowed_images: z.array(z.string().min(1)).default([]).describe(
+      "images a sandbox may use besides those in `images` (empty: only the mapped ones)",
+    ),
+    default_runtime: z.string().min(1).default("python").describe("runtime used when none is given"),
+    user: z.string().regex(/^\d+:\d+$/).default("1000:1000").describe(
+      "uid:gid that runs commands and owns /workspace",
+    ),
+    allow_network: z.boolean().default(false).describe(
+      "allow sessions to ask for a network (otherwise always none)",
+    ),
+    memory_mb: z.int().min(16).default(2048).describe("memory limit per container (MiB)"),
+    cpus: z.number().positive().default(2).describe("CPU limit per container"),
+    pids_limit: z.int().min(8).default(256).describe("process limit per container"),
+    exec_timeout: durationSchema.default(5 * 60_000).describe("default timeout of one exec or run"),
+    max_output_bytes: z.int().min(1).default(1024 * 1024).describe(
+      "stdout and stderr cap per exec (each); more is cut and flagged truncated",
+    ),
+    max_file_size: z.int().min(1).default(10 * 1024 * 1024).describe(
+      "largest file fs write/read moves (bytes); larger goes through stage/publish",
+    ),
+    idle_timeout: durationSchema.default(30 * 60_000).describe("close sessions unused this long"),
+    cleanup_interval: durationSchema.default(5 * 60_000).describe("how often idle sessions are looked for"),
+    pull_timeout: durationSchema.default(2 * 60_000).describe("how long pulling a missing image may take"),
+  }).prefault({}),
+  storage: z.strictObject({
+    bucket: z.string().regex(/^[-\w]+$/, "letters, digits, - and _ only").default("sandbox-files").describe(
+      "JetStream object store bucket holding files",
+    ),
+    max_file_size: z.int().positive().default(100 * 1024 * 1024).describe(
+      "largest file accepted, in bytes (default 100 MiB)",
+    ),
+    max_total_bytes: z.int().positive().default(10 * 1024 * 1024 * 1024).describe(
+      "bytes the bucket may hold in all (default 10 GiB)",
+    ),
+    default_ttl: durationSchema.default(0).describe(
+      "time to live of an upload without --ttl (0 = never expires)",
+    ),
+    cleanup: z.strictObject({
+      enabled: z.boolean().default(true).describe("delete expired files in the background"),
+      interval: durationSchema.default(3_600_000).describe(
+        "how often expired files are deleted (default 1h)",
+      ),
+    }).prefault({}),
+  }).prefault({}),
   engine: z.strictObject({
     workers: z.int().min(1).max(200).default(10).describe("steps this process executes at once"),
     ack_wait: durationSchema.default(30_000).describe(

@@ -1,6 +1,8 @@
 import type { LoadedConfig } from "../config/load.ts";
 import type { Database } from "../db/database.ts";
+import type { FileStore } from "../files/store.ts";
 import type { NatsConnection } from "../nats/connection.ts";
+import type { SandboxService } from "../sandbox/service.ts";
 import type { Engine } from "../workflows/engine/engine.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 
@@ -16,6 +18,10 @@ export interface StationContext {
     /** True when stn started the nats-server itself. */
     managed: boolean;
   };
+  /** Docker sandboxes; undefined when disabled or the Docker Engine is not reachable. */
+  sandbox?: SandboxService;
+  /** Files in the NATS object store (storage.bucket). */
+  files: FileStore;
   /** The durable workflow engine (runs, approvals, run events). */
   engine: Engine;
   /** Stored workflow definitions and their versions. */

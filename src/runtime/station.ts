@@ -4,9 +4,11 @@ import { isLoopback } from "../api/auth.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
+import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { connectNats, type NatsConnection } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
+import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
 import { Engine } from "../workflows/engine/engine.ts";
 import { Scheduler } from "../workflows/engine/scheduler.ts";
@@ -88,6 +90,12 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(natsUrl);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
+    const files = await FileStore.open(nc, config.values.storage);
+    if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
+    closers.push({ name: "file reaper", close: () => files.stop() });
+
+    const sandbox = await startSandboxService(config.values.sandbox, db, files);
+    if (sandbox) closers.push({ name: "sandbox", close: () => sandbox.stop() });
     const workflows = new WorkflowStore(db);
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
@@ -96,6 +104,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       maxDeliver: e.max_deliver,
       leaseMs: e.lease,
       defaultTimeoutMs: e.default_timeout,
+      sandbox,
     });
     await engine.start();
     // Registered after the NATS connection, so it stops before the connection drains.
@@ -107,7 +116,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       config,
       db,
       nats: { nc, url: natsUrl, managed: server !== undefined },
+      files,
       shutdown: shutdown.signal,
+      sandbox,
       workflows,
       engine,
     };

@@ -1,3 +1,4 @@
+import type { SandboxService } from "../../sandbox/service.ts";
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { ulid } from "ulid";
@@ -32,11 +33,8 @@ export interface EngineOptions {
   maxDeliver: number;
   leaseMs: number;
   defaultTimeoutMs: number;
-  /**
-   * Executors that replace the built-in ones by step type — how a capability that needs its own
-   * services plugs in, e.g. `{sandbox: sandboxExecutor(backend)}` built in station.ts.
-   */
-  executors?: Partial<Record<StateType, Executor<any>>>;
+  /** Handed to executors of `sandbox` steps. */
+  sandbox?: SandboxService;
 }
 
 /** How a run is started. */
@@ -412,7 +410,7 @@ export class Engine {
   }
 
   async #runExecutor(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
-    const executor = this.#opts.executors?.[state.type] ?? executorFor(state)!;
+    const executor = executorFor(state)!;
     const scope = JSON.parse(this.ledger.getScope(attempt.run_id, attempt.scope)!.context) as Scope;
     const def = this.#definition(attempt.run_id);
     const timeoutMs = this.#timeoutOf(attempt.run_id, state) ?? this.#opts.defaultTimeoutMs;
@@ -443,6 +441,7 @@ export class Engine {
           path: attempt.path,
           attempt: attempt.attempt,
           signal: both,
+          sandbox: this.#opts.sandbox,
         }).catch((err): Outcome => ({
           kind: "failed",
           error: { code: (err as StationError).code ?? "step_error", message: (err as Error).message },

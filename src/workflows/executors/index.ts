@@ -3,6 +3,7 @@ import { foreach } from "./foreach.ts";
 import { humanApproval } from "./human_approval.ts";
 import { inject } from "./inject.ts";
 import { parallel } from "./parallel.ts";
+import { sandboxStep } from "./sandbox.ts";
 import { switchStep } from "./switch.ts";
 import { timer } from "./timer.ts";
 import { transform } from "./transform.ts";
@@ -11,7 +12,7 @@ import { unavailable } from "./unavailable.ts";
 
 /**
  * Step type → executor. `try` has no executor: the engine runs its blocks as child chains itself.
- * Replace `agent` / `sandbox` here when those executors exist.
+ * Replace `agent` here when its executor exists.
  */
 export const EXECUTORS: Record<Exclude<StateType, "try">, Executor<any>> = {
   transform,
@@ -22,7 +23,7 @@ export const EXECUTORS: Record<Exclude<StateType, "try">, Executor<any>> = {
   timer,
   human_approval: humanApproval,
   agent: unavailable,
-  sandbox: unavailable,
+  sandbox: sandboxStep,
 };
 
 /** The executor for a state. */

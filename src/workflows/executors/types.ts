@@ -1,4 +1,5 @@
 import { StationError } from "../../errors.ts";
+import type { SandboxService } from "../../sandbox/service.ts";
 import type { Block, State } from "../definition/schema.ts";
 
 /**
@@ -20,6 +21,8 @@ export interface ExecutorContext {
   attempt: number;
   /** Aborted when the run is canceled or the step's timeout passes; executors stop promptly. */
   signal: AbortSignal;
+  /** Docker sandboxes, for `sandbox` steps (undefined when the station has none). */
+  sandbox?: SandboxService;
 }
 
 /** A failed step: a stable code users can match in `retry.non_retryable` and `_error.code`. */

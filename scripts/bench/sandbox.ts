@@ -1,0 +1,160 @@
+/**
+ * Sandbox benchmark: the Docker backend stn uses (Engine API over the socket, archive endpoints for
+ * files) against the `docker` CLI doing the same work on the same container, in the same run.
+ * Measures: open (cold container start), exec round trip p50/p99, write and read of 1 KiB, 1 MiB,
+ * 50 MiB. Prints each pair and the ratio stn/CLI (below 1 = stn faster).
+ *
+ *   deno run -A scripts/bench/sandbox.ts [exec_runs=50] [file_runs=7]
+ *
+ * Needs the image stn-test/busybox:latest (scripts/images/busybox).
+ */
+import { Buffer } from "node:buffer";
+import { DockerBackend, dockerClient } from "../../src/sandbox/docker.ts";
+
+const EXEC_RUNS = Number(Deno.args[0] ?? 50);
+const FILE_RUNS = Number(Deno.args[1] ?? 7);
+const IMAGE = "stn-test/busybox:latest";
+const LABELS = { "dev.stn.session": "bench", "dev.stn.scope": "agent" };
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const fmt = (ms: number) => ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+async function docker(...args: string[]): Promise<string> {
+  const out = await new Deno.Command("docker", { args, stdout: "piped", stderr: "piped" }).output();
+  if (!out.success) throw new Error(`docker ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+const backend = new DockerBackend(dockerClient(), {
+  user: "1000:1000",
+  memoryMb: 2048,
+  cpus: 2,
+  pidsLimit: 256,
+  pullTimeoutMs: 60_000,
+});
+const made: string[] = [];
+const rows: [string, number, number][] = [];
+const row = (name: string, stn: number, cli: number) => {
+  rows.push([name, stn, cli]);
+  console.error(`${name}: stn ${fmt(stn)} ms, docker CLI ${fmt(cli)} ms`);
+};
+
+try {
+  await backend.ensureImage(IMAGE);
+  // Open, cold: a new container from the image, started and ready for an exec.
+  const openStn: number[] = [];
+  const openCli: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    openStn.push(
+      await time(async () =>
+        made.push(await backend.create({ image: IMAGE, network: false, labels: LABELS }))
+      ),
+    );
+    openCli.push(
+      await time(async () =>
+        made.push(
+          await docker(
+            "run",
+            "-d",
+            "--network",
+            "none",
+            "--user",
+            "1000:1000",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--pids-limit",
+            "256",
+            "--memory",
+            "2g",
+            "--cpus",
+            "2",
+            "--label",
+            "dev.stn.managed=true",
+            "--label",
+            "dev.stn.session=bench",
+            "-w",
+            "/workspace",
+            "--entrypoint",
+            "sleep",
+            IMAGE,
+            "2147483647",
+          ),
+        )
+      ),
+    );
+  }
+  row("open (p50)", pct(openStn, 0.5), pct(openCli, 0.5));
+
+  const id = made[0];
+  const cliId = made[1];
+  await docker("exec", "-u", "0", cliId, "chown", "1000:1000", "/workspace").catch(() => {});
+
+  const execStn: number[] = [];
+  const execCli: number[] = [];
+  const opts = { timeoutMs: 30_000, maxOutputBytes: 1 << 20 };
+  for (let i = 0; i < EXEC_RUNS; i++) {
+    execStn.push(await time(() => backend.exec(id, { ...opts, cmd: ["true"] })));
+    execCli.push(await time(() => docker("exec", id, "true")));
+  }
+  row("exec round trip p50", pct(execStn, 0.5), pct(execCli, 0.5));
+  row("exec round trip p99", pct(execStn, 0.99), pct(execCli, 0.99));
+
+  const tmp = await Deno.makeTempDir({ prefix: "stn-bench-" });
+  try {
+    for (const [label, size] of [["1 KiB", 1024], ["1 MiB", 1 << 20], ["50 MiB", 50 << 20]] as const) {
+      const data = Buffer.alloc(size, 7);
+      const local = `${tmp}/f.bin`;
+      await Deno.writeFile(local, data);
+      const runs = size > (1 << 20) ? Math.min(FILE_RUNS, 3) : FILE_RUNS;
+      const w: number[] = [];
+      const wc: number[] = [];
+      const r: number[] = [];
+      const rc: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        w.push(await time(() => backend.writeFile(id, "f.bin", data, size)));
+        wc.push(await time(() => docker("cp", local, `${id}:/workspace/f.bin`)));
+        r.push(
+          await time(async () => {
+            const file = await backend.readFile(id, "f.bin", size);
+            let n = 0;
+            for await (const chunk of file.stream) n += (chunk as Buffer).length;
+            if (n !== size) throw new Error(`read ${n} of ${size} bytes`);
+          }),
+        );
+        rc.push(await time(() => docker("cp", `${id}:/workspace/f.bin`, `${tmp}/back.bin`)));
+      }
+      row(`write ${label} (p50)`, pct(w, 0.5), pct(wc, 0.5));
+      row(`read ${label} (p50)`, pct(r, 0.5), pct(rc, 0.5));
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+} finally {
+  for (const c of made) await backend.destroy(c);
+}
+
+console.log(`\nsandbox benchmark (stn Docker backend vs docker CLI, same containers, same run)\n`);
+console.log(
+  `${"operation".padEnd(24)}${"stn ms".padStart(10)}${"CLI ms".padStart(10)}${"stn/CLI".padStart(10)}`,
+);
+for (const [name, stn, cli] of rows) {
+  console.log(
+    `${name.padEnd(24)}${fmt(stn).padStart(10)}${fmt(cli).padStart(10)}${
+      (stn / cli).toFixed(2).padStart(10)
+    }`,
+  );
+}
+const oneMiB = rows.filter(([n]) => n.includes(" 1 MiB"));
+console.log(
+  `\n1 MiB write/read under 100 ms: ${oneMiB.every(([, stn]) => stn < 100) ? "yes" : "NO"} (` +
+    oneMiB.map(([n, stn]) => `${n} ${fmt(stn)} ms`).join(", ") + ")",
+);

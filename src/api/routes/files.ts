@@ -1,0 +1,205 @@
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import { StationError } from "../../errors.ts";
+import { keyBasename, newFileKey, resolveKey, validateKey } from "../../files/keys.ts";
+import { type FileInfo, type PutOptions, uploadResult } from "../../files/store.ts";
+import { parseDuration } from "../../lib/duration.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { multipartBoundary, multipartParts, partText } from "../multipart.ts";
+import { parseWith } from "../validate.ts";
+
+const ListQuery = z.object({
+  prefix: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().optional(),
+});
+const Metadata = z.record(z.string(), z.string());
+
+/** The key addressed by /api/v1/files/<key…>: the rest of the raw path, percent-decoded (keys contain "/"). */
+function pathKey(c: Context): string {
+  const path = new URL(c.req.url).pathname;
+  const raw = path.slice(path.indexOf("/files/") + "/files/".length);
+  let key: string;
+  try {
+    key = decodeURIComponent(raw);
+  } catch {
+    throw new StationError(
+      "invalid_key",
+      `invalid file key: bad percent-encoding in ${JSON.stringify(raw)}`,
+      {
+        status: 400,
+        hint: "percent-encode each key segment (encodeURIComponent)",
+      },
+    );
+  }
+  return validateKey(resolveKey(key));
+}
+
+function ttlOption(value: string | undefined | null): number | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const ms = parseDuration(value);
+  if (ms === null) {
+    throw new StationError("invalid_request", `invalid ttl ${JSON.stringify(value)}`, {
+      status: 400,
+      hint: 'a duration like "30s", "24h" or "7d"; 0 = never expires',
+    });
+  }
+  return ms;
+}
+
+function metadataOption(value: string | undefined | null): Record<string, string> | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new StationError("invalid_request", "metadata is not valid JSON", {
+      status: 400,
+      hint: 'metadata is a JSON object of strings, e.g. {"owner":"ann"}',
+    });
+  }
+  return parseWith(Metadata, parsed, "metadata");
+}
+
+function sizeHint(value: string | undefined): number | undefined {
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
+/** A sent Content-Type worth keeping: the generic octet-stream says nothing, so the name decides instead. */
+function sentType(value: string | undefined): string | undefined {
+  return value && !/^application\/octet-stream\b/i.test(value) ? value : undefined;
+}
+
+function fileHeaders(info: FileInfo): Record<string, string> {
+  const hex = info.checksum.replace(/^sha256:/, "");
+  const name = (info.filename || keyBasename(info.key)).replace(/["\\\r\n]/g, "_");
+  const h: Record<string, string> = {
+    "content-type": info.content_type,
+    "accept-ranges": "bytes",
+    "last-modified": new Date(info.created_at).toUTCString(),
+    "content-disposition": `attachment; filename="${name}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+  };
+  if (hex) {
+    h["etag"] = `"${hex}"`;
+    h["x-checksum-sha256"] = hex;
+  }
+  if (info.expires_at) h["x-expires-at"] = info.expires_at;
+  return h;
+}
+
+/** A single `bytes=` range of a file of size bytes; null = serve it all; throws 416 when unsatisfiable. */
+function parseRange(header: string | undefined, size: number): { start: number; end: number } | null {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return null; // multiple or malformed ranges: RFC 9110 lets us ignore them
+  let start: number, end: number;
+  if (m[1] === "") {
+    start = Math.max(0, size - Number(m[2]));
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start > end || start >= size) {
+    throw new StationError("range_not_satisfiable", `range ${header} is outside the file (${size} bytes)`, {
+      status: 416,
+      details: { size_bytes: size },
+    });
+  }
+  return { start, end };
+}
+
+/** /api/v1/files: upload (multipart POST or raw PUT), download, HEAD, list and delete of stored files. */
+export function filesRoutes(ctx: StationContext): Hono {
+  const app = new Hono();
+  const files = () => ctx.files;
+
+  app.get("/", async (c) => {
+    const q = parseWith(ListQuery, c.req.query(), "query");
+    return c.json(await files().list(q));
+  });
+
+  app.post("/", async (c) => {
+    const boundary = multipartBoundary(c.req.header("content-type"));
+    const body = c.req.raw.body;
+    if (!boundary || !body) {
+      throw new StationError("invalid_request", "POST /api/v1/files takes a multipart/form-data body", {
+        status: 400,
+        hint: "curl -F file=@data.csv …, or PUT /api/v1/files/<key> with the raw bytes (curl -T)",
+      });
+    }
+    const fields: Record<string, string> = {};
+    let stored: FileInfo | undefined;
+    for await (const part of multipartParts(body, boundary)) {
+      if (part.name !== "file") {
+        if (stored) {
+          await files().delete(stored.key).catch(() => {});
+          throw new StationError("invalid_request", `field ${part.name} came after the file part`, {
+            status: 400,
+            hint: "send key, ttl and metadata before the file part; the upload was discarded",
+          });
+        }
+        fields[part.name] = await partText(part);
+        continue;
+      }
+      if (stored) throw new StationError("invalid_request", "only one file part per upload", { status: 400 });
+      const key = fields.key ? validateKey(fields.key) : newFileKey();
+      const opts: PutOptions = {
+        ttlMs: ttlOption(fields.ttl),
+        metadata: metadataOption(fields.metadata),
+        contentType: sentType(fields.content_type) ?? sentType(part.contentType),
+        filename: part.filename || undefined,
+        size: sizeHint(c.req.header("x-file-size")),
+      };
+      stored = await files().put(key, part.body, opts);
+    }
+    if (!stored) {
+      throw new StationError("file_required", "the upload has no `file` part", {
+        status: 400,
+        hint: "curl -F file=@data.csv http://…/api/v1/files",
+      });
+    }
+    return c.json(uploadResult(stored), 201);
+  });
+
+  app.put("/*", async (c) => {
+    const key = pathKey(c);
+    const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (ctl) => ctl.close() });
+    const info = await files().put(key, body, {
+      ttlMs: ttlOption(c.req.query("ttl")),
+      metadata: metadataOption(c.req.query("metadata")),
+      contentType: sentType(c.req.header("content-type")),
+      size: sizeHint(c.req.header("content-length")) ?? sizeHint(c.req.header("x-file-size")),
+    });
+    return c.json(uploadResult(info), 201);
+  });
+
+  // GET also answers HEAD (Hono routes HEAD to GET); HEAD must not open the object's stream.
+  app.get("/*", async (c) => {
+    const key = pathKey(c);
+    if (c.req.query("info") !== undefined) return c.json(await files().head(key));
+    if (c.req.raw.method === "HEAD") {
+      const info = await files().head(key);
+      return c.body(null, 200, { ...fileHeaders(info), "content-length": String(info.size_bytes) });
+    }
+    const head = await files().head(key);
+    const range = parseRange(c.req.header("range"), head.size_bytes);
+    const { info, stream } = await files().get(key, range ?? undefined);
+    const headers = fileHeaders(info);
+    if (range) {
+      headers["content-range"] = `bytes ${range.start}-${range.end}/${info.size_bytes}`;
+      headers["content-length"] = String(range.end - range.start + 1);
+      return c.body(stream, 206, headers);
+    }
+    headers["content-length"] = String(info.size_bytes);
+    return c.body(stream, 200, headers);
+  });
+
+  app.delete("/*", async (c) => {
+    const key = pathKey(c);
+    await files().delete(key);
+    return c.json({ deleted: key });
+  });
+
+  return app;
+}

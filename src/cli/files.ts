@@ -1,0 +1,266 @@
+import { basename, dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { deleteFile, downloadFile, fileInfo, listFiles, uploadFile } from "../client/files.ts";
+import { usageError } from "../errors.ts";
+import { sha256 } from "../files/checksum.ts";
+import { keyBasename } from "../files/keys.ts";
+import { formatBytes } from "../files/size.ts";
+import type { FileInfo } from "../files/store.ts";
+import { parseDuration } from "../lib/duration.ts";
+import { globals, withStation } from "./context.ts";
+import { printFields, printJson, printTable, StationError } from "./output.ts";
+import { progressBar } from "./progress.ts";
+
+/** "12s", "5m", "3h", "2d": the largest whole unit, for table columns. */
+function roughly(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+function localFileError(path: string, err: unknown): StationError {
+  if (err instanceof Deno.errors.NotFound) {
+    return new StationError("local_file_not_found", `no such file: ${path}`, { hint: "check the path" });
+  }
+  return new StationError("local_file_error", `cannot read ${path}: ${(err as Error).message}`);
+}
+
+/** The file name a download's Content-Disposition proposes, if any. */
+function dispositionName(header: string | null): string | undefined {
+  const star = /filename\*=UTF-8''([^;]+)/i.exec(header ?? "");
+  if (star) {
+    try {
+      return basename(decodeURIComponent(star[1]));
+    } catch { /* fall back to the plain form */ }
+  }
+  const plain = /filename="([^"]*)"/i.exec(header ?? "");
+  return plain?.[1] ? basename(plain[1]) : undefined;
+}
+
+async function upload(
+  cmd: Command,
+  source: string,
+  opts: { key?: string; ttl?: string; contentType?: string },
+): Promise<void> {
+  if (opts.ttl !== undefined && parseDuration(opts.ttl) === null) {
+    throw usageError(
+      "invalid_ttl",
+      `invalid --ttl ${JSON.stringify(opts.ttl)}`,
+      'a duration like "30s", "24h" or "7d"; 0 = never',
+    );
+  }
+  let body: ReadableStream<Uint8Array>;
+  let size: number | undefined;
+  let filename: string | undefined;
+  if (source === "-") {
+    body = Deno.stdin.readable;
+  } else {
+    let file: Deno.FsFile;
+    try {
+      const stat = await Deno.stat(source);
+      if (!stat.isFile) throw new StationError("not_a_file", `${source} is not a regular file`);
+      file = await Deno.open(source, { read: true });
+    } catch (err) {
+      throw err instanceof StationError ? err : localFileError(source, err);
+    }
+    size = (await file.stat()).size;
+    body = file.readable;
+    filename = basename(source);
+  }
+  await withStation(cmd, async (client) => {
+    const result = await uploadFile(client, body.pipeThrough(progressBar("upload", size)), {
+      key: opts.key,
+      ttl: opts.ttl,
+      contentType: opts.contentType,
+      filename,
+      size,
+    });
+    if (globals(cmd).json) return printJson(result);
+    console.log(`Uploaded: ${result.file_key} (${formatBytes(result.size_bytes)})`);
+    if (result.expires_at) console.log(`Expires:  ${result.expires_at}`);
+  });
+}
+
+async function download(
+  cmd: Command,
+  key: string,
+  opts: { output?: string; force?: boolean },
+): Promise<void> {
+  const toStdout = opts.output === "-";
+  if (opts.output && !toStdout && !opts.force && await exists(opts.output)) throw fileExists(opts.output);
+  await withStation(cmd, async (client) => {
+    const res = await downloadFile(client, key);
+    const expected = res.headers.get("x-checksum-sha256");
+    const length = Number(res.headers.get("content-length") ?? NaN);
+    const hash = sha256();
+    const hashing = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        hash.update(chunk);
+        controller.enqueue(chunk);
+      },
+    });
+    const bytes = res.body!.pipeThrough(hashing).pipeThrough(
+      progressBar("download", Number.isFinite(length) ? length : undefined),
+    );
+    const verify = () => {
+      const actual = hash.digest("hex");
+      if (expected && actual !== expected) {
+        throw new StationError(
+          "checksum_mismatch",
+          `downloaded bytes do not match the stored checksum (sha256 ${actual}, expected ${expected})`,
+          { hint: "try the download again; if it persists the stored file is damaged" },
+        );
+      }
+    };
+    if (toStdout) {
+      await bytes.pipeTo(Deno.stdout.writable, { preventClose: true });
+      return verify();
+    }
+
+    const target = resolve(
+      opts.output ?? dispositionName(res.headers.get("content-disposition")) ?? keyBasename(key),
+    );
+    if (!opts.force && await exists(target)) {
+      await bytes.cancel();
+      throw fileExists(target);
+    }
+    const temp = join(dirname(target), `.${basename(target)}.${crypto.randomUUID().slice(0, 8)}.part`);
+    try {
+      const file = await Deno.open(temp, { write: true, createNew: true });
+      await bytes.pipeTo(file.writable);
+      verify();
+      await Deno.rename(temp, target);
+    } catch (err) {
+      await Deno.remove(temp).catch(() => {});
+      throw err;
+    }
+    const size = (await Deno.stat(target)).size;
+    if (globals(cmd).json) {
+      return printJson({ path: target, size_bytes: size, checksum: `sha256:${expected}` });
+    }
+    console.log(`Downloaded: ${opts.output ?? basename(target)} (${formatBytes(size)})`);
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function fileExists(path: string): StationError {
+  return new StationError("file_exists", `${path} already exists`, {
+    hint: "pass --force to replace it, or choose another path with -o",
+  });
+}
+
+function infoFields(info: FileInfo): [string, string][] {
+  const fields: [string, string][] = [
+    ["key", info.key],
+    ["size", `${formatBytes(info.size_bytes)} (${info.size_bytes} bytes)`],
+    ["type", info.content_type],
+    ["checksum", info.checksum],
+    ["created", info.created_at],
+    ["expires", info.expires_at ?? "never"],
+  ];
+  if (info.filename) fields.push(["filename", info.filename]);
+  for (const [k, v] of Object.entries(info.metadata)) fields.push([`meta.${k}`, v]);
+  return fields;
+}
+
+/** `stn files …`: upload, download, list, inspect and delete files in the object store. */
+export function filesCommand(program: Command): void {
+  const files = program.command("files")
+    .description("stage files in the NATS object store: upload, download, list, info, delete");
+
+  files.command("upload")
+    .description("upload a file (or - for stdin); prints its key, e.g. files/f_01J…")
+    .argument("<path>", "file to upload, or - to read stdin")
+    .option("--key <key>", "store under this key (default files/f_<ULID>), e.g. runs/r1/output/report.csv")
+    .option(
+      "--ttl <duration>",
+      "delete after this long, e.g. 30m, 24h, 7d (default storage.default_ttl; 0 = never)",
+    )
+    .option("--content-type <type>", "media type (default: from the file name)")
+    .action((path: string, opts, cmd: Command) => upload(cmd, path, opts));
+
+  files.command("download")
+    .description("download a file; verifies its checksum and writes atomically (temp file + rename)")
+    .argument("<key>", "file key, e.g. files/f_01J… (or just f_01J…)")
+    .option(
+      "-o, --output <path>",
+      "where to write, - for stdout (default: the uploaded name, else the key's last part)",
+    )
+    .option("-f, --force", "replace an existing file")
+    .action((key: string, opts, cmd: Command) => download(cmd, key, opts));
+
+  files.command("list")
+    .description("list stored files (expired ones are not shown)")
+    .option("--prefix <prefix>", "only keys starting with this, e.g. runs/")
+    .action(async (opts: { prefix?: string }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const all: FileInfo[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await listFiles(client, { prefix: opts.prefix, limit: 1000, cursor });
+          all.push(...page.files);
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor);
+        if (globals(cmd).json) return printJson({ files: all, count: all.length });
+        if (all.length === 0) return console.log("no files" + (opts.prefix ? ` under ${opts.prefix}` : ""));
+        const now = Date.now();
+        printTable(
+          ["KEY", "SIZE", "TYPE", "AGE", "EXPIRES"],
+          all.map((f) => [
+            f.key,
+            formatBytes(f.size_bytes),
+            f.content_type,
+            roughly(now - Date.parse(f.created_at)),
+            f.expires_at ? `in ${roughly(Date.parse(f.expires_at) - now)}` : "never",
+          ]),
+        );
+      });
+    });
+
+  files.command("info")
+    .description("show a file's size, type, checksum, dates and metadata")
+    .argument("<key>", "file key")
+    .action(async (key: string, _opts: unknown, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const info = await fileInfo(client, key);
+        if (globals(cmd).json) printJson(info);
+        else printFields(infoFields(info));
+      });
+    });
+
+  files.command("delete")
+    .description("delete a file (asks first on a terminal; without one, --force is required)")
+    .argument("<key>", "file key")
+    .option("-f, --force", "do not ask")
+    .action(async (key: string, opts: { force?: boolean }, cmd: Command) => {
+      if (!opts.force && !Deno.stdin.isTerminal()) {
+        throw usageError(
+          "confirmation_required",
+          `refusing to delete ${key} without confirmation`,
+          "pass --force",
+        );
+      }
+      await withStation(cmd, async (client) => {
+        const info = await fileInfo(client, key);
+        if (!opts.force) {
+          const answer = prompt(`Delete ${info.key} (${formatBytes(info.size_bytes)})? [y/N]`);
+          if (!/^y(es)?$/i.test(answer?.trim() ?? "")) return console.log("Not deleted.");
+        }
+        await deleteFile(client, info.key);
+        if (globals(cmd).json) return printJson({ deleted: info.key });
+        console.log(`Deleted: ${info.key}`);
+      });
+    });
+
+  for (const cmd of files.commands) cmd.exitOverride();
+}

@@ -1,0 +1,292 @@
+import type { Command } from "commander";
+import {
+  closeSandbox,
+  deleteSandboxFile,
+  execStreaming,
+  listSandboxes,
+  listSandboxFiles,
+  openSandbox,
+  publishFile,
+  readSandboxFile,
+  runCode,
+  stageFile,
+  writeSandboxFile,
+} from "../client/sandboxes.ts";
+import { usageError } from "../errors.ts";
+import { parseDuration } from "../lib/duration.ts";
+import type { ExecResult } from "../sandbox/backend.ts";
+import { globals, withStation } from "./context.ts";
+import { CliExit, printJson, printTable, StationError } from "./output.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function envOption(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs?.length) return undefined;
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) {
+      throw usageError("invalid_env", `invalid --env ${JSON.stringify(pair)}`, "use --env NAME=value");
+    }
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+function timeoutOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === null || ms < 1000) {
+    throw usageError(
+      "invalid_timeout",
+      `invalid --timeout ${JSON.stringify(value)}`,
+      'a duration like "30s" or "5m"',
+    );
+  }
+  return Math.ceil(ms / 1000);
+}
+
+async function readInput(source: string): Promise<Uint8Array> {
+  try {
+    return source === "-"
+      ? new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer())
+      : await Deno.readFile(source);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new StationError("local_file_not_found", `no such file: ${source}`, { hint: "check the path" });
+    }
+    throw new StationError("local_file_error", `cannot read ${source}: ${(err as Error).message}`);
+  }
+}
+
+/** Prints an exec/run result's output and ends the command with the command's exit code. */
+function finish(cmd: Command, result: ExecResult, printedOutput: boolean): never {
+  if (globals(cmd).json) printJson(result);
+  else {
+    if (!printedOutput) {
+      Deno.stdout.writeSync(new TextEncoder().encode(result.stdout));
+      Deno.stderr.writeSync(new TextEncoder().encode(result.stderr));
+    }
+    if (result.truncated) console.error(`stn: output over the cap was cut (sandbox.max_output_bytes)`);
+    if (result.timed_out) console.error(`stn: the command timed out and was killed`);
+  }
+  throw new CliExit(result.exit_code);
+}
+
+/** `stn sandbox …`: open, use and close Docker sandboxes; run code once. */
+export function sandboxCommand(program: Command): void {
+  const sandbox = program.command("sandbox").description(
+    "isolated Docker sandboxes: a /workspace that persists between commands (no network, non-root)",
+  );
+
+  sandbox.command("open")
+    .description("open a sandbox and print its id")
+    .option("--runtime <name>", "python, node or bash (picks the image from sandbox.images)")
+    .option("--image <image>", "an image from sandbox.images or sandbox.allowed_images")
+    .option("--network", "give it a network (needs sandbox.allow_network)")
+    .action(async (opts: { runtime?: string; image?: string; network?: boolean }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const out = await openSandbox(client, {
+          runtime: opts.runtime,
+          image: opts.image,
+          network: opts.network,
+        });
+        if (globals(cmd).json) printJson(out);
+        else console.log(out.sandbox_id);
+      });
+    });
+
+  sandbox.command("exec")
+    .description("run a command in a sandbox, streaming its output; exits with the command's exit code")
+    .argument("<id>", "sandbox id")
+    .argument("[command...]", "the command and its arguments (after --)")
+    .option("-c, --shell <script>", "a shell string run with /bin/sh -c instead of an argv")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <NAME=value>", "environment variable (repeatable)", collect)
+    .option("--timeout <duration>", "kill the command after this long (default sandbox.exec_timeout)")
+    .action(
+      async (
+        id: string,
+        argv: string[],
+        opts: { shell?: string; cwd?: string; env?: string[]; timeout?: string },
+        cmd: Command,
+      ) => {
+        if ((argv.length > 0) === (opts.shell !== undefined)) {
+          throw usageError(
+            "invalid_command",
+            "give a command after -- or a shell string with -c",
+            "stn sandbox exec ID -- python3 main.py",
+          );
+        }
+        const body = {
+          cmd: opts.shell ?? argv,
+          cwd: opts.cwd,
+          env: envOption(opts.env),
+          timeout_seconds: timeoutOption(opts.timeout),
+        };
+        const json = globals(cmd).json;
+        await withStation(cmd, async (client) => {
+          const result = await execStreaming(client, id, body, (e) => {
+            if (json || e.type === "result") return;
+            (e.type === "stdout" ? Deno.stdout : Deno.stderr).writeSync(new TextEncoder().encode(e.data));
+          });
+          finish(cmd, result, true);
+        });
+      },
+    );
+
+  sandbox.command("write")
+    .description("write a file into the sandbox workspace (from a local file or stdin)")
+    .argument("<id>", "sandbox id")
+    .argument("<path>", "path inside /workspace")
+    .option("--from <file>", "local file to send, or - for stdin", "-")
+    .action(async (id: string, path: string, opts: { from: string }, cmd: Command) => {
+      const bytes = await readInput(opts.from);
+      await withStation(cmd, async (client) => {
+        const out = await writeSandboxFile(client, id, path, bytes);
+        if (globals(cmd).json) printJson({ ...out, size_bytes: bytes.length });
+        else console.error(`wrote ${bytes.length} bytes to ${path}`);
+      });
+    });
+
+  sandbox.command("read")
+    .description("read a file from the sandbox workspace")
+    .argument("<id>", "sandbox id")
+    .argument("<path>", "path inside /workspace")
+    .option("-o, --output <file>", "write to this local file instead of stdout (- for stdout)", "-")
+    .action(async (id: string, path: string, opts: { output: string }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const res = await readSandboxFile(client, id, path);
+        if (opts.output === "-") return await res.body!.pipeTo(Deno.stdout.writable, { preventClose: true });
+        // Written to a temp name and renamed, so a failed read never leaves half a file.
+        const tmp = `${opts.output}.stn-partial`;
+        const file = await Deno.open(tmp, { write: true, create: true, truncate: true });
+        try {
+          await res.body!.pipeTo(file.writable);
+          await Deno.rename(tmp, opts.output);
+        } catch (err) {
+          await Deno.remove(tmp).catch(() => {});
+          throw err;
+        }
+      });
+    });
+
+  sandbox.command("ls")
+    .description("list a directory of the sandbox workspace")
+    .argument("<id>", "sandbox id")
+    .argument("[path]", "directory inside /workspace", ".")
+    .option("-R, --recursive", "list subdirectories too")
+    .action(async (id: string, path: string, opts: { recursive?: boolean }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const entries = await listSandboxFiles(client, id, path, opts.recursive ?? false);
+        if (globals(cmd).json) return printJson({ entries });
+        printTable(
+          ["PATH", "TYPE", "SIZE", "MODE", "MODIFIED"],
+          entries.map((e) => [e.path, e.type, String(e.size), e.mode, e.mtime]),
+        );
+      });
+    });
+
+  sandbox.command("rm")
+    .description("delete a file (or a directory with -r) from the sandbox workspace")
+    .argument("<id>", "sandbox id")
+    .argument("<path>", "path inside /workspace")
+    .option("-r, --recursive", "delete a directory and what it holds")
+    .action(async (id: string, path: string, opts: { recursive?: boolean }, cmd: Command) => {
+      await withStation(cmd, (client) => deleteSandboxFile(client, id, path, opts.recursive ?? false));
+    });
+
+  sandbox.command("stage")
+    .description("copy a file from the file store (stn files upload) into the sandbox")
+    .argument("<id>", "sandbox id")
+    .argument("<file_key>", "file store key, or an upload id f_…")
+    .argument("<dest>", "path inside /workspace")
+    .action(async (id: string, key: string, dest: string, _opts: unknown, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const out = await stageFile(client, id, key, dest);
+        if (globals(cmd).json) printJson(out);
+        else console.error(`staged ${key} to ${out.path} (${out.size_bytes} bytes)`);
+      });
+    });
+
+  sandbox.command("publish")
+    .description("copy a sandbox file into the file store and print its key (then: stn files download KEY)")
+    .argument("<id>", "sandbox id")
+    .argument("<path>", "path inside /workspace")
+    .option("--key <key>", "file store key (default sessions/<id>/<path>)")
+    .action(async (id: string, path: string, opts: { key?: string }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const out = await publishFile(client, id, path, opts.key);
+        if (globals(cmd).json) printJson(out);
+        else console.log(out.file_key);
+      });
+    });
+
+  sandbox.command("close")
+    .description("close a sandbox: its container and workspace are removed")
+    .argument("<id>", "sandbox id")
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const out = await closeSandbox(client, id);
+        if (globals(cmd).json) printJson(out);
+      });
+    });
+
+  sandbox.command("list")
+    .description("list open sandboxes")
+    .option("--all", "include closed ones")
+    .action(async (opts: { all?: boolean }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        const sessions = await listSandboxes(client, opts.all ?? false);
+        if (globals(cmd).json) return printJson({ sandboxes: sessions });
+        printTable(
+          ["ID", "IMAGE", "SCOPE", "STATUS", "CREATED", "LAST USED"],
+          sessions.map((s) => [s.id, s.image, s.scope, s.status, s.created_at, s.last_used_at]),
+        );
+      });
+    });
+
+  sandbox.command("run")
+    .description("run code once in a fresh container (removed afterwards); exits with its exit code")
+    .option("--runtime <name>", "python, node or bash")
+    .option("--image <image>", "an allowed image instead of the runtime's")
+    .option("-f, --file <file>", "the program to run (- for stdin)")
+    .option("-c, --code <code>", "the program as a string")
+    .option("-a, --arg <arg>", "argument for the program (repeatable)", collect)
+    .option("-e, --env <NAME=value>", "environment variable (repeatable)", collect)
+    .option("--timeout <duration>", "kill it after this long")
+    .action(
+      async (
+        opts: {
+          runtime?: string;
+          image?: string;
+          file?: string;
+          code?: string;
+          arg?: string[];
+          env?: string[];
+          timeout?: string;
+        },
+        cmd: Command,
+      ) => {
+        if ((opts.file === undefined) === (opts.code === undefined)) {
+          throw usageError(
+            "invalid_code",
+            "give the program with --file or -c",
+            "stn sandbox run --runtime python -c 'print(1)'",
+          );
+        }
+        const code = opts.code ?? new TextDecoder().decode(await readInput(opts.file!));
+        await withStation(cmd, async (client) => {
+          const result = await runCode(client, {
+            runtime: opts.runtime,
+            image: opts.image,
+            code,
+            args: opts.arg,
+            env: envOption(opts.env),
+            timeout_seconds: timeoutOption(opts.timeout),
+          });
+          finish(cmd, result, false);
+        });
+      },
+    );
+}

@@ -1,0 +1,49 @@
+import { monotonicFactory } from "ulid";
+import { StationError } from "../errors.ts";
+
+/** Longest key accepted, in UTF-8 bytes (object names become subjects; keep them well under limits). */
+export const MAX_KEY_BYTES = 512;
+
+const SHORT_ID = /^f_[0-9A-HJKMNP-TV-Z]{26}$/;
+const nextUlid = monotonicFactory();
+
+/** A new key for a user upload: `files/f_<ULID>`. */
+export function newFileKey(): string {
+  return `files/f_${nextUlid()}`;
+}
+
+/** The key a user means: a bare upload id `f_<ULID>` stands for `files/f_<ULID>`. */
+export function resolveKey(key: string): string {
+  return SHORT_ID.test(key) ? `files/${key}` : key;
+}
+
+function invalid(key: string, why: string): StationError {
+  return new StationError("invalid_key", `invalid file key ${JSON.stringify(key)}: ${why}`, {
+    status: 400,
+    hint: "keys are relative paths like files/report.csv, runs/<run>/output/<name> or " +
+      `sessions/<session>/<path>: no leading "/", no "." or ".." segments, no empty segments, ` +
+      `no control characters, at most ${MAX_KEY_BYTES} bytes`,
+  });
+}
+
+/** Checks a key against the rules every stored key obeys; throws 400 invalid_key otherwise. */
+export function validateKey(key: string): string {
+  if (key.length === 0) throw invalid(key, "it is empty");
+  if (new TextEncoder().encode(key).length > MAX_KEY_BYTES) {
+    throw invalid(key, `it is over ${MAX_KEY_BYTES} bytes`);
+  }
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(key)) throw invalid(key, "it contains a control character");
+  if (key.includes("\\")) throw invalid(key, "it contains a backslash");
+  if (key.startsWith("/")) throw invalid(key, "it is absolute");
+  for (const segment of key.split("/")) {
+    if (segment === "") throw invalid(key, "it has an empty segment (// or a trailing /)");
+    if (segment === "." || segment === "..") throw invalid(key, `it has a "${segment}" segment`);
+  }
+  return key;
+}
+
+/** The last segment of a key, used as a download's default file name. */
+export function keyBasename(key: string): string {
+  return key.slice(key.lastIndexOf("/") + 1);
+}

@@ -1,0 +1,47 @@
+import type { Config } from "../config/schema.ts";
+import { StationError } from "../errors.ts";
+
+/** The image a sandbox will use, and the runtime it was chosen for (if any). */
+export interface ImageChoice {
+  image: string;
+  runtime: string | null;
+}
+
+/**
+ * Picks the image for a runtime or an explicit image. An explicit image must be one the config
+ * maps a runtime to or lists in sandbox.allowed_images; nothing else is run.
+ */
+export function chooseImage(
+  config: Config["sandbox"],
+  request: { runtime?: string; image?: string },
+): ImageChoice {
+  if (request.image) {
+    const allowed = new Set([...Object.values(config.images), ...config.allowed_images]);
+    if (!allowed.has(request.image)) {
+      throw new StationError("image_not_allowed", `image ${JSON.stringify(request.image)} is not allowed`, {
+        status: 400,
+        hint: `add it to sandbox.allowed_images in config.yaml; allowed now: ${[...allowed].join(", ")}`,
+        exitCode: 2,
+      });
+    }
+    return { image: request.image, runtime: request.runtime ?? null };
+  }
+  const runtime = request.runtime ?? config.default_runtime;
+  const image = config.images[runtime];
+  if (!image) {
+    throw new StationError("unknown_runtime", `unknown sandbox runtime ${JSON.stringify(runtime)}`, {
+      status: 400,
+      hint: `known runtimes: ${Object.keys(config.images).join(", ")} (sandbox.images in config.yaml)`,
+      exitCode: 2,
+    });
+  }
+  return { image, runtime };
+}
+
+/** How compute mode runs code for each runtime: the file the code goes into and the command. */
+export const INTERPRETERS: Record<string, { file: string; cmd: string[] }> = {
+  python: { file: "main.py", cmd: ["python3", "main.py"] },
+  node: { file: "main.js", cmd: ["node", "main.js"] },
+  bash: { file: "main.sh", cmd: ["bash", "main.sh"] },
+  sh: { file: "main.sh", cmd: ["sh", "main.sh"] },
+};

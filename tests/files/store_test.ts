@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { Objm } from "@nats-io/obj";
+import { StationError } from "../../src/errors.ts";
+import { sleep } from "../../src/lib/async.ts";
+import { startTestStation } from "../helpers/station.ts";
+import { checksumOf, collect, randomBytes, streamOf } from "./bytes.ts";
+
+const CONFIG = `
+storage:
+  max_file_size: 2097152
+  max_total_bytes: 8388608
+  cleanup:
+    interval: 200ms
+`;
+
+async function rejectsWith(p: Promise<unknown>, code: string, status: number): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof StationError, `expected a StationError, got ${err}`);
+    assert.equal(err.code, code);
+    assert.equal(err.status, status);
+    return true;
+  });
+}
+
+Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and the reaper", async (t) => {
+  const ts = await startTestStation({ configYaml: CONFIG });
+  const files = ts.station.ctx.files;
+  try {
+    await t.step("round trip keeps bytes, checksum, type and metadata", async () => {
+      for (const size of [0, 1, 200_000]) {
+        const bytes = randomBytes(size);
+        const key = `runs/r1/output/data-${size}.csv`;
+        const info = await files.put(key, streamOf(bytes), { metadata: { owner: "ann" } });
+        assert.equal(info.key, key);
+        assert.equal(info.size_bytes, size);
+        assert.equal(info.checksum, checksumOf(bytes));
+        assert.equal(info.content_type, "text/csv");
+        assert.equal(info.expires_at, null);
+        const got = await files.get(key);
+        assert.deepEqual(got.info, await files.head(key));
+        assert.deepEqual(got.info.metadata, { owner: "ann" });
+        assert.deepEqual(await collect(got.stream), bytes);
+      }
+    });
+
+    await t.step("a range returns exactly those bytes", async () => {
+      const bytes = randomBytes(300_000);
+      await files.put("files/ranged.bin", streamOf(bytes, 7_777));
+      const { stream } = await files.get("files/ranged.bin", { start: 131_000, end: 262_200 });
+      assert.deepEqual(await collect(stream), bytes.slice(131_000, 262_201));
+    });
+
+    await t.step("list pages by prefix with a cursor", async () => {
+      for (const n of ["a", "b", "c"]) await files.put(`sessions/s1/${n}.txt`, streamOf(randomBytes(3)));
+      const first = await files.list({ prefix: "sessions/s1/", limit: 2 });
+      assert.deepEqual(first.files.map((f) => f.key), ["sessions/s1/a.txt", "sessions/s1/b.txt"]);
+      assert.ok(first.next_cursor);
+      const second = await files.list({ prefix: "sessions/s1/", limit: 2, cursor: first.next_cursor! });
+      assert.deepEqual(second.files.map((f) => f.key), ["sessions/s1/c.txt"]);
+      assert.equal(second.next_cursor, null);
+    });
+
+    await t.step(
+      "an oversized stream is refused, leaves nothing and keeps the previous version",
+      async () => {
+        const before = await files.usage();
+        await rejectsWith(
+          files.put("files/big.bin", streamOf(randomBytes(3 * 1024 * 1024))),
+          "file_too_large",
+          413,
+        );
+        assert.equal((await files.list({ prefix: "files/big" })).files.length, 0);
+        assert.equal(await files.usage(), before);
+        await rejectsWith(
+          files.put("files/big.bin", streamOf(new Uint8Array(1)), { size: 5_000_000 }),
+          "file_too_large",
+          413,
+        );
+        // A failed overwrite keeps the file that was there.
+        const keep = randomBytes(10);
+        await files.put("files/keep.bin", streamOf(keep));
+        await rejectsWith(
+          files.put("files/keep.bin", streamOf(randomBytes(3 * 1024 * 1024))),
+          "file_too_large",
+          413,
+        );
+        assert.deepEqual(await collect((await files.get("files/keep.bin")).stream), keep);
+      },
+    );
+
+    await t.step("the total quota answers 507", async () => {
+      const keys: string[] = [];
+      await assert.rejects(
+        async () => {
+          for (let i = 0; i < 10; i++) {
+            await files.put(`files/fill-${i}`, streamOf(randomBytes(1_900_000)));
+            keys.push(`files/fill-${i}`);
+          }
+        },
+        (err: unknown) =>
+          err instanceof StationError && err.code === "storage_quota_exceeded" && err.status === 507,
+      );
+      assert.ok(keys.length >= 2 && keys.length < 5, `stored ${keys.length} before the quota`);
+      assert.ok(await files.usage() <= 8388608);
+      for (const k of keys) await files.delete(k);
+    });
+
+    await t.step("invalid keys are 400 and unknown keys 404", async () => {
+      for (
+        const key of [
+          "",
+          "/etc/passwd",
+          "a/../b",
+          "..",
+          "a//b",
+          "a/",
+          "bad\u0000key",
+          "tab\tkey",
+          "x".repeat(513),
+        ]
+      ) {
+        await rejectsWith(files.put(key, streamOf(new Uint8Array(1))), "invalid_key", 400);
+        await rejectsWith(files.head(key), "invalid_key", 400);
+      }
+      await rejectsWith(files.head("files/nope"), "file_not_found", 404);
+      await rejectsWith(files.get("files/nope"), "file_not_found", 404);
+      await rejectsWith(files.delete("files/nope"), "file_not_found", 404);
+    });
+
+    await t.step("a 1 s TTL is 404 after it, and the reaper removes the object", async () => {
+      await files.put("files/short", streamOf(randomBytes(5)), { ttlMs: 1000 });
+      assert.ok((await files.head("files/short")).expires_at);
+      const raw = await new Objm(ts.station.ctx.nats.nc).open(files.bucket);
+      await sleep(1100);
+      await rejectsWith(files.head("files/short"), "file_not_found", 404);
+      assert.equal((await files.list({ prefix: "files/short" })).files.length, 0);
+      const deadline = Date.now() + 5000;
+      let info = await raw.info("files/short");
+      while (info && !info.deleted && Date.now() < deadline) {
+        await sleep(100);
+        info = await raw.info("files/short");
+      }
+      assert.ok(!info || info.deleted, "the reaper did not delete the expired object");
+    });
+  } finally {
+    await ts.close();
+  }
+});
