@@ -36,16 +36,18 @@ export function numberFlag(value: string | undefined): number | string | undefin
 export async function withStation<T>(
   cmd: Command,
   fn: (client: StationClient, target: Target) => Promise<T>,
+  options: { embeddedFlags?: Record<string, unknown> } = {},
 ): Promise<T> {
   const config = commandConfig(cmd);
   const target = await discoverTarget({ station: globals(cmd).station, paths: config.paths });
   const token = Deno.env.get("STATION_API_TOKEN") ?? config.values.server.api_token;
   if (target.url) return fn(new StationClient(target.url, { token }), target);
 
+  const embeddedConfig = options.embeddedFlags ? commandConfig(cmd, options.embeddedFlags) : config;
   // An embedded runtime's own info lines are noise on a script's stderr.
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
   log.debug("no server found; starting an embedded runtime");
-  const embedded = await startEmbedded(config);
+  const embedded = await startEmbedded(embeddedConfig);
   // Ctrl-C or a SIGTERM from cron must not leave the embedded nats-server behind.
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   const onSignal = () => {

@@ -233,8 +233,9 @@ export function syncCommand(program: Command): void {
     .action(async (environment: string | undefined, _o: unknown, cmd: Command) => {
       // An embedded runtime would sync at its own start and this report would then say "unchanged" for
       // everything it just created; this command is the sync, so that start-up one is switched off.
-      Deno.env.set("STN_WORKFLOWS_SYNC_ON_START", "false");
-      const report = await withStation(cmd, (client) => syncWorkflows(client, environment));
+      const report = await withStation(cmd, (client) => syncWorkflows(client, environment), {
+        embeddedFlags: { "workflows.sync_on_start": false },
+      });
       if (globals(cmd).json) printJson(report);
       else {
         const line = (what: string, items: Array<{ id: string; version: number }>) =>
