@@ -46,9 +46,16 @@ export async function withStation<T>(
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
   log.debug("no server found; starting an embedded runtime");
   const embedded = await startEmbedded(config);
+  // Ctrl-C or a SIGTERM from cron must not leave the embedded nats-server behind.
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const onSignal = () => {
+    embedded.stop().finally(() => Deno.exit(130));
+  };
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
   try {
     return await fn(embedded.client, { source: "embedded", url: embedded.station.url });
   } finally {
+    for (const s of signals) Deno.removeSignalListener(s, onSignal);
     await embedded.stop();
   }
 }

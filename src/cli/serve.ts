@@ -39,10 +39,10 @@ export function serveCommand(program: Command): void {
         ]);
         for (const s of signals) Deno.removeSignalListener(s, onSignal);
 
+        if (outcome.kind === "fatal") printError(outcome.error);
         log.info("stn serve stopping");
         await station.stop();
         if (outcome.kind === "fatal") {
-          printError(outcome.error);
           console.error("stn serve stopped: it cannot run without NATS");
           throw new CliExit(1);
         }

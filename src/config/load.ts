@@ -86,10 +86,14 @@ function describeValue(v: unknown): string {
   return v === undefined ? "nothing" : JSON.stringify(v);
 }
 
+const article = (word: string) => /^[aeiou]/.test(word) ? "an" : "a";
+
 function expectation(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case "invalid_type":
-      return `expected ${issue.expected === "int" ? "a whole number" : `a ${issue.expected}`}`;
+      return `expected ${
+        issue.expected === "int" ? "a whole number" : article(issue.expected) + " " + issue.expected
+      }`;
     case "invalid_value":
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":

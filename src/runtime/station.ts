@@ -73,14 +73,12 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const fatal = new Promise<StationError>((r) => (fatalResolve = r));
     server?.exited.then((status) => {
       if (server.stopping) return;
+      const how = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
+      const lines = server.lastLines.slice(-3).map((l) => l.replace(/^\[\d+\] \S+ \S+ /, "")).join(" | ");
       fatalResolve(
-        new StationError(
-          "nats_server_died",
-          `the managed nats-server (pid ${server.pid}) exited with code ${status.code}`,
-          {
-            hint: "its last lines: " + (server.lastLines.slice(-3).join(" | ") || "(none)"),
-          },
-        ),
+        new StationError("nats_server_died", `the managed nats-server (pid ${server.pid}) ${how}`, {
+          hint: `check what stopped it (OOM killer, a stray kill); its last lines: ${lines || "(none)"}`,
+        }),
       );
     });
 
