@@ -133,9 +133,12 @@ export async function* multipartParts(
       const partBody = new ReadableStream<Uint8Array>({
         async pull(controller) {
           try {
-            const piece = await nextPiece();
-            if (piece === null) controller.close();
-            else if (piece.length > 0) controller.enqueue(piece);
+            // An empty piece enqueues nothing, and the stream would not pull again: read on until bytes or the end.
+            for (;;) {
+              const piece = await nextPiece();
+              if (piece === null) return controller.close();
+              if (piece.length > 0) return controller.enqueue(piece);
+            }
           } catch (err) {
             controller.error(err);
           }

@@ -1,8 +1,13 @@
+import { validateKey } from "../files/keys.ts";
 import type { FileInfo, FileList, UploadResult } from "../files/store.ts";
 import type { StationClient } from "./http.ts";
 
-/** The API path of a key: each segment percent-encoded, "/" kept as the separator. */
+/**
+ * The API path of a key: each segment percent-encoded, "/" kept as the separator. The key is checked
+ * first, because URL normalisation would silently resolve "." and ".." segments before the server sees them.
+ */
 export function filePath(key: string): string {
+  validateKey(key);
   return "/api/v1/files/" + key.split("/").map(encodeURIComponent).join("/");
 }
 
