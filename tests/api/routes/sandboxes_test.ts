@@ -11,6 +11,7 @@ import {
   writeSandboxFile,
 } from "../../../src/client/sandboxes.ts";
 import { startTestStation } from "../../helpers/station.ts";
+import { waitFor } from "../../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
 
 Deno.test("sandbox API: open, exec (JSON and SSE), files, list, close", async () => {
@@ -114,6 +115,35 @@ Deno.test("sandbox API: compute run returns real exit codes and removes its cont
       runCode(t.client, { runtime: "cobol", code: "x" }),
       (e: StationError) => e.status === 400 && e.code === "unknown_runtime",
     );
+  } finally {
+    await removeStationContainers(t.home.path("station.db"));
+    await t.close();
+  }
+});
+
+Deno.test("sandbox API: a client that disconnects mid-exec gets its command killed", async () => {
+  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
+  try {
+    const { sandbox_id: id } = await openSandbox(t.client, {});
+    const count = async () =>
+      (await t.client.json<{ stdout: string }>("POST", `/api/v1/sandboxes/${id}/exec`, {
+        body: { cmd: "ps -o args | grep -c '^sleep 300'" },
+      })).stdout.trim();
+    const gone = new AbortController();
+    const pending = fetch(t.client.url(`/api/v1/sandboxes/${id}/exec`), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ cmd: ["sleep", "300"] }),
+      signal: gone.signal,
+    }).catch((err) => err);
+    assert.ok(await waitFor(async () => (await count()) === "1", 10_000), "the command runs");
+    gone.abort();
+    assert.ok((await pending) instanceof Error, "the client gave up");
+    assert.ok(
+      await waitFor(async () => (await count()) === "0", 10_000),
+      "the command is killed in the container",
+    );
+    await closeSandbox(t.client, id);
   } finally {
     await removeStationContainers(t.home.path("station.db"));
     await t.close();
