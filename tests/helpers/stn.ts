@@ -112,14 +112,7 @@ export async function startServe(
 }
 
 /** True while the process exists and is not a zombie. */
-export function processAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-}
+export { isAlive as processAlive } from "../../src/nats/server.ts";
 
 /** Polls until cond() is true or the timeout passes; returns whether it became true. */
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
