@@ -38,7 +38,8 @@ export function createApp(ctx: StationContext): Hono {
     const err = thrown instanceof HTTPException
       ? new StationError("http_error", thrown.message || `HTTP ${thrown.status}`, { status: thrown.status })
       : toStationError(thrown);
-    if (err.status >= 500) {
+    // Expected conditions (a full bucket is 507, a part down is 503) are answers, not server faults.
+    if (!(thrown instanceof StationError) || err.status === 500) {
       log.error(`${c.req.method} ${c.req.path} failed`, { code: err.code, error: err.message });
     }
     return c.json(err.toBody(), err.status as 500);
