@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../api/auth.ts";
+import { listen } from "../api/listen.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
@@ -129,25 +130,14 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);
-    let http: Deno.HttpServer<Deno.NetAddr>;
-    try {
-      http = Deno.serve({ hostname: host, port, onListen: () => {} }, app.fetch);
-    } catch (err) {
-      if (err instanceof Deno.errors.AddrInUse) {
-        throw new StationError("port_in_use", `cannot listen on ${host}:${port}: the port is in use`, {
-          hint: "another stn serve may be running (stn status); choose another with --port or server.port",
-          exitCode: 1,
-        });
-      }
-      throw new StationError("listen_failed", `cannot listen on ${host}:${port}: ${(err as Error).message}`);
-    }
-    closers.push({ name: "http server", close: () => http.shutdown() });
+    const http = await listen(app.fetch, host, port);
+    closers.push({ name: "http server", close: () => http.close() });
     const clientHost = host === "0.0.0.0" || host === "::"
       ? "127.0.0.1"
       : host.includes(":")
       ? `[${host}]`
       : host;
-    const url = `http://${clientHost}:${http.addr.port}`;
+    const url = `http://${clientHost}:${http.port}`;
 
     if (options.announce) {
       writeServerFile(config.paths.serverJson, {

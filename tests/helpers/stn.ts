@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { readServerFile } from "../../src/runtime/server_file.ts";
-import { sleep } from "../../src/lib/async.ts";
+import { sleep, within } from "../../src/lib/async.ts";
 
 /** main.ts of this checkout: tests drive the real `stn` through `deno run`, as scripts/stn does. */
 export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -25,6 +25,8 @@ export interface RunStnOptions {
   env: Record<string, string>;
   stdin?: Uint8Array | string;
   cwd?: string;
+  /** A command still running after this is killed and the test fails (default 60 s: a hang, not slowness). */
+  exitWithinMs?: number;
 }
 
 /** Runs `stn ARGS…` to completion and returns its exit code and output. */
@@ -45,7 +47,11 @@ export async function runStn(args: string[], options: RunStnOptions): Promise<St
     );
     await writer.close();
   }
-  const out = await child.output();
+  const limit = options.exitWithinMs ?? 60_000;
+  const out = await within(child.output(), limit, () => {
+    child.kill("SIGKILL");
+    throw new Error(`stn ${args.join(" ")} did not exit within ${limit / 1000} s (killed)`);
+  });
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
