@@ -138,14 +138,9 @@ Deno.test("files API errors: invalid keys 400, unknown 404, oversize 413 leaving
       for (const raw of invalid) {
         const res = await req("PUT", "/api/v1/files/" + raw, { body: "x" });
         const body = await res.json();
-        if (raw === "") {
-          // PUT /api/v1/files/ names no key at all.
-          assert.ok(res.status === 400 || res.status === 404, `empty key → ${res.status}`);
-        } else {
-          assert.equal(res.status, 400, raw);
-          assert.equal(body.error.code, "invalid_key");
-          assert.ok(body.error.hint);
-        }
+        assert.equal(res.status, 400, raw);
+        assert.equal(body.error.code, "invalid_key");
+        assert.ok(body.error.hint);
       }
       const missing = await req("GET", path("files/does-not-exist"));
       assert.equal(missing.status, 404);
