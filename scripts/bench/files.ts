@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { Objm } from "@nats-io/obj";
+import { STN_RUN_ARGS } from "../stn_flags.ts";
 
 const SIZE_MIB = Number(Deno.args[0] ?? 256);
 const RSS_GIB = Number(Deno.args[1] ?? 1);
@@ -51,7 +52,7 @@ const env: Record<string, string> = {
 for (const k of ["STATION_URL", "STATION_API_TOKEN"]) delete env[k];
 
 const serve = new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", "--quiet", MAIN, "serve", "--port", "0"],
+  args: [...STN_RUN_ARGS, MAIN, "serve", "--port", "0"],
   env,
   clearEnv: true,
   stdout: "null",
@@ -72,7 +73,6 @@ const nc = await connect({ servers: health.nats.url });
 try {
   // 3 first, so the baseline RSS is the server's idle RSS.
   const idle = rssMiB(serve.pid);
-  const rss = sampler(() => [serve.pid]);
   const total = RSS_GIB * 1024 * MiB;
   const block = new Uint8Array(MiB);
   crypto.getRandomValues(block.subarray(0, 65536));
@@ -84,27 +84,30 @@ try {
       sent += MiB;
     },
   });
+  let rss = sampler(() => [serve.pid]);
   let t0 = performance.now();
   const put = await fetch(`${url}/api/v1/files/bench/rss.bin`, { method: "PUT", body });
   if (put.status !== 201) throw new Error(`1 GiB upload: ${put.status} ${await put.text()}`);
   const upSecs = (performance.now() - t0) / 1000;
+  rss.stop();
+  const upRise = rss.peak(serve.pid) - idle;
+  rss = sampler(() => [serve.pid]);
   t0 = performance.now();
   let got = 0;
   for await (const chunk of (await fetch(`${url}/api/v1/files/bench/rss.bin`)).body!) got += chunk.length;
   const downSecs = (performance.now() - t0) / 1000;
   rss.stop();
+  const downRise = rss.peak(serve.pid) - idle;
   if (got !== total) throw new Error(`1 GiB download returned ${got} bytes`);
   await fetch(`${url}/api/v1/files/bench/rss.bin`, { method: "DELETE" });
-  const peakDuringDown = rss.peak(serve.pid);
-  const rise = peakDuringDown - idle;
+  const verdict = (rise: number) => `${rise.toFixed(1)} MiB ${rise < 64 ? "OK" : "OVER"}`;
   console.log(
-    `memory bound: ${RSS_GIB} GiB up (${(total / MiB / upSecs).toFixed(0)} MB/s) and down ` +
-      `(${(total / MiB / downSecs).toFixed(0)} MB/s) through the API`,
+    `memory bound: ${RSS_GIB} GiB through the API, server RSS idle ${
+      idle.toFixed(0)
+    } MiB (bound: rise < 64 MiB)`,
   );
-  console.log(
-    `  server RSS idle ${idle.toFixed(0)} MiB, peak ${rss.peak(serve.pid).toFixed(0)} MiB, ` +
-      `rise ${rise.toFixed(1)} MiB (bound: < 64 MiB) ${rise < 64 ? "OK" : "OVER"}`,
-  );
+  console.log(`  upload   ${(total / 1e6 / upSecs).toFixed(0)} MB/s, RSS rise ${verdict(upRise)}`);
+  console.log(`  download ${(total / 1e6 / downSecs).toFixed(0)} MB/s, RSS rise ${verdict(downRise)}`);
 
   // 1 + 2: same file, raw obj vs stn files.
   const src = join(home, "src.bin");
@@ -132,7 +135,7 @@ try {
 
   const cli = async (args: string[]) => {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--quiet", MAIN, ...args],
+      args: [...STN_RUN_ARGS, MAIN, ...args],
       env,
       clearEnv: true,
       stdout: "piped",

@@ -1,4 +1,6 @@
 /** Runs every benchmark in scripts/bench/ one after the other: `deno task bench`. */
+import { STN_V8_FLAGS } from "../stn_flags.ts";
+
 const here = new URL(".", import.meta.url);
 const names = [...Deno.readDirSync(here)]
   .map((e) => e.name)
@@ -8,7 +10,8 @@ let failed = 0;
 for (const name of names) {
   console.log(`\n== ${name}`);
   const { code } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(name, here).pathname],
+    // In-process benchmarks (engine, definitions) run under the V8 flags the shipped stn runs with.
+    args: ["run", "-A", `--v8-flags=${STN_V8_FLAGS}`, new URL(name, here).pathname],
     stdout: "inherit",
     stderr: "inherit",
   }).output();

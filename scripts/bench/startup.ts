@@ -6,6 +6,7 @@
  *   deno run -A scripts/bench/startup.ts [runs=5]
  */
 import { fileURLToPath } from "node:url";
+import { STN_RUN_ARGS } from "../stn_flags.ts";
 
 const RUNS = Number(Deno.args[0] ?? 5);
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -79,7 +80,7 @@ async function stnServe(measureRss: boolean): Promise<{ ms: number; rss?: { stn:
   const port = freePort();
   const t0 = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "serve", "--port", String(port), "--log-level", "warn"],
+    args: [...STN_RUN_ARGS, MAIN, "serve", "--port", String(port), "--log-level", "warn"],
     env: { STATION_HOME: home },
     stdout: "null",
     stderr: "null",

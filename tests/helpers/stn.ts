@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { readServerFile } from "../../src/runtime/server_file.ts";
 import { sleep, within } from "../../src/lib/async.ts";
+import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
 
 /** main.ts of this checkout: tests drive the real `stn` through `deno run`, as scripts/stn does. */
 export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -32,7 +33,7 @@ export interface RunStnOptions {
 /** Runs `stn ARGS…` to completion and returns its exit code and output. */
 export async function runStn(args: string[], options: RunStnOptions): Promise<StnResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args],
+    args: [...STN_RUN_ARGS, MAIN, ...args],
     env: childEnv(options.env),
     clearEnv: true,
     cwd: options.cwd,
@@ -72,7 +73,7 @@ export async function startServe(
 ): Promise<ServeProcess> {
   const args = options.args ?? ["--port", "0"];
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "serve", ...args],
+    args: [...STN_RUN_ARGS, MAIN, "serve", ...args],
     env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",

@@ -1,0 +1,12 @@
+import { fileURLToPath } from "node:url";
+import { STN_V8_FLAGS } from "../scripts/stn_flags.ts";
+import { assertStringIncludes } from "./helpers/assert.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+Deno.test("scripts/stn and the compile task run stn with the V8 flags the tests and benchmarks use", () => {
+  const flag = `--v8-flags=${STN_V8_FLAGS}`;
+  assertStringIncludes(Deno.readTextFileSync(`${ROOT}scripts/stn`), `deno run -A --quiet ${flag} `);
+  const tasks = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`)).tasks;
+  assertStringIncludes(tasks.compile, `deno compile -A ${flag} `);
+});
