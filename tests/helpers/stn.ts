@@ -26,9 +26,10 @@ export interface RunStnOptions {
   env: Record<string, string>;
   stdin?: Uint8Array | string;
   cwd?: string;
-  /** A command still running after this is killed and the test fails (default 60 s: a hang, not slowness). */
-  exitWithinMs?: number;
 }
+
+/** A command still running after this is killed and its test fails: a hang, not slowness (~100x a normal run). */
+const EXIT_WITHIN_MS = 60_000;
 
 /** Runs `stn ARGS…` to completion and returns its exit code and output. */
 export async function runStn(args: string[], options: RunStnOptions): Promise<StnResult> {
@@ -48,10 +49,9 @@ export async function runStn(args: string[], options: RunStnOptions): Promise<St
     );
     await writer.close();
   }
-  const limit = options.exitWithinMs ?? 60_000;
-  const out = await within(child.output(), limit, () => {
+  const out = await within(child.output(), EXIT_WITHIN_MS, () => {
     child.kill("SIGKILL");
-    throw new Error(`stn ${args.join(" ")} did not exit within ${limit / 1000} s (killed)`);
+    throw new Error(`stn ${args.join(" ")} did not exit within ${EXIT_WITHIN_MS / 1000} s (killed)`);
   });
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
