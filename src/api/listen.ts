@@ -7,7 +7,7 @@ import { StationError } from "../errors.ts";
 export interface Listener {
   /** The port it listens on (the one chosen by the OS when 0 was asked for). */
   port: number;
-  /** Stops accepting, ends idle keep-alive connections and waits for requests in flight. */
+  /** Stops accepting, lets requests in flight finish, then closes every connection. */
   close(): Promise<void>;
 }
 
@@ -30,11 +30,10 @@ export async function listen(
   // minutes after its work. Requests in flight may finish; then every connection is closed, as
   // Deno.serve's shutdown() did.
   let inFlight = 0;
-  let closing = false;
   server.on("request", (_req, res) => {
     inFlight++;
     res.once("close", () => {
-      if (--inFlight === 0 && closing) server.closeAllConnections();
+      if (--inFlight === 0 && !server.listening) server.closeAllConnections();
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -45,7 +44,6 @@ export async function listen(
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
-        closing = true;
         server.close(() => resolve());
         if (inFlight === 0) server.closeAllConnections();
         else server.closeIdleConnections();
