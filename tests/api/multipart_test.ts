@@ -20,7 +20,7 @@ Deno.test("multipart: parts survive any chunking, including near-delimiters in t
   form.append("file", new File([file], 'a "q".bin', { type: "image/png" }));
   form.append("zero", new File([], "zero.bin"));
   const { body, boundary } = await encode(form);
-  for (const chunk of [1, 7, 4096, body.length]) {
+  for (const chunk of [1, 7, 45, 64, 65, 4096, body.length]) {
     const seen: { name: string; filename?: string; contentType?: string; bytes: Uint8Array }[] = [];
     for await (const part of multipartParts(streamOf(body, chunk), boundary)) {
       seen.push({
