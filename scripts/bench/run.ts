@@ -1,5 +1,5 @@
 /** Runs every benchmark in scripts/bench/ one after the other: `deno task bench`. */
-import { STN_V8_FLAGS } from "../stn_flags.ts";
+import { STN_RUN_ARGS } from "../stn_flags.ts";
 
 const here = new URL(".", import.meta.url);
 const names = [...Deno.readDirSync(here)]
@@ -11,7 +11,7 @@ for (const name of names) {
   console.log(`\n== ${name}`);
   const { code } = await new Deno.Command(Deno.execPath(), {
     // In-process benchmarks (engine, definitions) run under the V8 flags the shipped stn runs with.
-    args: ["run", "-A", `--v8-flags=${STN_V8_FLAGS}`, new URL(name, here).pathname],
+    args: [...STN_RUN_ARGS, new URL(name, here).pathname],
     stdout: "inherit",
     stderr: "inherit",
   }).output();

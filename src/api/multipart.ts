@@ -140,9 +140,9 @@ export async function* multipartParts(
           if (value === null) throw malformed("it ends inside a part");
           // When no delimiter can start in the tail, the tail is content and the new chunk is taken as it is;
           // only a chunk that might complete a delimiter begun in the tail is joined to it.
-          const joint = concat(buf, value.subarray(0, delimiter.length - 1));
-          if (value.length >= delimiter.length - 1 && indexOf(joint, delimiter) < 0) {
-            const piece = buf.slice();
+          const head = value.subarray(0, delimiter.length - 1);
+          if (head.length === delimiter.length - 1 && indexOf(concat(buf, head), delimiter) < 0) {
+            const piece = buf;
             buf = value;
             return piece;
           }
