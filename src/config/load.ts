@@ -39,7 +39,7 @@ function unwrap(schema: z.ZodType): z.ZodType {
   return s;
 }
 
-/** Every leaf key of the config schema, for env overrides and the README table. */
+/** Every leaf key of the config schema, for env overrides and docs/configuration.md. */
 export function configKeys(schema: z.ZodType = ConfigSchema, prefix: string[] = []): ConfigKey[] {
   const inner = unwrap(schema) as any;
   if (inner._zod.def.type === "object") {
@@ -178,7 +178,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     throw usageError(
       "config_invalid",
       messages.join("\n"),
-      "see the Configuration table in the README for every key and its type",
+      "docs/configuration.md lists every key, its type and its default",
     );
   }
   return { values: result.data, paths, file: fileRead };

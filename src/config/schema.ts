@@ -6,8 +6,8 @@ const port = z.int().min(0).max(65535);
 
 /**
  * config.yaml, one section per subsystem. Every key can also be set through the environment as
- * STN_<SECTION>_<KEY> (for example STN_SERVER_PORT) and some through flags; see README "Configuration".
- * Each key's `.describe()` text is what the README table and errors show.
+ * STN_<SECTION>_<KEY> (for example STN_SERVER_PORT) and some through flags; see docs/configuration.md.
+ * Each key's `.describe()` text is what docs/configuration.md (deno task docs) and errors show.
  */
 export const ConfigSchema = z.strictObject({
   server: z.strictObject({

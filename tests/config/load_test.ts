@@ -95,6 +95,6 @@ Deno.test("config: --config pointing nowhere is a usage error", async () => {
 Deno.test("config: every key has an STN_ variable and a description", () => {
   for (const key of configKeys()) {
     assertEquals(key.env[0], "STN_" + key.path.replaceAll(".", "_").toUpperCase());
-    assertEquals(typeof key.description, "string", `${key.path} needs .describe() for the README table`);
+    assertEquals(typeof key.description, "string", `${key.path} needs .describe() for docs/configuration.md`);
   }
 });

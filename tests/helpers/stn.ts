@@ -9,7 +9,8 @@ export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 // The parent's discovery variables must not leak into a test's stn.
 const SCRUB = ["STATION_URL", "STATION_API_TOKEN", "STATION_HOME", "STATION_CONFIG_DIR"];
 
-function childEnv(env: Record<string, string>): Record<string, string> {
+/** The environment for a child `stn`: the parent's, minus its server discovery and STN_ settings, plus env. */
+export function childEnv(env: Record<string, string>): Record<string, string> {
   const base = Deno.env.toObject();
   for (const k of SCRUB) delete base[k];
   for (const k of Object.keys(base)) if (k.startsWith("STN_")) delete base[k];

@@ -1,0 +1,62 @@
+import { durationSchema, formatDuration } from "../lib/duration.ts";
+import { configKeys } from "./load.ts";
+import { ConfigSchema } from "./schema.ts";
+
+/** One row of the configuration reference: key, environment variables, default, meaning. */
+export interface ConfigReferenceRow {
+  key: string;
+  env: string;
+  default: string;
+  meaning: string;
+}
+
+// Byte-sized keys read better with their unit next to the raw number users type.
+const BYTE_KEY = /(_bytes|_size)$/;
+
+function valueAt(values: unknown, path: string): unknown {
+  return path.split(".").reduce((node: any, part) => node?.[part], values);
+}
+
+/** 1048576 → "1 MiB": config sizes are powers of two, so their binary unit is exact. */
+function iec(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (bytes >= 1024 && i < units.length - 1) bytes /= 1024, i++;
+  return `${+bytes.toFixed(1)} ${units[i]}`;
+}
+
+function formatDefault(path: string, value: unknown, isDuration: boolean): string {
+  if (value === undefined) return "—";
+  if (isDuration && typeof value === "number") {
+    return value === 0 ? "`0` (never)" : `\`${formatDuration(value)}\``;
+  }
+  if (typeof value === "number" && BYTE_KEY.test(path) && value >= 1024) {
+    return `\`${value}\` (${iec(value)})`;
+  }
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    return Object.entries(value).map(([k, v]) => `${k} → \`${v}\``).join(", ");
+  }
+  return `\`${typeof value === "string" ? value : JSON.stringify(value)}\``;
+}
+
+/** The rows of the configuration reference, derived from the config schema (keys, defaults, descriptions). */
+export function configReferenceRows(): ConfigReferenceRow[] {
+  const defaults = ConfigSchema.parse({});
+  return configKeys().map((key) => ({
+    key: `\`${key.path}\``,
+    env: key.env.map((e) => `\`${e}\``).join(", "),
+    default: formatDefault(key.path, valueAt(defaults, key.path), key.schema === durationSchema),
+    meaning: (key.description ?? "").replaceAll("|", "\\|"),
+  }));
+}
+
+/** The configuration reference as a Markdown table (what docs/configuration.md embeds). */
+export function configReferenceTable(): string {
+  const header: ConfigReferenceRow = { key: "key", env: "env", default: "default", meaning: "meaning" };
+  const rows = [header, ...configReferenceRows()];
+  const cols = Object.keys(header) as (keyof ConfigReferenceRow)[];
+  const width = cols.map((c) => Math.max(...rows.map((r) => r[c].length)));
+  const line = (r: ConfigReferenceRow) => `| ${cols.map((c, i) => r[c].padEnd(width[i])).join(" | ")} |`;
+  const rule = `| ${width.map((w) => "-".repeat(w)).join(" | ")} |`;
+  return [line(header), rule, ...rows.slice(1).map(line)].join("\n");
+}

@@ -1,0 +1,102 @@
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { assert, assertEquals } from "./helpers/assert.ts";
+import { configReferenceRows } from "../src/config/reference.ts";
+import { STN_RUN_ARGS } from "../scripts/stn_flags.ts";
+import { childEnv, MAIN } from "./helpers/stn.ts";
+import { tempHome } from "./helpers/home.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const PAGES = ["README.md", ...[...Deno.readDirSync(join(ROOT, "docs"))].map((e) => `docs/${e.name}`).sort()];
+const read = (page: string) => Deno.readTextFileSync(join(ROOT, page));
+
+/** A fenced code block: its info string's words and its text. */
+interface Block {
+  lang: string;
+  flags: string[];
+  code: string;
+}
+
+function blocks(markdown: string): Block[] {
+  return [...markdown.matchAll(/^```(\S*)([^\n]*)\n([\s\S]*?)^```\s*$/gm)].map((m) => ({
+    lang: m[1],
+    flags: m[2].trim().split(/\s+/).filter(Boolean),
+    code: m[3],
+  }));
+}
+
+/** The rows of the Markdown table between two markers, as trimmed cells. */
+function tableRows(markdown: string, start: string, end: string): string[][] {
+  const table = markdown.slice(markdown.indexOf(start), markdown.indexOf(end));
+  return table.split("\n").filter((l) => l.startsWith("|")).slice(2)
+    .map((l) => l.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim()));
+}
+
+Deno.test("docs: the configuration table is the one generated from the config schema (deno task docs)", () => {
+  const rows = tableRows(
+    read("docs/configuration.md"),
+    "<!-- config-table:start -->",
+    "<!-- config-table:end -->",
+  );
+  assertEquals(rows, configReferenceRows().map((r) => [r.key, r.env, r.default, r.meaning]));
+});
+
+Deno.test("docs: every page is linked from the README and every relative link resolves", () => {
+  const readme = read("README.md");
+  for (const page of PAGES.filter((p) => p.startsWith("docs/"))) {
+    assert(readme.includes(`](${page})`), `README.md does not link ${page}`);
+  }
+  for (const page of PAGES) {
+    for (const [, target] of read(page).matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      const path = join(ROOT, page.includes("/") ? "docs" : "", target);
+      assert(Deno.statSync(path), `${page} links ${target}, which does not exist`);
+    }
+  }
+});
+
+/**
+ * Runs a page's `sh` blocks in order as one bash script, as a reader would type them: in a scratch
+ * folder that has the checkout's examples/ and scripts/, on a fresh STATION_HOME, with `stn` on the PATH.
+ * Blocks marked `sh norun` are ones that cannot run inside the suite (the test command itself).
+ */
+async function runPage(page: string): Promise<void> {
+  const script = blocks(read(page)).filter((b) => b.lang === "sh" && !b.flags.includes("norun"))
+    .map((b) => b.code).join("\n");
+  if (!script) return;
+  const home = await tempHome();
+  const work = await Deno.makeTempDir({ prefix: "stn-docs-" });
+  try {
+    const bin = join(work, ".bin");
+    Deno.mkdirSync(bin);
+    const args = [...STN_RUN_ARGS, MAIN].map((a) => `'${a}'`).join(" ");
+    Deno.writeTextFileSync(join(bin, "stn"), `#!/bin/sh\nexec '${Deno.execPath()}' ${args} "$@"\n`, {
+      mode: 0o755,
+    });
+    for (const dir of ["examples", "scripts"]) Deno.symlinkSync(join(ROOT, dir), join(work, dir));
+    // Background jobs a page starts (stn serve) end with the script, however it ends.
+    const prelude =
+      "set -eo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true; wait || true' EXIT\ntrap 'exit 143' TERM\n";
+    const env = childEnv({ ...home.env, PATH: `${bin}:${Deno.env.get("PATH")}`, STN_SERVER_PORT: "0" });
+    const out = await new Deno.Command("timeout", {
+      args: ["300", "bash", "-c", prelude + script],
+      cwd: work,
+      env,
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    assert(
+      out.code === 0,
+      `${page}: its commands exited ${out.code}\n${text(out.stdout)}\n${text(out.stderr)}`,
+    );
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    await home.cleanup();
+  }
+}
+
+for (const page of PAGES) {
+  if (!blocks(read(page)).some((b) => b.lang === "sh" && !b.flags.includes("norun"))) continue;
+  Deno.test(`docs: the commands in ${page} run`, () => runPage(page));
+}
