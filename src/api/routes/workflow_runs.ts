@@ -6,7 +6,7 @@ import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import type { WorkflowDefinition } from "../../workflows/definition/schema.ts";
 import { validateDefinition } from "../../workflows/definition/validate.ts";
-import { type AttemptRow, RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
+import { RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { parseWith, readJson } from "../validate.ts";
 
@@ -83,7 +83,7 @@ export function workflowStartRoutes(ctx: StationContext): Hono {
 
 /** The run or a 404. */
 export function requireRun(ctx: StationContext, runId: string): RunRow {
-  const run = ctx.engine.ledger.getRun(runId);
+  const run = ctx.engine.reads.runs.get(runId);
   if (!run) {
     throw new StationError("run_not_found", `no workflow run ${runId}`, {
       status: 404,
@@ -105,41 +105,27 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
 
   app.get("/", (c) => {
     const q = parseWith(ListQuery, c.req.query(), "query");
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (q.workflow_id) where.push("workflow_id = ?"), params.push(q.workflow_id);
-    if (q.status) where.push("status = ?"), params.push(q.status);
-    if (q.cursor) where.push("id < ?"), params.push(q.cursor);
-    const rows = engine.ledger.all<RunRow>(
-      `SELECT * FROM workflow_runs ${
-        where.length ? "WHERE " + where.join(" AND ") : ""
-      } ORDER BY id DESC LIMIT ?`,
-      ...params,
-      q.limit + 1,
-    );
-    const page = rows.slice(0, q.limit);
-    return c.json({
-      runs: page.map(runView),
-      next_cursor: rows.length > q.limit ? page[page.length - 1].id : null,
+    const page = engine.reads.runs.list({
+      workflowId: q.workflow_id,
+      status: q.status,
+      cursor: q.cursor,
+      limit: q.limit,
     });
+    return c.json({ runs: page.runs.map(runView), next_cursor: page.nextCursor });
   });
 
   app.get("/:runId", (c) => c.json(runView(requireRun(ctx, c.req.param("runId")))));
 
   app.get("/:runId/steps", (c) => {
     const run = requireRun(ctx, c.req.param("runId"));
-    const rows = engine.ledger.all<AttemptRow>(
-      "SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id",
-      run.id,
-    );
-    return c.json({ steps: rows.map(stepView) });
+    return c.json({ steps: engine.reads.attempts.list(run.id).map(stepView) });
   });
 
   app.get("/:runId/events", (c) => {
     const run = requireRun(ctx, c.req.param("runId"));
     const from = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
     let after: number;
-    if (from === "now") after = engine.ledger.lastSeq(run.id);
+    if (from === "now") after = engine.reads.events.lastSeq(run.id);
     else if (/^\d+$/.test(from)) after = Number(from);
     else {
       throw new StationError(
