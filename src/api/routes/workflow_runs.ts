@@ -4,10 +4,9 @@ import { z } from "zod";
 import { StationError } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import type { WorkflowDefinition } from "../../workflows/definition/schema.ts";
-import { validateDefinition } from "../../workflows/definition/validate.ts";
 import { RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
+import { startWorkflowRun } from "../../workflows/service.ts";
 import { parseWith, readJson } from "../validate.ts";
 
 const StartBody = z.strictObject({
@@ -25,49 +24,8 @@ const ListQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/**
- * Resolves what to run: an inline definition is validated and registered in the store first (so
- * cron and CI can run a file with nothing synced); else the stored workflow (latest or `version`).
- */
-function resolveDefinition(
-  ctx: StationContext,
-  body: z.infer<typeof StartBody>,
-): { definition: WorkflowDefinition; version: number } {
-  if (body.definition !== undefined) {
-    const checked = validateDefinition(body.definition);
-    if (!checked.valid) {
-      throw new StationError(
-        "invalid_definition",
-        `the workflow definition is invalid: ${
-          checked.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
-        }`,
-        { status: 400, details: { errors: checked.errors }, hint: checked.errors[0]?.hint },
-      );
-    }
-    const saved = ctx.workflows.save(checked.definition!, { source: "api" });
-    return { definition: checked.definition!, version: saved.version };
-  }
-  if (!body.workflowId) {
-    throw new StationError("invalid_request", "give workflowId (a stored workflow) or definition", {
-      status: 400,
-    });
-  }
-  const record = ctx.workflows.record(body.workflowId);
-  if (record.status === "disabled") {
-    throw new StationError("workflow_disabled", `workflow ${record.id} is disabled`, {
-      status: 409,
-      hint: `enable it first (stn workflow enable ${record.id})`,
-    });
-  }
-  const stored = ctx.workflows.get(body.workflowId, body.version);
-  return { definition: stored.definition, version: stored.version };
-}
-
 async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
-  const { definition, version } = resolveDefinition(ctx, body);
-  return runView(
-    await ctx.engine.startRun({ definition, workflowVersion: version, input: body.input, traceparent }),
-  );
+  return runView(await startWorkflowRun(ctx, { ...body, traceparent }));
 }
 
 /** POST /api/v1/workflows/:id/runs `{version?, input?}`: starts a run of a stored workflow. */
