@@ -13,7 +13,8 @@ import { loadConfig } from "../../src/config/load.ts";
 import { setLogLevel } from "../../src/log.ts";
 import { startStation } from "../../src/runtime/station.ts";
 import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
-import type { Engine } from "../../src/workflows/engine/engine.ts";
+import type { StatementSync } from "node:sqlite";
+import type { Database } from "../../src/db/database.ts";
 
 const CHAINS = Number(Deno.args[0] ?? 30);
 const RUNS = Number(Deno.args[1] ?? 1000);
@@ -22,22 +23,32 @@ const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 
-async function untilDone(engine: Engine, ids: string[]): Promise<void> {
+/** A count from the station's SQLite file (statements prepared once, as the engine's are). */
+const statements = new Map<string, StatementSync>();
+function count(db: Database, sql: string, ...params: string[]): number {
+  let s = statements.get(sql);
+  if (!s) statements.set(sql, s = db.prepare(sql));
+  return (s.get(...params) as { n: number }).n;
+}
+
+async function untilDone(db: Database, ids: string[]): Promise<void> {
   for (;;) {
-    const left = engine.ledger.get<{ n: number }>(
+    const left = count(
+      db,
       `SELECT COUNT(*) AS n FROM workflow_runs WHERE id IN (${ids.map(() => "?").join(",")})
        AND status NOT IN ('completed','failed','canceled')`,
       ...ids,
-    )!.n;
+    );
     if (left === 0) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  const failed = engine.ledger.get<{ n: number }>(
+  const failed = count(
+    db,
     `SELECT COUNT(*) AS n FROM workflow_runs WHERE id IN (${
       ids.map(() => "?").join(",")
     }) AND status != 'completed'`,
     ...ids,
-  )!.n;
+  );
   if (failed) throw new Error(`${failed} runs did not complete`);
 }
 
@@ -46,6 +57,7 @@ const home = await Deno.makeTempDir({ prefix: "stn-bench-" });
 const config = loadConfig({ env: { STATION_HOME: home }, flags: { "server.port": 0 } });
 const station = await startStation(config, { announce: false });
 const engine = station.ctx.engine;
+const db = station.ctx.db;
 const nc = station.ctx.nats.nc;
 try {
   // (c) floor first: raw JetStream on the same server.
@@ -101,13 +113,14 @@ try {
     const t = performance.now();
     const run = await engine.startRun({ definition: chain, input: { n: 0 } });
     const unwatch = engine.watch(run.id, () => {
-      const n = engine.ledger.get<{ n: number }>(
+      const n = count(
+        db,
         "SELECT COUNT(*) AS n FROM step_attempts WHERE run_id = ? AND status = 'completed'",
         run.id,
-      )!.n;
+      );
       if (n > seen) stamps.push(performance.now()), seen = n;
     });
-    await untilDone(engine, [run.id]);
+    await untilDone(db, [run.id]);
     unwatch();
     [t, ...stamps].forEach((x, i, all) => i > 0 && gaps.push(x - all[i - 1]));
   }
@@ -126,7 +139,7 @@ try {
     Array.from({ length: RUNS }, (_, i) => engine.startRun({ definition: three, input: { n: i } })),
   )
     .then((rs) => rs.map((r) => r.id));
-  await untilDone(engine, ids);
+  await untilDone(db, ids);
   const secs = (performance.now() - t1) / 1000;
   const runRate = RUNS / secs;
   const stepRate = (RUNS * 3) / secs;

@@ -44,7 +44,7 @@ export async function* followRunEvents(
   try {
     let cursor = after;
     while (!signal.aborted) {
-      const rows = engine.ledger.eventsAfter(runId, cursor);
+      const rows = engine.reads.events.after(runId, cursor);
       for (const row of rows) {
         cursor = row.seq;
         yield toRunEvent(row);
@@ -52,8 +52,8 @@ export async function* followRunEvents(
       }
       if (rows.length > 0) continue;
       if (!live) return;
-      const run = engine.ledger.getRun(runId);
-      if (!run || (TERMINAL_RUN.includes(run.status) && engine.ledger.lastSeq(runId) <= cursor)) return;
+      const run = engine.reads.runs.get(runId);
+      if (!run || (TERMINAL_RUN.includes(run.status) && engine.reads.events.lastSeq(runId) <= cursor)) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 1000);
         wake = () => {

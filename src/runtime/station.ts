@@ -124,7 +124,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       engine,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
-    const scheduler = new Scheduler(engine, workflows);
+    const scheduler = new Scheduler(engine, workflows, db);
     scheduler.start();
     closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
 

@@ -75,7 +75,7 @@ Deno.test("run API: start with defaults applied, list, steps, approvals, 409s, 4
         assert(await waitFor(async () => (await getRun(client, run.id)).status === "completed"));
         const res = await fetch(url, { headers: { "last-event-id": lastSeen } });
         const rest = await readFrames(res, 1000);
-        const stored = station.ctx.engine.ledger.eventsAfter(run.id, 3);
+        const stored = station.ctx.engine.reads.events.after(run.id, 3);
         assertEquals(rest.map((f) => Number(f.id)), stored.map((e) => e.seq));
         assertEquals(rest.at(-1)!.event.type, "run_completed");
         assertEquals((await getRun(client, run.id)).result, { greeting: "hello world", by: "dana" });

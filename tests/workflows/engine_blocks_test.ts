@@ -51,7 +51,7 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       }
       assert(!paths.some((p) => p.startsWith("fan/a/three")));
       // The branch's writes stay in the branch: only its output leaves it.
-      const top = JSON.parse(engine.ledger.getScope(run.id, "")!.context);
+      const top = JSON.parse(engine.reads.scopes.get(run.id, "")!.context);
       assertEquals(top.one, undefined);
     });
 
@@ -143,10 +143,7 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       const rows = attempts(engine, run.id);
       assertEquals(rows.find((a) => a.path === "fan/slow/wait")!.status, "canceled");
       assert(!rows.some((a) => a.path === "fan/slow/never"));
-      const timers = engine.ledger.all<{ status: string }>(
-        "SELECT status FROM timers WHERE run_id = ? AND kind = 'timer' ORDER BY id",
-        run.id,
-      );
+      const timers = engine.reads.timers.list({ runId: run.id, kind: "timer" });
       assertEquals(timers.map((x) => x.status).sort(), ["canceled", "fired"]);
     });
 

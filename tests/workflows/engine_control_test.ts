@@ -2,7 +2,6 @@ import { headers } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
 import { StationError } from "../../src/errors.ts";
 import { stepSubject } from "../../src/workflows/engine/dispatch.ts";
-import type { ApprovalRow } from "../../src/workflows/engine/ledger.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { waitFor } from "../helpers/stn.ts";
@@ -31,7 +30,7 @@ Deno.test("timers, approvals, retries, timeouts, cancel, pause/resume and fencin
   const engine = station.ctx.engine;
   const pendingApproval = async (runId: string) => {
     await waitRun(engine, runId, ["waiting"]);
-    return engine.ledger.get<ApprovalRow>("SELECT * FROM approvals WHERE run_id = ?", runId)!;
+    return engine.reads.approvals.list({ runId })[0];
   };
   try {
     await t.step("timer waits durably, then continues", async () => {
@@ -89,7 +88,7 @@ Deno.test("timers, approvals, retries, timeouts, cancel, pause/resume and fencin
       const approval = await pendingApproval(run.id);
       const done = await waitRun(engine, run.id);
       assertEquals(JSON.parse(done.result!), { late: true });
-      const row = engine.ledger.get<ApprovalRow>("SELECT * FROM approvals WHERE id = ?", approval.id)!;
+      const row = engine.reads.approvals.get(approval.id)!;
       assertEquals(row.status, "timed_out");
       let err: unknown;
       await engine.decide(approval.id, true, "alice").catch((e) => (err = e));
@@ -188,11 +187,11 @@ Deno.test("timers, approvals, retries, timeouts, cancel, pause/resume and fencin
         assert(!rows.some((a) => a.step_id === "after"), "nothing after the cancel");
         assert(rows.every((a) => a.status === "canceled" || a.status === "completed"), JSON.stringify(rows));
         assertEquals(
-          engine.ledger.all("SELECT 1 FROM timers WHERE run_id = ? AND status = 'pending'", run.id),
+          engine.reads.timers.list({ runId: run.id, status: "pending" }),
           [],
         );
         assertEquals(
-          engine.ledger.all("SELECT 1 FROM approvals WHERE run_id = ? AND status = 'pending'", run.id),
+          engine.reads.approvals.list({ runId: run.id, status: "pending" }),
           [],
         );
         assertEquals(done.status, "canceled");
@@ -215,7 +214,7 @@ Deno.test("timers, approvals, retries, timeouts, cancel, pause/resume and fencin
       engine.pause(run.id);
       await waitFor(() => eventTypes(engine, run.id).includes("timer_fired"), 3000);
       await new Promise((r) => setTimeout(r, 300));
-      assertEquals(engine.ledger.getRun(run.id)!.status, "paused");
+      assertEquals(engine.reads.runs.get(run.id)!.status, "paused");
       assertEquals(attempts(engine, run.id).find((a) => a.step_id === "after")!.status, "scheduled");
       await engine.resume(run.id);
       const done = await waitRun(engine, run.id);
@@ -238,7 +237,7 @@ Deno.test("timers, approvals, retries, timeouts, cancel, pause/resume and fencin
       assert(await waitFor(() => engine.stats.dropped >= before.dropped + 4, 5000), "all four dropped");
       assertEquals(eventTypes(engine, run.id), before.events);
       assertEquals(attempts(engine, run.id).map((x) => x.status), ["completed"]);
-      assertEquals(engine.ledger.getRun(run.id)!.status, "completed");
+      assertEquals(engine.reads.runs.get(run.id)!.status, "completed");
     });
   } finally {
     await close();

@@ -15,10 +15,10 @@ export async function waitRun(
   statuses: RunStatus[] = ["completed", "failed", "canceled"],
   timeoutMs = 15_000,
 ): Promise<RunRow> {
-  const ok = await waitFor(() => statuses.includes(engine.ledger.getRun(runId)!.status), timeoutMs);
-  const run = engine.ledger.getRun(runId)!;
+  const ok = await waitFor(() => statuses.includes(engine.reads.runs.get(runId)!.status), timeoutMs);
+  const run = engine.reads.runs.get(runId)!;
   if (!ok) {
-    const events = engine.ledger.eventsAfter(runId, 0).map((e) =>
+    const events = engine.reads.events.after(runId, 0).map((e) =>
       `${e.seq} ${e.type} ${e.step ?? ""} ${e.data ?? ""}`
     );
     throw new Error(`run ${runId} is ${run.status}, wanted ${statuses.join("|")}\n${events.join("\n")}`);
@@ -28,10 +28,10 @@ export async function waitRun(
 
 /** Every attempt row of a run, oldest first. */
 export function attempts(engine: Engine, runId: string): AttemptRow[] {
-  return engine.ledger.all<AttemptRow>("SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id", runId);
+  return engine.reads.attempts.list(runId);
 }
 
 /** The event types of a run, in order. */
 export function eventTypes(engine: Engine, runId: string): string[] {
-  return engine.ledger.eventsAfter(runId, 0, 10_000).map((e) => e.type);
+  return engine.reads.events.after(runId, 0, 10_000).map((e) => e.type);
 }

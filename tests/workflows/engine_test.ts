@@ -59,7 +59,7 @@ Deno.test("transform → inject → switch chain runs end to end with the spec's
       ["medium", "completed", 1],
     ]);
     assertEquals(JSON.parse(rows[1].output!), { text: "n is 6", n: 6, literal: "${x}" });
-    const scope = JSON.parse(engine.ledger.getScope(run.id, "")!.context);
+    const scope = JSON.parse(engine.reads.scopes.get(run.id, "")!.context);
     assertEquals(scope.doubled, 6);
     assertEquals(scope.out, { size: { size: "medium", input: 3 } });
     assertEquals(scope.steps.route.output.next, "medium");

@@ -19,12 +19,10 @@ Deno.test("nextFire honours the schedule's time zone", () => {
 
 Deno.test("schedules: the latest enabled version fires on its cron; disabling stops it", async () => {
   const { station, close } = await startTestStation();
-  const { engine, workflows } = station.ctx;
+  const { db, workflows } = station.ctx;
   const runsOf = (version: number) =>
-    engine.ledger.get<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM workflow_runs WHERE workflow_id = 'tick' AND workflow_version = ?",
-      version,
-    )!.n;
+    (db.prepare("SELECT COUNT(*) AS n FROM workflow_runs WHERE workflow_id = 'tick' AND workflow_version = ?")
+      .get(version) as { n: number }).n;
   const def = (label: string) =>
     WorkflowDefinition.parse({
       id: "tick",
@@ -34,9 +32,10 @@ Deno.test("schedules: the latest enabled version fires on its cron; disabling st
   try {
     workflows.save(def("one"), { source: "api" });
     assert(await waitFor(() => runsOf(1) >= 2, 8000), "version 1 fires every second");
-    const run = engine.ledger.get<{ input: string; status: string }>(
+    const run = db.prepare(
       "SELECT input, status FROM workflow_runs WHERE workflow_id = 'tick' ORDER BY id LIMIT 1",
-    )!;
+    )
+      .get() as { input: string; status: string };
     assertEquals(JSON.parse(run.input), { label: "one" });
 
     workflows.save(def("two"), { source: "api" });

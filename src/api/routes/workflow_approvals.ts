@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { StationError } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import type { ApprovalRow } from "../../workflows/engine/ledger.ts";
 import { approvalView } from "../../workflows/engine/views.ts";
 import { parseWith, readJson } from "../validate.ts";
 
@@ -19,18 +18,12 @@ export function workflowApprovalRoutes(ctx: StationContext): Hono {
 
   app.get("/", (c) => {
     const q = parseWith(ListQuery, c.req.query(), "query");
-    const rows = engine.ledger.all<ApprovalRow>(
-      `SELECT * FROM approvals WHERE (? IS NULL OR run_id = ?) AND (? IS NULL OR status = ?) ORDER BY created_at`,
-      q.run_id ?? null,
-      q.run_id ?? null,
-      q.status ?? null,
-      q.status ?? null,
-    );
+    const rows = engine.reads.approvals.list({ runId: q.run_id, status: q.status });
     return c.json({ approvals: rows.map(approvalView) });
   });
 
   app.get("/:id", (c) => {
-    const row = engine.ledger.get<ApprovalRow>("SELECT * FROM approvals WHERE id = ?", c.req.param("id"));
+    const row = engine.reads.approvals.get(c.req.param("id"));
     if (!row) {
       throw new StationError("approval_not_found", `no approval ${c.req.param("id")}`, {
         status: 404,

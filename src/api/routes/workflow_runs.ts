@@ -4,10 +4,9 @@ import { z } from "zod";
 import { StationError } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import type { WorkflowDefinition } from "../../workflows/definition/schema.ts";
-import { validateDefinition } from "../../workflows/definition/validate.ts";
-import { type AttemptRow, RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
+import { RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
+import { startWorkflowRun } from "../../workflows/service.ts";
 import { parseWith, readJson } from "../validate.ts";
 
 const StartBody = z.strictObject({
@@ -25,49 +24,8 @@ const ListQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/**
- * Resolves what to run: an inline definition is validated and registered in the store first (so
- * cron and CI can run a file with nothing synced); else the stored workflow (latest or `version`).
- */
-function resolveDefinition(
-  ctx: StationContext,
-  body: z.infer<typeof StartBody>,
-): { definition: WorkflowDefinition; version: number } {
-  if (body.definition !== undefined) {
-    const checked = validateDefinition(body.definition);
-    if (!checked.valid) {
-      throw new StationError(
-        "invalid_definition",
-        `the workflow definition is invalid: ${
-          checked.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
-        }`,
-        { status: 400, details: { errors: checked.errors }, hint: checked.errors[0]?.hint },
-      );
-    }
-    const saved = ctx.workflows.save(checked.definition!, { source: "api" });
-    return { definition: checked.definition!, version: saved.version };
-  }
-  if (!body.workflowId) {
-    throw new StationError("invalid_request", "give workflowId (a stored workflow) or definition", {
-      status: 400,
-    });
-  }
-  const record = ctx.workflows.record(body.workflowId);
-  if (record.status === "disabled") {
-    throw new StationError("workflow_disabled", `workflow ${record.id} is disabled`, {
-      status: 409,
-      hint: `enable it first (stn workflow enable ${record.id})`,
-    });
-  }
-  const stored = ctx.workflows.get(body.workflowId, body.version);
-  return { definition: stored.definition, version: stored.version };
-}
-
 async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
-  const { definition, version } = resolveDefinition(ctx, body);
-  return runView(
-    await ctx.engine.startRun({ definition, workflowVersion: version, input: body.input, traceparent }),
-  );
+  return runView(await startWorkflowRun(ctx, { ...body, traceparent }));
 }
 
 /** POST /api/v1/workflows/:id/runs `{version?, input?}`: starts a run of a stored workflow. */
@@ -83,7 +41,7 @@ export function workflowStartRoutes(ctx: StationContext): Hono {
 
 /** The run or a 404. */
 export function requireRun(ctx: StationContext, runId: string): RunRow {
-  const run = ctx.engine.ledger.getRun(runId);
+  const run = ctx.engine.reads.runs.get(runId);
   if (!run) {
     throw new StationError("run_not_found", `no workflow run ${runId}`, {
       status: 404,
@@ -105,41 +63,27 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
 
   app.get("/", (c) => {
     const q = parseWith(ListQuery, c.req.query(), "query");
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (q.workflow_id) where.push("workflow_id = ?"), params.push(q.workflow_id);
-    if (q.status) where.push("status = ?"), params.push(q.status);
-    if (q.cursor) where.push("id < ?"), params.push(q.cursor);
-    const rows = engine.ledger.all<RunRow>(
-      `SELECT * FROM workflow_runs ${
-        where.length ? "WHERE " + where.join(" AND ") : ""
-      } ORDER BY id DESC LIMIT ?`,
-      ...params,
-      q.limit + 1,
-    );
-    const page = rows.slice(0, q.limit);
-    return c.json({
-      runs: page.map(runView),
-      next_cursor: rows.length > q.limit ? page[page.length - 1].id : null,
+    const page = engine.reads.runs.list({
+      workflowId: q.workflow_id,
+      status: q.status,
+      cursor: q.cursor,
+      limit: q.limit,
     });
+    return c.json({ runs: page.runs.map(runView), next_cursor: page.nextCursor });
   });
 
   app.get("/:runId", (c) => c.json(runView(requireRun(ctx, c.req.param("runId")))));
 
   app.get("/:runId/steps", (c) => {
     const run = requireRun(ctx, c.req.param("runId"));
-    const rows = engine.ledger.all<AttemptRow>(
-      "SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id",
-      run.id,
-    );
-    return c.json({ steps: rows.map(stepView) });
+    return c.json({ steps: engine.reads.attempts.list(run.id).map(stepView) });
   });
 
   app.get("/:runId/events", (c) => {
     const run = requireRun(ctx, c.req.param("runId"));
     const from = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
     let after: number;
-    if (from === "now") after = engine.ledger.lastSeq(run.id);
+    if (from === "now") after = engine.reads.events.lastSeq(run.id);
     else if (/^\d+$/.test(from)) after = Number(from);
     else {
       throw new StationError(

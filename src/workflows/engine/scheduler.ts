@@ -1,8 +1,10 @@
 import { Cron } from "croner";
-import { transaction } from "../../db/database.ts";
+import type { Database } from "../../db/database.ts";
 import { log } from "../../log.ts";
 import type { WorkflowStore } from "../store.ts";
+import { type Clock, systemClock } from "./clock.ts";
 import type { Engine } from "./engine.ts";
+import { Repository } from "./repository.ts";
 
 /** One row of the `schedules` table: the latest enabled version's cron, and when it fires next. */
 export interface ScheduleRow {
@@ -30,13 +32,17 @@ export function nextFire(cron: string, timezone: string, from: Date): number | n
 export class Scheduler {
   #engine: Engine;
   #store: WorkflowStore;
+  #repo: Repository;
+  #clock: Clock;
   #timer?: ReturnType<typeof setInterval>;
   #ticking = false;
   #lastReconcile = 0;
 
-  constructor(engine: Engine, store: WorkflowStore) {
+  constructor(engine: Engine, store: WorkflowStore, db: Database, clock: Clock = systemClock) {
     this.#engine = engine;
     this.#store = store;
+    this.#repo = new Repository(db);
+    this.#clock = clock;
   }
 
   /** Reconciles the schedules with the store, then checks for due ones every `everyMs`. */
@@ -52,7 +58,6 @@ export class Scheduler {
 
   /** Makes the schedules table match the latest enabled versions of active workflows. */
   reconcile(): void {
-    const ledger = this.#engine.ledger;
     const wanted = new Map<string, Omit<ScheduleRow, "next_run_at" | "last_run_at" | "last_run_id">>();
     for (const rec of this.#store.list({ status: "active" })) {
       const { definition, version } = this.#store.get(rec.id);
@@ -66,31 +71,22 @@ export class Scheduler {
         input: JSON.stringify(s.input ?? {}),
       });
     }
-    transaction(ledger.db, () => {
-      for (const row of ledger.all<ScheduleRow>("SELECT * FROM schedules")) {
+    const schedules = this.#repo.schedules;
+    this.#repo.transaction(() => {
+      for (const row of schedules.all()) {
         const w = wanted.get(row.workflow_id);
-        if (!w) ledger.run("DELETE FROM schedules WHERE workflow_id = ?", row.workflow_id);
+        if (!w) schedules.delete(row.workflow_id);
         else if (w.version === row.version && w.cron === row.cron && w.timezone === row.timezone) {
           wanted.delete(row.workflow_id);
         }
       }
       for (const w of wanted.values()) {
-        const next = nextFire(w.cron, w.timezone, new Date());
+        const next = nextFire(w.cron, w.timezone, new Date(this.#clock.now()));
         if (next === null) continue;
-        ledger.run(
-          `INSERT INTO schedules (workflow_id, version, cron, timezone, input, next_run_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, cron = excluded.cron,
-             timezone = excluded.timezone, input = excluded.input, next_run_at = excluded.next_run_at`,
-          w.workflow_id,
-          w.version,
-          w.cron,
-          w.timezone,
-          w.input,
-          next,
-        );
+        schedules.put({ ...w, next_run_at: next });
       }
     });
-    this.#lastReconcile = Date.now();
+    this.#lastReconcile = this.#clock.now();
   }
 
   async #tick(): Promise<void> {
@@ -98,20 +94,14 @@ export class Scheduler {
     this.#ticking = true;
     try {
       // Definitions change through the API or a sync: pick that up every few seconds.
-      if (Date.now() - this.#lastReconcile > 2000) this.reconcile();
-      const ledger = this.#engine.ledger;
-      for (
-        const row of ledger.all<ScheduleRow>("SELECT * FROM schedules WHERE next_run_at <= ?", Date.now())
-      ) {
-        const next = nextFire(row.cron, row.timezone, new Date(Math.max(Date.now(), row.next_run_at)));
-        const won = ledger.run(
-          "UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE workflow_id = ? AND next_run_at = ?",
-          next ?? Number.MAX_SAFE_INTEGER,
-          Date.now(),
-          row.workflow_id,
-          row.next_run_at,
-        );
-        if (won === 0) continue;
+      if (this.#clock.now() - this.#lastReconcile > 2000) this.reconcile();
+      const schedules = this.#repo.schedules;
+      for (const row of schedules.due(this.#clock.now())) {
+        const now = this.#clock.now();
+        const next = nextFire(row.cron, row.timezone, new Date(Math.max(now, row.next_run_at)));
+        if (!schedules.advance(row.workflow_id, row.next_run_at, next ?? Number.MAX_SAFE_INTEGER, now)) {
+          continue;
+        }
         const { definition, version } = this.#store.get(row.workflow_id, row.version);
         try {
           const run = await this.#engine.startRun({
@@ -119,7 +109,7 @@ export class Scheduler {
             workflowVersion: version,
             input: JSON.parse(row.input),
           });
-          ledger.run("UPDATE schedules SET last_run_id = ? WHERE workflow_id = ?", run.id, row.workflow_id);
+          schedules.setLastRun(row.workflow_id, run.id);
         } catch (err) {
           log.warn("scheduled run could not start", {
             workflow: row.workflow_id,

@@ -1,0 +1,88 @@
+import { parseDuration } from "../../lib/duration.ts";
+import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
+import type { Failure, Outcome } from "../executors/types.ts";
+import { findState } from "./dataflow.ts";
+import type { AttemptRow, ScopeRow } from "./ledger.ts";
+
+/** Pure lookups over a run's definition: which block a scope runs, which state an attempt is, its timeout and retries. */
+
+/** The scope and attempt rows a lookup needs (from a run snapshot, or read from the ledger). */
+export interface BlockLookup {
+  scope(scope: string): Pick<ScopeRow, "scope" | "key" | "parent_attempt"> | undefined;
+  attempt(id: number): Pick<AttemptRow, "scope" | "step_id"> | undefined;
+}
+
+/** The block a scope runs: the workflow's states, or a branch / iterator / try block of its parent step. */
+export function blockOf(def: WorkflowDefinition, scope: string, lookup: BlockLookup): Block {
+  if (scope === "") return def as Block;
+  const row = lookup.scope(scope)!;
+  const state = stateOf(def, lookup.attempt(row.parent_attempt!)!, lookup);
+  if (state.type === "parallel") return state.branches.find((b) => b.name === row.key)!;
+  if (state.type === "foreach") return state.iterator;
+  if (state.type === "try") return state[row.key as "try" | "catch" | "finally"]!;
+  throw new Error(`scope ${scope} has no block`);
+}
+
+/** The state an attempt runs. */
+export function stateOf(
+  def: WorkflowDefinition,
+  a: Pick<AttemptRow, "scope" | "step_id">,
+  lookup: BlockLookup,
+): State {
+  return findState(blockOf(def, a.scope, lookup), a.step_id)!;
+}
+
+/** The step's own timeout (state, then workflow defaults, then config); null for waits that have their own. */
+export function timeoutOf(def: WorkflowDefinition, state: State, defaultMs: number): number | null {
+  if (state.type === "human_approval" || state.type === "timer") return null;
+  return parseDuration(state.timeout ?? def.defaults?.timeout ?? "") ?? defaultMs;
+}
+
+/** The step's retry policy, else the workflow's default one. */
+export function retryPolicy(state: State, def: WorkflowDefinition): RetryPolicy | undefined {
+  return state.retry ?? def.defaults?.retry;
+}
+
+/** Exponential backoff with ±20% jitter (`random` in [0, 1)), capped at max_interval. */
+export function backoff(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+  const initial = parseDuration(policy.initial_interval) ?? 1000;
+  const max = parseDuration(policy.max_interval) ?? 60_000;
+  const base = Math.min(max, initial * policy.backoff_coefficient ** (attempt - 1));
+  return Math.round(base * (0.8 + random() * 0.4));
+}
+
+/** The outcome of a fanout step whose children have all finished (or the next try stage). */
+export function join(state: State, children: ScopeRow[]): Outcome {
+  const out = (s: ScopeRow) => (s.output === null ? null : JSON.parse(s.output));
+  const err = (s: ScopeRow): Failure => JSON.parse(s.error!);
+  if (state.type === "try") {
+    const by = new Map(children.map((c) => [c.key, c]));
+    const tryScope = by.get("try")!, catchScope = by.get("catch"), finallyScope = by.get("finally");
+    const stage = (key: string, block: Block, vars: Record<string, unknown>): Outcome => ({
+      kind: "fanout",
+      join: "try",
+      maxConcurrency: 1,
+      blocks: [{ key, block, vars }],
+    });
+    const tryError = tryScope.status === "failed" ? { ...err(tryScope) } : undefined;
+    if (!catchScope && !finallyScope) {
+      if (tryError && state.catch) return stage("catch", state.catch, { _error: tryError });
+      if (state.finally) return stage("finally", state.finally, tryError ? { _error: tryError } : {});
+    } else if (catchScope && !finallyScope && state.finally) {
+      return stage("finally", state.finally, { _error: tryError });
+    }
+    if (finallyScope?.status === "failed") return { kind: "failed", error: err(finallyScope) };
+    if (catchScope) {
+      return catchScope.status === "failed"
+        ? { kind: "failed", error: err(catchScope) }
+        : { kind: "completed", output: out(catchScope) };
+    }
+    return tryError ? { kind: "failed", error: tryError } : { kind: "completed", output: out(tryScope) };
+  }
+  const failedChild = children.find((c) => c.status === "failed");
+  if (failedChild) return { kind: "failed", error: err(failedChild) };
+  if (state.type === "foreach") {
+    return { kind: "completed", output: { results: children.map(out), count: children.length } };
+  }
+  return { kind: "completed", output: Object.fromEntries(children.map((c) => [c.key, out(c)])) };
+}

@@ -1,0 +1,113 @@
+import type { WorkflowDefinition } from "../definition/schema.ts";
+import type { Scope } from "../executors/types.ts";
+import type { FanoutMeta, RunStatus, StepError, TimerKind } from "./ledger.ts";
+
+/**
+ * What a transition decided, as data: `transitions.ts` returns a list of these, the repository
+ * applies the list in one SQLite transaction, and the engine publishes the `dispatch` ones after
+ * the commit. Each command is one write (or, for `dispatch`, one message). Attempts created in the
+ * same list are referred to by a negative temporary id until the repository has inserted them.
+ * Instants are ms since the epoch (`fireAt`, `leaseUntil`, `dispatchedAt`) or ISO strings (`at`),
+ * as the ledger stores them.
+ */
+export type Command =
+  | {
+    kind: "create_run";
+    runId: string;
+    definition: WorkflowDefinition;
+    workflowVersion: number | null;
+    input: Record<string, unknown>;
+    traceparent: string;
+    /** The top-level scope's data context. */
+    context: Scope;
+    at: string;
+  }
+  | { kind: "mark_run_started"; runId: string; at: string }
+  | { kind: "set_run_status"; runId: string; status: RunStatus; at: string }
+  | {
+    kind: "finish_run";
+    runId: string;
+    status: RunStatus;
+    result: unknown;
+    error: StepError | null;
+    at: string;
+  }
+  | { kind: "append_event"; runId: string; type: string; step: string | null; data?: unknown; at: string }
+  | {
+    kind: "schedule_attempt";
+    /** The temporary (negative) id later commands use for this attempt. */
+    ref: number;
+    runId: string;
+    scope: string;
+    path: string;
+    stepId: string;
+    stepType: string;
+    visit: number;
+    attempt: number;
+    dispatchedAt: number;
+    at: string;
+  }
+  | { kind: "claim_attempt"; attemptId: number; owner: string; leaseUntil: number; at: string }
+  | { kind: "renew_lease"; attemptId: number; owner: string; leaseUntil: number }
+  | { kind: "mark_dispatched"; attemptId: number; dispatchedAt: number }
+  | { kind: "complete_attempt"; attemptId: number; output: unknown; at: string }
+  | { kind: "fail_attempt"; attemptId: number; error: StepError; at: string }
+  | { kind: "cancel_attempt"; attemptId: number; at: string }
+  /** Parks an attempt; a fan-out parent keeps how to join its children. */
+  | { kind: "wait_attempt"; attemptId: number; fanout?: FanoutMeta }
+  /** Schedules a waiting fan-out parent again so its next delivery joins the children. */
+  | { kind: "requeue_attempt"; attemptId: number; dispatchedAt: number }
+  | { kind: "set_scope_context"; runId: string; scope: string; context: Scope }
+  | {
+    kind: "insert_scope";
+    runId: string;
+    scope: string;
+    parentAttempt: number;
+    key: string;
+    position: number;
+    context: Scope;
+  }
+  | { kind: "start_scope"; runId: string; scope: string }
+  | {
+    kind: "end_scope";
+    runId: string;
+    scope: string;
+    status: "completed" | "failed";
+    output: unknown;
+    error: StepError | null;
+  }
+  | { kind: "cancel_scope"; runId: string; scope: string }
+  /** Cancels every pending or running scope of a run (the run ended). */
+  | { kind: "cancel_open_scopes"; runId: string }
+  | { kind: "add_timer"; runId: string; attemptId: number; timerKind: TimerKind; fireAt: number; at: string }
+  /** Cancels an attempt's pending timers (only those of `timerKind` when given). */
+  | { kind: "cancel_timers"; attemptId: number; timerKind?: TimerKind }
+  | { kind: "fire_timer"; timerId: number }
+  | {
+    kind: "request_approval";
+    approvalId: string;
+    runId: string;
+    attemptId: number;
+    stepId: string;
+    message: string;
+    approvers: string[];
+    timeoutAt: string;
+    at: string;
+  }
+  | {
+    kind: "decide_approval";
+    approvalId: string;
+    status: "approved" | "rejected";
+    decidedBy: string;
+    comment: string | null;
+    at: string;
+  }
+  /** Marks an attempt's pending approval timed out. */
+  | { kind: "time_out_approval"; attemptId: number; at: string }
+  /** Cancels an attempt's pending approval. */
+  | { kind: "cancel_approval"; attemptId: number }
+  /** After commit: publish "run this attempt now". */
+  | { kind: "dispatch"; attemptId: number; runId: string; path: string; attempt: number };
+
+/** One kind of command, by its `kind`. */
+export type CommandOf<K extends Command["kind"]> = Extract<Command, { kind: K }>;

@@ -1,0 +1,127 @@
+import { ulid } from "ulid";
+import { StationError } from "../../errors.ts";
+import type { WorkflowDefinition } from "../definition/schema.ts";
+import type { EngineCore } from "./core.ts";
+import { newTraceparent } from "./dispatch.ts";
+import { cancelRun, decideApproval, decisionOutcome, pauseRun, resumeRun } from "./fencing.ts";
+import { checkInput } from "./io_schema.ts";
+import type { ApprovalRow, RunRow } from "./ledger.ts";
+import type { RunState } from "./run_state.ts";
+import { createRun } from "./transitions.ts";
+
+/** How a run is started. */
+export interface StartRunRequest {
+  definition: WorkflowDefinition;
+  workflowVersion?: number | null;
+  input: Record<string, unknown>;
+  traceparent?: string | null;
+}
+
+/** The subject prefix on which a cancel reaches every engine process (`<prefix>.<run id>`). */
+export const CANCEL_SUBJECT = "stn.engine.cancel";
+
+/** Run control: start, cancel, pause, resume, and approval decisions. */
+export class Control {
+  #core: EngineCore;
+
+  constructor(core: EngineCore) {
+    this.#core = core;
+  }
+
+  /** Creates a run and dispatches its first step. */
+  async startRun(req: StartRunRequest): Promise<RunRow> {
+    const core = this.#core;
+    const def = req.definition;
+    const input = checkInput(def, req.input);
+    const id = ulid();
+    const traceparent = newTraceparent(req.traceparent);
+    const messages = core.commit(() =>
+      createRun(
+        { id, definition: def, workflowVersion: req.workflowVersion ?? null, input, traceparent },
+        core.env(),
+      )
+    );
+    core.notify(id);
+    await core.publishAll(messages, traceparent);
+    return core.repo.runs.get(id)!;
+  }
+
+  /** Cancels a run: in-flight executors are aborted, approvals and timers canceled, nothing runs after. */
+  cancel(runId: string, reason = "canceled by request"): RunRow {
+    const core = this.#core;
+    core.commit(() => cancelRun(this.#require(runId), reason, core.env()));
+    core.notify(runId);
+    core.abortRun(runId);
+    core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
+    return core.repo.runs.get(runId)!;
+  }
+
+  /** Pauses a run: the running step finishes, nothing new starts until resume. */
+  pause(runId: string): RunRow {
+    const core = this.#core;
+    core.commit(() => pauseRun(this.#require(runId).run, core.env()));
+    core.notify(runId);
+    return core.repo.runs.get(runId)!;
+  }
+
+  /** Resumes a paused run exactly where it stopped. */
+  async resume(runId: string): Promise<RunRow> {
+    const core = this.#core;
+    const messages = core.commit(() => {
+      const state = this.#require(runId);
+      // Attempts waiting out a retry backoff are published by their timer.
+      const retryWaiting = new Set(
+        [...state.attempts.values()]
+          .filter((a) => a.status === "scheduled" && core.repo.timers.retryPending(a.id))
+          .map((a) => a.id),
+      );
+      return resumeRun(state, retryWaiting, core.env());
+    });
+    core.notify(runId);
+    const run = core.repo.runs.get(runId)!;
+    await core.publishAll(messages, run.traceparent);
+    return run;
+  }
+
+  /** Records an approval decision and continues the run; a second decision is a 409. */
+  async decide(approvalId: string, approved: boolean, actor: string, comment?: string): Promise<ApprovalRow> {
+    const core = this.#core;
+    const approval = core.repo.approvals.get(approvalId);
+    if (!approval) {
+      throw new StationError("approval_not_found", `no approval ${approvalId}`, {
+        status: 404,
+        hint: "list them with `stn workflow approvals list`",
+      });
+    }
+    if (approval.status !== "pending") {
+      throw new StationError("approval_decided", `approval ${approvalId} is already ${approval.status}`, {
+        status: 409,
+        details: { status: approval.status, decided_by: approval.decided_by },
+      });
+    }
+    const attempt = core.repo.attempts.get(approval.attempt_id)!;
+    const state = core.stateOf(attempt);
+    const { decision, outcome } = decisionOutcome(state, { approved, actor, comment }, core.clock.now());
+    const prepared = await core.prepare(attempt, state, outcome);
+    let traceparent: string | null = null;
+    const messages = core.commit(() => {
+      const run = core.snapshot(attempt.run_id)!;
+      traceparent = run.run.traceparent;
+      return decideApproval(run, core.repo.approvals.get(approvalId)!, decision, prepared, core.env());
+    });
+    core.notify(attempt.run_id);
+    await core.publishAll(messages, traceparent);
+    return core.repo.approvals.get(approvalId)!;
+  }
+
+  #require(runId: string): RunState {
+    const state = this.#core.snapshot(runId);
+    if (!state) {
+      throw new StationError("run_not_found", `no workflow run ${runId}`, {
+        status: 404,
+        hint: "list runs with `stn workflow runs`",
+      });
+    }
+    return state;
+  }
+}

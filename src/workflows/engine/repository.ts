@@ -1,0 +1,280 @@
+import { type Database, transaction } from "../../db/database.ts";
+import type { WorkflowDefinition } from "../definition/schema.ts";
+import { applyCommands } from "./apply.ts";
+import type { Command } from "./commands.ts";
+import type { StepMessage } from "./dispatch.ts";
+import type {
+  ApprovalRow,
+  ApprovalStatus,
+  AttemptRow,
+  EventRow,
+  RunRow,
+  RunStatus,
+  ScopeRow,
+  TimerKind,
+  TimerRow,
+  TimerStatus,
+} from "./ledger.ts";
+import type { RunState, ScopeState } from "./run_state.ts";
+import type { ScheduleRow } from "./scheduler.ts";
+
+/** Prepared statements over one connection, prepared once (the engine's hot path reuses them). */
+export class Statements {
+  readonly db: Database;
+  #cache = new Map<string, ReturnType<Database["prepare"]>>();
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  #q(sql: string) {
+    let s = this.#cache.get(sql);
+    if (!s) this.#cache.set(sql, s = this.db.prepare(sql));
+    return s;
+  }
+
+  /** Runs a statement; returns the number of rows changed. */
+  run(sql: string, ...params: unknown[]): number {
+    return Number(this.#q(sql).run(...(params as never[])).changes);
+  }
+
+  /** Inserts a row and returns its rowid. */
+  insert(sql: string, ...params: unknown[]): number {
+    return Number(this.#q(sql).run(...(params as never[])).lastInsertRowid);
+  }
+
+  /** One row or undefined. */
+  get<T>(sql: string, ...params: unknown[]): T | undefined {
+    return this.#q(sql).get(...(params as never[])) as T | undefined;
+  }
+
+  /** All rows. */
+  all<T>(sql: string, ...params: unknown[]): T[] {
+    return this.#q(sql).all(...(params as never[])) as T[];
+  }
+}
+
+/** Which runs to list, newest first; `cursor` is the last id of the previous page. */
+export interface RunQuery {
+  workflowId?: string;
+  status?: RunStatus;
+  cursor?: string;
+  limit: number;
+}
+
+/** A page of runs and the cursor of the next one (null on the last page). */
+export interface RunPage {
+  runs: RunRow[];
+  nextCursor: string | null;
+}
+
+/**
+ * The engine's ledger tables, typed (DESIGN §4): the only code that runs SQL on them. Reads are
+ * grouped per table; every state change is a command list applied by `apply` inside `transaction`.
+ */
+export class Repository {
+  #sql: Statements;
+
+  constructor(db: Database) {
+    this.#sql = new Statements(db);
+  }
+
+  /** Runs fn in one write transaction (nested calls use savepoints). */
+  transaction<T>(fn: () => T): T {
+    return transaction(this.#sql.db, fn);
+  }
+
+  /** Applies a command list (call inside `transaction`); returns the step messages to publish after commit. */
+  apply(commands: Command[]): StepMessage[] {
+    return applyCommands(this.#sql, commands);
+  }
+
+  readonly runs = {
+    /** One run. */
+    get: (id: string): RunRow | undefined =>
+      this.#sql.get<RunRow>("SELECT * FROM workflow_runs WHERE id = ?", id),
+    /** A page of runs, newest first. */
+    list: (q: RunQuery): RunPage => {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (q.workflowId) where.push("workflow_id = ?"), params.push(q.workflowId);
+      if (q.status) where.push("status = ?"), params.push(q.status);
+      if (q.cursor) where.push("id < ?"), params.push(q.cursor);
+      const rows = this.#sql.all<RunRow>(
+        `SELECT * FROM workflow_runs ${
+          where.length ? "WHERE " + where.join(" AND ") : ""
+        } ORDER BY id DESC LIMIT ?`,
+        ...params,
+        q.limit + 1,
+      );
+      const runs = rows.slice(0, q.limit);
+      return { runs, nextCursor: rows.length > q.limit ? runs[runs.length - 1].id : null };
+    },
+  };
+
+  readonly attempts = {
+    /** One attempt. */
+    get: (id: number): AttemptRow | undefined =>
+      this.#sql.get<AttemptRow>("SELECT * FROM step_attempts WHERE id = ?", id),
+    /** Every attempt of a run, oldest first. */
+    list: (runId: string): AttemptRow[] =>
+      this.#sql.all<AttemptRow>("SELECT * FROM step_attempts WHERE run_id = ? ORDER BY id", runId),
+    /**
+     * Attempts of active, unpaused runs whose message may be lost (scheduled and dispatched at or
+     * before `dispatchedBy`) or whose claim lapsed (running with a lease before `leaseBefore`).
+     */
+    lost: (dispatchedBy: number, leaseBefore: number): (AttemptRow & { traceparent: string | null })[] =>
+      this.#sql.all(
+        `SELECT a.*, r.traceparent FROM step_attempts a JOIN workflow_runs r ON r.id = a.run_id
+         WHERE r.status NOT IN ('paused','completed','failed','canceled')
+           AND ((a.status = 'scheduled' AND a.dispatched_at <= ?)
+             OR (a.status = 'running' AND a.lease_until < ?))`,
+        dispatchedBy,
+        leaseBefore,
+      ),
+  };
+
+  readonly scopes = {
+    /** One scope of a run ('' is the top level). */
+    get: (runId: string, scope: string): ScopeRow | undefined =>
+      this.#sql.get<ScopeRow>("SELECT * FROM run_scopes WHERE run_id = ? AND scope = ?", runId, scope),
+    /** The child scopes of a fanout attempt, in position order. */
+    children: (parentAttempt: number): ScopeRow[] =>
+      this.#sql.all<ScopeRow>(
+        "SELECT * FROM run_scopes WHERE parent_attempt = ? ORDER BY position",
+        parentAttempt,
+      ),
+  };
+
+  readonly events = {
+    /** Events of a run after a seq, oldest first. */
+    after: (runId: string, after: number, limit = 500): EventRow[] =>
+      this.#sql.all<EventRow>(
+        "SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        runId,
+        after,
+        limit,
+      ),
+    /** The highest seq of a run's log (0 when empty). */
+    lastSeq: (runId: string): number =>
+      this.#sql.get<{ s: number }>(
+        "SELECT COALESCE(MAX(seq), 0) AS s FROM run_events WHERE run_id = ?",
+        runId,
+      )!.s,
+  };
+
+  readonly approvals = {
+    /** One approval. */
+    get: (id: string): ApprovalRow | undefined =>
+      this.#sql.get<ApprovalRow>("SELECT * FROM approvals WHERE id = ?", id),
+    /** Approvals, oldest first, optionally of one run and/or in one status. */
+    list: (q: { runId?: string; status?: ApprovalStatus } = {}): ApprovalRow[] =>
+      this.#sql.all<ApprovalRow>(
+        `SELECT * FROM approvals WHERE (? IS NULL OR run_id = ?) AND (? IS NULL OR status = ?) ORDER BY created_at`,
+        q.runId ?? null,
+        q.runId ?? null,
+        q.status ?? null,
+        q.status ?? null,
+      ),
+    /** Whether an attempt has a pending approval. */
+    pendingFor: (attemptId: number): boolean =>
+      !!this.#sql.get("SELECT 1 FROM approvals WHERE attempt_id = ? AND status = 'pending'", attemptId),
+  };
+
+  readonly timers = {
+    /** One timer. */
+    get: (id: number): TimerRow | undefined =>
+      this.#sql.get<TimerRow>("SELECT * FROM timers WHERE id = ?", id),
+    /** A run's timers in creation order, optionally of one kind and/or status. */
+    list: (q: { runId: string; kind?: TimerKind; status?: TimerStatus }): TimerRow[] =>
+      this.#sql.all<TimerRow>(
+        `SELECT id, run_id, attempt_id, kind, fire_at, status FROM timers
+         WHERE run_id = ? AND (? IS NULL OR kind = ?) AND (? IS NULL OR status = ?) ORDER BY id`,
+        q.runId,
+        q.kind ?? null,
+        q.kind ?? null,
+        q.status ?? null,
+        q.status ?? null,
+      ),
+    /** Pending timers due at `now`, earliest first (at most 100). */
+    due: (now: number): TimerRow[] =>
+      this.#sql.all<TimerRow>(
+        "SELECT * FROM timers WHERE status = 'pending' AND fire_at <= ? ORDER BY fire_at LIMIT 100",
+        now,
+      ),
+    /** When the earliest pending timer fires (null when none is pending). */
+    nextFireAt: (): number | null =>
+      this.#sql.get<{ f: number | null }>("SELECT MIN(fire_at) AS f FROM timers WHERE status = 'pending'")!.f,
+    /** Whether an attempt waits out a retry backoff. */
+    retryPending: (attemptId: number): boolean =>
+      !!this.#sql.get(
+        "SELECT 1 FROM timers WHERE attempt_id = ? AND kind = 'retry' AND status = 'pending'",
+        attemptId,
+      ),
+  };
+
+  readonly schedules = {
+    /** Every schedule. */
+    all: (): ScheduleRow[] => this.#sql.all<ScheduleRow>("SELECT * FROM schedules"),
+    /** Schedules due at `now`. */
+    due: (now: number): ScheduleRow[] =>
+      this.#sql.all<ScheduleRow>("SELECT * FROM schedules WHERE next_run_at <= ?", now),
+    /** Drops a workflow's schedule. */
+    delete: (workflowId: string): void => {
+      this.#sql.run("DELETE FROM schedules WHERE workflow_id = ?", workflowId);
+    },
+    /** Creates or replaces a workflow's schedule. */
+    put: (row: Omit<ScheduleRow, "last_run_at" | "last_run_id">): void => {
+      this.#sql.run(
+        `INSERT INTO schedules (workflow_id, version, cron, timezone, input, next_run_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, cron = excluded.cron,
+           timezone = excluded.timezone, input = excluded.input, next_run_at = excluded.next_run_at`,
+        row.workflow_id,
+        row.version,
+        row.cron,
+        row.timezone,
+        row.input,
+        row.next_run_at,
+      );
+    },
+    /**
+     * Moves a due schedule on to `next` if it is still due at `due` (compare-and-set, so one
+     * process wins a fire); true when this call won.
+     */
+    advance: (workflowId: string, due: number, next: number, now: number): boolean =>
+      this.#sql.run(
+        "UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE workflow_id = ? AND next_run_at = ?",
+        next,
+        now,
+        workflowId,
+        due,
+      ) > 0,
+    /** Records the run a schedule started. */
+    setLastRun: (workflowId: string, runId: string): void => {
+      this.#sql.run("UPDATE schedules SET last_run_id = ? WHERE workflow_id = ?", runId, workflowId);
+    },
+  };
+
+  /** A run as transitions read it (all attempts and scopes); undefined when there is no such run. */
+  snapshot(runId: string, definitionOf: (run: RunRow) => WorkflowDefinition): RunState | undefined {
+    const run = this.runs.get(runId);
+    if (!run) return undefined;
+    const attempts = this.#sql.all<AttemptRow>(
+      `SELECT id, run_id, scope, path, step_id, step_type, visit, attempt, status,
+         CASE WHEN status = 'waiting' THEN output END AS output, error, owner, lease_until, dispatched_at,
+         created_at, started_at, completed_at
+       FROM step_attempts WHERE run_id = ? ORDER BY id`,
+      runId,
+    );
+    const scopes = this.#sql.all<ScopeState>(
+      "SELECT run_id, scope, parent_attempt, key, position, status FROM run_scopes WHERE run_id = ?",
+      runId,
+    );
+    return {
+      run,
+      definition: definitionOf(run),
+      attempts: new Map(attempts.map((a) => [a.id, a])),
+      scopes: new Map(scopes.map((s) => [s.scope, s])),
+    };
+  }
+}

@@ -1,0 +1,382 @@
+import type { Block, State, WorkflowDefinition } from "../definition/schema.ts";
+import type { Outcome, Scope } from "../executors/types.ts";
+import { backoff, blockOf, retryPolicy, stateOf, timeoutOf } from "./blocks.ts";
+import { iso } from "./clock.ts";
+import type { Command } from "./commands.ts";
+import { blockStart, findState, initialContext } from "./dataflow.ts";
+import { outputProblem } from "./io_schema.ts";
+import {
+  type AttemptRow,
+  type RunRow,
+  type RunStatus,
+  type StepError,
+  TERMINAL_RUN,
+  type TimerKind,
+} from "./ledger.ts";
+import { ACTIVE_ATTEMPT, childScopes, type RunState, Transition, type TransitionEnv } from "./run_state.ts";
+
+/**
+ * The engine's rules as pure functions (DESIGN §4): given a run's state, an outcome and the time,
+ * decide what changes, as a list of commands. No SQL, no NATS, no timers here; `engine.ts` reads
+ * the state, calls these, and applies the commands in one transaction.
+ */
+
+/** An outcome ready to record: the state that produced it and, for a completed step, the scope after its data flow. */
+export interface Prepared {
+  outcome: Outcome;
+  state: State;
+  /** The scope after a completed step's data flow. */
+  context?: Scope;
+}
+
+/** What starting a run needs. */
+export interface NewRun {
+  id: string;
+  definition: WorkflowDefinition;
+  workflowVersion: number | null;
+  /** The input with the inputSchema's defaults applied. */
+  input: Record<string, unknown>;
+  traceparent: string;
+}
+
+/** Creates a run and schedules its first step. */
+export function createRun(req: NewRun, env: TransitionEnv): Command[] {
+  const at = iso(env.now);
+  const run: RunRow = {
+    id: req.id,
+    workflow_id: req.definition.id,
+    workflow_version: req.workflowVersion,
+    definition: "",
+    status: "pending",
+    input: "",
+    result: null,
+    error: null,
+    traceparent: req.traceparent,
+    created_at: at,
+    updated_at: at,
+    started_at: null,
+    completed_at: null,
+  };
+  const t = new Transition({
+    run,
+    definition: req.definition,
+    attempts: new Map(),
+    scopes: new Map([["", {
+      run_id: req.id,
+      scope: "",
+      parent_attempt: null,
+      key: "",
+      position: 0,
+      status: "running",
+    }]]),
+  }, env);
+  t.emit({
+    kind: "create_run",
+    runId: req.id,
+    definition: req.definition,
+    workflowVersion: req.workflowVersion,
+    input: req.input,
+    traceparent: req.traceparent,
+    context: initialContext(req.input, req.id, req.definition.id),
+    at,
+  });
+  t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });
+  dispatch(t, schedule(t, "", blockStart(req.definition as Block), 1));
+  return t.commands;
+}
+
+/** What recording an outcome needs besides the run state. */
+export interface SettleInput {
+  attemptId: number;
+  /** The status the attempt must still have (fencing): `running` for executed steps, `waiting` for waits. */
+  from: "running" | "waiting";
+  prepared: Prepared;
+  /** The attempt's scope context (read in the transaction), for a fanout's child scopes. */
+  scopeContext?: Scope;
+}
+
+/**
+ * Records an outcome if the attempt is still `from` (and, when running, still ours) in an active
+ * run, then advances the run. Nothing when the fence says the outcome is stale or a duplicate.
+ */
+export function settle(state: RunState, input: SettleInput, env: TransitionEnv): Command[] {
+  const t = new Transition(state, env);
+  settleIn(t, input);
+  return t.commands;
+}
+
+/** `settle` within a transition that may already hold commands. */
+export function settleIn(t: Transition, { attemptId, from, prepared, scopeContext }: SettleInput): void {
+  const a = t.state.attempts.get(attemptId);
+  const run = t.state.run;
+  if (!a || a.status !== from || (from === "running" && a.owner !== t.env.owner)) return;
+  if (TERMINAL_RUN.includes(run.status)) return;
+  const { outcome, state } = prepared;
+  if (outcome.kind === "completed" || outcome.kind === "failed") {
+    t.emit({ kind: "cancel_timers", attemptId: a.id, timerKind: "step_timeout" });
+  }
+  switch (outcome.kind) {
+    case "completed": {
+      t.emit({ kind: "complete_attempt", attemptId: a.id, output: outcome.output, at: t.at });
+      t.emit({ kind: "set_scope_context", runId: run.id, scope: a.scope, context: prepared.context! });
+      t.event("step_completed", a.path, { attempt: a.attempt, output: outcome.output });
+      const next = outcome.next !== undefined ? outcome.next : state.end ? null : state.next ?? null;
+      advance(t, a, next, outcome.output);
+      break;
+    }
+    case "failed":
+      fail(t, a, state, { ...outcome.error, step: a.path });
+      break;
+    case "sleep":
+      wait(t, a, "timer", outcome.until, { until: iso(outcome.until) });
+      break;
+    case "approval": {
+      const approvalId = `appr-${a.run_id}-${a.id}`;
+      const timeoutAt = t.env.now + outcome.timeoutMs;
+      t.emit({
+        kind: "request_approval",
+        approvalId,
+        runId: a.run_id,
+        attemptId: a.id,
+        stepId: a.step_id,
+        message: outcome.message,
+        approvers: outcome.approvers,
+        timeoutAt: iso(timeoutAt),
+        at: t.at,
+      });
+      t.event("approval_requested", a.path, {
+        approval_id: approvalId,
+        message: outcome.message,
+        approvers: outcome.approvers,
+        timeout_at: iso(timeoutAt),
+      });
+      wait(t, a, "approval_timeout", timeoutAt, { approval_id: approvalId });
+      break;
+    }
+    case "fanout": {
+      t.emit({
+        kind: "wait_attempt",
+        attemptId: a.id,
+        fanout: { join: outcome.join, maxConcurrency: outcome.maxConcurrency },
+      });
+      const existing = childScopes(t.state, a.id).length;
+      outcome.blocks.forEach((b, i) => {
+        t.emit({
+          kind: "insert_scope",
+          runId: a.run_id,
+          scope: `${a.path}${a.visit > 1 || a.attempt > 1 ? `#${a.visit}.${a.attempt}` : ""}/${b.key}`,
+          parentAttempt: a.id,
+          key: b.key,
+          position: existing + i,
+          context: { ...structuredClone(scopeContext!), ...b.vars },
+        });
+      });
+      const timeoutMs = timeoutOf(t.state.definition, state, t.env.defaultTimeoutMs);
+      if (existing === 0 && timeoutMs !== null) addTimer(t, a.id, "step_timeout", t.env.now + timeoutMs);
+      t.event("step_fanout", a.path, {
+        attempt: a.attempt,
+        join: outcome.join,
+        children: outcome.blocks.map((b) => b.key),
+      });
+      startChildren(t, a.id);
+      break;
+    }
+  }
+  refreshRunStatus(t);
+}
+
+/** Puts a step into `waiting` with a durable timer. */
+function wait(
+  t: Transition,
+  a: AttemptRow,
+  kind: TimerKind,
+  fireAt: number,
+  data: Record<string, unknown>,
+): void {
+  t.emit({ kind: "wait_attempt", attemptId: a.id });
+  addTimer(t, a.id, kind, fireAt);
+  t.event("step_waiting", a.path, { attempt: a.attempt, kind, ...data });
+}
+
+function addTimer(t: Transition, attemptId: number, kind: TimerKind, fireAt: number): void {
+  t.emit({ kind: "add_timer", runId: t.state.run.id, attemptId, timerKind: kind, fireAt, at: t.at });
+}
+
+/** Starts pending children of a fanout up to its concurrency; requeues the parent when all are done. */
+function startChildren(t: Transition, parentId: number): void {
+  const parent = t.state.attempts.get(parentId)!;
+  const meta = JSON.parse(parent.output!) as { maxConcurrency: number };
+  const children = childScopes(t.state, parentId);
+  const before = children.map((c) => c.status);
+  let running = before.filter((s) => s === "running").length;
+  for (const child of children) {
+    if (running >= meta.maxConcurrency) break;
+    if (child.status !== "pending") continue;
+    t.emit({ kind: "start_scope", runId: parent.run_id, scope: child.scope });
+    running++;
+    const block = blockOf(t.state.definition, child.scope, t.lookup);
+    dispatch(t, schedule(t, child.scope, blockStart(block), 1));
+  }
+  if (before.every((s) => s !== "pending" && s !== "running")) {
+    t.emit({ kind: "requeue_attempt", attemptId: parent.id, dispatchedAt: t.env.now });
+    dispatch(t, parent);
+  }
+}
+
+/** After a completed step: the next step of the same block, or the block (or run) is done. */
+function advance(t: Transition, a: AttemptRow, next: string | null, output: unknown): void {
+  if (next) {
+    const state = findState(blockOf(t.state.definition, a.scope, t.lookup), next);
+    if (!state) {
+      fail(t, a, undefined, {
+        code: "unknown_next_state",
+        message: `step ${a.step_id} routes to "${next}", which is not a state of its block`,
+        step: a.path,
+      });
+      return;
+    }
+    // Scheduled even when paused: the claim drops its message and resume publishes it again.
+    dispatch(t, schedule(t, a.scope, state, 1));
+    return;
+  }
+  endScope(t, a.scope, "completed", output, null);
+}
+
+/** Ends a block: the run for the top level, else the child scope of a fanout. */
+function endScope(
+  t: Transition,
+  scope: string,
+  status: "completed" | "failed",
+  output: unknown,
+  error: StepError | null,
+): void {
+  const run = t.state.run;
+  if (scope === "") {
+    const problem = status === "completed" ? outputProblem(t.state.definition, output) : null;
+    if (problem) {
+      finishRun(t, "failed", null, {
+        code: "output_invalid",
+        message: `result does not match outputSchema: ${problem}`,
+      });
+    } else finishRun(t, status, output, error);
+    return;
+  }
+  t.emit({ kind: "end_scope", runId: run.id, scope, status, output, error });
+  const parent = t.state.attempts.get(t.state.scopes.get(scope)!.parent_attempt!)!;
+  if (parent.status !== "waiting") return;
+  const state = stateOf(t.state.definition, parent, t.lookup);
+  if (status === "failed" && state.type !== "try") {
+    // Fail fast: siblings are canceled and the parent joins now.
+    for (const sib of openChildren(t, parent.id)) cancelScope(t, sib);
+  }
+  startChildren(t, parent.id);
+}
+
+function openChildren(t: Transition, parentId: number): string[] {
+  return childScopes(t.state, parentId)
+    .filter((s) => s.status === "pending" || s.status === "running")
+    .map((s) => s.scope);
+}
+
+/** Cancels a scope, its active attempts and everything nested in them. */
+export function cancelScope(t: Transition, scope: string): void {
+  t.emit({ kind: "cancel_scope", runId: t.state.run.id, scope });
+  for (const a of activeAttempts(t, scope)) {
+    cancelAttempt(t, a);
+    for (const child of openChildren(t, a.id)) cancelScope(t, child);
+  }
+}
+
+/**
+ * The run's (or one scope's) unfinished attempts, in the order the ledger's status index yields
+ * them (status, then id), which is the order their `step_canceled` events have always had.
+ */
+function activeAttempts(t: Transition, scope?: string): AttemptRow[] {
+  return [...t.state.attempts.values()]
+    .filter((a) => ACTIVE_ATTEMPT.includes(a.status) && (scope === undefined || a.scope === scope))
+    .sort((x, y) => (x.status < y.status ? -1 : x.status > y.status ? 1 : rowOrder(x.id) - rowOrder(y.id)));
+}
+
+/** Attempts created in this transition (negative ids) come after the stored ones, in creation order. */
+const rowOrder = (id: number) => (id < 0 ? 2 ** 52 - id : id);
+
+function cancelAttempt(t: Transition, a: AttemptRow): void {
+  t.emit({ kind: "cancel_attempt", attemptId: a.id, at: t.at });
+  t.emit({ kind: "cancel_timers", attemptId: a.id });
+  t.emit({ kind: "cancel_approval", attemptId: a.id });
+  t.event("step_canceled", a.path, { attempt: a.attempt });
+}
+
+/** A failed attempt: retried per policy (a new attempt row), else its block fails. */
+export function fail(t: Transition, a: AttemptRow, state: State | undefined, error: StepError): void {
+  t.emit({ kind: "fail_attempt", attemptId: a.id, error, at: t.at });
+  t.event("step_failed", a.path, { attempt: a.attempt, error });
+  const policy = state && retryPolicy(state, t.state.definition);
+  if (
+    policy && a.attempt < policy.max_attempts && !policy.non_retryable.includes(error.code) &&
+    error.code !== "canceled"
+  ) {
+    const delay = backoff(policy, a.attempt, t.env.random);
+    const retry = schedule(t, a.scope, state!, a.attempt + 1, a.visit);
+    addTimer(t, retry.id, "retry", t.env.now + delay);
+    t.event("step_retry_scheduled", a.path, { attempt: a.attempt + 1, delay_ms: delay });
+    return;
+  }
+  endScope(t, a.scope, "failed", null, error);
+}
+
+/** Inserts a scheduled attempt (and its event); returns it under its temporary id. */
+function schedule(t: Transition, scope: string, state: State, attempt: number, visit?: number): AttemptRow {
+  const path = scope === "" ? state.id : `${scope}/${state.id}`;
+  let v = visit;
+  if (v === undefined) {
+    v = 1;
+    for (const a of t.state.attempts.values()) if (a.path === path && a.visit >= v) v = a.visit + 1;
+  }
+  const ref = t.nextRef();
+  t.emit({
+    kind: "schedule_attempt",
+    ref,
+    runId: t.state.run.id,
+    scope,
+    path,
+    stepId: state.id,
+    stepType: state.type,
+    visit: v,
+    attempt,
+    dispatchedAt: t.env.now,
+    at: t.at,
+  });
+  t.event("step_scheduled", path, { attempt, type: state.type });
+  return t.state.attempts.get(ref)!;
+}
+
+/** Publishes "run this attempt now" after the commit. */
+export function dispatch(t: Transition, a: AttemptRow): void {
+  t.emit({ kind: "dispatch", attemptId: a.id, runId: a.run_id, path: a.path, attempt: a.attempt });
+}
+
+/** Ends a run and cancels whatever is still active in it. */
+export function finishRun(t: Transition, status: RunStatus, result: unknown, error: StepError | null): void {
+  for (const a of activeAttempts(t)) cancelAttempt(t, a);
+  const run = t.state.run;
+  t.emit({ kind: "cancel_open_scopes", runId: run.id });
+  t.emit({ kind: "finish_run", runId: run.id, status, result, error, at: t.at });
+  t.event(`run_${status}`, null, status === "completed" ? { result } : { error });
+}
+
+/** Running when something runs or is queued, waiting when only waits remain (paused/terminal stay). */
+export function refreshRunStatus(t: Transition): void {
+  const run = t.state.run;
+  if (!run.started_at || run.status === "paused" || TERMINAL_RUN.includes(run.status)) return;
+  let busy = 0, waiting = 0;
+  for (const a of t.state.attempts.values()) {
+    if (a.status === "scheduled" || a.status === "running") busy++;
+    else if (a.status === "waiting") waiting++;
+  }
+  const status: RunStatus = !busy && waiting > 0 ? "waiting" : "running";
+  if (status !== run.status) {
+    t.emit({ kind: "set_run_status", runId: run.id, status, at: t.at });
+    t.event("run_status", null, { status });
+  }
+}

@@ -1,0 +1,73 @@
+import { StationError } from "../errors.ts";
+import type { WorkflowDefinition } from "./definition/schema.ts";
+import { validateDefinition } from "./definition/validate.ts";
+import type { Engine } from "./engine/engine.ts";
+import type { RunRow } from "./engine/ledger.ts";
+import type { WorkflowStore } from "./store.ts";
+
+/** What starting a run needs: the definition store and the engine. */
+export interface WorkflowServices {
+  workflows: WorkflowStore;
+  engine: Engine;
+}
+
+/** What to run: a stored workflow (its latest version, or `version`), or an inline definition. */
+export interface StartRunInput {
+  workflowId?: string;
+  version?: number;
+  /** A normalised definition to run as-is; it is validated and stored first. */
+  definition?: unknown;
+  input: Record<string, unknown>;
+  /** The caller's W3C traceparent, continued by the run's step messages. */
+  traceparent?: string;
+}
+
+/**
+ * Resolves what to run: an inline definition is validated and registered in the store first (so
+ * cron and CI can run a file with nothing synced); else the stored workflow (latest or `version`).
+ */
+function resolveDefinition(
+  services: WorkflowServices,
+  req: Omit<StartRunInput, "input" | "traceparent">,
+): { definition: WorkflowDefinition; version: number } {
+  const { workflows } = services;
+  if (req.definition !== undefined) {
+    const checked = validateDefinition(req.definition);
+    if (!checked.valid) {
+      throw new StationError(
+        "invalid_definition",
+        `the workflow definition is invalid: ${
+          checked.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
+        }`,
+        { status: 400, details: { errors: checked.errors }, hint: checked.errors[0]?.hint },
+      );
+    }
+    const saved = workflows.save(checked.definition!, { source: "api" });
+    return { definition: checked.definition!, version: saved.version };
+  }
+  if (!req.workflowId) {
+    throw new StationError("invalid_request", "give workflowId (a stored workflow) or definition", {
+      status: 400,
+    });
+  }
+  const record = workflows.record(req.workflowId);
+  if (record.status === "disabled") {
+    throw new StationError("workflow_disabled", `workflow ${record.id} is disabled`, {
+      status: 409,
+      hint: `enable it first (stn workflow enable ${record.id})`,
+    });
+  }
+  const stored = workflows.get(req.workflowId, req.version);
+  return { definition: stored.definition, version: stored.version };
+}
+
+/** Validates (or looks up) the definition, stores an inline one, and starts a run of it. */
+export async function startWorkflowRun(services: WorkflowServices, req: StartRunInput): Promise<RunRow> {
+  const { definition, version } = resolveDefinition(services, req);
+  return await services.engine.startRun({
+    definition,
+    workflowVersion: version,
+    input: req.input,
+    traceparent: req.traceparent,
+  });
+}
