@@ -7,9 +7,9 @@ import { StationError } from "../../errors.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { log } from "../../log.ts";
 import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
-import { executorFor } from "../executors/index.ts";
-import type { ChildBlock, Failure, Outcome, Scope } from "../executors/types.ts";
-import { checkInput, outputProblem } from "./io_schema.ts";
+import { executorFor } from "../steps/registry.ts";
+import type { ChildBlock, Failure, Outcome, Scope } from "../steps/types.ts";
+import { checkInput, outputProblem } from "../json_schema.ts";
 import { applyOutput, blockStart, findState, initialContext } from "./dataflow.ts";
 import { Dispatcher, newTraceparent, provisionQueue, type StepMessage } from "./dispatch.ts";
 import {
