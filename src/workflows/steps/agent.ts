@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { common, rule, templates } from "./fields.ts";
-import type { StepType } from "./types.ts";
+import type { Executor, StepType } from "./types.ts";
 
 const AGENT_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
 
@@ -24,8 +24,17 @@ export type AgentState = z.infer<ReturnType<typeof schema>>;
 
 /**
  * agent: runs an agent (spec/workflows.md). Until the agent layer is plugged in, the step fails with
- * a code that says the capability is missing.
+ * a code that says which feature is missing.
  */
+const execute: Executor<AgentState> = (step) =>
+  Promise.resolve({
+    kind: "failed",
+    error: {
+      code: `${step.type}_steps_unavailable`,
+      message: `${step.type} steps are not available in this build of stn yet (step ${step.id})`,
+    },
+  });
+
 export const agent: StepType<AgentState> = {
   type: "agent",
   schema,
@@ -38,12 +47,5 @@ export const agent: StepType<AgentState> = {
         at: ["agent"],
       }]
       : [],
-  executor: (step) =>
-    Promise.resolve({
-      kind: "failed",
-      error: {
-        code: `${step.type}_steps_unavailable`,
-        message: `${step.type} steps are not available in this build of stn yet (step ${step.id})`,
-      },
-    }),
+  executor: execute,
 };

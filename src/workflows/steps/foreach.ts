@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { contextScope, evaluate } from "../expr.ts";
 import { common, Expression } from "./fields.ts";
-import { failed, type SchemaKit, type StepType } from "./types.ts";
+import { type Executor, failed, type SchemaKit, type StepType } from "./types.ts";
 
 const schema = (kit: SchemaKit) =>
   z.strictObject({
@@ -16,30 +16,32 @@ const schema = (kit: SchemaKit) =>
 export type ForeachState = z.infer<ReturnType<typeof schema>>;
 
 /** foreach: one durable iteration per item of `itemsPath`, at most `maxConcurrency` at once. */
+const execute: Executor<ForeachState> = async (step, scope) => {
+  let items: unknown;
+  try {
+    items = await evaluate(step.itemsPath, scope, contextScope(scope).bindings);
+  } catch (err) {
+    return failed("expression_failed", err);
+  }
+  if (items === undefined) items = [];
+  if (!Array.isArray(items)) {
+    return failed("not_an_array", `foreach ${step.id}: itemsPath gave ${typeof items}, expected an array`);
+  }
+  return {
+    kind: "fanout",
+    join: "foreach",
+    maxConcurrency: step.maxConcurrency ?? 1,
+    blocks: items.map((item, i) => ({
+      key: String(i),
+      block: step.iterator,
+      vars: { [step.itemName ?? "item"]: item, _index: i, _total: items.length },
+    })),
+  };
+};
+
 export const foreach: StepType<ForeachState> = {
   type: "foreach",
   schema,
   blocks: [["iterator"]],
-  executor: async (step, scope) => {
-    let items: unknown;
-    try {
-      items = await evaluate(step.itemsPath, scope, contextScope(scope).bindings);
-    } catch (err) {
-      return failed("expression_failed", err);
-    }
-    if (items === undefined) items = [];
-    if (!Array.isArray(items)) {
-      return failed("not_an_array", `foreach ${step.id}: itemsPath gave ${typeof items}, expected an array`);
-    }
-    return {
-      kind: "fanout",
-      join: "foreach",
-      maxConcurrency: step.maxConcurrency ?? 1,
-      blocks: items.map((item, i) => ({
-        key: String(i),
-        block: step.iterator,
-        vars: { [step.itemName ?? "item"]: item, _index: i, _total: items.length },
-      })),
-    };
-  },
+  executor: execute,
 };

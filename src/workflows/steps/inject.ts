@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { contextScope, renderTemplates } from "../expr.ts";
 import { common, rule, templates } from "./fields.ts";
-import { failed, type StepType } from "./types.ts";
+import { type Executor, failed, type StepType } from "./types.ts";
 
 const schema = () =>
   z.strictObject({
@@ -16,14 +16,16 @@ const schema = () =>
 export type InjectState = z.infer<ReturnType<typeof schema>>;
 
 /** inject: output = `data` with its `${…}` templates evaluated. */
+const execute: Executor<InjectState> = async (step, scope) => {
+  try {
+    return { kind: "completed", output: await renderTemplates(step.data, contextScope(scope)) };
+  } catch (err) {
+    return failed("expression_failed", err);
+  }
+};
+
 export const inject: StepType<InjectState> = {
   type: "inject",
   schema,
-  executor: async (step, scope) => {
-    try {
-      return { kind: "completed", output: await renderTemplates(step.data, contextScope(scope)) };
-    } catch (err) {
-      return failed("expression_failed", err);
-    }
-  },
+  executor: execute,
 };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { common, rule, stateId } from "./fields.ts";
-import type { SchemaKit, StepType } from "./types.ts";
+import type { Executor, SchemaKit, StepType } from "./types.ts";
 
 /** Branch names key the output, so two branches may not share one. */
 const uniqueNames = rule<Array<{ name: string }>>((branches) => {
@@ -30,19 +30,21 @@ const schema = (kit: SchemaKit) =>
 export type ParallelState = z.infer<ReturnType<typeof schema>>;
 
 /** parallel: every branch becomes its own durable chain of steps; the engine joins them. */
+const execute: Executor<ParallelState> = (step) =>
+  Promise.resolve({
+    kind: "fanout",
+    join: "parallel",
+    maxConcurrency: step.branches.length,
+    blocks: step.branches.map((b) => ({
+      key: b.name,
+      block: { start: b.start, states: b.states },
+      vars: {},
+    })),
+  });
+
 export const parallel: StepType<ParallelState> = {
   type: "parallel",
   schema,
   blocks: [["branches", "*"]],
-  executor: (step) =>
-    Promise.resolve({
-      kind: "fanout",
-      join: "parallel",
-      maxConcurrency: step.branches.length,
-      blocks: step.branches.map((b) => ({
-        key: b.name,
-        block: { start: b.start, states: b.states },
-        vars: {},
-      })),
-    }),
+  executor: execute,
 };

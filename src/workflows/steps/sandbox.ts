@@ -22,7 +22,13 @@ const schema = () =>
   }).check(oneOf("command", "script", "a sandbox state", 'e.g. `command: ["python", "main.py"]`'));
 export type SandboxState = z.infer<ReturnType<typeof schema>>;
 
-const executor: Executor<SandboxState> = async (step, scope, ctx): Promise<Outcome> => {
+/**
+ * `type: sandbox` (spec/workflows.md): runs in the run's workflow-scoped session (one container per
+ * run, shared by its steps), stages inputs, runs `command` (argv) or `script` (shell), publishes
+ * outputs to runs/<run>/output/<name>. A non-zero exit fails the step; canceling the run aborts the
+ * signal, which kills the command inside the container.
+ */
+const execute: Executor<SandboxState> = async (step, scope, ctx): Promise<Outcome> => {
   const sandbox = ctx.sandbox;
   if (!sandbox) {
     return {
@@ -95,10 +101,4 @@ const executor: Executor<SandboxState> = async (step, scope, ctx): Promise<Outco
   };
 };
 
-/**
- * `type: sandbox` (spec/workflows.md): runs in the run's workflow-scoped session (one container per
- * run, shared by its steps), stages inputs, runs `command` (argv) or `script` (shell), publishes
- * outputs to runs/<run>/output/<name>. A non-zero exit fails the step; canceling the run aborts the
- * signal, which kills the command inside the container.
- */
-export const sandbox: StepType<SandboxState> = { type: "sandbox", schema, executor };
+export const sandbox: StepType<SandboxState> = { type: "sandbox", schema, executor: execute };

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../../lib/duration.ts";
 import { contextScope, hasTemplate, renderString } from "../expr.ts";
 import { common, durationProblem, oneOf, rule, templates } from "./fields.ts";
-import { failed, type StepType } from "./types.ts";
+import { type Executor, failed, type StepType } from "./types.ts";
 
 const schema = () =>
   z.strictObject({
@@ -26,26 +26,28 @@ const schema = () =>
 export type TimerState = z.infer<ReturnType<typeof schema>>;
 
 /** timer: a durable sleep for `duration`, or until the `until` instant. */
+const execute: Executor<TimerState> = async (step, scope) => {
+  try {
+    if (step.until) {
+      const at = Date.parse(String(await renderString(step.until, contextScope(scope))));
+      if (Number.isNaN(at)) {
+        return failed("invalid_timer", `timer ${step.id}: until is not an ISO-8601 instant`);
+      }
+      return { kind: "sleep", until: at };
+    }
+    const raw = await renderString(step.duration ?? "", contextScope(scope));
+    const ms = parseDuration(raw as string | number);
+    if (ms === null) {
+      return failed("invalid_timer", `timer ${step.id}: duration ${JSON.stringify(raw)} is not a duration`);
+    }
+    return { kind: "sleep", until: Date.now() + ms };
+  } catch (err) {
+    return failed("expression_failed", err);
+  }
+};
+
 export const timer: StepType<TimerState> = {
   type: "timer",
   schema,
-  executor: async (step, scope) => {
-    try {
-      if (step.until) {
-        const at = Date.parse(String(await renderString(step.until, contextScope(scope))));
-        if (Number.isNaN(at)) {
-          return failed("invalid_timer", `timer ${step.id}: until is not an ISO-8601 instant`);
-        }
-        return { kind: "sleep", until: at };
-      }
-      const raw = await renderString(step.duration ?? "", contextScope(scope));
-      const ms = parseDuration(raw as string | number);
-      if (ms === null) {
-        return failed("invalid_timer", `timer ${step.id}: duration ${JSON.stringify(raw)} is not a duration`);
-      }
-      return { kind: "sleep", until: Date.now() + ms };
-    } catch (err) {
-      return failed("expression_failed", err);
-    }
-  },
+  executor: execute,
 };
