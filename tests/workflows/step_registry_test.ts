@@ -72,10 +72,10 @@ states:
   const got = bad.errors.map((e) => [e.code, e.path, e.line]);
   assertEquals(got, [
     ["unknown_field", "/states/0/tmes", 6],
-    ["unknown_field", "/states/4/iterator/states/0/volume", 25],
     ["invalid_value", "/states/1/times", 10],
     ["invalid_template", "/states/2/text", 13],
     ["missing_field", "/states/3/text", 15],
+    ["unknown_field", "/states/4/iterator/states/0/volume", 25],
     ["unknown_type", "/states/5/type", 27],
     ["unknown_target", "/states/2/onEmpty", 14],
   ]);

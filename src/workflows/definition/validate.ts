@@ -1,5 +1,5 @@
 import { checkGraph } from "./graph.ts";
-import { errorMap, findings } from "./issues.ts";
+import { errorMap, findings, type SchemaFinding } from "./issues.ts";
 import { normalizeAliases, unwrapApiBody } from "./normalize.ts";
 import { definitionSchema, type WorkflowDefinition } from "./schema.ts";
 import { pointerSegments, type Position } from "./source.ts";
@@ -66,24 +66,44 @@ const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
- * The schema's findings, unknown fields first (a misspelt field often explains the others), without
- * the "missing field" that an unknown field's "did you mean" already names.
+ * Where a finding sits in the document, as a sort key: the index of each key or item on its path in
+ * what was written (a missing key: -1, before the present ones). An unknown field sorts first in its
+ * mapping (a misspelt field often explains the mapping's other findings), then what is about the
+ * mapping itself.
  */
+function documentKey(value: unknown, f: SchemaFinding): number[] {
+  const key: number[] = [];
+  let v: unknown = value;
+  for (const seg of pointerSegments(f.path)) {
+    const i = Array.isArray(v) ? Number(seg) : isObj(v) ? Object.keys(v).indexOf(seg) : -1;
+    key.push(i);
+    v = isObj(v) || Array.isArray(v) ? (v as Record<string, unknown>)[seg] : undefined;
+  }
+  if (f.code === "unknown_field") key[key.length - 1] = -3;
+  return [...key, -2];
+}
+
+function byKey(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+/** The schema's findings in document order, without a "missing field" that an unknown field's "did you mean" names. */
 function schemaFindings(value: unknown): { found: Found[]; data?: WorkflowDefinition } {
   const parsed = definitionSchema().safeParse(value, { error: errorMap });
   if (parsed.success) return { found: [], data: parsed.data };
   const all = parsed.error.issues.flatMap(findings);
-  const unknown = all.filter((f) => f.code === "unknown_field");
-  const named = new Set(unknown.map((f) => {
-    const near = /^did you mean `([^`]+)`\?$/.exec(f.hint)?.[1];
-    return near && f.path.replace(/\/[^/]*$/, `/${near}`);
-  }));
-  return {
-    found: [
-      ...unknown,
-      ...all.filter((f) => f.code !== "unknown_field" && !(f.code === "missing_field" && named.has(f.path))),
-    ],
-  };
+  const named = new Set(
+    all.filter((f) => f.code === "unknown_field").map((f) => {
+      const near = /^did you mean `([^`]+)`\?$/.exec(f.hint)?.[1];
+      return near && f.path.replace(/[^/]*$/, near);
+    }),
+  );
+  const found = all.filter((f) => !(f.code === "missing_field" && named.has(f.path)))
+    .map((f) => ({ f, key: documentKey(value, f) }))
+    .sort((a, b) => byKey(a.key, b.key))
+    .map((x) => x.f);
+  return { found };
 }
 
 /** Validates a parsed definition (native, Go-project or API-body form). */
