@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { loadWorkflowFile } from "../../src/workflows/definition/load.ts";
-import { type State, STATE_TYPES } from "../../src/workflows/definition/schema.ts";
+import type { State } from "../../src/workflows/definition/schema.ts";
+import { stepTypeNames } from "../../src/workflows/steps/registry.ts";
 
 const DIR = fileURLToPath(new URL("../../examples/workflows/", import.meta.url));
 
@@ -44,7 +45,7 @@ Deno.test("examples: at least 8, all valid, together using every state type and 
       }
     }
   }
-  assertEquals([...types].sort(), [...STATE_TYPES].sort());
+  assertEquals([...types].sort(), stepTypeNames().sort());
   assertEquals([...features].sort(), [
     "defaults",
     "end",

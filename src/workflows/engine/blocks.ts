@@ -1,6 +1,6 @@
 import { parseDuration } from "../../lib/duration.ts";
 import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
-import type { Failure, Outcome } from "../executors/types.ts";
+import type { Failure, Outcome } from "../steps/types.ts";
 import { findState } from "./dataflow.ts";
 import type { AttemptRow, ScopeRow } from "./ledger.ts";
 

@@ -1,5 +1,5 @@
 import type { WorkflowDefinition } from "../definition/schema.ts";
-import type { Scope } from "../executors/types.ts";
+import type { Scope } from "../steps/types.ts";
 import type { FanoutMeta, RunStatus, StepError, TimerKind } from "./ledger.ts";
 
 /**

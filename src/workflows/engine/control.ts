@@ -4,7 +4,7 @@ import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { EngineCore } from "./core.ts";
 import { newTraceparent } from "./dispatch.ts";
 import { cancelRun, decideApproval, decisionOutcome, pauseRun, resumeRun } from "./fencing.ts";
-import { checkInput } from "./io_schema.ts";
+import { checkInput } from "../json_schema.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import type { RunState } from "./run_state.ts";
 import { createRun } from "./transitions.ts";

@@ -4,7 +4,7 @@ import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { SandboxService } from "../../sandbox/service.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
-import type { Outcome, Scope } from "../executors/types.ts";
+import type { Outcome, Scope } from "../steps/types.ts";
 import { stateOf } from "./blocks.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Command } from "./commands.ts";

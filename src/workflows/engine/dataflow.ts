@@ -1,5 +1,5 @@
 import type { Block, State } from "../definition/schema.ts";
-import type { Scope } from "../executors/types.ts";
+import type { Scope } from "../steps/types.ts";
 import { contextScope, evaluate } from "../expr.ts";
 
 /** The data-flow rules of shared/spec/workflows.md "Data flow", as pure functions over a scope. */

@@ -1,6 +1,6 @@
 import { StationError } from "../../errors.ts";
 import type { State } from "../definition/schema.ts";
-import type { Outcome } from "../executors/types.ts";
+import type { Outcome } from "../steps/types.ts";
 import { stateOf, timeoutOf } from "./blocks.ts";
 import { iso } from "./clock.ts";
 import type { Command } from "./commands.ts";

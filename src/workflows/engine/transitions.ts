@@ -1,10 +1,10 @@
 import type { Block, State, WorkflowDefinition } from "../definition/schema.ts";
-import type { Outcome, Scope } from "../executors/types.ts";
+import type { Outcome, Scope } from "../steps/types.ts";
 import { backoff, blockOf, retryPolicy, stateOf, timeoutOf } from "./blocks.ts";
 import { iso } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
-import { outputProblem } from "./io_schema.ts";
+import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
   type RunRow,

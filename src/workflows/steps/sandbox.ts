@@ -1,10 +1,26 @@
-import type { SandboxState } from "../definition/schema.ts";
-import type { z } from "zod";
+import { z } from "zod";
 import { chooseImage } from "../../sandbox/images.ts";
 import { contextScope, renderTemplates } from "../expr.ts";
-import type { Executor, Outcome } from "./types.ts";
+import { common, oneOf, templates } from "./fields.ts";
+import type { Executor, Outcome, StepType } from "./types.ts";
 
-type SandboxStep = z.infer<typeof SandboxState>;
+const schema = () =>
+  z.strictObject({
+    ...common,
+    type: z.literal("sandbox"),
+    command: z.array(z.string()).min(1).check(templates).optional(),
+    script: z.string().min(1).optional(),
+    runtime: z.string().min(1).optional(),
+    image: z.string().min(1).optional(),
+    stage: z.array(
+      z.strictObject({ file_key: z.string().min(1), destination: z.string().min(1) }).describe(
+        "a stage entry",
+      ),
+    ).optional(),
+    publish: z.array(z.string().min(1)).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+  }).check(oneOf("command", "script", "a sandbox state", 'e.g. `command: ["python", "main.py"]`'));
+export type SandboxState = z.infer<ReturnType<typeof schema>>;
 
 /**
  * `type: sandbox` (spec/workflows.md): runs in the run's workflow-scoped session (one container per
@@ -12,7 +28,7 @@ type SandboxStep = z.infer<typeof SandboxState>;
  * outputs to runs/<run>/output/<name>. A non-zero exit fails the step; canceling the run aborts the
  * signal, which kills the command inside the container.
  */
-export const sandboxStep: Executor<SandboxStep> = async (step, scope, ctx): Promise<Outcome> => {
+const execute: Executor<SandboxState> = async (step, scope, ctx): Promise<Outcome> => {
   const sandbox = ctx.sandbox;
   if (!sandbox) {
     return {
@@ -27,7 +43,7 @@ export const sandboxStep: Executor<SandboxStep> = async (step, scope, ctx): Prom
   const rendered = await renderTemplates(
     { command: step.command, script: step.script, env: step.env, stage: step.stage },
     contextScope(scope),
-  ) as Pick<SandboxStep, "command" | "script" | "env" | "stage">;
+  ) as Pick<SandboxState, "command" | "script" | "env" | "stage">;
   const env = rendered.env &&
     Object.fromEntries(Object.entries(rendered.env).map(([k, v]) => [k, String(v)]));
   const cmd = rendered.command?.map(String) ??
@@ -84,3 +100,5 @@ export const sandboxStep: Executor<SandboxStep> = async (step, scope, ctx): Prom
     },
   };
 };
+
+export const sandbox: StepType<SandboxState> = { type: "sandbox", schema, executor: execute };

@@ -1,10 +1,18 @@
-import type { TransformState } from "../definition/schema.ts";
+import { z } from "zod";
 import { contextScope, evaluate } from "../expr.ts";
-import { type Executor, failed } from "./types.ts";
-import type { z } from "zod";
+import { common, Expression } from "./fields.ts";
+import { type Executor, failed, type StepType } from "./types.ts";
+
+const schema = () =>
+  z.strictObject({
+    ...common,
+    type: z.literal("transform"),
+    expression: Expression,
+  });
+export type TransformState = z.infer<ReturnType<typeof schema>>;
 
 /** transform: output = the JSONata expression over the context (objects as-is, other values as `{result}`). */
-export const transform: Executor<z.infer<typeof TransformState>> = async (step, scope) => {
+const execute: Executor<TransformState> = async (step, scope) => {
   try {
     const value = await evaluate(step.expression, scope, contextScope(scope).bindings);
     const output = value !== null && typeof value === "object" && !Array.isArray(value)
@@ -14,4 +22,10 @@ export const transform: Executor<z.infer<typeof TransformState>> = async (step, 
   } catch (err) {
     return failed("expression_failed", err);
   }
+};
+
+export const transform: StepType<TransformState> = {
+  type: "transform",
+  schema,
+  executor: execute,
 };

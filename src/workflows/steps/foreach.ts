@@ -1,11 +1,22 @@
-import type { State } from "../definition/schema.ts";
+import { z } from "zod";
 import { contextScope, evaluate } from "../expr.ts";
-import { type Executor, failed } from "./types.ts";
+import { common, Expression } from "./fields.ts";
+import { type Executor, failed, type SchemaKit, type StepType } from "./types.ts";
 
-type ForeachState = Extract<State, { type: "foreach" }>;
+const schema = (kit: SchemaKit) =>
+  z.strictObject({
+    ...common,
+    type: z.literal("foreach"),
+    /** JSONata giving the array to iterate. */
+    itemsPath: Expression,
+    itemName: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default("item"),
+    maxConcurrency: z.int().min(1).max(100).default(1),
+    iterator: kit.block,
+  });
+export type ForeachState = z.infer<ReturnType<typeof schema>>;
 
 /** foreach: one durable iteration per item of `itemsPath`, at most `maxConcurrency` at once. */
-export const foreach: Executor<ForeachState> = async (step, scope) => {
+const execute: Executor<ForeachState> = async (step, scope) => {
   let items: unknown;
   try {
     items = await evaluate(step.itemsPath, scope, contextScope(scope).bindings);
@@ -26,4 +37,11 @@ export const foreach: Executor<ForeachState> = async (step, scope) => {
       vars: { [step.itemName ?? "item"]: item, _index: i, _total: items.length },
     })),
   };
+};
+
+export const foreach: StepType<ForeachState> = {
+  type: "foreach",
+  schema,
+  blocks: [["iterator"]],
+  executor: execute,
 };

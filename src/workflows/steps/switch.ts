@@ -1,10 +1,20 @@
-import type { z } from "zod";
-import type { SwitchState } from "../definition/schema.ts";
+import { z } from "zod";
 import { contextScope, evaluate, evaluateCondition } from "../expr.ts";
-import { type Executor, failed } from "./types.ts";
+import { common, Expression, stateId } from "./fields.ts";
+import { type Executor, failed, type StepType } from "./types.ts";
+
+const schema = () =>
+  z.strictObject({
+    ...common,
+    type: z.literal("switch"),
+    dataPath: Expression.optional(),
+    conditions: z.array(z.strictObject({ if: Expression, next: stateId() }).describe("a condition")).min(1),
+    defaultNext: stateId().optional(),
+  });
+export type SwitchState = z.infer<ReturnType<typeof schema>>;
 
 /** switch: the first condition that is true picks `next`; else `defaultNext`; else the step fails. */
-export const switchStep: Executor<z.infer<typeof SwitchState>> = async (step, scope) => {
+const execute: Executor<SwitchState> = async (step, scope) => {
   try {
     const { bindings } = contextScope(scope);
     const data = step.dataPath ? await evaluate(step.dataPath, scope, bindings) : scope;
@@ -34,4 +44,12 @@ export const switchStep: Executor<z.infer<typeof SwitchState>> = async (step, sc
   } catch (err) {
     return failed("expression_failed", err);
   }
+};
+
+export const switchType: StepType<SwitchState> = {
+  type: "switch",
+  schema,
+  targets: [["defaultNext"], ["conditions", "*", "next"]],
+  canExit: (s) => s.defaultNext === undefined,
+  executor: execute,
 };

@@ -1,13 +1,66 @@
+import type { z } from "zod";
 import { StationError } from "../../errors.ts";
 import type { SandboxService } from "../../sandbox/service.ts";
-import type { Block, State } from "../definition/schema.ts";
+import type { State } from "./registry.ts";
 
 /**
+ * What a step type is (one module per type in this folder, listed in `registry.ts`): its zod schema,
+ * where its transitions and nested blocks are (for the validator's graph pass), and its executor.
+ *
  * The executor contract (DESIGN §4): `(step, scope, ctx) → outcome`, with no ledger access, so an
- * executor can run anywhere that has the step, the scope's data context and an abort signal.
- * To plug in a new step type (e.g. `sandbox`), write a function of this type in its own file and
- * list it in `executors/index.ts`; the engine applies the outcome (data flow, retries, routing).
+ * executor can run anywhere that has the step, the scope's data context and an abort signal; the
+ * engine applies the outcome (data flow, retries, routing).
  */
+
+/** A nested list of states with its own transitions (parallel branch, foreach iterator, try blocks). */
+export interface Block {
+  start?: string;
+  states: States;
+}
+
+/** A list of states (an interface, so the types of states holding states can refer to it). */
+export interface States extends Array<State> {
+  readonly [index: number]: State;
+}
+
+/** The schemas a step type's schema is built from that depend on every registered type. */
+export interface SchemaKit {
+  /** `{start?, states}`: a nested block of any registered states. */
+  block: z.ZodType<Block>;
+  /** A non-empty list of any registered states. */
+  states: z.ZodType<States>;
+}
+
+/** A field path inside a state; `"*"` stands for every item of a list. */
+export type FieldPath = readonly (string | number)[];
+
+/** A finding of a step type's own rules, reported like any validation issue. */
+export interface Problem {
+  code: string;
+  message: string;
+  hint?: string;
+  /** Where, relative to the value the rule checked (default: the value itself). */
+  at?: (string | number)[];
+  /** Characters into a one-line scalar (points an expression error at the bad token). */
+  offset?: number;
+}
+
+/** One step type: everything stn knows about `type: <name>`. */
+export interface StepType<S extends { type: string; id: string } = any> {
+  type: string;
+  /** The state's strict schema: the common fields (steps/fields.ts), `type: z.literal(<name>)` and its own. */
+  schema(kit: SchemaKit): z.ZodObject;
+  /** Fields holding state ids to move to, besides `next` (e.g. a switch's `defaultNext`). */
+  targets?: readonly FieldPath[];
+  /** Fields holding nested blocks `{start?, states}`. */
+  blocks?: readonly FieldPath[];
+  /** Whether a state can end its block rather than always moving on (default: when it has no `next`). */
+  canExit?(state: Record<string, unknown>): boolean;
+  /** Warnings about a state (each code reported once per definition); reads the state as written. */
+  notes?(state: Record<string, unknown>): Problem[];
+  /** Runs one attempt of the step. */
+  executor: Executor<S>;
+}
 
 /** The data context a step sees: the run context, or a branch / iteration's copy of it. */
 export type Scope = Record<string, unknown>;
@@ -53,7 +106,7 @@ export type Outcome =
   | { kind: "fanout"; join: "parallel" | "foreach" | "try"; blocks: ChildBlock[]; maxConcurrency: number };
 
 /** An executor for one state type. */
-export type Executor<S extends State = State> = (
+export type Executor<S = State> = (
   step: S,
   scope: Scope,
   ctx: ExecutorContext,

@@ -1,0 +1,204 @@
+import { z } from "zod";
+import { parseDuration } from "../../lib/duration.ts";
+import { checkTemplates, parseCheck } from "../expr.ts";
+import type { Problem } from "./types.ts";
+
+/**
+ * The field schemas step types share, and the two ways a schema gives an issue stn's own code and
+ * hint: `rule` (a check that returns Problems) and `coded` (an error function for zod's own issues,
+ * such as a missing field). Both leave what the validator needs in the issue's `params`.
+ */
+
+/** What an issue carries from a schema to the validator, besides its message. */
+export interface IssueParams {
+  code: string;
+  hint?: string;
+  offset?: number;
+  /** Report the issue at the parent of its path (a missing state `id` is the state's problem). */
+  parent?: boolean;
+}
+
+/**
+ * A zod check reporting Problems. zod skips checks once a value has other issues; `always` runs it
+ * anyway (object-level rules that must still be told), so such a rule must read its value defensively.
+ */
+export function rule<T>(
+  find: (value: T) => Problem | Problem[] | undefined,
+  always = false,
+): z.core.$ZodCheck<T> {
+  const check = z.check<T>((payload) => {
+    const found = find(payload.value);
+    for (const p of found === undefined ? [] : Array.isArray(found) ? found : [found]) {
+      const params: IssueParams = { code: p.code, hint: p.hint, offset: p.offset };
+      payload.issues.push({
+        code: "custom",
+        input: payload.value,
+        message: p.message,
+        path: p.at ?? [],
+        params,
+        continue: true,
+      });
+    }
+  });
+  if (always) check._zod.def.when = () => true;
+  return check;
+}
+
+/** A zod error function: gives zod's own issue stn's code, message and hint when `describe` knows it. */
+export function coded(
+  describe: (issue: z.core.$ZodRawIssue) => (IssueParams & { message: string }) | undefined,
+): z.core.$ZodErrorMap {
+  return (issue) => {
+    const found = describe(issue);
+    if (!found) return undefined;
+    const { message, ...params } = found;
+    (issue as { params?: IssueParams }).params = params;
+    return message;
+  };
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Workflow ids: `[a-z0-9][a-z0-9_-]*`. */
+export const WORKFLOW_ID = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** A state id (letters of either case allowed); `error` names what a missing or mistyped one is. */
+export function stateId(error?: z.core.$ZodErrorMap): z.ZodString {
+  return z.string({ error }).min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+    message: "ids start with a letter or digit and contain only letters, digits, '_', '-' and '.'",
+  });
+}
+
+const DURATION_HINT = 'write durations like "30s", "5m", "1h30m"';
+
+/** The problem with a duration, if it is not one ("30s", "5m", "1h30m"). */
+export function durationProblem(v: unknown): Problem | undefined {
+  if (typeof v === "string" && parseDuration(v) !== null) return undefined;
+  return { code: "invalid_duration", message: `invalid duration ${JSON.stringify(v)}`, hint: DURATION_HINT };
+}
+
+/** A duration string ("30s", "5m", "1h30m"); kept as written so an exported definition round-trips. */
+export const Duration = z.string({
+  error: coded((i) =>
+    i.code === "invalid_type" && i.input !== undefined
+      ? {
+        code: "invalid_duration",
+        message: `invalid duration ${JSON.stringify(i.input)}`,
+        hint: DURATION_HINT,
+      }
+      : undefined
+  ),
+}).check(rule(durationProblem));
+
+/** The problem with a JSONata expression, if it does not parse; `offset` points at the bad token. */
+export function expressionProblem(src: string): Problem | undefined {
+  const problem = parseCheck(src);
+  if (!problem) return undefined;
+  return {
+    code: "invalid_expression",
+    message: `JSONata does not parse at position ${problem.position}: ${problem.message}`,
+    hint: problem.hint ?? "see https://docs.jsonata.org for the expression syntax",
+    offset: problem.position,
+  };
+}
+
+/** A JSONata expression that parses. */
+export const Expression = z.string().min(1).check(rule(expressionProblem));
+
+/** The problems of the `${…}` templates anywhere inside a value. */
+export function templateProblems(v: unknown, at: (string | number)[] = []): Problem[] {
+  if (typeof v === "string") {
+    return checkTemplates(v).map((p) => ({
+      code: "invalid_template",
+      message: `template does not parse at position ${p.position}: ${p.message}`,
+      hint: p.hint ?? "templates are `${ jsonata }`; write `$${` for a literal `${`",
+      offset: p.position,
+      at,
+    }));
+  }
+  if (Array.isArray(v)) return v.flatMap((x, i) => templateProblems(x, [...at, i]));
+  if (isObj(v)) return Object.entries(v).flatMap(([k, x]) => templateProblems(x, [...at, k]));
+  return [];
+}
+
+/** A check that every `${…}` template inside the value parses. */
+export const templates = rule<unknown>((v) => templateProblems(v));
+
+export const RetryPolicy = z.strictObject({
+  max_attempts: z.int().min(1).max(100).default(1),
+  initial_interval: Duration.default("1s"),
+  backoff_coefficient: z.number().min(1).max(10).default(2),
+  max_interval: Duration.default("1m"),
+  non_retryable: z.array(z.string()).default([]),
+}).describe("retry");
+export type RetryPolicy = z.infer<typeof RetryPolicy>;
+
+/** Fields every state type has; a step type's schema spreads them next to its `type` and own fields. */
+export const common = {
+  id: stateId(coded((i) =>
+    i.input === undefined
+      ? {
+        code: "missing_state_id",
+        message: "state has no `id`",
+        hint: "give every state an `id` (or `name`)",
+        parent: true,
+      }
+      : undefined
+  )),
+  /** Display label; the Go project's files often set it next to `id` (alone, the loader makes it the id). */
+  name: z.string().optional(),
+  description: z.string().optional(),
+  next: stateId().optional(),
+  end: z.boolean().optional(),
+  /** Dot path where the output is written in the context (default: the step id). */
+  resultPath: z.string().min(1).optional(),
+  /** `{key: expr}`: each expr evaluated with the step output as `$`, written at the top level. */
+  output: z.record(z.string(), Expression).optional(),
+  timeout: Duration.optional(),
+  retry: RetryPolicy.optional(),
+};
+
+/** The error of a block's `states` that is missing, empty or not a list. */
+export const blockStates = coded((i) =>
+  i.code === "invalid_type" || i.code === "too_small"
+    ? {
+      code: "missing_states",
+      message: "a block needs at least one state",
+      hint: "add `states:` with at least one state",
+    }
+    : undefined
+);
+
+/** Rules every state follows whatever its type. */
+export const commonRules = rule<Record<string, unknown>>(
+  (s) =>
+    isObj(s) && s.next !== undefined && s.end === true
+      ? {
+        code: "conflicting_transition",
+        message: "`end: true` and `next` are both set",
+        hint: "keep one",
+        at: ["end"],
+      }
+      : undefined,
+  true,
+);
+
+/** A rule for two fields of which exactly one must be set (`missing_field` / `conflicting_fields`). */
+export function oneOf(a: string, b: string, what: string, example: string) {
+  return rule<Record<string, unknown>>((s) => {
+    if (!isObj(s)) return undefined;
+    if (s[a] === undefined && s[b] === undefined) {
+      return { code: "missing_field", message: `${what} needs \`${a}\` or \`${b}\``, hint: example };
+    }
+    if (s[a] !== undefined && s[b] !== undefined) {
+      return {
+        code: "conflicting_fields",
+        message: `\`${a}\` and \`${b}\` are both set`,
+        hint: "keep one",
+        at: [b],
+      };
+    }
+    return undefined;
+  }, true);
+}

@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { parseDuration } from "../../lib/duration.ts";
+import { contextScope, renderString } from "../expr.ts";
+import { common, Duration, stateId, templates } from "./fields.ts";
+import { type Executor, failed, type StepType } from "./types.ts";
+
+const DEFAULT_TIMEOUT_MS = 3_600_000;
+
+const schema = () =>
+  z.strictObject({
+    ...common,
+    type: z.literal("human_approval"),
+    message: z.string().min(1).check(templates),
+    approvers: z.array(z.string()).optional(),
+    timeout: Duration.optional(), // default 1h, applied by the executor
+    onReject: stateId().optional(),
+    onTimeout: stateId().optional(),
+  });
+export type HumanApprovalState = z.infer<ReturnType<typeof schema>>;
+
+/** human_approval: parks the step until approve / reject / its timeout (default 1h). */
+const execute: Executor<HumanApprovalState> = async (step, scope) => {
+  try {
+    const message = String(await renderString(step.message, contextScope(scope)));
+    const timeoutMs = step.timeout ? parseDuration(step.timeout)! : DEFAULT_TIMEOUT_MS;
+    return { kind: "approval", message, approvers: step.approvers ?? [], timeoutMs };
+  } catch (err) {
+    return failed("expression_failed", err);
+  }
+};
+
+export const humanApproval: StepType<HumanApprovalState> = {
+  type: "human_approval",
+  schema,
+  targets: [["onReject"], ["onTimeout"]],
+  // A decision with no route of its own ends the block (reject/timeout without a target fail the run).
+  canExit: (s) => s.onReject === undefined || s.onTimeout === undefined || s.next === undefined,
+  executor: execute,
+};
