@@ -228,3 +228,59 @@ Deno.test("a state with both id and name keeps name as its label", () => {
   assertEquals(r.definition!.states[0].id, "a");
   assertEquals(r.definition!.states[0].name, "First step");
 });
+
+Deno.test("a cron start state shifts no issue: no spurious missing_type, messages name source paths", () => {
+  const r = validateSource(`id: w
+start: tick
+states:
+  - id: tick
+    type: cron
+    cron: "0 6 * * *"
+    transition: a
+  - id: a
+    type: set
+    data: {x: 1}
+    transition: b
+  - id: b
+    type: operation
+    input:
+      task: custom.run
+    transition: a
+  - id: a
+    type: inject
+    data: {}
+`);
+  assertEquals(r.errors.map((e) => [e.code, e.path, e.line]), [
+    ["unknown_type", "/states/2/input/task", 15],
+    ["duplicate_id", "/states/3/id", 17],
+  ]);
+  assertEquals(r.errors[1].message, "state id `a` is already used at /states/1");
+});
+
+Deno.test("the API body shape keeps positions: issues point under /definition at their real line", () => {
+  const json = `{
+  "workflowId": "w",
+  "definition": {
+    "states": [
+      {"id": "a", "type": "set", "data": {"x": 1}, "transition": "nowhere"}
+    ]
+  }
+}`;
+  const yaml = `workflowId: w
+name: W
+definition:
+  states:
+    - id: a
+      type: set
+      data: {x: 1}
+      transition: nowhere
+`;
+  assertEquals(validateSource(json).errors.map((e) => [e.code, e.path, e.line, e.column]), [
+    ["unknown_target", "/definition/states/0/transition", 5, 66],
+  ]);
+  assertEquals(validateSource(yaml).errors.map((e) => [e.code, e.path, e.line, e.column]), [
+    ["unknown_target", "/definition/states/0/transition", 8, 19],
+  ]);
+  const badId = validateSource(`{"workflowId": "Bad Id",\n "definition": {"states": [{"id": "a", "type": "set", "data": {}}]}}`);
+  assertEquals(badId.errors.map((e) => [e.code, e.path, e.line]), [["invalid_id", "/workflowId", 1]]);
+});

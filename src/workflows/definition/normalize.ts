@@ -203,14 +203,33 @@ class Rewriter {
   }
 }
 
+/** A definition taken out of the Go project's API body, and where its parts were in that body. */
+export interface Unwrapped {
+  value: unknown;
+  /** Maps a pointer in the definition to the pointer in what the user wrote (identity for a plain file). */
+  sourcePath(pointer: string): string;
+}
+
 /** The Go project's API body `{workflowId, name, definition: {...}}`, unwrapped to the definition. */
-export function unwrapApiBody(raw: unknown): unknown {
-  if (!isObj(raw) || !isObj(raw.definition) || "states" in raw) return raw;
+export function unwrapApiBody(raw: unknown): Unwrapped {
+  if (!isObj(raw) || !isObj(raw.definition) || "states" in raw) return { value: raw, sourcePath: (p) => p };
   const def: Obj = { ...raw.definition };
-  if (def.id === undefined && typeof raw.workflowId === "string") def.id = raw.workflowId;
-  if (def.name === undefined && typeof raw.name === "string") def.name = raw.name;
-  if (def.description === undefined && typeof raw.description === "string") def.description = raw.description;
-  return def;
+  // The body's own fields fill what the definition lacks; issues about them point at the body's field.
+  const lifted = new Map<string, string>();
+  for (const [from, to] of [["workflowId", "id"], ["name", "name"], ["description", "description"]]) {
+    if (def[to] === undefined && typeof raw[from] === "string") {
+      def[to] = raw[from];
+      lifted.set(`/${to}`, `/${from}`);
+    }
+  }
+  return {
+    value: def,
+    sourcePath(p) {
+      const top = /^\/[^/]*/.exec(p)?.[0] ?? "";
+      const hit = lifted.get(top);
+      return hit !== undefined ? hit + p.slice(top.length) : `/definition${p}`;
+    },
+  };
 }
 
 /** Rewrites aliases (see the module comment); `value` must be an object. */

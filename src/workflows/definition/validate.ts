@@ -229,6 +229,12 @@ class Checker {
   /** Every state id anywhere, collected before the walk so a target in a later block is recognised. */
   readonly allIds = new Set<string>();
   agentNoted = false;
+  /** Maps a normalised pointer to what the user wrote (alias problems are reported in source terms). */
+  readonly source: (pointer: string) => string;
+
+  constructor(source: (pointer: string) => string = (p) => p) {
+    this.source = source;
+  }
 
   error(code: string, path: string, message: string, hint?: string, offset?: number): void {
     this.errors.push({ code, path, message, hint, offset });
@@ -466,13 +472,15 @@ class Checker {
         this.error(
           "duplicate_id",
           `${p}/id`,
-          `state id \`${s.id}\` is already used at ${prev}`,
+          `state id \`${s.id}\` is already used at ${this.source(prev)}`,
           "state ids are unique in the whole workflow, nested blocks included",
         );
       } else this.ids.set(s.id, p);
     }
     if (s.type === undefined) {
-      if (!this.errors.some((e) => e.path.startsWith(p + "/") && e.code === "unknown_type")) {
+      // An `operation` whose task stn does not run already has its unknown_type (a source path).
+      const src = this.source(p);
+      if (!this.errors.some((e) => e.code === "unknown_type" && e.source && e.path.startsWith(src + "/"))) {
         this.error("missing_type", p, "state has no `type`", `one of: ${STATE_TYPES.join(", ")}`);
       }
       return s;
@@ -699,7 +707,7 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
     definition?: WorkflowDefinition,
   ) => {
     const place = (f: Found): ValidationIssue => {
-      const path = f.source ? f.path : map(f.path);
+      const path = unwrapped.sourcePath(f.source ? f.path : map(f.path));
       const pos = options.locate?.(pointerSegments(path), {
         value: VALUE_CODES.has(f.code),
         offset: f.offset,
@@ -716,7 +724,8 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
       ...(errors.length === 0 && definition ? { definition } : {}),
     };
   };
-  const body = unwrapApiBody(raw);
+  const unwrapped = unwrapApiBody(raw);
+  const body = unwrapped.value;
   if (!isObj(body)) {
     const what = body === null || body === undefined ? "empty" : Array.isArray(body) ? "a list" : typeof body;
     return finish(
@@ -732,7 +741,7 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
   }
   const withId = body.id === undefined && options.defaultId ? { ...body, id: options.defaultId } : body;
   const norm = normalizeAliases(withId);
-  const c = new Checker();
+  const c = new Checker(norm.sourcePath);
   for (const p of norm.problems) c.errors.push({ ...p, source: true });
   c.definition(norm.value);
 
