@@ -282,6 +282,14 @@ class Checker {
   /** `${…}` templates anywhere inside a value. */
   templates(v: unknown, p: string): void {
     if (typeof v === "string") {
+      if (/\{\{.*?\}\}/s.test(v)) {
+        this.warnings.push({
+          code: "literal_braces",
+          path: p,
+          message: "`{{ … }}` is not a template in stn: it stays literal text",
+          hint: "write `${ expr }` (JSONata); `stn workflow migrate` converts Station's `{{ … }}`",
+        });
+      }
       for (const problem of checkTemplates(v)) {
         this.error(
           "invalid_template",
@@ -586,6 +594,15 @@ class Checker {
         break;
       case "human_approval":
         this.templates(s.message, `${p}/message`);
+        if (Array.isArray(s.approvers) && s.approvers.length > 0) {
+          this.warnings.push({
+            code: "approvers_not_enforced",
+            path: `${p}/approvers`,
+            message:
+              "`approvers` is stored and shown, but not enforced: anyone who can call the API may decide",
+            hint: "restrict who reaches the API (server.api_token) until stn has users",
+          });
+        }
         break;
       case "timer":
         if (s.duration === undefined && s.until === undefined) {
