@@ -186,3 +186,19 @@ Deno.test("stn workflow run (embedded) closes its run's sandbox session before i
     await home.cleanup();
   }
 });
+
+Deno.test("stn workflow run starts a manual run: workflow.trigger says so", async () => {
+  const home = await tempHome();
+  const file = home.path("who.workflow.yaml");
+  Deno.writeTextFileSync(
+    file,
+    "id: who\nstates:\n  - id: who\n    type: transform\n    expression: workflow.trigger\n",
+  );
+  try {
+    const r = await runStn(["workflow", "run", file], { env: home.env });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(JSON.parse(r.stdout), { type: "manual" });
+  } finally {
+    await home.cleanup();
+  }
+});

@@ -8,6 +8,7 @@ import type { WorkflowDefinition } from "../../workflows/definition/schema.ts";
 import { validateDefinition } from "../../workflows/definition/validate.ts";
 import { type AttemptRow, RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
+import { RequestTrigger } from "../../workflows/trigger.ts";
 import { parseWith, readJson } from "../validate.ts";
 
 const StartBody = z.strictObject({
@@ -16,6 +17,8 @@ const StartBody = z.strictObject({
   input: z.record(z.string(), z.unknown()).default({}),
   /** A normalised definition to run as-is (what `stn workflow run file.yaml` sends when no store is present). */
   definition: z.unknown().optional(),
+  /** Who starts the run, for `workflow.trigger`: the CLI sends `manual`; default `api`. */
+  trigger: RequestTrigger.default("api"),
 });
 
 const ListQuery = z.object({
@@ -66,7 +69,13 @@ function resolveDefinition(
 async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
   const { definition, version } = resolveDefinition(ctx, body);
   return runView(
-    await ctx.engine.startRun({ definition, workflowVersion: version, input: body.input, traceparent }),
+    await ctx.engine.startRun({
+      definition,
+      workflowVersion: version,
+      input: body.input,
+      traceparent,
+      trigger: { type: body.trigger },
+    }),
   );
 }
 

@@ -9,6 +9,7 @@ import { log } from "../../log.ts";
 import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
 import { executorFor } from "../executors/index.ts";
 import type { ChildBlock, Failure, Outcome, Scope } from "../executors/types.ts";
+import type { RunTrigger } from "../trigger.ts";
 import { checkInput, outputProblem } from "./io_schema.ts";
 import { applyOutput, blockStart, findState, initialContext } from "./dataflow.ts";
 import { Dispatcher, newTraceparent, provisionQueue, type StepMessage } from "./dispatch.ts";
@@ -43,6 +44,8 @@ export interface StartRunRequest {
   workflowVersion?: number | null;
   input: Record<string, unknown>;
   traceparent?: string | null;
+  /** What started the run (`workflow.trigger` in its context); default `{type: "api"}`. */
+  trigger?: RunTrigger;
 }
 
 /** Counters for tests and benchmarks. */
@@ -161,7 +164,7 @@ export class Engine {
       this.ledger.run(
         "INSERT INTO run_scopes (run_id, scope, status, context) VALUES (?, '', 'running', ?)",
         id,
-        JSON.stringify(initialContext(input, id, def.id)),
+        JSON.stringify(initialContext(input, id, def.id, req.trigger)),
       );
       this.ledger.appendEvent(id, "run_created", null, { workflow_id: def.id, input });
       toPublish.push(this.#schedule(id, "", first, 1));

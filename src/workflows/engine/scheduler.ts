@@ -118,6 +118,12 @@ export class Scheduler {
             definition,
             workflowVersion: version,
             input: JSON.parse(row.input),
+            trigger: {
+              type: "cron",
+              scheduled_at: new Date(row.next_run_at).toISOString(),
+              expression: row.cron,
+              timezone: row.timezone,
+            },
           });
           ledger.run("UPDATE schedules SET last_run_id = ? WHERE workflow_id = ?", run.id, row.workflow_id);
         } catch (err) {
