@@ -10,11 +10,12 @@ import {
   type YAMLMap,
 } from "yaml";
 import { validateSource } from "../definition/load.ts";
+import { parseCheck } from "../expr.ts";
 import { convertCondition, convertPath, type NameScope } from "./expressions.ts";
 import { convertTransform } from "./statements.ts";
 import type { MigrationIssue, MigrationResult } from "./report.ts";
 import { nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
-import { Unconvertible } from "./starlark.ts";
+import { NotStarlark, Unconvertible } from "./starlark.ts";
 import { convertTemplates, convertVariableRef } from "./templates.ts";
 
 /**
@@ -204,6 +205,8 @@ class Migration {
       this.converted++;
     } catch (err) {
       if (!(err instanceof Unconvertible)) throw err;
+      // Not Starlark but already JSONata (a file written for stn, or migrated before): nothing to do.
+      if (err instanceof NotStarlark && parseCheck(src) === null) return;
       this.cannot(node, path, `cannot convert ${JSON.stringify(src.trim())}: ${err.message}`);
     }
   }

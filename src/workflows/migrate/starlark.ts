@@ -8,6 +8,9 @@
 /** A construct the migration cannot translate, with the reason shown to the user. */
 export class Unconvertible extends Error {}
 
+/** Text that is not Starlark at all (it may already be JSONata, e.g. a file migrated before). */
+export class NotStarlark extends Unconvertible {}
+
 /** An expression node. */
 export type Expr =
   | { k: "num"; v: string }
@@ -92,7 +95,7 @@ function tokenize(src: string): Tok[] {
           i += 2;
         } else s += src[i++];
       }
-      if (i >= src.length) throw new Unconvertible("unterminated string");
+      if (i >= src.length) throw new NotStarlark("unterminated string");
       i++;
       out.push({ t: "str", v: s });
       continue;
@@ -104,7 +107,7 @@ function tokenize(src: string): Tok[] {
       continue;
     }
     const op = OPS.find((o) => src.startsWith(o, i));
-    if (!op) throw new Unconvertible(`\`${c}\` is not an operator stn can translate`);
+    if (!op) throw new NotStarlark(`\`${c}\` is not an operator stn can translate`);
     out.push({ t: "op", v: op });
     i += op.length;
   }
@@ -134,10 +137,10 @@ class Parser {
     return true;
   }
   expect(v: string): void {
-    if (!this.eat(v)) throw new Unconvertible(`expected \`${v}\`, found \`${this.peek.v || "end"}\``);
+    if (!this.eat(v)) throw new NotStarlark(`expected \`${v}\`, found \`${this.peek.v || "end"}\``);
   }
   done(): void {
-    if (this.peek.t !== "end") throw new Unconvertible(`unexpected \`${this.peek.v}\``);
+    if (this.peek.t !== "end") throw new NotStarlark(`unexpected \`${this.peek.v}\``);
   }
 
   /** A full expression, with a bare tuple (`a, b`) as a list. */
@@ -233,7 +236,7 @@ class Parser {
     for (;;) {
       if (this.eat(".")) {
         const n = this.next();
-        if (n.t !== "name") throw new Unconvertible("expected a name after `.`");
+        if (n.t !== "name") throw new NotStarlark("expected a name after `.`");
         e = { k: "attr", obj: e, name: n.v };
       } else if (this.eat("[")) {
         if (this.is(":")) throw new Unconvertible("slices (`a[i:j]`) cannot be translated");
@@ -310,7 +313,7 @@ class Parser {
       this.expect("}");
       return { k: "dict", entries };
     }
-    throw new Unconvertible(`unexpected \`${t.v || "end of expression"}\``);
+    throw new NotStarlark(`unexpected \`${t.v || "end of expression"}\``);
   }
 
   /** `for v in iter [if cond]…` after the element of a comprehension. */
@@ -328,7 +331,7 @@ class Parser {
   }
 
   expect_name(v: string): void {
-    if (!this.eat(v, "name")) throw new Unconvertible(`expected \`${v}\``);
+    if (!this.eat(v, "name")) throw new NotStarlark(`expected \`${v}\``);
   }
 }
 

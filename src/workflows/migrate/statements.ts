@@ -1,5 +1,5 @@
 import { Emitter, type NameScope } from "./expressions.ts";
-import { type Expr, parseExpression, Unconvertible } from "./starlark.ts";
+import { type Expr, NotStarlark, parseExpression, Unconvertible } from "./starlark.ts";
 
 /**
  * Station transforms of several lines (assignments, one-accumulator `for` loops, `if` blocks of
@@ -45,7 +45,7 @@ function logicalLines(src: string): Line[] {
       depth = 0;
     }
   });
-  if (cur) throw new Unconvertible("unclosed bracket");
+  if (cur) throw new NotStarlark("unclosed bracket");
   return lines;
 }
 
@@ -57,7 +57,7 @@ export function parseProgram(src: string): Stmt[] {
     const out: Stmt[] = [];
     while (i < lines.length && lines[i].indent >= indent) {
       const l = lines[i];
-      if (l.indent > indent) throw new Unconvertible(`unexpected indentation on line ${l.line + 1}`);
+      if (l.indent > indent) throw new NotStarlark(`unexpected indentation on line ${l.line + 1}`);
       i++;
       out.push(statement(l, indent));
     }
