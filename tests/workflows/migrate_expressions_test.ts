@@ -1,6 +1,12 @@
 import { assertEquals, assertThrows } from "../helpers/assert.ts";
 import { evaluate, evaluateCondition } from "../../src/workflows/expr.ts";
-import { convertCondition, convertValue, type NameScope } from "../../src/workflows/migrate/expressions.ts";
+import {
+  convertCondition,
+  convertValue,
+  mergedDataPath,
+  type NameScope,
+  NeedsMerge,
+} from "../../src/workflows/migrate/expressions.ts";
 import { convertTransform } from "../../src/workflows/migrate/statements.ts";
 import { Unconvertible } from "../../src/workflows/migrate/starlark.ts";
 
@@ -19,10 +25,8 @@ const CTX = {
   steps: { analyze: { output: { response: "x", result: { risk: 0.9 } } } },
   env: "prod",
 };
-const roots = new Set(["alert", "services", "count", "label", "analyze", "steps", "env"]);
 const scope = (mode: NameScope["mode"], moved: [string, string][] = []): NameScope => ({
   mode,
-  roots,
   moved: new Map(moved),
 });
 
@@ -62,18 +66,25 @@ Deno.test("Starlark conditions convert to JSONata that decides the same over the
 });
 
 Deno.test("switch with dataPath: _value/val/result are the value, its keys shadow the context's", async () => {
-  const data = CTX.alert;
+  // Only the bindings: the value itself is the condition's input.
+  assertEquals(
+    convertCondition("_value == 'high' or val == 'low'", scope("data")),
+    "$ = 'high' or $ = 'low'",
+  );
+  assertThrows(() => convertCondition("severity == 'high'", scope("data")), NeedsMerge);
+  // Other names: the input is the context with the value's keys over it, as Station's variables were.
   const cases: Array<[string, boolean]> = [
     ["_value['severity'] == 'high'", true],
     ["val.service == 'api' and result.severity == 'high'", true],
     ["severity == 'high'", true],
-    ["env == 'prod'", true], // not a key of the value: the context's
+    ["env == 'prod' and len([s for s in services if s['ms'] > 100]) == 2", true], // context keys
   ];
+  const merged = { ...scope("data"), valuePath: "alert" };
+  const data = await evaluate(mergedDataPath("alert"), CTX, { ctx: CTX });
   for (const [src, want] of cases) {
-    const js = convertCondition(src, scope("data"));
+    const js = convertCondition(src, merged);
     assertEquals(await evaluateCondition(js, { data, bindings: { ctx: CTX } }), want, `${src} → ${js}`);
   }
-  assertEquals(convertCondition("_value == 'high'", scope("data")), "$ = 'high'");
 });
 
 Deno.test("transforms: values, comprehensions and multi-statement bodies keep Station's results", async () => {

@@ -12,13 +12,25 @@ export interface NameScope {
   /**
    * `transform`: every context key is a global, `input`/`ctx` are the whole context;
    * `condition`: context keys are globals (switch without dataPath, templates);
-   * `data`: a switch with dataPath — `_value`/`val`/`result` are the value, its keys shadow the context's.
+   * `data`: a switch with dataPath — `_value`/`val`/`result` are the value, and a map value's keys
+   * shadow the context's.
    */
   mode: "transform" | "condition" | "data";
-  /** Context keys known to exist (state ids, resultPath roots, input properties). */
-  roots: ReadonlySet<string>;
+  /**
+   * With `data`: the dataPath, when the condition input is the context merged with the value (see
+   * mergedDataPath); without it, a name other than the bindings throws NeedsMerge.
+   */
+  valuePath?: string;
   /** State ids whose output Station also wrote at the top-level id but stn writes only at their resultPath. */
   moved: ReadonlyMap<string, string>;
+}
+
+/** A condition names context keys next to a dataPath: it needs the merged input (mergedDataPath). */
+export class NeedsMerge extends Error {}
+
+/** Station's switch variables for a dataPath value: the context, with a map value's keys over it. */
+export function mergedDataPath(path: string): string {
+  return `$type(${path}) = 'object' ? $merge([$, ${path}]) : $`;
 }
 
 const HELPERS: Record<string, string> = {
@@ -48,6 +60,7 @@ export function field(name: string): string {
 
 /** Station's data paths (`$.a.b`, `$`, legacy bare `a.b`) as a JSONata path. */
 export function convertPath(path: string): string {
+  if (!/^\$?(\.?[A-Za-z_][\w-]*)*$/.test(path.trim())) return path; // not a Station path (already JSONata)
   const p = path.trim().replace(/^\$\.?/, "");
   if (p === "") return "$";
   return p.split(".").map(field).join(".");
@@ -93,24 +106,19 @@ export class Emitter {
     return BUILTINS.has(name) ? `$${name}_` : `$${name}`;
   }
 
-  /** Inside a function body `$` is no longer the context: reach it through `$ctx` / the root `$$`. */
+  /** Inside a function body `$` is no longer the context (or condition input): reach it as `$$`. */
   name(id: string): Out {
     const local = this.locals.get(id);
     if (local) return { s: local, p: ATOM };
     const inner = this.#lambda > 0;
-    const { mode, roots, moved } = this.scope;
-    if (mode === "transform" && (id === "input" || id === "ctx")) return { s: inner ? "$ctx" : "$", p: ATOM };
+    const { mode, valuePath, moved } = this.scope;
+    if (mode === "transform" && (id === "input" || id === "ctx")) return { s: inner ? "$$" : "$", p: ATOM };
     if (mode === "data" && (id === "_value" || id === "val" || id === "result")) {
-      return { s: inner ? "$$" : "$", p: ATOM };
+      return { s: valuePath ? `$ctx.${valuePath}` : inner ? "$$" : "$", p: ATOM };
     }
+    if (mode === "data" && !valuePath) throw new NeedsMerge(id);
     const path = moved.get(id) ?? field(id);
-    const ctx = inner || mode === "data" ? `$ctx.${path}` : path;
-    if (mode === "data" && roots.has(id)) {
-      const own = inner ? `$$.${field(id)}` : field(id);
-      return { s: `($exists(${own}) ? ${own} : ${ctx})`, p: ATOM };
-    }
-    if (mode === "data") return { s: inner ? `$$.${field(id)}` : field(id), p: ATOM };
-    return { s: ctx, p: ATOM };
+    return { s: inner ? `$$.${path}` : path, p: ATOM };
   }
 
   wrap(o: Out, min: number): string {

@@ -11,7 +11,7 @@ import {
 } from "yaml";
 import { validateSource } from "../definition/load.ts";
 import { parseCheck } from "../expr.ts";
-import { convertCondition, convertPath, type NameScope } from "./expressions.ts";
+import { convertCondition, convertPath, mergedDataPath, type NameScope, NeedsMerge } from "./expressions.ts";
 import { convertTransform } from "./statements.ts";
 import type { MigrationIssue, MigrationResult } from "./report.ts";
 import { nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
@@ -75,7 +75,6 @@ class Migration {
   converted = 0;
   readonly doc: Document;
   readonly #lines: LineCounter;
-  #roots = new Set<string>(["steps", "workflow", "ctx"]);
   #moved = new Map<string, string>();
 
   constructor(doc: Document, lines: LineCounter) {
@@ -96,34 +95,22 @@ class Migration {
   }
 
   scope(mode: NameScope["mode"]): NameScope {
-    return { mode, roots: this.#roots, moved: this.#moved };
+    return { mode, moved: this.#moved };
   }
 
-  /** Context keys a name in an expression may refer to, and ids whose output stn keeps only at resultPath. */
+  /** The ids whose output stn keeps only at their resultPath (Station also wrote it at the top-level id). */
   learn(def: Record<string, unknown>): void {
-    const props = (def.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
-    for (const k of Object.keys(props ?? {})) this.#roots.add(k);
-    const walk = (states: unknown, top: boolean) => {
-      if (!Array.isArray(states)) return;
-      for (const s of states) {
-        if (!s || typeof s !== "object") continue;
-        const st = s as Record<string, unknown>;
-        const id = (st.id ?? st.name) as string | undefined;
-        if (typeof id === "string") this.#roots.add(id);
-        const rp = typeof st.resultPath === "string" ? st.resultPath.replace(/^\$\.?/, "") : undefined;
-        const root = rp?.split(".")[0] ?? (["inject", "set"].includes(st.type as string) ? "ctx" : undefined);
-        if (root) this.#roots.add(root);
-        // Station wrote every output at the top-level id too; stn writes it at resultPath only.
-        if (top && typeof id === "string" && root && root !== id) this.#moved.set(id, `steps.${id}.output`);
-        for (const b of (st.branches as Array<{ states?: unknown }> | undefined) ?? []) {
-          walk(b?.states, false);
-        }
-        for (const k of ["iterator", "try", "catch", "finally"]) {
-          walk((st[k] as { states?: unknown } | undefined)?.states, false);
-        }
-      }
-    };
-    walk(def.states, true);
+    for (const s of Array.isArray(def.states) ? def.states : []) {
+      if (!s || typeof s !== "object") continue;
+      const st = s as Record<string, unknown>;
+      const id = st.id ?? st.name;
+      const at = typeof st.resultPath === "string"
+        ? st.resultPath.replace(/^\$\.?/, "")
+        : ["inject", "set"].includes(st.type as string)
+        ? "ctx"
+        : undefined;
+      if (typeof id === "string" && at !== undefined && at !== id) this.#moved.set(id, `steps.${id}.output`);
+    }
   }
 
   states(seq: Node | null | undefined, path: string): void {
@@ -177,11 +164,31 @@ class Migration {
   conditions(s: YAMLMap, path: string): void {
     const list = pairOf(s, "conditions")?.value;
     if (!isSeq(list)) return;
-    const mode = pairOf(s, "dataPath") ? "data" : "condition";
-    list.items.forEach((c, i) => {
-      const node = isMap(c) ? pairOf(c, "if")?.value : undefined;
-      this.expression(node, `${path}/conditions/${i}/if`, (src) => convertCondition(src, this.scope(mode)));
-    });
+    const dataPath = pairOf(s, "dataPath")?.value;
+    const valuePath = str(dataPath);
+    let scope = this.scope(valuePath === undefined ? "condition" : "data");
+    const ifs = list.items.map((c, i) => ({
+      node: isMap(c) ? pairOf(c, "if")?.value : undefined,
+      at: `${path}/conditions/${i}/if`,
+    }));
+    // Names besides _value/val/result: evaluate over the context merged with the value, as Station did.
+    if (valuePath !== undefined && isScalar(dataPath) && this.needsMerge(ifs.map((c) => c.node), scope)) {
+      dataPath.value = mergedDataPath(valuePath);
+      scope = { ...scope, valuePath };
+    }
+    for (const c of ifs) this.expression(c.node, c.at, (src) => convertCondition(src, scope));
+  }
+
+  needsMerge(nodes: unknown[], scope: NameScope): boolean {
+    for (const n of nodes) {
+      if (!isScalar(n) || typeof n.value !== "string") continue;
+      try {
+        convertCondition(n.value, scope);
+      } catch (err) {
+        if (err instanceof NeedsMerge) return true;
+      }
+    }
+    return false;
   }
 
   transform(s: YAMLMap, path: string): void {
