@@ -95,6 +95,8 @@ export class Emitter {
   readonly helpers = new Set<string>();
   /** Starlark names bound as JSONata variables (assignments, loop variables). */
   readonly locals = new Map<string, string>();
+  /** Locals only ever assigned lists (so `len` and `+` need no run-time type test). */
+  readonly lists = new Set<string>();
   #lambda = 0;
   readonly scope: NameScope;
 
@@ -218,7 +220,7 @@ export class Emitter {
     }
     if (op === "+") {
       const str = l.k === "str" || r.k === "str" || isStrCall(l) || isStrCall(r);
-      const list = l.k === "list" || r.k === "list" || l.k === "comp" || r.k === "comp";
+      const list = this.isList(l) || this.isList(r);
       if (str) return this.infix("&", l, r);
       if (list) return { s: `$append(${this.emit(l).s}, ${this.emit(r).s})`, p: ATOM };
       if (l.k === "num" || r.k === "num" || isNumCall(l) || isNumCall(r)) return this.infix("+", l, r);
@@ -234,6 +236,11 @@ export class Emitter {
   infix(op: string, l: Expr, r: Expr): Out {
     const p = PREC[op];
     return { s: `${this.wrap(this.emit(l), p)} ${op} ${this.wrap(this.emit(r), p + 1)}`, p };
+  }
+
+  /** True when an expression is known to be a list before it runs. */
+  isList(e: Expr): boolean {
+    return e.k === "list" || e.k === "comp" || (e.k === "name" && this.lists.has(e.id));
   }
 
   /** `fn` runs with `v` bound to its parameter (a JSONata function body). */
@@ -283,7 +290,7 @@ export class Emitter {
       switch (f) {
         case "len":
           arity(f, 1);
-          if (args[0].k === "list" || args[0].k === "comp") return { s: `$count(${a()[0]})`, p: ATOM };
+          if (this.isList(args[0])) return { s: `$count(${a()[0]})`, p: ATOM };
           if (args[0].k === "str") return { s: `$length(${a()[0]})`, p: ATOM };
           return this.helper("pyLen", a());
         case "str":

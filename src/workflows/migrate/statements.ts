@@ -142,6 +142,8 @@ function statement(em: Emitter, s: Stmt): string[] {
       const v = em.locals.get(s.name) ?? em.variable(s.name);
       const prev = em.locals.get(s.name);
       em.locals.set(s.name, v);
+      if (s.op === "=" && em.isList(s.e) && (!prev || em.lists.has(s.name))) em.lists.add(s.name);
+      else if (s.op === "=" || !em.isList(s.e)) em.lists.delete(s.name);
       if (s.op === "=") return [`${v} := ${value}`];
       if (!prev) throw new Unconvertible(`\`${s.name} +=\` before \`${s.name}\` is assigned`);
       return [`${v} := ${em.helper("pyAdd", [v, value]).s}`];
@@ -162,6 +164,7 @@ function statement(em: Emitter, s: Stmt): string[] {
             throw new Unconvertible("only plain assignments can be translated inside a top-level `if`");
           }
           vals.set(st.name, em.emit(st.e).s);
+          em.lists.delete(st.name);
           if (!assigned.has(st.name)) assigned.set(st.name, em.locals.get(st.name) ?? em.variable(st.name));
         }
         return vals;
