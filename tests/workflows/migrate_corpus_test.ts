@@ -77,7 +77,14 @@ const CASES: Array<{
     file: "parallel-diagnostics.workflow.yaml",
     input: {},
     status: "completed",
-    steps: ["diagnose", "diagnose/db/db_probe", "diagnose/cache/cache_probe", "verdict", "degraded"],
+    steps: [
+      "diagnose",
+      "diagnose/db/db_probe",
+      "diagnose/db/db_check",
+      "diagnose/cache/cache_probe",
+      "verdict",
+      "degraded",
+    ],
     result: { verdict: "degraded", slowest: 250 },
   },
   {

@@ -14,7 +14,7 @@ import { parseCheck } from "../expr.ts";
 import { convertCondition, convertPath, mergedDataPath, type NameScope, NeedsMerge } from "./expressions.ts";
 import { convertTransform } from "./statements.ts";
 import type { MigrationIssue, MigrationResult } from "./report.ts";
-import { nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
+import { chainBlock, nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
 import { NotStarlark, Unconvertible } from "./starlark.ts";
 import { convertTemplates, convertVariableRef } from "./templates.ts";
 
@@ -134,7 +134,10 @@ class Migration {
       if (NOT_TEXT.has(key)) continue;
       this.text(p.value as Node, `${path}/${key}`);
     }
-    for (const n of nestedStates(s, path)) this.states(n.seq, n.path);
+    for (const n of nestedStates(s, path)) {
+      this.states(n.seq, n.path);
+      this.converted += chainBlock(n.seq, n.path, this.report);
+    }
   }
 
   operation(s: YAMLMap, path: string): void {

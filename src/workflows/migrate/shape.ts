@@ -153,3 +153,65 @@ export function nestedStates(state: YAMLMap, path: string): Array<{ seq: Node; p
   }
   return out;
 }
+
+/**
+ * Station ran the states of a branch or iterator one after another in list order, ignoring their
+ * transitions, until the last one or one with `end: true`; stn follows `next` inside a block. Each
+ * state gets the `next` that reproduces Station's order. Returns how many it set.
+ */
+export function chainBlock(seq: Node, path: string, report: Report): number {
+  if (!isSeq(seq)) return 0;
+  const states = seq.items.filter(isMap);
+  let n = 0;
+  for (const [i, st] of states.entries()) {
+    const at = `${path}/${i}`;
+    const end = pairOf(st, "end")?.value;
+    if (str(pairOf(st, "type")?.value) === "switch") {
+      report(
+        "error",
+        st,
+        at,
+        "Station ignored a switch's routing inside a branch or iterator (the next state in the list ran); route after the block instead",
+      );
+      continue;
+    }
+    if (isScalar(end) && end.value === true) break;
+    const nextId = str(pairOf(states[i + 1] ?? st, "id")?.value) ??
+      str(pairOf(states[i + 1] ?? st, "name")?.value);
+    const transition = pairOf(st, "next") ?? pairOf(st, "transition");
+    if (i === states.length - 1) {
+      if (transition) {
+        st.items.splice(st.items.indexOf(transition), 1);
+        report(
+          "note",
+          transition.value as Node,
+          at,
+          "dropped the last state's transition: Station ended the block there",
+        );
+        n++;
+      }
+      break;
+    }
+    if (nextId === undefined) continue;
+    if (transition && str(transition.value) === nextId) continue;
+    if (transition) {
+      report(
+        "note",
+        transition.value as Node,
+        at,
+        `Station ignored this transition inside a block and ran \`${nextId}\` next; so does the converted file`,
+      );
+      transition.value = new Scalar(nextId);
+    } else st.add(new Pair(new Scalar("next"), new Scalar(nextId)));
+    n++;
+  }
+  if (states.length > 1 && /\/(branches\/\d+|iterator)\/states$/.test(path)) {
+    report(
+      "note",
+      seq,
+      path,
+      "Station merged the outputs of all states of this block; stn's block output is its last state's output",
+    );
+  }
+  return n;
+}
