@@ -142,8 +142,8 @@ export function workflowRunCommands(workflow: Command): void {
           );
         }
         const body = looksLikeFile(target)
-          ? { definition: await definitionFromFile(target), input }
-          : { workflowId: target, input };
+          ? { definition: await definitionFromFile(target), input, trigger: "manual" as const }
+          : { workflowId: target, input, trigger: "manual" as const };
         const json = !!globals(cmd).json;
         await withStation(cmd, async (client, where) => {
           const run = await startRun(client, body);

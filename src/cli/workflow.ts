@@ -14,6 +14,8 @@ import {
 import { StationError, usageError } from "../errors.ts";
 import { loadWorkflowFile } from "../workflows/definition/load.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
+import { planMigration } from "../workflows/migrate/files.ts";
+import { formatIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
 import { formatInvalid } from "../workflows/sync.ts";
 import { globals, withStation } from "./context.ts";
 import { CliExit, printFields, printJson, printTable, style } from "./output.ts";
@@ -66,6 +68,33 @@ async function validateFiles(files: string[], json: boolean): Promise<void> {
   }
 }
 
+async function migrateFiles(
+  path: string,
+  opts: { output?: string; check?: boolean },
+  json: boolean,
+): Promise<void> {
+  const planned = await planMigration(path, opts.output, Boolean(opts.check));
+  const results = planned.map((p) => p.result);
+  if (!opts.check) {
+    if (opts.output && planned.length > 1) await Deno.mkdir(opts.output, { recursive: true });
+    for (const p of planned) {
+      if (p.target) await writeWhole(p.target, p.result.text);
+      else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
+    }
+  }
+  if (json) printJson(results.map(({ text, ...r }) => (opts.output || opts.check ? r : { ...r, text })));
+  else {
+    for (const p of planned) {
+      for (const i of p.result.issues) {
+        const line = formatIssue(p.result.file, p.target, i);
+        console.error(i.severity === "error" ? line.replace(": error:", `: ${style.red("error")}:`) : line);
+      }
+    }
+    console.error(summary(results, Boolean(opts.check)));
+  }
+  if (hasErrors(results) || (opts.check && results.some((r) => r.changed))) throw new CliExit(1);
+}
+
 /** Parses a `--version N` flag. */
 function versionFlag(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -101,6 +130,20 @@ export function workflowCommand(program: Command): Command {
     )
     .action(async (files: string[], _o: unknown, cmd: Command) => {
       await validateFiles(files, Boolean(globals(cmd).json));
+    });
+
+  wf.command("migrate <path>")
+    .description(
+      "convert Station definitions (Starlark, {{ }} templates, API bodies) to stn's; reports what it cannot convert (exit 1)",
+    )
+    .option("-o, --output <path>", "write here (a file, or a directory for a directory); default: stdout")
+    .option("--check", "change nothing: report what would be converted and what cannot be (exit 1 if either)")
+    .addHelpText(
+      "after",
+      "\nSee docs/migrating-from-station.md for what is converted and how stn differs from Station.",
+    )
+    .action(async (path: string, opts: { output?: string; check?: boolean }, cmd: Command) => {
+      await migrateFiles(path, opts, Boolean(globals(cmd).json));
     });
 
   wf.command("apply <files...>")

@@ -9,6 +9,8 @@ export interface StartRunBody {
   version?: number;
   input?: Record<string, unknown>;
   definition?: unknown;
+  /** `manual` when a person starts it from the CLI (becomes `workflow.trigger.type`). */
+  trigger?: "manual" | "api" | "mcp";
 }
 
 /** POST /api/v1/workflow-runs */

@@ -96,7 +96,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     closers.push({ name: "file reaper", close: () => files.stop() });
 
     const sandbox = await startSandboxService(config.values.sandbox, db, files);
-    if (sandbox) closers.push({ name: "sandbox", close: () => sandbox.stop() });
+    if (sandbox) {
+      // Stops after the engine (closers run in reverse): no step can open a session any more, so the
+      // sessions of runs that ended here are closed now — a one-shot command exits within the
+      // sandbox's run sweep interval, which would leave their containers running until a later start.
+      closers.push({
+        name: "sandbox",
+        close: async () => {
+          sandbox.stop();
+          await sandbox.closeEndedRuns();
+        },
+      });
+    }
     const workflows = new WorkflowStore(db);
     const e = config.values.engine;
     const engine = new Engine(db, nc, {

@@ -4,6 +4,7 @@ import { validateDefinition } from "./definition/validate.ts";
 import type { Engine } from "./engine/engine.ts";
 import type { RunRow } from "./engine/ledger.ts";
 import type { WorkflowStore } from "./store.ts";
+import type { RunTrigger } from "./trigger.ts";
 
 /** What starting a run needs: the definition store and the engine. */
 export interface WorkflowServices {
@@ -20,6 +21,8 @@ export interface StartRunInput {
   input: Record<string, unknown>;
   /** The caller's W3C traceparent, continued by the run's step messages. */
   traceparent?: string;
+  /** What started the run (`workflow.trigger`); default `{type: "api"}`. */
+  trigger?: RunTrigger;
 }
 
 /**
@@ -28,7 +31,7 @@ export interface StartRunInput {
  */
 function resolveDefinition(
   services: WorkflowServices,
-  req: Omit<StartRunInput, "input" | "traceparent">,
+  req: Omit<StartRunInput, "input" | "traceparent" | "trigger">,
 ): { definition: WorkflowDefinition; version: number } {
   const { workflows } = services;
   if (req.definition !== undefined) {
@@ -69,5 +72,6 @@ export async function startWorkflowRun(services: WorkflowServices, req: StartRun
     workflowVersion: version,
     input: req.input,
     traceparent: req.traceparent,
+    trigger: req.trigger,
   });
 }

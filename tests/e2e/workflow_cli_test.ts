@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox/backend.ts";
 
 const EXAMPLE = fileURLToPath(new URL("../../examples/workflows/triage.workflow.yaml", import.meta.url));
 
@@ -150,6 +151,54 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     assertStringIncludes(unknown.stderr, "error:");
   } finally {
     await serve.stop();
+    await home.cleanup();
+  }
+});
+
+Deno.test("stn workflow run (embedded) closes its run's sandbox session before it exits", async () => {
+  const home = await tempHome();
+  home.writeConfig(SANDBOX_CONFIG);
+  const file = home.path("sbx.workflow.yaml");
+  Deno.writeTextFileSync(
+    file,
+    "id: sbx\nstates:\n  - id: hello\n    type: sandbox\n    command: [echo, hi]\n",
+  );
+  try {
+    const r = await runStn(["workflow", "run", file, "--json"], { env: home.env });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(JSON.parse(r.stdout).result.stdout, "hi\n");
+    // Read straight after the command: nothing else has run that could sweep the session since.
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(home.path("station.db"));
+    const sessions = db.prepare("SELECT scope, status, close_reason FROM sandbox_sessions").all();
+    const station = db.prepare("SELECT value FROM station_meta WHERE key = 'station_id'").get() as {
+      value: string;
+    };
+    db.close();
+    assertEquals(sessions.map((s) => ({ ...s })), [{
+      scope: "workflow",
+      status: "closed",
+      close_reason: "run_ended",
+    }]);
+    assertEquals(await testBackend().listManaged({ "dev.stn.station": station.value }), []);
+  } finally {
+    await removeStationContainers(home.path("station.db"));
+    await home.cleanup();
+  }
+});
+
+Deno.test("stn workflow run starts a manual run: workflow.trigger says so", async () => {
+  const home = await tempHome();
+  const file = home.path("who.workflow.yaml");
+  Deno.writeTextFileSync(
+    file,
+    "id: who\nstates:\n  - id: who\n    type: transform\n    expression: workflow.trigger\n",
+  );
+  try {
+    const r = await runStn(["workflow", "run", file], { env: home.env });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(JSON.parse(r.stdout), { type: "manual" });
+  } finally {
     await home.cleanup();
   }
 });

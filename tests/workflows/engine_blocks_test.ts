@@ -109,6 +109,29 @@ Deno.test("parallel, foreach and try run their blocks as durable child steps", a
       assertEquals(JSON.parse(done.result!), { results: [], count: 0 });
     });
 
+    await t.step(
+      "foreach whose itemsPath matches nothing fails with items_not_found naming the path",
+      async () => {
+        const run = await engine.startRun({
+          definition: def({
+            id: "missing",
+            states: [{
+              id: "each",
+              type: "foreach",
+              itemsPath: "ctx.services",
+              iterator: { states: [{ id: "x", type: "transform", expression: "1" }] },
+            }],
+          }),
+          input: { services: ["a"] },
+        });
+        const done = await waitRun(engine, run.id);
+        assertEquals(done.status, "failed");
+        const error = JSON.parse(done.error!);
+        assertEquals(error.code, "items_not_found");
+        assert(error.message.includes('"ctx.services"'), error.message);
+      },
+    );
+
     await t.step("a failed branch fails the parallel step and cancels its siblings", async () => {
       const run = await engine.startRun({
         definition: def({

@@ -152,6 +152,42 @@ states:
             data: {v: 1}
 `,
   },
+  {
+    name: "Station field names: agent input.task/agent, approval_title, timeout_seconds, retry backoff",
+    go: `id: w
+defaults:
+  retry: {max_attempts: 2, backoff: exponential}
+states:
+  - id: analyze
+    type: agent
+    input:
+      agent: analyst
+      task: Analyze the incident
+    retry: {max_attempts: 3, backoff: 5s}
+    transition: approve
+  - id: approve
+    type: human_approval
+    approval_title: Ship it
+    message: Deploy?
+    timeout_seconds: 600
+`,
+    native: `id: w
+defaults:
+  retry: {max_attempts: 2, backoff_coefficient: 2}
+states:
+  - id: analyze
+    type: agent
+    agent: analyst
+    task: Analyze the incident
+    retry: {max_attempts: 3, initial_interval: 5s}
+    next: approve
+  - id: approve
+    type: human_approval
+    name: Ship it
+    message: Deploy?
+    timeout: 600s
+`,
+  },
 ];
 
 Deno.test("Go-project forms normalise to the same definition as the native form", () => {
@@ -227,4 +263,105 @@ Deno.test("a state with both id and name keeps name as its label", () => {
   assert(r.valid, JSON.stringify(r.errors));
   assertEquals(r.definition!.states[0].id, "a");
   assertEquals(r.definition!.states[0].name, "First step");
+});
+
+Deno.test("a cron start state shifts no issue: no spurious missing_type, messages name source paths", () => {
+  const r = validateSource(`id: w
+start: tick
+states:
+  - id: tick
+    type: cron
+    cron: "0 6 * * *"
+    transition: a
+  - id: a
+    type: set
+    data: {x: 1}
+    transition: b
+  - id: b
+    type: operation
+    input:
+      task: custom.run
+    transition: a
+  - id: a
+    type: inject
+    data: {}
+`);
+  assertEquals(r.errors.map((e) => [e.code, e.path, e.line]), [
+    ["unknown_type", "/states/2/input/task", 15],
+    ["duplicate_id", "/states/3/id", 17],
+  ]);
+  assertEquals(r.errors[1].message, "state id `a` is already used at /states/1");
+});
+
+Deno.test("the API body shape keeps positions: issues point under /definition at their real line", () => {
+  const json = `{
+  "workflowId": "w",
+  "definition": {
+    "states": [
+      {"id": "a", "type": "set", "data": {"x": 1}, "transition": "nowhere"}
+    ]
+  }
+}`;
+  const yaml = `workflowId: w
+name: W
+definition:
+  states:
+    - id: a
+      type: set
+      data: {x: 1}
+      transition: nowhere
+`;
+  assertEquals(validateSource(json).errors.map((e) => [e.code, e.path, e.line, e.column]), [
+    ["unknown_target", "/definition/states/0/transition", 5, 66],
+  ]);
+  assertEquals(validateSource(yaml).errors.map((e) => [e.code, e.path, e.line, e.column]), [
+    ["unknown_target", "/definition/states/0/transition", 8, 19],
+  ]);
+  const badId = validateSource(
+    `{"workflowId": "Bad Id",\n "definition": {"states": [{"id": "a", "type": "set", "data": {}}]}}`,
+  );
+  assertEquals(badId.errors.map((e) => [e.code, e.path, e.line]), [["invalid_id", "/workflowId", 1]]);
+});
+
+Deno.test("Station fields stn does not support are errors whose hint names the stn equivalent", () => {
+  const r = validateSource(`id: w
+states:
+  - id: approve
+    type: human_approval
+    message: Deploy?
+    input:
+      summary_path: steps.summary
+    retry:
+      retry_on: [timeout]
+      backoff: linear
+`);
+  assertEquals(r.errors.map((e) => [e.code, e.path, e.line]), [
+    ["unsupported_field", "/states/0/input/summary_path", 7],
+    ["unsupported_field", "/states/0/retry/backoff", 10],
+    ["unsupported_field", "/states/0/retry/retry_on", 9],
+  ]);
+  assert(r.errors[0].hint!.includes("message"));
+  assert(r.errors[1].hint!.includes("initial_interval"));
+  assert(r.errors[2].hint!.includes("non_retryable"));
+});
+
+Deno.test("silent differences from Station are warnings: literal {{ }} and unenforced approvers", () => {
+  const r = validateSource(`id: w
+states:
+  - id: note
+    type: inject
+    data:
+      text: "Severity {{ ctx.severity }}"
+    next: approve
+  - id: approve
+    type: human_approval
+    message: Deploy?
+    approvers: [ops]
+`);
+  assert(r.valid, JSON.stringify(r.errors));
+  assertEquals(r.warnings.map((w) => [w.code, w.path, w.line]), [
+    ["literal_braces", "/states/0/data/text", 6],
+    ["approvers_not_enforced", "/states/1/approvers", 11],
+  ]);
+  assert(r.warnings[0].hint!.includes("${"));
 });

@@ -212,11 +212,10 @@ const CASES: Case[] = [
     line: 8,
   },
   {
-    name: "unknown retry field (Go's backoff)",
-    yaml:
-      "id: x\nstates:\n  - id: a\n    type: inject\n    data: {}\n    retry:\n      backoff: exponential\n",
+    name: "unknown retry field",
+    yaml: "id: x\nstates:\n  - id: a\n    type: inject\n    data: {}\n    retry:\n      jitter: true\n",
     code: "unknown_field",
-    path: "/states/0/retry/backoff",
+    path: "/states/0/retry/jitter",
     line: 7,
   },
   {

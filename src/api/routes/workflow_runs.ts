@@ -7,6 +7,7 @@ import type { StationContext } from "../../runtime/context.ts";
 import { RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
+import { RequestTrigger } from "../../workflows/trigger.ts";
 import { parseWith, readJson } from "../validate.ts";
 
 const StartBody = z.strictObject({
@@ -15,6 +16,8 @@ const StartBody = z.strictObject({
   input: z.record(z.string(), z.unknown()).default({}),
   /** A normalised definition to run as-is (what `stn workflow run file.yaml` sends when no store is present). */
   definition: z.unknown().optional(),
+  /** Who starts the run, for `workflow.trigger`: the CLI sends `manual`; default `api`. */
+  trigger: RequestTrigger.default("api"),
 });
 
 const ListQuery = z.object({
@@ -25,7 +28,7 @@ const ListQuery = z.object({
 });
 
 async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
-  return runView(await startWorkflowRun(ctx, { ...body, traceparent }));
+  return runView(await startWorkflowRun(ctx, { ...body, traceparent, trigger: { type: body.trigger } }));
 }
 
 /** POST /api/v1/workflows/:id/runs `{version?, input?}`: starts a run of a stored workflow. */

@@ -64,6 +64,9 @@ class Graph {
   readonly allIds = new Set<string>();
   readonly noted = new Set<string>();
 
+  /** `written` maps a normalised pointer to what the user wrote (for messages that name another place). */
+  constructor(readonly written: (pointer: string) => string) {}
+
   collect(states: unknown): void {
     if (!Array.isArray(states)) return;
     for (const s of states.filter(isObj)) {
@@ -109,7 +112,7 @@ class Graph {
         this.errors.push({
           code: "duplicate_id",
           path: `${p}/id`,
-          message: `state id \`${s.id}\` is already used at ${prev}`,
+          message: `state id \`${s.id}\` is already used at ${this.written(prev)}`,
           hint: "state ids are unique in the whole workflow, nested blocks included",
         });
       } else this.ids.set(s.id, p);
@@ -177,8 +180,11 @@ class Graph {
 }
 
 /** The graph findings of a (normalised) definition's states. */
-export function checkGraph(def: Obj): { errors: GraphFinding[]; warnings: GraphFinding[] } {
-  const g = new Graph();
+export function checkGraph(
+  def: Obj,
+  written: (pointer: string) => string = (p) => p,
+): { errors: GraphFinding[]; warnings: GraphFinding[] } {
+  const g = new Graph(written);
   g.collect(def.states);
   g.block(def.states, "/states", def.start, "/start");
   return { errors: g.errors, warnings: g.warnings };

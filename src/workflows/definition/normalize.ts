@@ -2,9 +2,13 @@
  * Rewrites the Go project's aliases into the one normalised form (shared/spec/workflows.md):
  * `transition`→`next`, `name`-as-id, `operation`+`input.task: agent.run`→`agent`,
  * `operation`+`input.task: human.approval`→`human_approval`, `set`→`inject`, `sleep`/`delay`→`timer`,
- * a `cron` start state → top-level `schedule`. It also remembers where each rewritten value came
- * from, so an issue found in the normalised form points at what the user wrote.
+ * a `cron` start state → top-level `schedule`, and the Go project's field names where they mean the
+ * same (an agent's `input.task`/`input.agent`, an approval's `approval_title`/`timeout_seconds`, retry
+ * `backoff`). Its fields stn deliberately does not support (`summary_path`, `retry_on`) are problems
+ * whose hint names the stn equivalent. It also remembers where each rewritten value came from, so an
+ * issue found in the normalised form points at what the user wrote.
  */
+import { parseDuration } from "../../lib/duration.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -83,7 +87,10 @@ class Rewriter {
     this.rename(s, "transition", "next", ptr, src);
     if (typeof s.type === "string" && s.type in TYPE_ALIASES) s.type = TYPE_ALIASES[s.type];
     if (typeof s.type === "string" && OPERATION_TYPES.has(s.type)) this.operation(s, ptr, src);
+    else if (s.type === "agent") this.agentInput(s, ptr, src);
     else if (s.type === "timer" || s.type === "human_approval") this.goInput(s, ptr, src);
+    if (s.type === "human_approval") this.approval(s, ptr, src);
+    if (isObj(s.retry)) s.retry = this.retry(s.retry, `${ptr}/retry`, `${src}/retry`);
     this.blocks(s, ptr, src);
     return s;
   }
@@ -94,16 +101,7 @@ class Rewriter {
     const task = input.task;
     if (task === "agent.run" || task === "agent.hierarchy.run") {
       s.type = "agent";
-      delete input.task;
-      for (const [from, to] of [["agent", "agent"], ["agent_task", "task"], ["userInput", "task"]] as const) {
-        if (from in input && !(to in s)) {
-          s[to] = input[from];
-          this.moved(`${ptr}/${to}`, `${src}/input/${from}`);
-        }
-        delete input[from];
-      }
-      if (Object.keys(input).length > 0) s.input = input;
-      else delete s.input;
+      this.agentInput(s, ptr, src);
     } else if (task === "human.approval") {
       s.type = "human_approval";
       delete input.task;
@@ -121,6 +119,89 @@ class Rewriter {
       });
       s.type = undefined;
     }
+  }
+
+  /**
+   * An agent's settings the Go project read from `input`: the agent, and the prompt (`input.task`
+   * unless it names the step kind, else `agent_task` or `userInput`). A state-level value wins.
+   */
+  agentInput(s: Obj, ptr: string, src: string): void {
+    if (!isObj(s.input)) return;
+    const input = { ...s.input };
+    if (input.task === "agent.run" || input.task === "agent.hierarchy.run") delete input.task;
+    for (
+      const [from, to] of [["agent", "agent"], ["task", "task"], ["agent_task", "task"], [
+        "userInput",
+        "task",
+      ]]
+    ) {
+      if (!(from in input)) continue;
+      if (!(to in s)) {
+        s[to] = input[from];
+        this.moved(`${ptr}/${to}`, `${src}/input/${from}`);
+      }
+      delete input[from];
+    }
+    if (Object.keys(input).length > 0) s.input = input;
+    else delete s.input;
+  }
+
+  /** An approval's Go-project fields: `approval_title` is its label, `timeout_seconds` its timeout. */
+  approval(s: Obj, ptr: string, src: string): void {
+    if ("approval_title" in s) {
+      if ("name" in s) delete s.approval_title;
+      else this.rename(s, "approval_title", "name", ptr, src);
+    }
+    if ("timeout_seconds" in s && !("timeout" in s)) {
+      const v = s.timeout_seconds;
+      s.timeout = typeof v === "number" ? `${v}s` : v;
+      this.moved(`${ptr}/timeout`, `${src}/timeout_seconds`);
+    }
+    delete s.timeout_seconds;
+    if (isObj(s.input) && "summary_path" in s.input) {
+      this.problems.push({
+        code: "unsupported_field",
+        path: `${src}/input/summary_path`,
+        message: "`summary_path` is not supported: stn shows the approver only the `message`",
+        hint: 'put the summary in the message with a template, e.g. `message: "Deploy? ${summary.text}"`',
+      });
+      const { summary_path: _, ...rest } = s.input;
+      if (Object.keys(rest).length > 0) s.input = rest;
+      else delete s.input;
+    }
+  }
+
+  /** The Go project's `retry`: `backoff` as a duration or a curve; `retry_on` has no stn equivalent. */
+  retry(raw: Obj, ptr: string, at: string): Obj {
+    const r: Obj = { ...raw };
+    if ("backoff" in r) {
+      const v = r.backoff;
+      delete r.backoff;
+      if (typeof v === "string" && parseDuration(v) !== null && !("initial_interval" in r)) {
+        r.initial_interval = v;
+        this.moved(`${ptr}/initial_interval`, `${at}/backoff`);
+      } else if (v === "exponential" || v === "fixed" || v === "constant") {
+        if (!("backoff_coefficient" in r)) r.backoff_coefficient = v === "exponential" ? 2 : 1;
+      } else {
+        this.problems.push({
+          code: "unsupported_field",
+          path: `${at}/backoff`,
+          message: `retry \`backoff: ${JSON.stringify(v)}\` has no stn equivalent`,
+          hint:
+            "stn backs off exponentially: `initial_interval` (a duration), `backoff_coefficient`, `max_interval`",
+        });
+      }
+    }
+    if ("retry_on" in r) {
+      delete r.retry_on;
+      this.problems.push({
+        code: "unsupported_field",
+        path: `${at}/retry_on`,
+        message: "`retry_on` is not supported: stn retries every failure up to `max_attempts`",
+        hint: "list the error codes that must not be retried in `non_retryable` instead",
+      });
+    }
+    return r;
   }
 
   /** Approval and timer settings the Go project read from `input.*`. */
@@ -203,14 +284,33 @@ class Rewriter {
   }
 }
 
+/** A definition taken out of the Go project's API body, and where its parts were in that body. */
+export interface Unwrapped {
+  value: unknown;
+  /** Maps a pointer in the definition to the pointer in what the user wrote (identity for a plain file). */
+  sourcePath(pointer: string): string;
+}
+
 /** The Go project's API body `{workflowId, name, definition: {...}}`, unwrapped to the definition. */
-export function unwrapApiBody(raw: unknown): unknown {
-  if (!isObj(raw) || !isObj(raw.definition) || "states" in raw) return raw;
+export function unwrapApiBody(raw: unknown): Unwrapped {
+  if (!isObj(raw) || !isObj(raw.definition) || "states" in raw) return { value: raw, sourcePath: (p) => p };
   const def: Obj = { ...raw.definition };
-  if (def.id === undefined && typeof raw.workflowId === "string") def.id = raw.workflowId;
-  if (def.name === undefined && typeof raw.name === "string") def.name = raw.name;
-  if (def.description === undefined && typeof raw.description === "string") def.description = raw.description;
-  return def;
+  // The body's own fields fill what the definition lacks; issues about them point at the body's field.
+  const lifted = new Map<string, string>();
+  for (const [from, to] of [["workflowId", "id"], ["name", "name"], ["description", "description"]]) {
+    if (def[to] === undefined && typeof raw[from] === "string") {
+      def[to] = raw[from];
+      lifted.set(`/${to}`, `/${from}`);
+    }
+  }
+  return {
+    value: def,
+    sourcePath(p) {
+      const top = /^\/[^/]*/.exec(p)?.[0] ?? "";
+      const hit = lifted.get(top);
+      return hit !== undefined ? hit + p.slice(top.length) : `/definition${p}`;
+    },
+  };
 }
 
 /** Rewrites aliases (see the module comment); `value` must be an object. */
@@ -220,6 +320,12 @@ export function normalizeAliases(raw: Obj): Normalized {
   if (Array.isArray(def.states)) {
     def.states = def.states.map((s, i) => w.state(s, `/states/${i}`, `/states/${i}`));
     w.cronStart(def);
+  }
+  if (isObj(def.defaults) && isObj(def.defaults.retry)) {
+    def.defaults = {
+      ...def.defaults,
+      retry: w.retry(def.defaults.retry, "/defaults/retry", "/defaults/retry"),
+    };
   }
   return { value: def, problems: w.problems, sourcePath: (p) => w.sourcePath(p) };
 }

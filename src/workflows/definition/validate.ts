@@ -106,6 +106,30 @@ function schemaFindings(value: unknown): { found: Found[]; data?: WorkflowDefini
   return { found };
 }
 
+/**
+ * Station's `{{ … }}` templates are plain text in stn; a string that holds one most likely came from a
+ * Station file and would silently stay literal, so it is a warning wherever it appears.
+ */
+function literalBraces(value: unknown, path: string): Found[] {
+  if (typeof value === "string") {
+    return /\{\{.*?\}\}/s.test(value)
+      ? [{
+        code: "literal_braces",
+        path,
+        message: "`{{ … }}` is not a template in stn: it stays literal text",
+        hint: "write `${ expr }` (JSONata); `stn workflow migrate` converts Station's `{{ … }}`",
+      }]
+      : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => literalBraces(v, `${path}/${i}`));
+  if (isObj(value)) {
+    return Object.entries(value).flatMap(([k, v]) =>
+      literalBraces(v, `${path}/${k.replaceAll("~", "~0").replaceAll("/", "~1")}`)
+    );
+  }
+  return [];
+}
+
 /** Validates a parsed definition (native, Go-project or API-body form). */
 export function validateDefinition(raw: unknown, options: ValidateOptions = {}): ValidationResult {
   const finish = (
@@ -115,7 +139,7 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
     definition?: WorkflowDefinition,
   ) => {
     const place = (f: Found): ValidationIssue => {
-      const path = f.source ? f.path : map(f.path);
+      const path = unwrapped.sourcePath(f.source ? f.path : map(f.path));
       const pos = options.locate?.(pointerSegments(path), {
         value: VALUE_CODES.has(f.code),
         offset: f.offset,
@@ -132,7 +156,8 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
       ...(errors.length === 0 && definition ? { definition } : {}),
     };
   };
-  const body = unwrapApiBody(raw);
+  const unwrapped = unwrapApiBody(raw);
+  const body = unwrapped.value;
   if (!isObj(body)) {
     const what = body === null || body === undefined ? "empty" : Array.isArray(body) ? "a list" : typeof body;
     return finish(
@@ -153,7 +178,8 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
   // A state whose alias could not be rewritten has no type; the alias problem already says why.
   const explained = (f: Found) =>
     f.code === "missing_type" && aliases.some((a) => a.path.startsWith(norm.sourcePath(f.path) + "/"));
-  const graph = checkGraph(norm.value);
+  const graph = checkGraph(norm.value, (p) => unwrapped.sourcePath(norm.sourcePath(p)));
   const errors = [...aliases, ...schema.found.filter((f) => !explained(f)), ...graph.errors];
-  return finish(errors, graph.warnings, norm.sourcePath, schema.data);
+  const warnings = [...literalBraces(norm.value, ""), ...graph.warnings];
+  return finish(errors, warnings, norm.sourcePath, schema.data);
 }

@@ -8,6 +8,7 @@ import { checkInput } from "../json_schema.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import type { RunState } from "./run_state.ts";
 import { createRun } from "./transitions.ts";
+import type { RunTrigger } from "../trigger.ts";
 
 /** How a run is started. */
 export interface StartRunRequest {
@@ -15,6 +16,8 @@ export interface StartRunRequest {
   workflowVersion?: number | null;
   input: Record<string, unknown>;
   traceparent?: string | null;
+  /** What started the run (`workflow.trigger` in its context); default `{type: "api"}`. */
+  trigger?: RunTrigger;
 }
 
 /** The subject prefix on which a cancel reaches every engine process (`<prefix>.<run id>`). */
@@ -37,7 +40,14 @@ export class Control {
     const traceparent = newTraceparent(req.traceparent);
     const messages = core.commit(() =>
       createRun(
-        { id, definition: def, workflowVersion: req.workflowVersion ?? null, input, traceparent },
+        {
+          id,
+          definition: def,
+          workflowVersion: req.workflowVersion ?? null,
+          input,
+          traceparent,
+          trigger: req.trigger,
+        },
         core.env(),
       )
     );

@@ -1,14 +1,20 @@
 import type { Block, State } from "../definition/schema.ts";
 import type { Scope } from "../steps/types.ts";
 import { contextScope, evaluate } from "../expr.ts";
+import type { RunTrigger } from "../trigger.ts";
 
 /** The data-flow rules of shared/spec/workflows.md "Data flow", as pure functions over a scope. */
 
-/** The run context at start: input fields at the top level, plus `workflow` and `steps`. */
-export function initialContext(input: Record<string, unknown>, runId: string, workflowId: string): Scope {
+/** The run context at start: input fields at the top level, plus `workflow` (with its trigger) and `steps`. */
+export function initialContext(
+  input: Record<string, unknown>,
+  runId: string,
+  workflowId: string,
+  trigger: RunTrigger = { type: "api" },
+): Scope {
   return {
     ...structuredClone(input),
-    workflow: { input, run_id: runId, workflow_id: workflowId },
+    workflow: { input, run_id: runId, workflow_id: workflowId, trigger },
     steps: {},
   };
 }

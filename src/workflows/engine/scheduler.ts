@@ -108,6 +108,12 @@ export class Scheduler {
             definition,
             workflowVersion: version,
             input: JSON.parse(row.input),
+            trigger: {
+              type: "cron",
+              scheduled_at: new Date(row.next_run_at).toISOString(),
+              expression: row.cron,
+              timezone: row.timezone,
+            },
           });
           schedules.setLastRun(row.workflow_id, run.id);
         } catch (err) {

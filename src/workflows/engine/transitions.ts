@@ -4,6 +4,7 @@ import { backoff, blockOf, retryPolicy, stateOf, timeoutOf } from "./blocks.ts";
 import { iso } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
+import type { RunTrigger } from "../trigger.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
@@ -37,6 +38,8 @@ export interface NewRun {
   /** The input with the inputSchema's defaults applied. */
   input: Record<string, unknown>;
   traceparent: string;
+  /** What started the run (`workflow.trigger`). */
+  trigger?: RunTrigger;
 }
 
 /** Creates a run and schedules its first step. */
@@ -77,7 +80,7 @@ export function createRun(req: NewRun, env: TransitionEnv): Command[] {
     workflowVersion: req.workflowVersion,
     input: req.input,
     traceparent: req.traceparent,
-    context: initialContext(req.input, req.id, req.definition.id),
+    context: initialContext(req.input, req.id, req.definition.id, req.trigger),
     at,
   });
   t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });

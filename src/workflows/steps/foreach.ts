@@ -23,7 +23,16 @@ const execute: Executor<ForeachState> = async (step, scope) => {
   } catch (err) {
     return failed("expression_failed", err);
   }
-  if (items === undefined) items = [];
+  // Nothing at the path is a mistake (a typo, a step that did not run); an empty list is a valid loop.
+  if (items === undefined) {
+    return {
+      kind: "failed",
+      error: {
+        code: "items_not_found",
+        message: `foreach ${step.id}: itemsPath ${JSON.stringify(step.itemsPath)} matched nothing`,
+      },
+    };
+  }
   if (!Array.isArray(items)) {
     return failed("not_an_array", `foreach ${step.id}: itemsPath gave ${typeof items}, expected an array`);
   }

@@ -35,5 +35,14 @@ export const humanApproval: StepType<HumanApprovalState> = {
   targets: [["onReject"], ["onTimeout"]],
   // A decision with no route of its own ends the block (reject/timeout without a target fail the run).
   canExit: (s) => s.onReject === undefined || s.onTimeout === undefined || s.next === undefined,
+  notes: (s) =>
+    Array.isArray(s.approvers) && s.approvers.length > 0
+      ? [{
+        code: "approvers_not_enforced",
+        message: "`approvers` is stored and shown, but not enforced: anyone who can call the API may decide",
+        hint: "restrict who reaches the API (server.api_token) until stn has users",
+        at: ["approvers"],
+      }]
+      : [],
   executor: execute,
 };

@@ -1,0 +1,432 @@
+import { type Expr, parseExpression, Unconvertible } from "./starlark.ts";
+
+/**
+ * Station's Starlark (switch conditions, transforms, the inside of `{{ }}`) → JSONata with the same
+ * meaning. Where Python's semantics depend on a type only known at run time (`in`, `+`, `len`,
+ * `x[k]`), the output calls a small helper defined at the front of the expression; where a literal
+ * settles the type, the plain JSONata operator is used.
+ */
+
+/** How names resolve, which follows where Station evaluated the expression. */
+export interface NameScope {
+  /**
+   * `transform`: every context key is a global, `input`/`ctx` are the whole context;
+   * `condition`: context keys are globals (switch without dataPath, templates);
+   * `data`: a switch with dataPath — `_value`/`val`/`result` are the value, and a map value's keys
+   * shadow the context's.
+   */
+  mode: "transform" | "condition" | "data";
+  /**
+   * With `data`: the dataPath, when the condition input is the context merged with the value (see
+   * mergedDataPath); without it, a name other than the bindings throws NeedsMerge.
+   */
+  valuePath?: string;
+  /** State ids whose output Station also wrote at the top-level id but stn writes only at their resultPath. */
+  moved: ReadonlyMap<string, string>;
+}
+
+/** A condition names context keys next to a dataPath: it needs the merged input (mergedDataPath). */
+export class NeedsMerge extends Error {}
+
+/** Station's switch variables for a dataPath value: the context, with a map value's keys over it. */
+export function mergedDataPath(path: string): string {
+  return `$type(${path}) = 'object' ? $merge([$, ${path}]) : $`;
+}
+
+const HELPERS: Record<string, string> = {
+  pyIn:
+    'function($x, $c) { $type($c) = "string" ? $contains($c, $x) : $type($c) = "object" ? $x in $keys($c) : $x in $c }',
+  pyLen:
+    'function($v) { $type($v) = "string" ? $length($v) : $type($v) = "object" ? $count($keys($v)) : $count($v) }',
+  pyAdd:
+    'function($a, $b) { $type($a) = "string" ? $a & $b : $type($a) = "array" ? $append($a, $b) : $a + $b }',
+  pyAt: 'function($o, $k) { $type($k) = "number" ? $o[$k] : $lookup($o, $k) }',
+};
+
+/** JSONata's built-in function names: a Starlark variable of that name must not shadow one. */
+const BUILTINS = new Set(
+  ("sum count max min average string substring substringBefore substringAfter lowercase uppercase length " +
+    "trim pad contains split join match replace eval base64encode base64decode number abs floor ceil round " +
+    "power sqrt random formatNumber formatBase formatInteger parseInteger boolean not exists append sort " +
+    "reverse shuffle distinct zip keys lookup spread merge sift each error assert type map filter single " +
+    "reduce now millis fromMillis toMillis ctx input").split(" "),
+);
+const KEYWORDS = new Set(["and", "or", "in", "true", "false", "null", "function"]);
+
+/** A field name in a JSONata path (backquoted when it is not a plain name). */
+export function field(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !KEYWORDS.has(name) ? name : `\`${name}\``;
+}
+
+/** Station's data paths (`$.a.b`, `$`, legacy bare `a.b`) as a JSONata path. */
+export function convertPath(path: string): string {
+  if (!/^\$?(\.?[A-Za-z_][\w-]*)*$/.test(path.trim())) return path; // not a Station path (already JSONata)
+  const p = path.trim().replace(/^\$\.?/, "");
+  if (p === "") return "$";
+  return p.split(".").map(field).join(".");
+}
+
+// Precedence of the emitted JSONata (higher binds tighter).
+const PREC: Record<string, number> = {
+  or: 1,
+  and: 2,
+  "=": 4,
+  "!=": 4,
+  "<": 4,
+  "<=": 4,
+  ">": 4,
+  ">=": 4,
+  in: 4,
+  "&": 5,
+  "+": 5,
+  "-": 5,
+  "*": 6,
+  "/": 6,
+  "%": 6,
+};
+const ATOM = 9;
+
+interface Out {
+  s: string;
+  p: number;
+}
+
+export class Emitter {
+  readonly helpers = new Set<string>();
+  /** Starlark names bound as JSONata variables (assignments, loop variables). */
+  readonly locals = new Map<string, string>();
+  /** Locals only ever assigned lists (so `len` and `+` need no run-time type test). */
+  readonly lists = new Set<string>();
+  #lambda = 0;
+  readonly scope: NameScope;
+
+  constructor(scope: NameScope) {
+    this.scope = scope;
+  }
+
+  variable(name: string): string {
+    return BUILTINS.has(name) ? `$${name}_` : `$${name}`;
+  }
+
+  /** Inside a function body `$` is no longer the context (or condition input): reach it as `$$`. */
+  name(id: string): Out {
+    const local = this.locals.get(id);
+    if (local) return { s: local, p: ATOM };
+    const inner = this.#lambda > 0;
+    const { mode, valuePath, moved } = this.scope;
+    if (mode === "transform" && (id === "input" || id === "ctx")) return { s: inner ? "$$" : "$", p: ATOM };
+    if (mode === "data" && (id === "_value" || id === "val" || id === "result")) {
+      return { s: valuePath ? `$ctx.${valuePath}` : inner ? "$$" : "$", p: ATOM };
+    }
+    if (mode === "data" && !valuePath) throw new NeedsMerge(id);
+    const path = moved.get(id) ?? field(id);
+    return { s: inner ? `$$.${path}` : path, p: ATOM };
+  }
+
+  wrap(o: Out, min: number): string {
+    return o.p < min ? `(${o.s})` : o.s;
+  }
+
+  helper(name: string, args: string[]): Out {
+    this.helpers.add(name);
+    return { s: `$${name}(${args.join(", ")})`, p: ATOM };
+  }
+
+  /** `value`: the result is data (Python's `and`/`or` return an operand); else a truth value. */
+  emit(e: Expr, value = true): Out {
+    switch (e.k) {
+      case "num":
+        return { s: e.v.replace(/^\./, "0."), p: ATOM };
+      case "str":
+        return { s: quote(e.v), p: ATOM };
+      case "const":
+        return { s: String(e.v), p: ATOM };
+      case "name":
+        return this.name(e.id);
+      case "attr":
+        return { s: `${this.wrap(this.emit(e.obj), ATOM)}.${field(e.name)}`, p: ATOM };
+      case "index":
+        return this.index(e.obj, e.idx);
+      case "call":
+        return this.call(e);
+      case "not":
+        return { s: `$not(${this.truth(e.e)})`, p: ATOM };
+      case "neg":
+        return { s: `-${this.wrap(this.emit(e.e), ATOM)}`, p: 7 };
+      case "cond":
+        return { s: `(${this.truth(e.test)} ? ${this.emit(e.a).s} : ${this.emit(e.b).s})`, p: ATOM };
+      case "list":
+        return { s: `[${e.items.map((x) => this.emit(x).s).join(", ")}]`, p: ATOM };
+      case "dict":
+        return {
+          s: `{${e.entries.map(([k, v]) => `${this.key(k)}: ${this.emit(v).s}`).join(", ")}}`,
+          p: ATOM,
+        };
+      case "comp":
+        return this.comprehension(e);
+      case "bin":
+        return this.binary(e.op, e.l, e.r, value);
+    }
+  }
+
+  /** An expression used as a condition: JSONata's boolean casting matches Python's truthiness. */
+  truth(e: Expr): string {
+    return this.emit(e, false).s;
+  }
+
+  key(k: Expr): string {
+    const o = this.emit(k);
+    return k.k === "str" ? o.s : `$string(${o.s})`;
+  }
+
+  index(obj: Expr, idx: Expr): Out {
+    const o = this.wrap(this.emit(obj), ATOM);
+    if (idx.k === "str") return { s: `${o}.${field(idx.v)}`, p: ATOM };
+    if (idx.k === "num" || (idx.k === "neg" && idx.e.k === "num")) {
+      return { s: `${o}[${this.emit(idx).s}]`, p: ATOM };
+    }
+    return this.helper("pyAt", [o, this.emit(idx).s]);
+  }
+
+  binary(op: string, l: Expr, r: Expr, value: boolean): Out {
+    if (op === "and" || op === "or") {
+      if (!value) {
+        const p = PREC[op];
+        return {
+          s: `${this.wrap(this.emit(l, false), p)} ${op} ${this.wrap(this.emit(r, false), p + 1)}`,
+          p,
+        };
+      }
+      // Python returns an operand (`x or "default"`); JSONata's and/or return booleans.
+      const a = this.emit(l).s;
+      const b = this.emit(r).s;
+      return { s: op === "or" ? `(${a} ? ${a} : ${b})` : `(${a} ? ${b} : ${a})`, p: ATOM };
+    }
+    if (op === "in" || op === "not in") {
+      const x = this.emit(l).s;
+      let s: string;
+      if (r.k === "list") s = `${this.wrap(this.emit(l), 5)} in ${this.emit(r).s}`;
+      else if (r.k === "str") s = `$contains(${this.emit(r).s}, ${x})`;
+      else s = this.helper("pyIn", [x, this.emit(r).s]).s;
+      return op === "in" ? { s, p: r.k === "list" ? 4 : ATOM } : { s: `$not(${s})`, p: ATOM };
+    }
+    if (
+      (op === "==" || op === "!=") && (l.k === "const" && l.v === null || r.k === "const" && r.v === null)
+    ) {
+      const x = this.emit(l.k === "const" && l.v === null ? r : l).s;
+      return op === "=="
+        ? { s: `($not($exists(${x})) or ${x} = null)`, p: ATOM }
+        : { s: `($exists(${x}) and ${x} != null)`, p: ATOM };
+    }
+    if (op === "+") {
+      const str = l.k === "str" || r.k === "str" || isStrCall(l) || isStrCall(r);
+      const list = this.isList(l) || this.isList(r);
+      if (str) return this.infix("&", l, r);
+      if (list) return { s: `$append(${this.emit(l).s}, ${this.emit(r).s})`, p: ATOM };
+      if (l.k === "num" || r.k === "num" || isNumCall(l) || isNumCall(r)) return this.infix("+", l, r);
+      return this.helper("pyAdd", [this.emit(l).s, this.emit(r).s]);
+    }
+    if (op === "//") return { s: `$floor(${this.infix("/", l, r).s})`, p: ATOM };
+    if (op === "%" && l.k !== "num" && r.k !== "num") {
+      throw new Unconvertible("`%` on values of unknown type (string formatting?) cannot be translated");
+    }
+    return this.infix(op === "==" ? "=" : op, l, r);
+  }
+
+  infix(op: string, l: Expr, r: Expr): Out {
+    const p = PREC[op];
+    return { s: `${this.wrap(this.emit(l), p)} ${op} ${this.wrap(this.emit(r), p + 1)}`, p };
+  }
+
+  /** True when an expression is known to be a list before it runs. */
+  isList(e: Expr): boolean {
+    return e.k === "list" || e.k === "comp" || (e.k === "name" && this.lists.has(e.id));
+  }
+
+  /** `fn` runs with `v` bound to its parameter (a JSONata function body). */
+  lambda(v: string, fn: () => string): string {
+    const param = this.variable(v);
+    const before = this.locals.get(v);
+    this.locals.set(v, param);
+    this.#lambda++;
+    try {
+      return `function(${param}) { ${fn()} }`;
+    } finally {
+      this.#lambda--;
+      if (before === undefined) this.locals.delete(v);
+      else this.locals.set(v, before);
+    }
+  }
+
+  comprehension(e: Extract<Expr, { k: "comp" }>): Out {
+    let items = this.emit(e.iter).s;
+    if (e.conds.length > 0) {
+      const test = () => e.conds.map((c) => this.wrap(this.emit(c, false), 3)).join(" and ");
+      items = `$filter(${items}, ${this.lambda(e.v, test)})`;
+    }
+    if (Array.isArray(e.elt)) {
+      const [k, v] = e.elt;
+      return {
+        s: `$merge($map(${items}, ${this.lambda(e.v, () => `{${this.key(k)}: ${this.emit(v).s}}`)}))`,
+        p: ATOM,
+      };
+    }
+    const elt = e.elt;
+    if (elt.k === "name" && elt.id === e.v) return { s: `[${items}]`, p: ATOM };
+    // `[…]` keeps a one-item result a list (JSONata would unwrap a singleton sequence).
+    return { s: `[$map(${items}, ${this.lambda(e.v, () => this.emit(elt).s)})]`, p: ATOM };
+  }
+
+  call(e: Extract<Expr, { k: "call" }>): Out {
+    const args = e.args;
+    const a = () => args.map((x) => this.emit(x).s);
+    const arity = (name: string, ...counts: number[]) => {
+      if (!counts.includes(args.length)) {
+        throw new Unconvertible(`\`${name}\` with ${args.length} argument(s) cannot be translated`);
+      }
+    };
+    if (e.fn.k === "name" && !this.locals.has(e.fn.id)) {
+      const f = e.fn.id;
+      switch (f) {
+        case "len":
+          arity(f, 1);
+          if (this.isList(args[0])) return { s: `$count(${a()[0]})`, p: ATOM };
+          if (args[0].k === "str") return { s: `$length(${a()[0]})`, p: ATOM };
+          return this.helper("pyLen", a());
+        case "str":
+          arity(f, 1);
+          return { s: `$string(${a()[0]})`, p: ATOM };
+        case "int":
+          arity(f, 1);
+          return { s: `$floor($number(${a()[0]}))`, p: ATOM };
+        case "float":
+          arity(f, 1);
+          return { s: `$number(${a()[0]})`, p: ATOM };
+        case "bool":
+          arity(f, 1);
+          return { s: `$boolean(${a()[0]})`, p: ATOM };
+        case "abs":
+          arity(f, 1);
+          return { s: `$abs(${a()[0]})`, p: ATOM };
+        case "sum":
+        case "max":
+        case "min":
+          arity(f, 1);
+          return { s: `$${f}(${a()[0]})`, p: ATOM };
+        case "sorted":
+          arity(f, 1);
+          return { s: `$sort(${a()[0]})`, p: ATOM };
+        case "list":
+          arity(f, 1);
+          return { s: `[${a()[0]}]`, p: ATOM };
+        case "any":
+        case "all": {
+          arity(f, 1);
+          const test = f === "any" ? "$boolean($v)" : "$not($boolean($v))";
+          return {
+            s: `($count($filter(${a()[0]}, function($v) { ${test} })) ${f === "any" ? ">" : "="} 0)`,
+            p: ATOM,
+          };
+        }
+        case "hasattr": {
+          arity(f, 2);
+          if (args[1].k !== "str") {
+            throw new Unconvertible("`hasattr` with a computed name cannot be translated");
+          }
+          return { s: `$exists(${this.wrap(this.emit(args[0]), ATOM)}.${field(args[1].v)})`, p: ATOM };
+        }
+        case "getattr":
+          arity(f, 2, 3);
+          if (args[1].k !== "str") {
+            throw new Unconvertible("`getattr` with a computed name cannot be translated");
+          }
+          return this.lookup(args[0], args[1].v, args[2]);
+      }
+      throw new Unconvertible(`the function \`${f}\` has no translation`);
+    }
+    if (e.fn.k === "attr") {
+      const obj = e.fn.obj;
+      const m = e.fn.name;
+      if (obj.k === "name" && obj.id === "json" && !this.locals.has("json")) {
+        if (m === "encode") return { s: `$string(${a()[0]})`, p: ATOM };
+        if (m === "decode") return { s: `$eval(${a()[0]})`, p: ATOM };
+      }
+      const self = () => this.emit(obj).s;
+      switch (m) {
+        case "get":
+          arity(m, 1, 2);
+          if (args[0].k !== "str") throw new Unconvertible("`.get` with a computed key cannot be translated");
+          return this.lookup(obj, args[0].v, args[1]);
+        case "lower":
+          return { s: `$lowercase(${self()})`, p: ATOM };
+        case "upper":
+          return { s: `$uppercase(${self()})`, p: ATOM };
+        case "strip":
+          arity(m, 0);
+          return { s: `$trim(${self()})`, p: ATOM };
+        case "startswith":
+          arity(m, 1);
+          return { s: `$substring(${self()}, 0, $length(${a()[0]})) = ${a()[0]}`, p: 4 };
+        case "endswith":
+          arity(m, 1);
+          return { s: `$substring(${self()}, -$length(${a()[0]})) = ${a()[0]}`, p: 4 };
+        case "split":
+          arity(m, 1);
+          return { s: `$split(${self()}, ${a()[0]})`, p: ATOM };
+        case "join":
+          arity(m, 1);
+          return { s: `$join(${a()[0]}, ${self()})`, p: ATOM };
+        case "replace":
+          arity(m, 2);
+          return { s: `$replace(${self()}, ${a()[0]}, ${a()[1]})`, p: ATOM };
+        case "keys":
+          arity(m, 0);
+          return { s: `$keys(${self()})`, p: ATOM };
+        case "values":
+          arity(m, 0);
+          return { s: `[$each(${self()}, function($v) { $v })]`, p: ATOM };
+      }
+      throw new Unconvertible(`the method \`.${m}()\` has no translation`);
+    }
+    throw new Unconvertible("calling a computed function cannot be translated");
+  }
+
+  /** `getattr(o, "k", d)` / `o.get("k", d)`: the field, or the default when it is missing. */
+  lookup(obj: Expr, key: string, fallback?: Expr): Out {
+    const path = `${this.wrap(this.emit(obj), ATOM)}.${field(key)}`;
+    if (!fallback) return { s: path, p: ATOM };
+    return { s: `($exists(${path}) ? ${path} : ${this.emit(fallback).s})`, p: ATOM };
+  }
+
+  /** Wraps the result with the helper definitions it uses. */
+  finish(body: string[]): string {
+    const defs = [...this.helpers].sort().map((h) => `$${h} := ${HELPERS[h]}`);
+    if (defs.length === 0 && body.length === 1) return body[0];
+    return `(\n  ${[...defs, ...body].join(";\n  ")}\n)`;
+  }
+}
+
+/** A JSONata string literal, single-quoted (it reads better inside YAML). */
+function quote(v: string): string {
+  return `'${JSON.stringify(v).slice(1, -1).replaceAll('\\"', '"').replaceAll("'", "\\'")}'`;
+}
+
+function isStrCall(e: Expr): boolean {
+  return e.k === "call" && e.fn.k === "name" && e.fn.id === "str";
+}
+function isNumCall(e: Expr): boolean {
+  return e.k === "call" && e.fn.k === "name" && ["len", "int", "float", "sum", "abs"].includes(e.fn.id);
+}
+
+/** A switch condition (a truth value) as JSONata; throws Unconvertible. */
+export function convertCondition(src: string, scope: NameScope): string {
+  const em = new Emitter(scope);
+  const e = parseExpression(src);
+  return em.finish([em.emit(e, false).s]);
+}
+
+/** An expression whose value is used (a template's inside) as JSONata; throws Unconvertible. */
+export function convertValue(src: string, scope: NameScope): string {
+  const em = new Emitter(scope);
+  return em.finish([em.emit(parseExpression(src)).s]);
+}

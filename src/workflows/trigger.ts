@@ -1,0 +1,23 @@
+import { z } from "zod";
+
+/**
+ * What started a run, kept in its context as `workflow.trigger` so a step can tell a scheduled run
+ * from one a person started. `manual` is the CLI (it says so in its start request), `api` any other
+ * API caller, `mcp` an MCP client; `cron` carries the schedule that fired.
+ */
+
+/** The start kinds a caller of the runs API may claim (cron is the scheduler's alone). */
+export const RequestTrigger = z.enum(["manual", "api", "mcp"]);
+export type RequestTrigger = z.infer<typeof RequestTrigger>;
+
+export const RunTrigger = z.discriminatedUnion("type", [
+  z.object({ type: RequestTrigger }),
+  z.object({
+    type: z.literal("cron"),
+    /** When the schedule was due (ISO-8601), not when the run happened to start. */
+    scheduled_at: z.string(),
+    expression: z.string(),
+    timezone: z.string(),
+  }),
+]);
+export type RunTrigger = z.infer<typeof RunTrigger>;
