@@ -76,9 +76,11 @@ async function migrateFiles(
   const planned = await planMigration(path, opts.output, Boolean(opts.check));
   const results = planned.map((p) => p.result);
   if (!opts.check) {
-    if (opts.output && planned.length > 1) await Deno.mkdir(opts.output, { recursive: true });
     for (const p of planned) {
-      if (p.target) await writeWhole(p.target, p.result.text);
+      if (p.target) {
+        await Deno.mkdir(dirname(p.target), { recursive: true });
+        await writeWhole(p.target, p.result.text);
+      }
       else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
     }
   }

@@ -21,7 +21,7 @@ export interface StartRunInput {
   input: Record<string, unknown>;
   /** The caller's W3C traceparent, continued by the run's step messages. */
   traceparent?: string;
-  /** What started the run (`workflow.trigger`); default `{type: "api"}`. */
+  /** What started the run (`workflow.trigger`); the routes always say. */
   trigger?: RunTrigger;
 }
 

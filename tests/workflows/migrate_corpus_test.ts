@@ -127,6 +127,21 @@ Deno.test("stn workflow migrate: a Station corpus converts to files that validat
       enabled: true,
     });
 
+    // Station's field names load as stn's.
+    const later = definitions.get("switch-routing.workflow.yaml")!.states.find((s) =>
+      s.id === "analyze_later"
+    )!;
+    assertEquals(later.type === "agent" && [later.agent, later.task, later.retry?.initial_interval], [
+      "incident-analyst",
+      "Summarize ${decision.summary}",
+      "5s",
+    ]);
+    const approve = definitions.get("approval-body.workflow.json")!.states.find((s) => s.id === "approve")!;
+    assertEquals(approve.type === "human_approval" && [approve.name, approve.timeout], [
+      "Production deploy",
+      "600s",
+    ]);
+
     for (const c of CASES) {
       const label = `${c.file} ${JSON.stringify(c.input)}`;
       const run = await engine.startRun({ definition: definitions.get(c.file)!, input: c.input });

@@ -16,7 +16,7 @@ export interface StartRunRequest {
   workflowVersion?: number | null;
   input: Record<string, unknown>;
   traceparent?: string | null;
-  /** What started the run (`workflow.trigger` in its context); default `{type: "api"}`. */
+  /** What started the run (`workflow.trigger` in its context); the API and the scheduler always say. */
   trigger?: RunTrigger;
 }
 

@@ -10,11 +10,11 @@ export function initialContext(
   input: Record<string, unknown>,
   runId: string,
   workflowId: string,
-  trigger: RunTrigger = { type: "api" },
+  trigger?: RunTrigger,
 ): Scope {
   return {
     ...structuredClone(input),
-    workflow: { input, run_id: runId, workflow_id: workflowId, trigger },
+    workflow: { input, run_id: runId, workflow_id: workflowId, ...(trigger ? { trigger } : {}) },
     steps: {},
   };
 }
