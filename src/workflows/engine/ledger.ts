@@ -110,3 +110,15 @@ export interface EventRow {
   data: string | null;
   time: string;
 }
+
+/** One row of the `schedules` table: the latest enabled version's cron, and when it fires next. */
+export interface ScheduleRow {
+  workflow_id: string;
+  version: number;
+  cron: string;
+  timezone: string;
+  input: string;
+  next_run_at: number;
+  last_run_at: number | null;
+  last_run_id: string | null;
+}

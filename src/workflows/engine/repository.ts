@@ -10,13 +10,13 @@ import type {
   EventRow,
   RunRow,
   RunStatus,
+  ScheduleRow,
   ScopeRow,
   TimerKind,
   TimerRow,
   TimerStatus,
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
-import type { ScheduleRow } from "./scheduler.ts";
 
 /** Prepared statements over one connection, prepared once (the engine's hot path reuses them). */
 export class Statements {

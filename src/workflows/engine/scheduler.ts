@@ -4,19 +4,8 @@ import { log } from "../../log.ts";
 import type { WorkflowStore } from "../store.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Engine } from "./engine.ts";
+import type { ScheduleRow } from "./ledger.ts";
 import { Repository } from "./repository.ts";
-
-/** One row of the `schedules` table: the latest enabled version's cron, and when it fires next. */
-export interface ScheduleRow {
-  workflow_id: string;
-  version: number;
-  cron: string;
-  timezone: string;
-  input: string;
-  next_run_at: number;
-  last_run_at: number | null;
-  last_run_id: string | null;
-}
 
 /** The next instant (ms) a cron fires after `from`, in its time zone; null when it never does. */
 export function nextFire(cron: string, timezone: string, from: Date): number | null {
