@@ -1,6 +1,6 @@
 import { didYouMean } from "../../lib/did_you_mean.ts";
 import { stepType } from "../steps/registry.ts";
-import type { FieldPath } from "../steps/types.ts";
+import { valuesAt } from "../steps/paths.ts";
 import { toPointer } from "./source.ts";
 
 /**
@@ -21,16 +21,6 @@ export interface GraphFinding {
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** The values at a field path (`"*"`: every list item), with their pointers. */
-function valuesAt(v: unknown, path: FieldPath, at: string): Array<{ value: unknown; path: string }> {
-  if (path.length === 0) return [{ value: v, path: at }];
-  const [head, ...rest] = path;
-  if (head === "*") {
-    return Array.isArray(v) ? v.flatMap((x, i) => valuesAt(x, rest, `${at}/${i}`)) : [];
-  }
-  return isObj(v) && head in v ? valuesAt(v[head], rest, `${at}${toPointer([head])}`) : [];
-}
 
 /** The outgoing transitions of a state (`next` and its type's own), with their pointers. */
 function transitions(s: Obj, p: string): Array<{ target: string; path: string }> {

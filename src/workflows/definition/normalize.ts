@@ -1,3 +1,6 @@
+import { mapAt } from "../steps/paths.ts";
+import { stepType } from "../steps/registry.ts";
+
 /**
  * Rewrites the Go project's aliases into the one normalised form (shared/spec/workflows.md):
  * `transition`→`next`, `name`-as-id, `operation`+`input.task: agent.run`→`agent`,
@@ -225,13 +228,10 @@ class Rewriter {
     else delete s.input;
   }
 
-  /** Nested state lists: parallel branches, the foreach iterator, try/catch/finally. */
+  /** Nested state lists, wherever the state's type keeps them (parallel branches, foreach iterator, …). */
   blocks(s: Obj, ptr: string, src: string): void {
-    if (Array.isArray(s.branches)) {
-      s.branches = s.branches.map((b, i) => this.block(b, `${ptr}/branches/${i}`, `${src}/branches/${i}`));
-    }
-    for (const key of ["iterator", "try", "catch", "finally"]) {
-      if (key in s) s[key] = this.block(s[key], `${ptr}/${key}`, `${src}/${key}`);
+    for (const path of stepType(String(s.type))?.blocks ?? []) {
+      Object.assign(s, mapAt(s, path, (b, at) => this.block(b, ptr + at, src + at)));
     }
   }
 

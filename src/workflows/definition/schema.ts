@@ -11,9 +11,9 @@ import { stateSchemas } from "../steps/registry.ts";
  * The states come from the step-type registry (`steps/registry.ts`).
  */
 
-export { RetryPolicy, WORKFLOW_ID };
+export { RetryPolicy };
 export type { Block } from "../steps/types.ts";
-export type { State, StateType } from "../steps/registry.ts";
+export type { State } from "../steps/registry.ts";
 
 /** Time zones already found valid (checking one builds a formatter); bounded. */
 const knownZones = new Set<string>();
@@ -47,7 +47,7 @@ const cron = z.string().min(1).check(rule((pattern) => {
   }
 }));
 
-export const Schedule = z.strictObject({
+const Schedule = z.strictObject({
   cron,
   timezone: timezone.optional(),
   input: z.record(z.string(), z.unknown()).optional(),
@@ -55,7 +55,7 @@ export const Schedule = z.strictObject({
 }).describe("schedule");
 
 /** A JSON Schema document (draft 2020-12), checked as one. */
-export const JsonSchema = z.record(z.string(), z.unknown()).check(rule(schemaProblem));
+const JsonSchema = z.record(z.string(), z.unknown()).check(rule(schemaProblem));
 
 const workflowId = z.string({
   error: coded((i) =>

@@ -32,7 +32,6 @@ const BUILT_IN = [
 
 /** Any built-in state, discriminated by `type`. */
 export type State = typeof BUILT_IN[number] extends infer T ? T extends StepType<infer S> ? S : never : never;
-export type StateType = State["type"];
 
 const types = new Map<string, StepType>(BUILT_IN.map((t) => [t.type, t as StepType]));
 
