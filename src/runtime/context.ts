@@ -17,6 +17,8 @@ export interface StationContext {
     url: string;
     /** True when stn started the nats-server itself. */
     managed: boolean;
+    /** The managed nats-server's binary (resolved path). */
+    bin?: string;
   };
   /** Docker sandboxes; undefined when disabled or the Docker Engine is not reachable. */
   sandbox?: SandboxService;

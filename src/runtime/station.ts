@@ -23,6 +23,8 @@ export interface StartStationOptions {
   announce: boolean;
   /** How long to wait if another stn owns the managed NATS store (embedded mode waits; serve refuses). */
   busyWaitMs?: number;
+  /** Exit code when the store stays busy (embedded mode: EXIT_HOME_BUSY). */
+  busyExitCode?: number;
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -116,7 +118,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       startedAt: new Date(),
       config,
       db,
-      nats: { nc, url: natsUrl, managed: server !== undefined },
+      nats: { nc, url: natsUrl, managed: server !== undefined, bin: server?.bin },
       files,
       shutdown: shutdown.signal,
       sandbox,
@@ -167,6 +169,7 @@ async function startNats(
     storeDir: nats.store_dir ?? config.paths.natsDir,
     pidFile: join(config.paths.runDir, "nats.pid"),
     busyWaitMs: options.busyWaitMs,
+    busyExitCode: options.busyExitCode,
   });
   log.debug("managed nats-server ready", { url: server.url, pid: server.pid });
   return { url: server.url, server };
