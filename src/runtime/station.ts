@@ -97,7 +97,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
     closers.push({ name: "file reaper", close: () => files.stop() });
 
-    const sandbox = await startSandboxService(config.values.sandbox, db, files);
+    const { service: sandbox, unavailable: sandboxUnavailable } = await startSandboxService(
+      config.values.sandbox,
+      db,
+      files,
+    );
     if (sandbox) closers.push({ name: "sandbox", close: () => sandbox.stop() });
     const workflows = new WorkflowStore(db);
     const e = config.values.engine;
@@ -122,6 +126,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       files,
       shutdown: shutdown.signal,
       sandbox,
+      sandboxUnavailable,
       workflows,
       engine,
     };

@@ -8,6 +8,7 @@ import type { WorkflowDefinition } from "../../workflows/definition/schema.ts";
 import { validateDefinition } from "../../workflows/definition/validate.ts";
 import { type AttemptRow, RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
+import { requireSandboxFor } from "../sandbox_required.ts";
 import { parseWith, readJson } from "../validate.ts";
 
 const StartBody = z.strictObject({
@@ -65,6 +66,7 @@ function resolveDefinition(
 
 async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
   const { definition, version } = resolveDefinition(ctx, body);
+  requireSandboxFor(ctx, definition);
   return runView(
     await ctx.engine.startRun({ definition, workflowVersion: version, input: body.input, traceparent }),
   );
