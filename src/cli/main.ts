@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { doctorCommand } from "./doctor.ts";
 import { filesCommand } from "./files.ts";
 import { CliExit, printError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  doctorCommand(program);
   sandboxCommand(program);
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));
