@@ -109,7 +109,9 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
   }
   const bin = findProgram(server_bin);
   if (!bin) {
-    const where = server_bin.includes("/") ? "" : ` on PATH or in ${programSearchDirs().join(", ")}`;
+    const where = server_bin.includes("/")
+      ? ""
+      : ` in ${programSearchDirs().join(", ")} (PATH, then the usual places)`;
     return {
       name,
       status: "fail",

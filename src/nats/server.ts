@@ -168,7 +168,7 @@ export class ManagedNatsServer {
 }
 
 function notFound(bin: string): StationError {
-  const where = bin.includes("/") ? "" : ` (looked on PATH and in ${programSearchDirs().join(", ")})`;
+  const where = bin.includes("/") ? "" : ` (searched ${programSearchDirs().join(", ")})`;
   return new StationError("nats_server_not_found", `cannot start NATS: '${bin}' was not found${where}`, {
     hint: "install it (Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server), " +
       "set nats.server_bin to its path, or connect to a running server with --nats-url",
