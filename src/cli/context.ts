@@ -10,6 +10,8 @@ export interface GlobalOptions {
   station?: string;
   json?: boolean;
   config?: string;
+  /** false with --no-wait-lock: an embedded command refuses at once when STATION_HOME is busy. */
+  waitLock?: boolean;
 }
 
 /** The global options as seen from any subcommand. */
@@ -47,7 +49,7 @@ export async function withStation<T>(
   // An embedded runtime's own info lines are noise on a script's stderr.
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
   log.debug("no server found; starting an embedded runtime");
-  const embedded = await startEmbedded(embeddedConfig);
+  const embedded = await startEmbedded(embeddedConfig, { waitLock: globals(cmd).waitLock });
   // Ctrl-C or a SIGTERM from cron must not leave the embedded nats-server behind.
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   const onSignal = () => {

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from "commander";
+import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { doctorCommand } from "./doctor.ts";
 import { filesCommand } from "./files.ts";
 import { CliExit, printError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
@@ -22,7 +24,8 @@ Environment:
   NO_COLOR             plain output
 
 Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
-  workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out.`;
+  workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out;
+  ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).`;
 
 /** Builds the command tree. */
 export function buildProgram(): Command {
@@ -32,11 +35,16 @@ export function buildProgram(): Command {
     .option("--station <url>", "server to talk to (default: STATION_URL, a running server, else embedded)")
     .option("--json", "print results as JSON for scripts")
     .option("--config <path>", "config file (default $STATION_HOME/config.yaml)")
+    .option(
+      "--no-wait-lock",
+      `embedded mode: exit ${EXIT_HOME_BUSY} at once when another stn is using STATION_HOME (default: wait up to 5m)`,
+    )
     .addHelpText("after", HELP_FOOTER)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  doctorCommand(program);
   sandboxCommand(program);
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));

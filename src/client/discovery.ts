@@ -18,7 +18,7 @@ export interface DiscoverOptions {
 }
 
 /** True when something answers /health at the URL (any status: a degraded server is still a server). */
-async function answers(url: string): Promise<boolean> {
+export async function answers(url: string): Promise<boolean> {
   try {
     const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1500) });
     await res.body?.cancel();

@@ -1,4 +1,5 @@
 import type { LoadedConfig } from "../config/load.ts";
+import { StationError } from "../errors.ts";
 import { startStation, type Station } from "../runtime/station.ts";
 import { StationClient } from "./http.ts";
 
@@ -9,12 +10,44 @@ export interface Embedded {
   stop(): Promise<void>;
 }
 
+/** How long an embedded command waits for another stn on the same STATION_HOME (cron overlap). */
+export const HOME_WAIT_MS = 5 * 60_000;
+
+/**
+ * Exit code of an embedded command that did not start because another stn holds STATION_HOME
+ * (with --no-wait-lock at once, else after HOME_WAIT_MS): sysexits' EX_TEMPFAIL, "try again later".
+ */
+export const EXIT_HOME_BUSY = 75;
+
+export interface EmbeddedOptions {
+  /** Wait for another stn using this STATION_HOME to finish (default), or refuse at once. */
+  waitLock?: boolean;
+}
+
 /** Starts the runtime in-process on a free loopback port, without announcing it in server.json. */
-export async function startEmbedded(config: LoadedConfig): Promise<Embedded> {
+export async function startEmbedded(config: LoadedConfig, options: EmbeddedOptions = {}): Promise<Embedded> {
   const values = structuredClone(config.values);
   values.server.host = "127.0.0.1";
   values.server.port = 0;
-  // Another embedded command (cron overlap) may hold the NATS store: wait for it rather than fail.
-  const station = await startStation({ ...config, values }, { announce: false, busyWaitMs: 5 * 60_000 });
-  return { client: new StationClient(station.url), station, stop: station.stop };
+  // Another embedded command (cron overlap) may hold the NATS store: queue behind it rather than fail.
+  const wait = options.waitLock !== false;
+  try {
+    const station = await startStation({ ...config, values }, {
+      announce: false,
+      busyWaitMs: wait ? HOME_WAIT_MS : 0,
+      busyExitCode: EXIT_HOME_BUSY,
+    });
+    return { client: new StationClient(station.url), station, stop: station.stop };
+  } catch (err) {
+    if (!(err instanceof StationError) || err.code !== "station_home_busy") throw err;
+    throw new StationError(err.code, `${err.message}; nothing was started`, {
+      exitCode: EXIT_HOME_BUSY,
+      details: err.details,
+      hint: wait
+        ? `it was still running after ${
+          HOME_WAIT_MS / 60_000
+        } minutes: try again later, or use another STATION_HOME`
+        : "run again later (cron: the next run picks up), or drop --no-wait-lock to queue behind it",
+    });
+  }
 }

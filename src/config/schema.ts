@@ -21,7 +21,9 @@ export const ConfigSchema = z.strictObject({
   }).prefault({}),
   nats: z.strictObject({
     url: z.string().min(1).optional().describe("connect to this NATS server instead of starting one"),
-    server_bin: z.string().min(1).default("nats-server").describe("nats-server binary for managed mode"),
+    server_bin: z.string().min(1).default("nats-server").describe(
+      "nats-server binary for managed mode: a path, or a name looked up on PATH, then in /usr/sbin and the usual places",
+    ),
     store_dir: z.string().min(1).optional().describe(
       "JetStream store of the managed server (default $STATION_HOME/nats)",
     ),
@@ -31,7 +33,7 @@ export const ConfigSchema = z.strictObject({
       "start the sandbox service (needs a reachable Docker Engine)",
     ),
     docker_host: z.string().min(1).optional().describe(
-      "Docker Engine socket path or tcp://host:port (default DOCKER_HOST, else /var/run/docker.sock)",
+      "Docker Engine socket path or tcp://host:port (default DOCKER_HOST, else the first standard socket found)",
     ),
     images: z.record(z.string(), z.string().min(1)).default({
       python: "python:3.11-slim",

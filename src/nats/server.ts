@@ -1,11 +1,12 @@
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
 import { sleep, within } from "../lib/async.ts";
 import { log } from "../log.ts";
+import { findProgram, programSearchDirs } from "../lib/programs.ts";
 
 export interface ManagedNatsOptions {
-  /** nats-server binary (name on PATH or a path). */
+  /** nats-server binary: a name (looked up on PATH, then /usr/sbin and the other standard dirs) or a path. */
   bin: string;
   /** JetStream store directory. */
   storeDir: string;
@@ -15,6 +16,8 @@ export interface ManagedNatsOptions {
   startTimeoutMs?: number;
   /** How long to wait when another live stn owns the store dir (0 = refuse at once). */
   busyWaitMs?: number;
+  /** Exit code of the `station_home_busy` error when the wait runs out (default 1). */
+  busyExitCode?: number;
 }
 
 const LISTEN_LINE = /Listening for client connections on ([^\s]+):(\d+)/;
@@ -27,16 +30,24 @@ export class ManagedNatsServer {
   #child: Deno.ChildProcess;
   #stopping = false;
   #tail: string[];
+  #lock: Deno.FsFile;
   readonly url: string;
   readonly pid: number;
   readonly pidFile: string;
+  /** The nats-server binary that runs (its resolved path). */
+  readonly bin: string;
 
-  private constructor(child: Deno.ChildProcess, url: string, tail: string[], pidFile: string) {
+  private constructor(
+    child: Deno.ChildProcess,
+    started: { url: string; tail: string[]; pidFile: string; bin: string; lock: Deno.FsFile },
+  ) {
     this.#child = child;
-    this.url = url;
+    this.url = started.url;
     this.pid = child.pid;
-    this.#tail = tail;
-    this.pidFile = pidFile;
+    this.#tail = started.tail;
+    this.pidFile = started.pidFile;
+    this.bin = started.bin;
+    this.#lock = started.lock;
     this.exited = child.status;
   }
 
@@ -52,25 +63,22 @@ export class ManagedNatsServer {
 
   /** Starts nats-server and waits until it accepts client connections. */
   static async start(options: ManagedNatsOptions): Promise<ManagedNatsServer> {
+    const bin = findProgram(options.bin);
+    if (!bin) throw notFound(options.bin);
     mkdirSync(options.storeDir, { recursive: true });
     mkdirSync(dirname(options.pidFile), { recursive: true });
-    await claimStore(options.pidFile, options.storeDir, options.busyWaitMs ?? 0);
+    const lock = await claimStore(options);
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command(options.bin, {
+      child = new Deno.Command(bin, {
         args: ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd", options.storeDir, "--no_advertise"],
         stdin: "null",
         stdout: "null",
         stderr: "piped",
       }).spawn();
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) {
-        throw new StationError("nats_server_not_found", `cannot start NATS: '${options.bin}' was not found`, {
-          hint: "install it (Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server), " +
-            "set nats.server_bin to its path, or connect to a running server with --nats-url",
-          cause: err,
-        });
-      }
+      lock.close();
+      if (err instanceof Deno.errors.NotFound) throw notFound(options.bin);
       throw new StationError(
         "nats_start_failed",
         `cannot start NATS '${options.bin}': ${(err as Error).message}`,
@@ -118,7 +126,9 @@ export class ManagedNatsServer {
       timeoutMs,
       () => ({ kind: "timeout" as const }),
     );
-    if (outcome.kind === "ready") return new ManagedNatsServer(child, outcome.url, tail, options.pidFile);
+    if (outcome.kind === "ready") {
+      return new ManagedNatsServer(child, { url: outcome.url, tail, pidFile: options.pidFile, bin, lock });
+    }
     if (outcome.kind === "timeout") {
       try {
         child.kill("SIGKILL");
@@ -126,6 +136,7 @@ export class ManagedNatsServer {
       await child.status;
     }
     removePidFile(options.pidFile);
+    lock.close();
     const why = outcome.kind === "exited"
       ? `exited with code ${outcome.status.code}`
       : `not ready after ${timeoutMs}ms`;
@@ -149,7 +160,19 @@ export class ManagedNatsServer {
       await this.exited;
     }
     removePidFile(this.pidFile);
+    // Closing the file releases the lock: the next stn waiting on this store starts now.
+    try {
+      this.#lock.close();
+    } catch { /* stopped twice */ }
   }
+}
+
+function notFound(bin: string): StationError {
+  const where = bin.includes("/") ? "" : ` (searched ${programSearchDirs().join(", ")})`;
+  return new StationError("nats_server_not_found", `cannot start NATS: '${bin}' was not found${where}`, {
+    hint: "install it (Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server), " +
+      "set nats.server_bin to its path, or connect to a running server with --nats-url",
+  });
 }
 
 function removePidFile(path: string): void {
@@ -159,47 +182,52 @@ function removePidFile(path: string): void {
 }
 
 /**
- * Makes the store dir ours. A previous stn killed with SIGKILL leaves its nats-server running on
- * it; two servers on one store would corrupt it, so that orphan is stopped. A store whose owner is
- * still alive is busy: we wait up to `waitMs` for it to finish, then refuse.
+ * Makes the store dir ours: two nats-servers on one store would corrupt it. An exclusive lock on
+ * `<store>/.stn.lock` is held for the life of the server (the kernel drops it when stn dies, even by
+ * SIGKILL, so a crash never leaves it stuck), and it queues stns that overlap on one STATION_HOME
+ * (cron): each waits up to `busyWaitMs` for the one before to finish, then refuses. Once the lock is
+ * ours, a nats-server still recorded in the pid file is an orphan of a killed stn, and is stopped.
  */
-async function claimStore(pidFile: string, storeDir: string, waitMs: number): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  let announced = false;
-  for (;;) {
-    let recorded: { pid: number; owner_pid?: number; store_dir: string };
-    try {
-      recorded = JSON.parse(Deno.readTextFileSync(pidFile));
-    } catch {
-      return;
-    }
-    const serverAlive = isNatsServer(recorded.pid, storeDir);
-    const ownerAlive = recorded.owner_pid !== undefined && recorded.owner_pid !== Deno.pid &&
-      isAlive(recorded.owner_pid);
-    if (serverAlive && ownerAlive) {
+async function claimStore(options: ManagedNatsOptions): Promise<Deno.FsFile> {
+  const lock = await Deno.open(join(options.storeDir, ".stn.lock"), { create: true, write: true });
+  try {
+    const deadline = Date.now() + (options.busyWaitMs ?? 0);
+    let announced = false;
+    while (!await lock.tryLock(true)) {
+      const owner = readPidFile(options.pidFile)?.owner_pid;
       if (Date.now() >= deadline) {
         throw new StationError(
           "station_home_busy",
-          `another stn (pid ${recorded.owner_pid}) is running its NATS server on ${storeDir}`,
+          `another stn${owner ? ` (pid ${owner})` : ""} is running its NATS server on ${options.storeDir}`,
           {
             hint: "talk to it instead (stn status shows where), stop it, or use another STATION_HOME",
-            exitCode: 1,
+            exitCode: options.busyExitCode ?? 1,
+            details: { owner_pid: owner, store_dir: options.storeDir },
           },
         );
       }
-      if (!announced) {
-        log.info("waiting for another stn using this STATION_HOME to finish", { pid: recorded.owner_pid });
-      }
+      if (!announced) log.info("waiting for another stn using this STATION_HOME to finish", { pid: owner });
       announced = true;
       await sleep(200);
-      continue;
     }
-    if (serverAlive) {
+    const recorded = readPidFile(options.pidFile);
+    if (recorded && isNatsServer(recorded.pid, options.storeDir)) {
       log.warn("stopping an orphaned nats-server left by a previous stn", { pid: recorded.pid });
       await terminate(recorded.pid);
     }
-    removePidFile(pidFile);
-    return;
+    removePidFile(options.pidFile);
+    return lock;
+  } catch (err) {
+    lock.close();
+    throw err;
+  }
+}
+
+function readPidFile(path: string): { pid: number; owner_pid?: number; store_dir: string } | undefined {
+  try {
+    return JSON.parse(Deno.readTextFileSync(path));
+  } catch {
+    return undefined;
   }
 }
 

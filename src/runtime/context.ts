@@ -3,6 +3,7 @@ import type { Database } from "../db/database.ts";
 import type { FileStore } from "../files/store.ts";
 import type { NatsConnection } from "../nats/connection.ts";
 import type { SandboxService } from "../sandbox/service.ts";
+import type { SandboxUnavailable } from "../sandbox/start.ts";
 import type { Engine } from "../workflows/engine/engine.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 
@@ -17,9 +18,13 @@ export interface StationContext {
     url: string;
     /** True when stn started the nats-server itself. */
     managed: boolean;
+    /** The managed nats-server's binary (resolved path). */
+    bin?: string;
   };
   /** Docker sandboxes; undefined when disabled or the Docker Engine is not reachable. */
   sandbox?: SandboxService;
+  /** Why there are no sandboxes (disabled, Docker down, no permission on its socket) and the fix. */
+  sandboxUnavailable?: SandboxUnavailable;
   /** Files in the NATS object store (storage.bucket). */
   files: FileStore;
   /** The durable workflow engine (runs, approvals, run events). */

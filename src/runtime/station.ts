@@ -23,6 +23,8 @@ export interface StartStationOptions {
   announce: boolean;
   /** How long to wait if another stn owns the managed NATS store (embedded mode waits; serve refuses). */
   busyWaitMs?: number;
+  /** Exit code when the store stays busy (embedded mode: EXIT_HOME_BUSY). */
+  busyExitCode?: number;
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -95,7 +97,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
     closers.push({ name: "file reaper", close: () => files.stop() });
 
-    const sandbox = await startSandboxService(config.values.sandbox, db, files);
+    const { service: sandbox, unavailable: sandboxUnavailable } = await startSandboxService(
+      config.values.sandbox,
+      db,
+      files,
+    );
     if (sandbox) {
       // Stops after the engine (closers run in reverse): no step can open a session any more, so the
       // sessions of runs that ended here are closed now — a one-shot command exits within the
@@ -127,10 +133,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       startedAt: new Date(),
       config,
       db,
-      nats: { nc, url: natsUrl, managed: server !== undefined },
+      nats: { nc, url: natsUrl, managed: server !== undefined, bin: server?.bin },
       files,
       shutdown: shutdown.signal,
       sandbox,
+      sandboxUnavailable,
       workflows,
       engine,
     };
@@ -178,6 +185,7 @@ async function startNats(
     storeDir: nats.store_dir ?? config.paths.natsDir,
     pidFile: join(config.paths.runDir, "nats.pid"),
     busyWaitMs: options.busyWaitMs,
+    busyExitCode: options.busyExitCode,
   });
   log.debug("managed nats-server ready", { url: server.url, pid: server.pid });
   return { url: server.url, server };

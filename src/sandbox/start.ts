@@ -2,25 +2,42 @@ import type { Database } from "../db/database.ts";
 import type { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { DockerBackend, dockerClient } from "./docker.ts";
+import { explainDockerError, resolveDockerHost } from "./docker_host.ts";
 import { stationId } from "./ledger.ts";
 import { type SandboxConfig, SandboxService } from "./service.ts";
 
+/** Why a station has no sandboxes: what to tell a caller that needs one, and how to fix it. */
+export interface SandboxUnavailable {
+  message: string;
+  hint: string;
+}
+
 /**
  * Starts the sandbox service when enabled and the Docker Engine answers; otherwise the station runs
- * without sandboxes (their routes answer 503 saying why).
+ * without sandboxes, and says why (routes and runs that need one answer 503 with that reason).
  */
 export async function startSandboxService(
   config: SandboxConfig,
   db: Database,
   files: FileStore,
-): Promise<SandboxService | undefined> {
-  if (!config.enabled) return undefined;
-  const docker = dockerClient(config.docker_host);
+): Promise<{ service?: SandboxService; unavailable?: SandboxUnavailable }> {
+  if (!config.enabled) {
+    return {
+      unavailable: {
+        message: "sandboxes are disabled on this station (sandbox.enabled: false)",
+        hint: "set sandbox.enabled: true in config.yaml (or STN_SANDBOX_ENABLED=true)",
+      },
+    };
+  }
+  const { host } = resolveDockerHost(config.docker_host);
+  const docker = dockerClient(host);
   try {
     await docker.ping();
   } catch (err) {
-    log.warn("Docker Engine not reachable: sandboxes are unavailable", { error: (err as Error).message });
-    return undefined;
+    const problem = explainDockerError(err, host);
+    // A warning, not a failure: only work that needs a sandbox fails, with this hint.
+    log.warn(`${problem.message}; sandboxes are unavailable`, { fix: problem.hint });
+    return { unavailable: { message: problem.message, hint: problem.hint } };
   }
   const backend = new DockerBackend(docker, {
     user: config.user,
@@ -31,5 +48,5 @@ export async function startSandboxService(
   });
   const service = new SandboxService(backend, db, files, config, stationId(db));
   await service.start();
-  return service;
+  return { service };
 }

@@ -4,10 +4,11 @@ import { validateDefinition } from "./definition/validate.ts";
 import type { Engine } from "./engine/engine.ts";
 import type { RunRow } from "./engine/ledger.ts";
 import type { WorkflowStore } from "./store.ts";
+import { requireSandboxFor, type SandboxAvailability } from "../sandbox/required.ts";
 import type { RunTrigger } from "./trigger.ts";
 
-/** What starting a run needs: the definition store and the engine. */
-export interface WorkflowServices {
+/** What starting a run needs: the definition store, the engine, and whether sandboxes are available. */
+export interface WorkflowServices extends SandboxAvailability {
   workflows: WorkflowStore;
   engine: Engine;
 }
@@ -67,6 +68,7 @@ function resolveDefinition(
 /** Validates (or looks up) the definition, stores an inline one, and starts a run of it. */
 export async function startWorkflowRun(services: WorkflowServices, req: StartRunInput): Promise<RunRow> {
   const { definition, version } = resolveDefinition(services, req);
+  requireSandboxFor(services, definition);
   return await services.engine.startRun({
     definition,
     workflowVersion: version,

@@ -9,11 +9,19 @@ export interface Health {
   version: string;
   uptime_s: number;
   db: { status: "ok" | "down"; schema_version?: number; error?: string };
-  nats: { status: "ok" | "down"; url: string; managed: boolean; rtt_ms?: number; error?: string };
+  nats: {
+    status: "ok" | "down";
+    url: string;
+    managed: boolean;
+    /** The managed nats-server binary in use (a detail for authenticated callers). */
+    bin?: string;
+    rtt_ms?: number;
+    error?: string;
+  };
 }
 
 async function natsHealth(ctx: StationContext): Promise<Health["nats"]> {
-  const base = { url: ctx.nats.url, managed: ctx.nats.managed };
+  const base = { url: ctx.nats.url, managed: ctx.nats.managed, ...(ctx.nats.bin && { bin: ctx.nats.bin }) };
   if (ctx.nats.nc.isClosed()) return { ...base, status: "down", error: "connection closed" };
   try {
     const rtt = await within(ctx.nats.nc.rtt(), 2000, () => {

@@ -3,7 +3,6 @@ import { streamSSE } from "hono/streaming";
 import { Readable } from "node:stream";
 import { StationError } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import type { SandboxService } from "../../sandbox/service.ts";
 import {
   callTool,
   sandboxClose,
@@ -16,20 +15,11 @@ import {
   type SandboxTool,
   toolDefinitions,
 } from "../../sandbox/tools.ts";
+import { requireSandbox } from "../../sandbox/required.ts";
 import { readJson } from "../validate.ts";
 import { z } from "zod";
 
 const flag = (v: string | undefined) => v === "1" || v === "true";
-
-function service(ctx: StationContext): SandboxService {
-  if (ctx.sandbox) return ctx.sandbox;
-  throw new StationError("sandbox_unavailable", "sandboxes are not available on this station", {
-    status: 503,
-    hint: ctx.config.values.sandbox.enabled
-      ? "the Docker Engine was not reachable when stn started: start dockerd (docker info), then restart stn"
-      : "set sandbox.enabled: true in config.yaml",
-  });
-}
 
 /** The workspace path addressed by …/files/<path…> (percent-decoded). */
 function filePath(c: Context): string {
@@ -53,7 +43,7 @@ const Body = z.record(z.string(), z.unknown());
 export function sandboxRoutes(ctx: StationContext): Hono {
   const app = new Hono();
   const call = async (t: SandboxTool<any>, input: unknown, c: Context) =>
-    await callTool(t, input, { sandbox: service(ctx), signal: c.req.raw.signal });
+    await callTool(t, input, { sandbox: requireSandbox(ctx), signal: c.req.raw.signal });
 
   app.get("/sandbox/tools", (c) => c.json({ tools: toolDefinitions() }));
   app.post("/sandbox/run", async (c) => c.json(await call(sandboxRun, await readJson(c, Body), c)));
@@ -62,11 +52,11 @@ export function sandboxRoutes(ctx: StationContext): Hono {
     const out = await call(sandboxOpen, await readJson(c, Body), c) as { created: boolean };
     return c.json(out, out.created ? 201 : 200);
   });
-  app.get("/sandboxes", (c) => c.json({ sandboxes: service(ctx).list(flag(c.req.query("all"))) }));
-  app.get("/sandboxes/:id", (c) => c.json(service(ctx).get(c.req.param("id"))));
+  app.get("/sandboxes", (c) => c.json({ sandboxes: requireSandbox(ctx).list(flag(c.req.query("all"))) }));
+  app.get("/sandboxes/:id", (c) => c.json(requireSandbox(ctx).get(c.req.param("id"))));
   app.delete("/sandboxes/:id", async (c) => {
     await call(sandboxClose, { sandbox_id: c.req.param("id") }, c);
-    return c.json(service(ctx).list(true).find((s) => s.id === c.req.param("id")));
+    return c.json(requireSandbox(ctx).list(true).find((s) => s.id === c.req.param("id")));
   });
 
   app.post("/sandboxes/:id/exec", async (c) => {
@@ -78,7 +68,7 @@ export function sandboxRoutes(ctx: StationContext): Hono {
       let writes = Promise.resolve();
       try {
         const result = await callTool(sandboxExec, input, {
-          sandbox: service(ctx),
+          sandbox: requireSandbox(ctx),
           signal: c.req.raw.signal,
           onOutput: (stream, chunk) => {
             const data = decoders[stream].decode(chunk, { stream: true });
@@ -106,7 +96,7 @@ export function sandboxRoutes(ctx: StationContext): Hono {
     return c.json(await call(sandboxFsList, input, c));
   });
   app.put("/sandboxes/:id/files/*", async (c) => {
-    const sandbox = service(ctx);
+    const sandbox = requireSandbox(ctx);
     const id = c.req.param("id");
     const path = filePath(c);
     const mode = c.req.query("mode");
@@ -129,14 +119,14 @@ export function sandboxRoutes(ctx: StationContext): Hono {
     return c.json({ ok: true, path });
   });
   app.get("/sandboxes/:id/files/*", async (c) => {
-    const file = await service(ctx).readFile(c.req.param("id"), filePath(c));
+    const file = await requireSandbox(ctx).readFile(c.req.param("id"), filePath(c));
     return new Response(Readable.toWeb(file.stream) as ReadableStream<Uint8Array>, {
       headers: { "content-type": "application/octet-stream", "content-length": String(file.size) },
     });
   });
   app.delete("/sandboxes/:id/files/*", async (c) => {
     const path = filePath(c);
-    await service(ctx).deleteFile(c.req.param("id"), path, flag(c.req.query("recursive")));
+    await requireSandbox(ctx).deleteFile(c.req.param("id"), path, flag(c.req.query("recursive")));
     return c.json({ ok: true, deleted: path });
   });
 

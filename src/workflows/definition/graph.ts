@@ -179,3 +179,17 @@ export function checkGraph(
   g.block(def.states, "/states", def.start, "/start");
   return { errors: g.errors, warnings: g.warnings };
 }
+
+/** Every state type a definition uses, nested blocks included (e.g. to see whether it needs sandboxes). */
+export function stateTypes(def: { states: unknown }): Set<string> {
+  const types = new Set<string>();
+  const visit = (states: unknown) => {
+    if (!Array.isArray(states)) return;
+    for (const s of states.filter(isObj)) {
+      types.add(String(s.type));
+      for (const { block } of blocks(s, "")) visit(block.states);
+    }
+  };
+  visit(def.states);
+  return types;
+}

@@ -1,0 +1,310 @@
+import type { Command } from "commander";
+import { statfsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { answers } from "../client/discovery.ts";
+import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { resolveHome, stationPaths } from "../config/paths.ts";
+import { ConfigSchema } from "../config/schema.ts";
+import { StationError } from "../errors.ts";
+import { findProgram, programSearchDirs } from "../lib/programs.ts";
+import { setLogLevel } from "../log.ts";
+import { connectNats } from "../nats/connection.ts";
+import { isAlive, ManagedNatsServer } from "../nats/server.ts";
+import { readServerFile } from "../runtime/server_file.ts";
+import { dockerClient } from "../sandbox/docker.ts";
+import { explainDockerError, resolveDockerHost } from "../sandbox/docker_host.ts";
+import { globals } from "./context.ts";
+import { CliExit, printJson, style } from "./output.ts";
+
+/** ok; warn: something optional is missing; fail: a default command (serve, an embedded run) cannot work. */
+export type CheckStatus = "ok" | "warn" | "fail" | "skip";
+
+/** One line of `stn doctor`: what was checked, what was found, and the fix when it is not ok. */
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  fix?: string;
+}
+
+const MIN_NATS = [2, 9];
+const LOW_SPACE_BYTES = 1024 ** 3;
+
+function denoCheck(): Check {
+  const version = Deno.version.deno;
+  const detail = `${version} (${Deno.execPath()})`;
+  return version.startsWith("2.9.") ? { name: "deno", status: "ok", detail } : {
+    name: "deno",
+    status: "warn",
+    detail: `${detail}: stn is built and tested with 2.9.x`,
+    fix: "scripts/setup",
+  };
+}
+
+/** The config, or the defaults with a failed check saying what is wrong in it. */
+function configCheck(configPath: string | undefined): { config: LoadedConfig; check: Check } {
+  try {
+    const config = loadConfig({ configPath });
+    return {
+      config,
+      check: { name: "config", status: "ok", detail: config.file ?? "no config.yaml (defaults)" },
+    };
+  } catch (err) {
+    const e = err instanceof StationError ? err : new StationError("config_invalid", String(err));
+    const home = resolveHome();
+    return {
+      config: { values: ConfigSchema.parse({}), paths: stationPaths(home), file: null },
+      check: {
+        name: "config",
+        status: "fail",
+        detail: e.message,
+        fix: e.hint ?? "correct the value it names",
+      },
+    };
+  }
+}
+
+async function natsVersion(bin: string): Promise<number[] | undefined> {
+  try {
+    const out = await new Deno.Command(bin, { args: ["--version"], stdout: "piped", stderr: "null" })
+      .output();
+    const m = /v?(\d+)\.(\d+)\.(\d+)/.exec(new TextDecoder().decode(out.stdout));
+    return m ? m.slice(1).map(Number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Connects and asks JetStream for the account: proves the server runs with JetStream on. */
+async function jetStreamAnswers(url: string): Promise<string | undefined> {
+  const nc = await connectNats(url, "stn-doctor");
+  try {
+    await (await jetstreamManager(nc)).getAccountInfo();
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await nc.close();
+  }
+}
+
+async function natsCheck(config: LoadedConfig): Promise<Check> {
+  const { url, server_bin } = config.values.nats;
+  const name = "nats-server";
+  if (url) {
+    try {
+      const problem = await jetStreamAnswers(url);
+      return problem
+        ? {
+          name,
+          status: "fail",
+          detail: `${url}: JetStream: ${problem}`,
+          fix: "enable JetStream on it (-js)",
+        }
+        : { name, status: "ok", detail: `external ${url}, JetStream on` };
+    } catch (err) {
+      return { name, status: "fail", detail: (err as Error).message, fix: "start it, or unset nats.url" };
+    }
+  }
+  const bin = findProgram(server_bin);
+  if (!bin) {
+    const where = server_bin.includes("/")
+      ? ""
+      : ` in ${programSearchDirs().join(", ")} (PATH, then the usual places)`;
+    return {
+      name,
+      status: "fail",
+      detail: `'${server_bin}' not found${where}`,
+      fix: "sudo apt-get install nats-server (macOS: brew install nats-server), or set nats.server_bin " +
+        "to its path, or use a running server with nats.url",
+    };
+  }
+  const version = await natsVersion(bin);
+  const shown = version ? `v${version.join(".")}` : "unknown version";
+  if (!version || version[0] < MIN_NATS[0] || (version[0] === MIN_NATS[0] && version[1] < MIN_NATS[1])) {
+    return {
+      name,
+      status: "fail",
+      detail: `${bin}: ${shown}, stn needs ${MIN_NATS.join(".")} or newer`,
+      fix: "install a newer nats-server, or set nats.server_bin to one",
+    };
+  }
+  // Start it as stn would (JetStream, loopback, a free port) on a scratch store, and ask JetStream.
+  const scratch = Deno.makeTempDirSync({ prefix: "stn-doctor-" });
+  try {
+    const server = await ManagedNatsServer.start({
+      bin,
+      storeDir: join(scratch, "store"),
+      pidFile: join(scratch, "nats.pid"),
+    });
+    try {
+      const problem = await jetStreamAnswers(server.url);
+      return problem
+        ? {
+          name,
+          status: "fail",
+          detail: `${bin} ${shown}: JetStream: ${problem}`,
+          fix: "use a JetStream build",
+        }
+        : { name, status: "ok", detail: `${bin} ${shown}, JetStream on` };
+    } finally {
+      await server.stop();
+    }
+  } catch (err) {
+    const e = err as StationError;
+    return { name, status: "fail", detail: `${bin} ${shown}: ${e.message}`, fix: e.hint ?? "see its output" };
+  } finally {
+    Deno.removeSync(scratch, { recursive: true });
+  }
+}
+
+async function dockerChecks(config: LoadedConfig): Promise<Check[]> {
+  const sandbox = config.values.sandbox;
+  if (!sandbox.enabled) {
+    return [{ name: "docker", status: "skip", detail: "sandbox.enabled: false (no sandboxes)" }];
+  }
+  const { host, source } = resolveDockerHost(sandbox.docker_host);
+  const docker = dockerClient(host);
+  try {
+    await docker.ping();
+  } catch (err) {
+    // Only sandboxes need Docker: a warning, like the runtime's.
+    const problem = explainDockerError(err, host);
+    return [{ name: "docker", status: "warn", detail: `${problem.message} (${source})`, fix: problem.hint }];
+  }
+  const checks: Check[] = [{ name: "docker", status: "ok", detail: `reachable at ${host} (${source})` }];
+  for (const [runtime, image] of Object.entries(sandbox.images)) {
+    const name = `image ${runtime}`;
+    try {
+      await docker.getImage(image).inspect();
+      checks.push({ name, status: "ok", detail: `${image} is present` });
+    } catch {
+      checks.push({
+        name,
+        status: "warn",
+        detail: `${image} is not present locally: it is pulled on first use (needs a registry)`,
+        fix: `docker pull ${image}, or map sandbox.images.${runtime} to a local image`,
+      });
+    }
+  }
+  return checks;
+}
+
+/** The directory itself, or the nearest ancestor that exists (where it would be created). */
+function existingDir(path: string): string {
+  for (let dir = path;; dir = dirname(dir)) {
+    try {
+      if (Deno.statSync(dir).isDirectory || dir === dirname(dir)) return dir;
+    } catch {
+      if (dir === dirname(dir)) return dir;
+    }
+  }
+}
+
+function homeCheck(home: string): Check {
+  const name = "STATION_HOME";
+  const dir = existingDir(home);
+  try {
+    Deno.removeSync(Deno.makeTempFileSync({ dir, prefix: ".stn-doctor-" }));
+  } catch (err) {
+    return {
+      name,
+      status: "fail",
+      detail: `${home}${dir === home ? "" : ` (would be created in ${dir})`} is not writable: ${
+        (err as Error).message
+      }`,
+      fix: "give this user write access to it, or set STATION_HOME to a directory it owns",
+    };
+  }
+  const fs = statfsSync(dir);
+  const free = fs.bavail * fs.bsize;
+  const shown = `${(free / 1024 ** 3).toFixed(1)} GiB free`;
+  return free < LOW_SPACE_BYTES
+    ? { name, status: "warn", detail: `${home}: only ${shown}`, fix: "free space, or move STATION_HOME" }
+    : { name, status: "ok", detail: `${home} (${dir === home ? "writable" : "will be created"}, ${shown})` };
+}
+
+/** server.json and the API port: a live server, a stale file, or a port another program holds. */
+async function serverChecks(config: LoadedConfig): Promise<Check[]> {
+  const path = config.paths.serverJson;
+  const file = readServerFile(path);
+  const live = file !== null && await answers(file.url);
+  const serverJson: Check = !file
+    ? {
+      name: "server.json",
+      status: "ok",
+      detail: "no stn serve running: commands start an embedded runtime",
+    }
+    : live
+    ? { name: "server.json", status: "ok", detail: `stn serve (pid ${file.pid}) answers at ${file.url}` }
+    : {
+      name: "server.json",
+      status: "warn",
+      detail: `stale: pid ${file.pid} ${isAlive(file.pid) ? "does not answer" : "is gone"} at ${file.url}`,
+      fix: `commands ignore it; remove it with: rm ${path}`,
+    };
+  const { host, port } = config.values.server;
+  const name = "api port";
+  if (live && new URL(file.url).port === String(port)) {
+    return [serverJson, { name, status: "ok", detail: `${host}:${port} is served by stn serve` }];
+  }
+  if (port === 0) return [serverJson, { name, status: "ok", detail: "server.port 0: any free port" }];
+  try {
+    Deno.listen({ hostname: host, port }).close();
+    return [serverJson, { name, status: "ok", detail: `${host}:${port} is free for stn serve` }];
+  } catch (err) {
+    return [serverJson, {
+      name,
+      status: "warn",
+      detail: `stn serve cannot listen on ${host}:${port}: ${(err as Error).message}`,
+      fix: "stop what uses it, or set server.port (STN_SERVER_PORT, serve --port)",
+    }];
+  }
+}
+
+/** Runs every check, in the order a user would fix them. */
+export async function runChecks(configPath?: string): Promise<Check[]> {
+  const { config, check } = configCheck(configPath);
+  return [
+    denoCheck(),
+    check,
+    homeCheck(config.paths.home),
+    await natsCheck(config),
+    ...await dockerChecks(config),
+    ...await serverChecks(config),
+  ];
+}
+
+const LABEL: Record<CheckStatus, string> = {
+  ok: style.green("ok  "),
+  warn: style.yellow("warn"),
+  fail: style.red("FAIL"),
+  skip: style.dim("skip"),
+};
+
+/** Prints the checks: one line each (with its fix when not ok), or JSON. */
+function printChecks(checks: Check[], json: boolean): void {
+  if (json) return printJson({ ok: !checks.some((c) => c.status === "fail"), checks });
+  const width = Math.max(...checks.map((c) => c.name.length));
+  for (const c of checks) {
+    console.log(`${LABEL[c.status]}  ${c.name.padEnd(width)}  ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ""}`);
+  }
+}
+
+/** `stn doctor`: checks what stn needs on this machine, for this user. */
+export function doctorCommand(program: Command): void {
+  program.command("doctor")
+    .description("check Deno, nats-server, Docker, STATION_HOME, config.yaml, server.json and the API port")
+    .addHelpText(
+      "after",
+      "\nOne line per check, with the fix when it is not ok. Exit 1 when something a default command " +
+        "(serve, an embedded workflow run) needs is missing (FAIL); warnings (e.g. no Docker: no sandboxes) exit 0.",
+    )
+    .action(async (_opts: unknown, cmd: Command) => {
+      setLogLevel("error");
+      const checks = await runChecks(globals(cmd).config);
+      printChecks(checks, !!globals(cmd).json);
+      if (checks.some((c) => c.status === "fail")) throw new CliExit(1);
+    });
+}
