@@ -141,6 +141,7 @@ function runState(
     run,
     definition,
     attempts: new Map(attempts.map((a) => [a.id, a])),
+    lastVisit: (path) => Math.max(0, ...attempts.filter((a) => a.path === path).map((a) => a.visit)),
     scopes: new Map(all.map((s) => [s.scope, { run_id: "r1", ...s }])),
   };
 }
@@ -324,6 +325,17 @@ Deno.test("completed steps: next step, then the run's result checked against out
   assertEquals(events(ok), ["step_completed", "run_completed"]);
   const bad = only(last({ nope: 1 }), "finish_run")[0];
   assertEquals([bad.status, bad.error?.code], ["failed", "output_invalid"]);
+
+  // A loop back to a step: the next visit of its path (finished visits are counted, not loaded).
+  const looped = settle(
+    {
+      ...runState(chain, runRow("running"), [attemptRow(1)]),
+      lastVisit: (path) => (path === "b" ? 2 : 0),
+    },
+    { attemptId: 1, from: "running", prepared: done({ n: 1 }) },
+    env,
+  );
+  assertEquals(only(looped, "schedule_attempt")[0].visit, 3);
 
   const routed = settle(runState(chain, runRow("running"), [attemptRow(1)]), {
     attemptId: 1,

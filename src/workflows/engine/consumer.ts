@@ -78,7 +78,7 @@ export class Consumer {
       const prepared = await core.prepare(attempt, state, outcome);
       let traceparent: string | null = null;
       const messages = core.commit(() => {
-        const run = core.snapshot(attempt.run_id);
+        const run = core.snapshot(attempt.run_id, attempt.id);
         if (!run) return [];
         traceparent = run.run.traceparent;
         return settle(run, {

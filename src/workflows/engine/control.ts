@@ -115,7 +115,7 @@ export class Control {
     const prepared = await core.prepare(attempt, state, outcome);
     let traceparent: string | null = null;
     const messages = core.commit(() => {
-      const run = core.snapshot(attempt.run_id)!;
+      const run = core.snapshot(attempt.run_id, attempt.id)!;
       traceparent = run.run.traceparent;
       return decideApproval(run, core.repo.approvals.get(approvalId)!, decision, prepared, core.env());
     });

@@ -100,9 +100,9 @@ export class EngineCore {
     return messages;
   }
 
-  /** A run as transitions read it (call inside a transaction). */
-  snapshot(runId: string): RunState | undefined {
-    return this.repo.snapshot(runId, (run) => this.definitionOf(run));
+  /** A run as transitions read it, with the attempts a transition is about (call inside a transaction). */
+  snapshot(runId: string, ...include: number[]): RunState | undefined {
+    return this.repo.snapshot(runId, (run) => this.definitionOf(run), include);
   }
 
   /** The definition a run started with (cached while the run is active here). */

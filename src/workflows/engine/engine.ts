@@ -1,4 +1,4 @@
-import type { Subscription } from "@nats-io/transport-node";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Database } from "../../db/database.ts";
 import { StationError } from "../../errors.ts";
 import { Consumer } from "./consumer.ts";
@@ -8,7 +8,6 @@ import { provisionQueue } from "./dispatch.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import { Repository } from "./repository.ts";
 import { Timers } from "./timers.ts";
-import type { NatsConnection } from "@nats-io/transport-node";
 
 export type { EngineOptions, EngineStats, StartRunRequest };
 

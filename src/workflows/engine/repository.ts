@@ -255,17 +255,34 @@ export class Repository {
     },
   };
 
-  /** A run as transitions read it (all attempts and scopes); undefined when there is no such run. */
-  snapshot(runId: string, definitionOf: (run: RunRow) => WorkflowDefinition): RunState | undefined {
+  /**
+   * A run as transitions read it: its unfinished attempts, the attempts named in `include`
+   * whatever their status, and all its scopes; undefined when there is no such run.
+   */
+  snapshot(
+    runId: string,
+    definitionOf: (run: RunRow) => WorkflowDefinition,
+    include: number[] = [],
+  ): RunState | undefined {
     const run = this.runs.get(runId);
     if (!run) return undefined;
+    const columns = `id, run_id, scope, path, step_id, step_type, visit, attempt, status,
+      CASE WHEN status = 'waiting' THEN output END AS output, error, owner, lease_until, dispatched_at,
+      created_at, started_at, completed_at`;
     const attempts = this.#sql.all<AttemptRow>(
-      `SELECT id, run_id, scope, path, step_id, step_type, visit, attempt, status,
-         CASE WHEN status = 'waiting' THEN output END AS output, error, owner, lease_until, dispatched_at,
-         created_at, started_at, completed_at
-       FROM step_attempts WHERE run_id = ? ORDER BY id`,
+      `SELECT ${columns} FROM step_attempts WHERE run_id = ? AND status IN ('scheduled','running','waiting')`,
       runId,
     );
+    for (const id of include) {
+      if (attempts.some((a) => a.id === id)) continue;
+      const row = this.#sql.get<AttemptRow>(
+        `SELECT ${columns} FROM step_attempts WHERE id = ? AND run_id = ?`,
+        id,
+        runId,
+      );
+      if (row) attempts.push(row);
+    }
+    attempts.sort((x, y) => x.id - y.id);
     const scopes = this.#sql.all<ScopeState>(
       "SELECT run_id, scope, parent_attempt, key, position, status FROM run_scopes WHERE run_id = ?",
       runId,
@@ -275,6 +292,12 @@ export class Repository {
       definition: definitionOf(run),
       attempts: new Map(attempts.map((a) => [a.id, a])),
       scopes: new Map(scopes.map((s) => [s.scope, s])),
+      lastVisit: (path) =>
+        this.#sql.get<{ v: number }>(
+          "SELECT COALESCE(MAX(visit), 0) AS v FROM step_attempts WHERE run_id = ? AND path = ?",
+          runId,
+          path,
+        )!.v,
     };
   }
 }

@@ -9,14 +9,17 @@ export type ScopeState = Omit<ScopeRow, "context" | "output" | "error">;
 
 /**
  * What a transition reads: one run as the ledger holds it inside the transaction. `attempts` are
- * all of the run's attempts in id order, with `output` kept only for waiting ones (a fan-out
- * parent's join settings); `scopes` are all of its scopes.
+ * the run's unfinished attempts plus the ones the transition is about (in id order), with
+ * `output` kept only for waiting ones (a fan-out parent's join settings); `scopes` are all of its
+ * scopes. Finished attempts matter only for their visit count, hence `lastVisit` instead of rows.
  */
 export interface RunState {
   run: RunRow;
   definition: WorkflowDefinition;
   attempts: Map<number, AttemptRow>;
   scopes: Map<string, ScopeState>;
+  /** The highest visit of a step path among the stored attempts (0 when none). */
+  lastVisit: (path: string) => number;
 }
 
 /** What a transition may know besides the run: the time, this process, and the engine settings. */

@@ -63,7 +63,7 @@ export class Timers {
     }
     let traceparent: string | null = null;
     const messages = core.commit(() => {
-      const run = core.snapshot(t.run_id)!;
+      const run = core.snapshot(t.run_id, t.attempt_id)!;
       traceparent = run.run.traceparent;
       return fireTimer(run, {
         timer: core.repo.timers.get(t.id)!,

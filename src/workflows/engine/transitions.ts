@@ -72,6 +72,7 @@ export function createRun(req: NewRun, env: TransitionEnv): Command[] {
       position: 0,
       status: "running",
     }]]),
+    lastVisit: () => 0,
   }, env);
   t.emit({
     kind: "create_run",
@@ -265,8 +266,9 @@ function endScope(
     return;
   }
   t.emit({ kind: "end_scope", runId: run.id, scope, status, output, error });
-  const parent = t.state.attempts.get(t.state.scopes.get(scope)!.parent_attempt!)!;
-  if (parent.status !== "waiting") return;
+  // A parent that is no longer waiting (timed out, canceled) is not in the snapshot's active set.
+  const parent = t.state.attempts.get(t.state.scopes.get(scope)!.parent_attempt!);
+  if (parent?.status !== "waiting") return;
   const state = stateOf(t.state.definition, parent, t.lookup);
   if (status === "failed" && state.type !== "try") {
     // Fail fast: siblings are canceled and the parent joins now.
@@ -333,7 +335,7 @@ function schedule(t: Transition, scope: string, state: State, attempt: number, v
   const path = scope === "" ? state.id : `${scope}/${state.id}`;
   let v = visit;
   if (v === undefined) {
-    v = 1;
+    v = t.state.lastVisit(path) + 1;
     for (const a of t.state.attempts.values()) if (a.path === path && a.visit >= v) v = a.visit + 1;
   }
   const ref = t.nextRef();
