@@ -1,14 +1,4 @@
-import {
-  type Document,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  parseDocument,
-  Scalar,
-  type YAMLMap,
-} from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, Scalar, type YAMLMap } from "yaml";
 import { validateSource } from "../definition/load.ts";
 import { parseCheck } from "../expr.ts";
 import { convertCondition, convertPath, mergedDataPath, type NameScope, NeedsMerge } from "./expressions.ts";
@@ -26,59 +16,29 @@ import { convertTemplates, convertVariableRef } from "./templates.ts";
  */
 
 /** Fields whose strings are names, targets or expressions — never `{{ }}` text. */
-const NOT_TEXT = new Set([
-  "id",
-  "name",
-  "type",
-  "next",
-  "transition",
-  "start",
-  "end",
-  "defaultNext",
-  "onReject",
-  "onTimeout",
-  "expression",
-  "dataPath",
-  "itemsPath",
-  "itemName",
-  "resultPath",
-  "conditions",
-  "output",
-  "agent",
-  "states",
-  "branches",
-  "iterator",
-  "try",
-  "catch",
-  "finally",
-  "retry",
-  "timeout",
-  "cron",
-  "timezone",
-]);
+const NOT_TEXT = new Set(
+  ("id name type next transition start end defaultNext onReject onTimeout expression dataPath itemsPath " +
+    "itemName resultPath conditions output agent states branches iterator try catch finally retry timeout " +
+    "cron timezone").split(" "),
+);
 
 /** Types Station accepted but ran as a no-op (or skipped); stn has no such step. */
 const NO_OP: Record<string, string> = {
   try_catch: "Station ran `try_catch` as a no-op; stn's is `type: try` with `try`/`catch`/`finally` blocks",
-  await:
-    "Station completed a plain `await` at once ({skipped: true}); stn's `await` waits for a signal or event",
-  "await.signal":
-    "Station completed `await.signal` at once ({skipped: true}); stn's `await` waits for a signal",
-  "await.event":
-    "Station completed `await.event` at once ({skipped: true}); stn's `await` waits for an event",
+  await: "Station completed `await` at once ({skipped: true}); remove the state (stn has no such no-op)",
+  "await.signal": "Station completed `await.signal` at once ({skipped: true}); remove the state",
+  "await.event": "Station completed `await.event` at once ({skipped: true}); remove the state",
   while: "Station completed `while` at once ({skipped: true}); there is no loop state in stn",
-  context: "Station completed `context` at once ({skipped: true})",
+  context: "Station completed `context` at once ({skipped: true}); remove the state",
 };
 
 class Migration {
   readonly issues: MigrationIssue[] = [];
   converted = 0;
-  readonly doc: Document;
   readonly #lines: LineCounter;
   #moved = new Map<string, string>();
 
-  constructor(doc: Document, lines: LineCounter) {
-    this.doc = doc;
+  constructor(lines: LineCounter) {
     this.#lines = lines;
   }
 
@@ -284,7 +244,7 @@ export function migrateText(
       }],
     };
   }
-  const m = new Migration(doc, lines);
+  const m = new Migration(lines);
   if (unwrapBody(doc, m.report)) m.converted++;
   const root = doc.contents;
   if (isMap(root)) {
