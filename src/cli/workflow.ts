@@ -80,8 +80,7 @@ async function migrateFiles(
       if (p.target) {
         await Deno.mkdir(dirname(p.target), { recursive: true });
         await writeWhole(p.target, p.result.text);
-      }
-      else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
+      } else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
     }
   }
   if (json) printJson(results.map(({ text, ...r }) => (opts.output || opts.check ? r : { ...r, text })));
