@@ -68,6 +68,7 @@ async function validateFiles(files: string[], json: boolean): Promise<void> {
   }
 }
 
+/** `workflow migrate`: converts, writes (or prints), reports; exit 1 on anything unconvertible (or, with --check, any change). */
 async function migrateFiles(
   path: string,
   opts: { output?: string; check?: boolean },
