@@ -79,6 +79,11 @@ Deno.test("switch with dataPath: _value/val/result are the value, its keys shado
     ["severity == 'high'", true],
     ["env == 'prod' and len([s for s in services if s['ms'] > 100]) == 2", true], // context keys
   ];
+  // dataPath `$` is the whole context: its keys are the names, the bindings the context itself.
+  assertEquals(
+    convertCondition("_value['label'] == label", { ...scope("data"), valuePath: "$" }),
+    "$.label = label",
+  );
   const merged = { ...scope("data"), valuePath: "alert" };
   const data = await evaluate(mergedDataPath("alert"), CTX, { ctx: CTX });
   for (const [src, want] of cases) {

@@ -119,7 +119,7 @@ export class Emitter {
     const { mode, valuePath, moved } = this.scope;
     if (mode === "transform" && (id === "input" || id === "ctx")) return { s: inner ? "$$" : "$", p: ATOM };
     if (mode === "data" && (id === "_value" || id === "val" || id === "result")) {
-      return { s: valuePath ? `$ctx.${valuePath}` : inner ? "$$" : "$", p: ATOM };
+      return { s: valuePath && valuePath !== "$" ? `$ctx.${valuePath}` : inner ? "$$" : "$", p: ATOM };
     }
     if (mode === "data" && !valuePath) throw new NeedsMerge(id);
     const path = moved.get(id) ?? field(id);

@@ -134,8 +134,12 @@ class Migration {
       node: isMap(c) ? pairOf(c, "if")?.value : undefined,
       at: `${path}/conditions/${i}/if`,
     }));
-    // Names besides _value/val/result: evaluate over the context merged with the value, as Station did.
-    if (valuePath !== undefined && isScalar(dataPath) && this.needsMerge(ifs.map((c) => c.node), scope)) {
+    // `$` is the whole context: its keys are the names already. Names besides _value/val/result with
+    // any other dataPath: evaluate over the context merged with the value, as Station did.
+    if (valuePath === "$") scope = { ...scope, valuePath };
+    else if (
+      valuePath !== undefined && isScalar(dataPath) && this.needsMerge(ifs.map((c) => c.node), scope)
+    ) {
       dataPath.value = mergedDataPath(valuePath);
       scope = { ...scope, valuePath };
     }
