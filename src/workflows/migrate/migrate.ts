@@ -42,10 +42,14 @@ class Migration {
     this.#lines = lines;
   }
 
+  /** `/definition` when the file was Station's API body: reported paths point into the file as written. */
+  prefix = "";
+
   report: Report = (severity, node, path, message) => {
     const offset = node?.range?.[0];
     const pos = offset !== undefined ? this.#lines.linePos(offset) : undefined;
-    this.issues.push({ severity, path, message, ...(pos ? { line: pos.line, column: pos.col } : {}) });
+    const at = this.prefix && !path.startsWith(this.prefix) ? this.prefix + path : path;
+    this.issues.push({ severity, path: at, message, ...(pos ? { line: pos.line, column: pos.col } : {}) });
   };
 
   /** Marks a construct left as written. */
@@ -249,7 +253,10 @@ export function migrateText(
     };
   }
   const m = new Migration(lines);
-  if (unwrapBody(doc, m.report)) m.converted++;
+  if (unwrapBody(doc, m.report)) {
+    m.converted++;
+    m.prefix = "/definition";
+  }
   const root = doc.contents;
   if (isMap(root)) {
     m.learn(doc.toJS() as Record<string, unknown>);
