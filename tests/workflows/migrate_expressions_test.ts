@@ -47,6 +47,7 @@ const CONDITIONS: Array<[string, boolean]> = [
   ["hasattr(alert, 'severity') and not hasattr(alert, 'owner')", true],
   ["getattr(alert, 'owner', 'nobody') == 'nobody'", true],
   ["services[0].name == 'api' and services[-1]['name'] == 'web'", true],
+  ["label[0] == 'c' and label[-1] == 't' and [1, 2][1] == 2", true],
   ["len([s for s in services if s['status'] != 'ok']) == 1", true],
   ["any([s['ms'] > 500 for s in services])", true],
   ["all([s['ms'] > 500 for s in services])", false],

@@ -41,7 +41,8 @@ const HELPERS: Record<string, string> = {
     'function($v) { $type($v) = "string" ? $length($v) : $type($v) = "object" ? $count($keys($v)) : $count($v) }',
   pyAdd:
     'function($a, $b) { $type($a) = "string" ? $a & $b : $type($a) = "array" ? $append($a, $b) : $a + $b }',
-  pyAt: 'function($o, $k) { $type($k) = "number" ? $o[$k] : $lookup($o, $k) }',
+  pyAt:
+    'function($o, $k) { $type($o) = "string" ? $substring($o, $k, 1) : $type($k) = "number" ? $o[$k] : $lookup($o, $k) }',
 };
 
 /** JSONata's built-in function names: a Starlark variable of that name must not shadow one. */
@@ -185,7 +186,8 @@ export class Emitter {
   index(obj: Expr, idx: Expr): Out {
     const o = this.wrap(this.emit(obj), ATOM);
     if (idx.k === "str") return { s: `${o}.${field(idx.v)}`, p: ATOM };
-    if (idx.k === "num" || (idx.k === "neg" && idx.e.k === "num")) {
+    // A number indexes a list directly; on a value that may be a string, Python gives a character.
+    if ((idx.k === "num" || (idx.k === "neg" && idx.e.k === "num")) && this.isList(obj)) {
       return { s: `${o}[${this.emit(idx).s}]`, p: ATOM };
     }
     return this.helper("pyAt", [o, this.emit(idx).s]);
