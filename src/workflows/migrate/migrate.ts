@@ -95,7 +95,8 @@ class Migration {
     this.retry(s, path);
     for (const p of s.items) {
       const key = isScalar(p.key) ? String(p.key.value) : "";
-      if (NOT_TEXT.has(key)) continue;
+      // A schedule's input is data, never rendered: a `{{ }}` there stays as written (stn warns).
+      if (NOT_TEXT.has(key) || (type === "cron" && key === "input")) continue;
       this.text(p.value as Node, `${path}/${key}`);
     }
     for (const n of nestedStates(s, path)) {
