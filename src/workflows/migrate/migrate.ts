@@ -95,7 +95,7 @@ class Migration {
     this.retry(s, path);
     for (const p of s.items) {
       const key = isScalar(p.key) ? String(p.key.value) : "";
-      // A schedule's input is data, never rendered: a `{{ }}` there stays as written (stn warns).
+      // A schedule's input is data, never rendered: a `{{ }}` there stays as written.
       if (NOT_TEXT.has(key) || (type === "cron" && key === "input")) continue;
       this.text(p.value as Node, `${path}/${key}`);
     }
