@@ -68,6 +68,7 @@ async function validateFiles(files: string[], json: boolean): Promise<void> {
   }
 }
 
+/** `workflow migrate`: converts, writes (or prints), reports; exit 1 on anything unconvertible (or, with --check, any change). */
 async function migrateFiles(
   path: string,
   opts: { output?: string; check?: boolean },
@@ -80,8 +81,7 @@ async function migrateFiles(
       if (p.target) {
         await Deno.mkdir(dirname(p.target), { recursive: true });
         await writeWhole(p.target, p.result.text);
-      }
-      else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
+      } else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
     }
   }
   if (json) printJson(results.map(({ text, ...r }) => (opts.output || opts.check ? r : { ...r, text })));

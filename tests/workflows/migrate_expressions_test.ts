@@ -47,6 +47,7 @@ const CONDITIONS: Array<[string, boolean]> = [
   ["hasattr(alert, 'severity') and not hasattr(alert, 'owner')", true],
   ["getattr(alert, 'owner', 'nobody') == 'nobody'", true],
   ["services[0].name == 'api' and services[-1]['name'] == 'web'", true],
+  ["label[0] == 'c' and label[-1] == 't' and [1, 2][1] == 2", true],
   ["len([s for s in services if s['status'] != 'ok']) == 1", true],
   ["any([s['ms'] > 500 for s in services])", true],
   ["all([s['ms'] > 500 for s in services])", false],
@@ -79,6 +80,11 @@ Deno.test("switch with dataPath: _value/val/result are the value, its keys shado
     ["severity == 'high'", true],
     ["env == 'prod' and len([s for s in services if s['ms'] > 100]) == 2", true], // context keys
   ];
+  // dataPath `$` is the whole context: its keys are the names, the bindings the context itself.
+  assertEquals(
+    convertCondition("_value['label'] == label", { ...scope("data"), valuePath: "$" }),
+    "$.label = label",
+  );
   const merged = { ...scope("data"), valuePath: "alert" };
   const data = await evaluate(mergedDataPath("alert"), CTX, { ctx: CTX });
   for (const [src, want] of cases) {

@@ -1,3 +1,4 @@
+import { emitCall } from "./calls.ts";
 import { type Expr, parseExpression, Unconvertible } from "./starlark.ts";
 
 /**
@@ -40,7 +41,8 @@ const HELPERS: Record<string, string> = {
     'function($v) { $type($v) = "string" ? $length($v) : $type($v) = "object" ? $count($keys($v)) : $count($v) }',
   pyAdd:
     'function($a, $b) { $type($a) = "string" ? $a & $b : $type($a) = "array" ? $append($a, $b) : $a + $b }',
-  pyAt: 'function($o, $k) { $type($k) = "number" ? $o[$k] : $lookup($o, $k) }',
+  pyAt:
+    'function($o, $k) { $type($o) = "string" ? $substring($o, $k, 1) : $type($k) = "number" ? $o[$k] : $lookup($o, $k) }',
 };
 
 /** JSONata's built-in function names: a Starlark variable of that name must not shadow one. */
@@ -84,9 +86,11 @@ const PREC: Record<string, number> = {
   "/": 6,
   "%": 6,
 };
-const ATOM = 9;
+/** Precedence of an atom (a literal, path, call or parenthesised expression). */
+export const ATOM = 9;
 
-interface Out {
+/** Emitted JSONata with its precedence. */
+export interface Out {
   s: string;
   p: number;
 }
@@ -116,7 +120,7 @@ export class Emitter {
     const { mode, valuePath, moved } = this.scope;
     if (mode === "transform" && (id === "input" || id === "ctx")) return { s: inner ? "$$" : "$", p: ATOM };
     if (mode === "data" && (id === "_value" || id === "val" || id === "result")) {
-      return { s: valuePath ? `$ctx.${valuePath}` : inner ? "$$" : "$", p: ATOM };
+      return { s: valuePath && valuePath !== "$" ? `$ctx.${valuePath}` : inner ? "$$" : "$", p: ATOM };
     }
     if (mode === "data" && !valuePath) throw new NeedsMerge(id);
     const path = moved.get(id) ?? field(id);
@@ -148,7 +152,7 @@ export class Emitter {
       case "index":
         return this.index(e.obj, e.idx);
       case "call":
-        return this.call(e);
+        return emitCall(this, e);
       case "not":
         return { s: `$not(${this.truth(e.e)})`, p: ATOM };
       case "neg":
@@ -182,7 +186,8 @@ export class Emitter {
   index(obj: Expr, idx: Expr): Out {
     const o = this.wrap(this.emit(obj), ATOM);
     if (idx.k === "str") return { s: `${o}.${field(idx.v)}`, p: ATOM };
-    if (idx.k === "num" || (idx.k === "neg" && idx.e.k === "num")) {
+    // A number indexes a list directly; on a value that may be a string, Python gives a character.
+    if ((idx.k === "num" || (idx.k === "neg" && idx.e.k === "num")) && this.isList(obj)) {
       return { s: `${o}[${this.emit(idx).s}]`, p: ATOM };
     }
     return this.helper("pyAt", [o, this.emit(idx).s]);
@@ -275,127 +280,6 @@ export class Emitter {
     if (elt.k === "name" && elt.id === e.v) return { s: `[${items}]`, p: ATOM };
     // `[…]` keeps a one-item result a list (JSONata would unwrap a singleton sequence).
     return { s: `[$map(${items}, ${this.lambda(e.v, () => this.emit(elt).s)})]`, p: ATOM };
-  }
-
-  call(e: Extract<Expr, { k: "call" }>): Out {
-    const args = e.args;
-    const a = () => args.map((x) => this.emit(x).s);
-    const arity = (name: string, ...counts: number[]) => {
-      if (!counts.includes(args.length)) {
-        throw new Unconvertible(`\`${name}\` with ${args.length} argument(s) cannot be translated`);
-      }
-    };
-    if (e.fn.k === "name" && !this.locals.has(e.fn.id)) {
-      const f = e.fn.id;
-      switch (f) {
-        case "len":
-          arity(f, 1);
-          if (this.isList(args[0])) return { s: `$count(${a()[0]})`, p: ATOM };
-          if (args[0].k === "str") return { s: `$length(${a()[0]})`, p: ATOM };
-          return this.helper("pyLen", a());
-        case "str":
-          arity(f, 1);
-          return { s: `$string(${a()[0]})`, p: ATOM };
-        case "int":
-          arity(f, 1);
-          return { s: `$floor($number(${a()[0]}))`, p: ATOM };
-        case "float":
-          arity(f, 1);
-          return { s: `$number(${a()[0]})`, p: ATOM };
-        case "bool":
-          arity(f, 1);
-          return { s: `$boolean(${a()[0]})`, p: ATOM };
-        case "abs":
-          arity(f, 1);
-          return { s: `$abs(${a()[0]})`, p: ATOM };
-        case "sum":
-        case "max":
-        case "min":
-          arity(f, 1);
-          return { s: `$${f}(${a()[0]})`, p: ATOM };
-        case "sorted":
-          arity(f, 1);
-          return { s: `$sort(${a()[0]})`, p: ATOM };
-        case "list":
-          arity(f, 1);
-          return { s: `[${a()[0]}]`, p: ATOM };
-        case "any":
-        case "all": {
-          arity(f, 1);
-          const test = f === "any" ? "$boolean($v)" : "$not($boolean($v))";
-          return {
-            s: `($count($filter(${a()[0]}, function($v) { ${test} })) ${f === "any" ? ">" : "="} 0)`,
-            p: ATOM,
-          };
-        }
-        case "hasattr": {
-          arity(f, 2);
-          if (args[1].k !== "str") {
-            throw new Unconvertible("`hasattr` with a computed name cannot be translated");
-          }
-          return { s: `$exists(${this.wrap(this.emit(args[0]), ATOM)}.${field(args[1].v)})`, p: ATOM };
-        }
-        case "getattr":
-          arity(f, 2, 3);
-          if (args[1].k !== "str") {
-            throw new Unconvertible("`getattr` with a computed name cannot be translated");
-          }
-          return this.lookup(args[0], args[1].v, args[2]);
-      }
-      throw new Unconvertible(`the function \`${f}\` has no translation`);
-    }
-    if (e.fn.k === "attr") {
-      const obj = e.fn.obj;
-      const m = e.fn.name;
-      if (obj.k === "name" && obj.id === "json" && !this.locals.has("json")) {
-        if (m === "encode") return { s: `$string(${a()[0]})`, p: ATOM };
-        if (m === "decode") return { s: `$eval(${a()[0]})`, p: ATOM };
-      }
-      const self = () => this.emit(obj).s;
-      switch (m) {
-        case "get":
-          arity(m, 1, 2);
-          if (args[0].k !== "str") throw new Unconvertible("`.get` with a computed key cannot be translated");
-          return this.lookup(obj, args[0].v, args[1]);
-        case "lower":
-          return { s: `$lowercase(${self()})`, p: ATOM };
-        case "upper":
-          return { s: `$uppercase(${self()})`, p: ATOM };
-        case "strip":
-          arity(m, 0);
-          return { s: `$trim(${self()})`, p: ATOM };
-        case "startswith":
-          arity(m, 1);
-          return { s: `$substring(${self()}, 0, $length(${a()[0]})) = ${a()[0]}`, p: 4 };
-        case "endswith":
-          arity(m, 1);
-          return { s: `$substring(${self()}, -$length(${a()[0]})) = ${a()[0]}`, p: 4 };
-        case "split":
-          arity(m, 1);
-          return { s: `$split(${self()}, ${a()[0]})`, p: ATOM };
-        case "join":
-          arity(m, 1);
-          return { s: `$join(${a()[0]}, ${self()})`, p: ATOM };
-        case "replace":
-          arity(m, 2);
-          return { s: `$replace(${self()}, ${a()[0]}, ${a()[1]})`, p: ATOM };
-        case "keys":
-          arity(m, 0);
-          return { s: `$keys(${self()})`, p: ATOM };
-        case "values":
-          arity(m, 0);
-          return { s: `[$each(${self()}, function($v) { $v })]`, p: ATOM };
-      }
-      throw new Unconvertible(`the method \`.${m}()\` has no translation`);
-    }
-    throw new Unconvertible("calling a computed function cannot be translated");
-  }
-
-  /** `getattr(o, "k", d)` / `o.get("k", d)`: the field, or the default when it is missing. */
-  lookup(obj: Expr, key: string, fallback?: Expr): Out {
-    const path = `${this.wrap(this.emit(obj), ATOM)}.${field(key)}`;
-    if (!fallback) return { s: path, p: ATOM };
-    return { s: `($exists(${path}) ? ${path} : ${this.emit(fallback).s})`, p: ATOM };
   }
 
   /** Wraps the result with the helper definitions it uses. */

@@ -1,14 +1,4 @@
-import {
-  type Document,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  parseDocument,
-  Scalar,
-  type YAMLMap,
-} from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, Scalar, type YAMLMap } from "yaml";
 import { validateSource } from "../definition/load.ts";
 import { parseCheck } from "../expr.ts";
 import { convertCondition, convertPath, mergedDataPath, type NameScope, NeedsMerge } from "./expressions.ts";
@@ -26,66 +16,40 @@ import { convertTemplates, convertVariableRef } from "./templates.ts";
  */
 
 /** Fields whose strings are names, targets or expressions — never `{{ }}` text. */
-const NOT_TEXT = new Set([
-  "id",
-  "name",
-  "type",
-  "next",
-  "transition",
-  "start",
-  "end",
-  "defaultNext",
-  "onReject",
-  "onTimeout",
-  "expression",
-  "dataPath",
-  "itemsPath",
-  "itemName",
-  "resultPath",
-  "conditions",
-  "output",
-  "agent",
-  "states",
-  "branches",
-  "iterator",
-  "try",
-  "catch",
-  "finally",
-  "retry",
-  "timeout",
-  "cron",
-  "timezone",
-]);
+const NOT_TEXT = new Set(
+  ("id name type next transition start end defaultNext onReject onTimeout expression dataPath itemsPath " +
+    "itemName resultPath conditions output agent states branches iterator try catch finally retry timeout " +
+    "cron timezone").split(" "),
+);
 
 /** Types Station accepted but ran as a no-op (or skipped); stn has no such step. */
 const NO_OP: Record<string, string> = {
   try_catch: "Station ran `try_catch` as a no-op; stn's is `type: try` with `try`/`catch`/`finally` blocks",
-  await:
-    "Station completed a plain `await` at once ({skipped: true}); stn's `await` waits for a signal or event",
-  "await.signal":
-    "Station completed `await.signal` at once ({skipped: true}); stn's `await` waits for a signal",
-  "await.event":
-    "Station completed `await.event` at once ({skipped: true}); stn's `await` waits for an event",
+  await: "Station completed `await` at once ({skipped: true}); remove the state (stn has no such no-op)",
+  "await.signal": "Station completed `await.signal` at once ({skipped: true}); remove the state",
+  "await.event": "Station completed `await.event` at once ({skipped: true}); remove the state",
   while: "Station completed `while` at once ({skipped: true}); there is no loop state in stn",
-  context: "Station completed `context` at once ({skipped: true})",
+  context: "Station completed `context` at once ({skipped: true}); remove the state",
 };
 
 class Migration {
   readonly issues: MigrationIssue[] = [];
   converted = 0;
-  readonly doc: Document;
   readonly #lines: LineCounter;
   #moved = new Map<string, string>();
 
-  constructor(doc: Document, lines: LineCounter) {
-    this.doc = doc;
+  constructor(lines: LineCounter) {
     this.#lines = lines;
   }
+
+  /** `/definition` when the file was Station's API body: reported paths point into the file as written. */
+  prefix = "";
 
   report: Report = (severity, node, path, message) => {
     const offset = node?.range?.[0];
     const pos = offset !== undefined ? this.#lines.linePos(offset) : undefined;
-    this.issues.push({ severity, path, message, ...(pos ? { line: pos.line, column: pos.col } : {}) });
+    const at = this.prefix && !path.startsWith(this.prefix) ? this.prefix + path : path;
+    this.issues.push({ severity, path: at, message, ...(pos ? { line: pos.line, column: pos.col } : {}) });
   };
 
   /** Marks a construct left as written. */
@@ -131,7 +95,8 @@ class Migration {
     this.retry(s, path);
     for (const p of s.items) {
       const key = isScalar(p.key) ? String(p.key.value) : "";
-      if (NOT_TEXT.has(key)) continue;
+      // A schedule's input is data, never rendered: a `{{ }}` there stays as written.
+      if (NOT_TEXT.has(key) || (type === "cron" && key === "input")) continue;
       this.text(p.value as Node, `${path}/${key}`);
     }
     for (const n of nestedStates(s, path)) {
@@ -174,8 +139,12 @@ class Migration {
       node: isMap(c) ? pairOf(c, "if")?.value : undefined,
       at: `${path}/conditions/${i}/if`,
     }));
-    // Names besides _value/val/result: evaluate over the context merged with the value, as Station did.
-    if (valuePath !== undefined && isScalar(dataPath) && this.needsMerge(ifs.map((c) => c.node), scope)) {
+    // `$` is the whole context: its keys are the names already. Names besides _value/val/result with
+    // any other dataPath: evaluate over the context merged with the value, as Station did.
+    if (valuePath === "$") scope = { ...scope, valuePath };
+    else if (
+      valuePath !== undefined && isScalar(dataPath) && this.needsMerge(ifs.map((c) => c.node), scope)
+    ) {
       dataPath.value = mergedDataPath(valuePath);
       scope = { ...scope, valuePath };
     }
@@ -284,8 +253,11 @@ export function migrateText(
       }],
     };
   }
-  const m = new Migration(doc, lines);
-  if (unwrapBody(doc, m.report)) m.converted++;
+  const m = new Migration(lines);
+  if (unwrapBody(doc, m.report)) {
+    m.converted++;
+    m.prefix = "/definition";
+  }
   const root = doc.contents;
   if (isMap(root)) {
     m.learn(doc.toJS() as Record<string, unknown>);
