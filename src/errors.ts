@@ -56,13 +56,17 @@ export function usageError(code: ErrorCode, message: string, hint?: string, deta
   return new StationError(code, message, { status: 400, hint, details, exitCode: 2 });
 }
 
-/** A 404 for a missing thing of a kind: `notFound("run", id)` is `run_not_found`, "no run <id>". */
-export function notFound(
-  kind: "run" | "approval" | "workflow" | "file" | "sandbox",
-  id: string,
-  hint?: string,
-): StationError {
-  return new StationError(`${kind}_not_found`, `no ${kind} ${id}`, { hint });
+const NOUNS = {
+  run: "workflow run",
+  approval: "approval",
+  workflow: "workflow",
+  file: "file",
+  sandbox: "sandbox",
+};
+
+/** A 404 for a missing thing: `notFound("run", id)` is `run_not_found`, "no workflow run <id>". */
+export function notFound(kind: keyof typeof NOUNS, id: string, hint?: string): StationError {
+  return new StationError(`${kind}_not_found`, `no ${NOUNS[kind]} ${id}`, { hint });
 }
 
 /** Normalises anything thrown into a StationError without leaking internals. */
