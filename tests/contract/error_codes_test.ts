@@ -43,3 +43,10 @@ Deno.test("errors: every code in the catalogue is used somewhere in src, each wi
 Deno.test("contract: the run statuses are the engine's", () => {
   assertEquals([...RunStatus.options], [...RUN_STATUSES]);
 });
+
+Deno.test("docs/api.md: the error table is the catalogue, row for row", () => {
+  const doc = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8");
+  const rows = [...doc.matchAll(/^\| `([a-z_]+)` +\| (\d+) +\| (\d) +\| (.+?) +\|$/gm)]
+    .map((m) => [m[1], Number(m[2]), Number(m[3]), m[4]]);
+  assertEquals(rows, Object.entries(ERROR_CODES).map(([code, entry]) => [code, ...entry]));
+});
