@@ -13,11 +13,14 @@ const HINT = "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TO
 const unauthorized = (message: string) => (c: Context) =>
   c.json(new StationError("unauthorized", message, { hint: HINT }).toBody(), 401);
 
+/** Routes anyone may read: health for probes, and the API reference (a browser opening it sends no token). */
+const OPEN_PATHS = ["/health", "/api/docs", "/api/v1/openapi.json"];
+
 /**
  * Requires `Authorization: Bearer <token>` on every route except the open ones (Hono's bearer auth:
  * constant-time comparison, 401 with `WWW-Authenticate`), answering stn's error body.
  */
-export function requireToken(token: string, openPaths: readonly string[] = ["/health"]): MiddlewareHandler {
+export function requireToken(token: string, openPaths: readonly string[] = OPEN_PATHS): MiddlewareHandler {
   const check = bearerAuth({
     token,
     noAuthenticationHeader: { message: unauthorized("missing API token") },

@@ -69,13 +69,15 @@ Deno.test("API: a bad query or body is a 400 invalid_request naming the field, t
   }
 });
 
-Deno.test("API: beyond loopback, a missing or wrong token is a 401 with WWW-Authenticate; /health stays open", async () => {
+Deno.test("API: beyond loopback, a missing or wrong token is a 401 with WWW-Authenticate; health and the reference stay open", async () => {
   const token = "0123456789abcdef0123456789abcdef";
   const t = await startTestStation({ configYaml: `server:\n  host: 0.0.0.0\n  api_token: ${token}\n` });
   try {
-    const health = await fetch(`${t.station.url}/health`);
-    assertEquals(health.status, 200);
-    await health.body?.cancel();
+    for (const open of ["/health", "/api/v1/openapi.json", "/api/docs"]) {
+      const res = await fetch(`${t.station.url}${open}`);
+      assertEquals(res.status, 200, open);
+      await res.body?.cancel();
+    }
     for (const authorization of [undefined, "Bearer wrong-token", "Basic abc", "Bearer bad token!"]) {
       const res = await fetch(`${t.station.url}/api/v1/version`, {
         headers: authorization ? { authorization } : {},

@@ -6,8 +6,8 @@ import { openapi, router } from "../openapi.ts";
 
 const DESCRIPTION =
   `The HTTP API of stn. Every error is \`{"error": {"code", "message", "hint"?, "details"?}}\`
-with the HTTP status of its code. Bound beyond loopback, every route but /health needs
-\`Authorization: Bearer <server.api_token>\`.
+with the HTTP status of its code. Bound beyond loopback, every route but /health and this reference
+needs \`Authorization: Bearer <server.api_token>\`.
 
 ## Error codes
 
