@@ -96,6 +96,7 @@ export class StationClient {
       body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
     });
     const body = res.status === 204 ? undefined : await res.json().catch((err) => {
+      if (!(err instanceof SyntaxError)) throw err;
       throw new StationError("invalid_response", `${method} ${path}: the answer is not JSON: ${err.message}`);
     });
     return options.schema ? parseAnswer(options.schema, body, `${method} ${path}`) : body as T;
