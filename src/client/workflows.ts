@@ -1,7 +1,7 @@
+import { SyncReport } from "../contract/sync.ts";
 import {
   DeleteWorkflowResult,
   SaveResult,
-  SyncReport,
   ValidationReport,
   WorkflowEnvelope,
   WorkflowList,

@@ -9,4 +9,5 @@ export * from "./files.ts";
 export * from "./health.ts";
 export * from "./runs.ts";
 export * from "./sandboxes.ts";
+export * from "./sync.ts";
 export * from "./workflows.ts";

@@ -1,12 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { SyncBody, SyncReport } from "../../contract/sync.ts";
 import {
   DefinitionInput,
   DeleteWorkflowQuery,
   DeleteWorkflowResult,
   SaveResult,
-  SyncBody,
-  SyncReport,
   ValidationReport,
   VersionQuery,
   WorkflowEnvelope,
