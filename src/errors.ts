@@ -1,13 +1,19 @@
+import { type ErrorCode, errorCodeInfo, isErrorCode } from "./error_codes.ts";
+
+export type { ErrorCode } from "./error_codes.ts";
+
 /**
  * The one error type of stn (DESIGN §6). Everything a user can meet — a bad config value, a missing
- * binary, an API 4xx — is a StationError with a stable `code`, an HTTP status, and usually a hint.
+ * binary, an API 4xx — is a StationError with a stable `code` from the catalogue (`error_codes.ts`),
+ * an HTTP status, and usually a hint.
  */
 export interface StationErrorOptions {
+  /** HTTP status; defaults to the code's status in the catalogue. */
   status?: number;
   hint?: string;
   details?: unknown;
   cause?: unknown;
-  /** CLI exit code when this error ends a command (DESIGN §6: 1 failure, 2 usage). */
+  /** CLI exit code when this error ends a command (DESIGN §6: 1 failure, 2 usage); defaults to the catalogue's. */
   exitCode?: number;
 }
 
@@ -18,20 +24,22 @@ export interface ErrorBody {
 
 /** An expected failure with a stable code, an HTTP status and an optional hint for the user. */
 export class StationError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly status: number;
   readonly hint?: string;
   readonly details?: unknown;
   readonly exitCode: number;
 
-  constructor(code: string, message: string, options: StationErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: StationErrorOptions = {}) {
     super(message, { cause: options.cause });
     this.name = "StationError";
     this.code = code;
-    this.status = options.status ?? 500;
+    // A code off the wire from a newer server may be missing from this catalogue: it stays as it came.
+    const info = isErrorCode(code) ? errorCodeInfo(code) : { status: 500, exit: 1 };
+    this.status = options.status ?? info.status;
     this.hint = options.hint;
     this.details = options.details;
-    this.exitCode = options.exitCode ?? 1;
+    this.exitCode = options.exitCode ?? info.exit;
   }
 
   /** The API body for this error (DESIGN §6). */
@@ -44,8 +52,21 @@ export class StationError extends Error {
 }
 
 /** A usage error: bad flags, bad config values. Exits 2. */
-export function usageError(code: string, message: string, hint?: string, details?: unknown): StationError {
+export function usageError(code: ErrorCode, message: string, hint?: string, details?: unknown): StationError {
   return new StationError(code, message, { status: 400, hint, details, exitCode: 2 });
+}
+
+const NOUNS = {
+  run: "workflow run",
+  approval: "approval",
+  workflow: "workflow",
+  file: "file",
+  sandbox: "sandbox",
+};
+
+/** A 404 for a missing thing: `notFound("run", id)` is `run_not_found`, "no workflow run <id>". */
+export function notFound(kind: keyof typeof NOUNS, id: string, hint?: string): StationError {
+  return new StationError(`${kind}_not_found`, `no ${NOUNS[kind]} ${id}`, { hint });
 }
 
 /** Normalises anything thrown into a StationError without leaking internals. */
@@ -58,8 +79,8 @@ export function toStationError(err: unknown): StationError {
 /** Parses an API error body back into a StationError (client side). */
 export function fromErrorBody(status: number, body: unknown): StationError {
   const e = (body as ErrorBody | undefined)?.error;
-  if (e && typeof e.code === "string") {
-    return new StationError(e.code, e.message, { status, hint: e.hint, details: e.details });
+  if (e && typeof e.code === "string" && typeof e.message === "string") {
+    return new StationError(e.code as ErrorCode, e.message, { status, hint: e.hint, details: e.details });
   }
   return new StationError("http_error", `server answered ${status}`, { status });
 }

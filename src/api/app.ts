@@ -1,40 +1,45 @@
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { StationError, toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
-import { bearerAuth, isLoopback } from "./auth.ts";
+import { isLoopback, requireToken } from "./auth.ts";
+import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
-import { healthRoutes } from "./routes/health.ts";
+import { healthRoutes, versionRoutes } from "./routes/health.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
-import { workflowRunRoutes, workflowStartRoutes } from "./routes/workflow_runs.ts";
+import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
 
-/** Builds the HTTP API: error shape, auth, and every resource's routes. */
-export function createApp(ctx: StationContext): Hono {
-  const app = new Hono();
+/** Builds the HTTP API: error shape, auth, every resource's routes, and the OpenAPI document of them. */
+export function createApp(ctx: StationContext): OpenAPIHono {
+  const app = new OpenAPIHono();
   const { host, api_token } = ctx.config.values.server;
-  if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
+  if (!isLoopback(host) && api_token) app.use("*", requireToken(api_token));
+
+  const workflows = workflowRoutes(ctx);
+  addWorkflowStartRoute(ctx, workflows);
 
   app.route("/health", healthRoutes(ctx));
   app.route("/api/v1/files", filesRoutes(ctx));
   app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
-  app.route("/api/v1/workflows", workflowRoutes(ctx));
-  app.route("/api/v1/workflows", workflowStartRoutes(ctx));
+  app.route("/api/v1/workflows", workflows);
   app.route("/api/v1/sync", syncRoutes(ctx));
-  app.get("/api/v1/version", (c) => c.json({ version: ctx.version, deno: Deno.version.deno }));
-
+  app.route("/api/v1/version", versionRoutes(ctx));
   app.route("/api/v1", sandboxRoutes(ctx));
+  app.route("/", docsRoutes(app, ctx.version));
+
   app.notFound((c) => {
     const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {
-      status: 404,
-      hint: "see the API section of the README for the routes",
+      hint: "the API reference lists every route: GET /api/docs, or /api/v1/openapi.json",
     });
     return c.json(err.toBody(), 404);
   });
   app.onError((thrown, c) => {
+    // A middleware's own answer (bearer auth's 401 with WWW-Authenticate) goes out as it was made.
+    if (thrown instanceof HTTPException && thrown.res) return thrown.getResponse();
     const err = thrown instanceof HTTPException
       ? new StationError("http_error", thrown.message || `HTTP ${thrown.status}`, { status: thrown.status })
       : toStationError(thrown);

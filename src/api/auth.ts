@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
 import { StationError } from "../errors.ts";
 
 /** True for addresses only this machine can reach. */
@@ -7,28 +7,25 @@ export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-// Hashing first makes the comparison constant-time whatever the lengths.
-function digest(s: string): Uint8Array {
-  return createHash("sha256").update(s).digest();
-}
+const HINT = "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TOKEN or server.api_token)";
 
-/** True when the presented token equals the expected one, compared in constant time. */
-export function tokenMatches(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
-}
+// Hono answers a malformed header 400; for a client it is one more way of not being authenticated.
+const unauthorized = (message: string) => (c: Context) =>
+  c.json(new StationError("unauthorized", message, { hint: HINT }).toBody(), 401);
 
-/** Requires `Authorization: Bearer <token>` on every route except the open ones. */
-export function bearerAuth(token: string, openPaths: readonly string[] = ["/health"]): MiddlewareHandler {
-  return (c, next) => {
-    if (openPaths.includes(c.req.path)) return next();
-    const header = c.req.header("authorization") ?? "";
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    if (!m || !tokenMatches(m[1].trim(), token)) {
-      throw new StationError("unauthorized", m ? "invalid API token" : "missing API token", {
-        status: 401,
-        hint: "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TOKEN or server.api_token)",
-      });
-    }
-    return next();
-  };
+/** Routes anyone may read: health for probes, and the API reference (a browser opening it sends no token). */
+const OPEN_PATHS = ["/health", "/api/docs", "/api/v1/openapi.json"];
+
+/**
+ * Requires `Authorization: Bearer <token>` on every route except the open ones (Hono's bearer auth:
+ * constant-time comparison, 401 with `WWW-Authenticate`), answering stn's error body.
+ */
+export function requireToken(token: string, openPaths: readonly string[] = OPEN_PATHS): MiddlewareHandler {
+  const check = bearerAuth({
+    token,
+    noAuthenticationHeader: { message: unauthorized("missing API token") },
+    invalidAuthenticationHeader: { message: unauthorized("malformed Authorization header") },
+    invalidToken: { message: unauthorized("invalid API token") },
+  });
+  return (c, next) => openPaths.includes(c.req.path) ? next() : check(c, next);
 }

@@ -10,7 +10,6 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
     body = text.trim() === "" ? {} : JSON.parse(text);
   } catch (err) {
     throw new StationError("invalid_json", `request body is not valid JSON: ${(err as Error).message}`, {
-      status: 400,
       hint: "send a JSON object with Content-Type: application/json",
     });
   }
@@ -21,10 +20,18 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => ({ path: "/" + i.path.join("/"), message: i.message }));
-  throw new StationError(
+  throw invalidRequest(what, result.error);
+}
+
+/** The 400 `invalid_request` for a failed check of `what` (query, path, request body), naming each issue. */
+export function invalidRequest(what: string, error: z.ZodError): StationError {
+  const issues = error.issues.map((i) => ({ path: "/" + i.path.join("/"), message: i.message }));
+  return new StationError(
     "invalid_request",
     `${what}: ${issues.map((i) => `${i.path === "/" ? "" : i.path + ": "}${i.message}`).join("; ")}`,
-    { status: 400, details: { issues }, hint: "see the API section of the README for the expected shape" },
+    {
+      details: { issues },
+      hint: "the API reference (GET /api/docs, or /api/v1/openapi.json) shows the expected shape",
+    },
   );
 }

@@ -14,7 +14,7 @@ import { StationError, usageError } from "../errors.ts";
 import type { RunEvent } from "../events/run_events.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { loadWorkflowFile, WORKFLOW_FILE } from "../workflows/definition/load.ts";
-import type { RunView } from "../workflows/engine/views.ts";
+import type { Run as RunView } from "../contract/runs.ts";
 import { globals, withStation } from "./context.ts";
 import { CliExit, printFields, printJson, printTable, style } from "./output.ts";
 

@@ -1,5 +1,6 @@
+import type { z } from "zod";
+import { Health, Version } from "../contract/health.ts";
 import { fromErrorBody, StationError } from "../errors.ts";
-import type { Health } from "../api/routes/health.ts";
 
 export interface StationClientOptions {
   /** Bearer token for servers bound beyond loopback. */
@@ -13,6 +14,26 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+}
+
+/** Options of a JSON call; with `schema`, the answer is checked against the API contract. */
+export interface JsonOptions<T> extends RequestOptions {
+  schema?: z.ZodType<T>;
+}
+
+/** Checks an answer against its contract schema; a mismatch is a clear `invalid_response`, not a crash later. */
+export function parseAnswer<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((i) => `/${i.path.join("/")}: ${i.message}`);
+  throw new StationError(
+    "invalid_response",
+    `${what}: the answer does not match the API contract: ${issues.join("; ")}`,
+    {
+      hint: "the server may run another stn version than this CLI (`stn status` shows the server's)",
+      details: { issues: result.error.issues },
+    },
+  );
 }
 
 /** Typed client of the stn HTTP API; every CLI command talks to the runtime through it. */
@@ -59,8 +80,11 @@ export class StationClient {
     return res;
   }
 
-  /** Sends a JSON request and parses the JSON answer. */
-  async json<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  /**
+   * Sends a JSON request and parses the JSON answer, checked against `options.schema` when given (the
+   * client's calls always give one; without it the answer is unchecked, for ad-hoc calls and tests).
+   */
+  async json<T = unknown>(method: string, path: string, options: JsonOptions<T> = {}): Promise<T> {
     const signal = options.signal ?? AbortSignal.timeout(this.#timeoutMs);
     const res = await this.fetch(method, path, {
       query: options.query,
@@ -71,8 +95,11 @@ export class StationClient {
       },
       body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
     });
-    if (res.status === 204) return undefined as T;
-    return await res.json() as T;
+    const body = res.status === 204 ? undefined : await res.json().catch((err) => {
+      if (!(err instanceof SyntaxError)) throw err;
+      throw new StationError("invalid_response", `${method} ${path}: the answer is not JSON: ${err.message}`);
+    });
+    return options.schema ? parseAnswer(options.schema, body, `${method} ${path}`) : body as T;
   }
 
   /** GET /health; a 503 answer is returned as data, not thrown. */
@@ -92,11 +119,11 @@ export class StationClient {
     }
     const body = await res.json().catch(() => undefined);
     if (res.status !== 200 && res.status !== 503) throw fromErrorBody(res.status, body);
-    return body as Health;
+    return parseAnswer(Health, body, "GET /health");
   }
 
   /** GET /api/v1/version */
-  version(): Promise<{ version: string; deno: string }> {
-    return this.json("GET", "/api/v1/version");
+  version(): Promise<Version> {
+    return this.json("GET", "/api/v1/version", { schema: Version });
   }
 }

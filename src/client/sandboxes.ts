@@ -1,8 +1,22 @@
-import type { StationClient } from "./http.ts";
-import type { ExecResult, FileEntry } from "../sandbox/backend.ts";
-import type { RunResult, SessionView } from "../sandbox/service.ts";
-import type { FileInfo } from "../files/store.ts";
-import { StationError } from "../errors.ts";
+import { z } from "zod";
+import { ErrorBody } from "../contract/errors.ts";
+import {
+  DeletedPath,
+  ExecResult,
+  type FileEntry,
+  FileEntryList,
+  OpenResult,
+  PublishedFile,
+  RunResult,
+  type Sandbox,
+  Sandbox as SandboxSchema,
+  SandboxList,
+  StagedFile,
+  WrittenFile,
+} from "../contract/sandboxes.ts";
+import { fromErrorBody, StationError } from "../errors.ts";
+import { parseAnswer, type StationClient } from "./http.ts";
+import { sseMessages } from "./sse.ts";
 
 const base = (id: string) => `/api/v1/sandboxes/${encodeURIComponent(id)}`;
 // Each segment is encoded; an absolute path keeps its leading "/" as %2F so the server sees it (and
@@ -12,30 +26,28 @@ const filesPath = (id: string, path: string) =>
     path.replace(/^\/+/, "").split("/").map(encodeURIComponent).join("/")
   }`;
 
-/** What opening a sandbox returns. */
-export interface OpenResult {
-  sandbox_id: string;
-  image: string;
-  workdir: string;
-  created: boolean;
-  session: SessionView;
-}
+export type { OpenResult };
 
 /** POST /api/v1/sandboxes */
 export function openSandbox(client: StationClient, body: Record<string, unknown>): Promise<OpenResult> {
-  return client.json("POST", "/api/v1/sandboxes", { body, signal: AbortSignal.timeout(10 * 60_000) });
+  return client.json("POST", "/api/v1/sandboxes", {
+    body,
+    signal: AbortSignal.timeout(10 * 60_000),
+    schema: OpenResult,
+  });
 }
 
 /** GET /api/v1/sandboxes */
-export async function listSandboxes(client: StationClient, all = false): Promise<SessionView[]> {
-  return (await client.json<{ sandboxes: SessionView[] }>("GET", "/api/v1/sandboxes", { query: { all } }))
-    .sandboxes;
+export async function listSandboxes(client: StationClient, all = false): Promise<Sandbox[]> {
+  return (await client.json("GET", "/api/v1/sandboxes", { query: { all }, schema: SandboxList })).sandboxes;
 }
 
 /** DELETE /api/v1/sandboxes/:id */
-export function closeSandbox(client: StationClient, id: string): Promise<SessionView> {
-  return client.json("DELETE", base(id));
+export function closeSandbox(client: StationClient, id: string): Promise<Sandbox> {
+  return client.json("DELETE", base(id), { schema: SandboxSchema });
 }
+
+const OutputChunk = z.object({ data: z.string() });
 
 /** One event of a streamed exec. */
 export type ExecEvent =
@@ -56,27 +68,17 @@ export async function execStreaming(
     headers: { "content-type": "application/json" },
     signal,
   });
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-      if (event === "stdout" || event === "stderr") onEvent({ type: event, data: JSON.parse(data).data });
-      else if (event === "result") {
-        const result = JSON.parse(data) as ExecResult;
-        onEvent({ type: "result", result });
-        return result;
-      } else if (event === "error") {
-        const e = JSON.parse(data).error;
-        throw new StationError(e.code, e.message, { hint: e.hint, details: e.details });
-      }
+  const what = `POST ${base(id)}/exec`;
+  for await (const message of sseMessages(res.body!)) {
+    const data = JSON.parse(message.data);
+    if (message.event === "stdout" || message.event === "stderr") {
+      onEvent({ type: message.event, data: parseAnswer(OutputChunk, data, what).data });
+    } else if (message.event === "result") {
+      const result = parseAnswer(ExecResult, data, what);
+      onEvent({ type: "result", result });
+      return result;
+    } else if (message.event === "error") {
+      throw fromErrorBody(500, parseAnswer(ErrorBody, data, what));
     }
   }
   throw new StationError("stream_ended", "the exec stream ended without a result", {
@@ -90,12 +92,12 @@ export async function writeSandboxFile(
   id: string,
   path: string,
   bytes: Uint8Array,
-): Promise<{ ok: true; path: string }> {
+): Promise<z.infer<typeof WrittenFile>> {
   const res = await client.fetch("PUT", filesPath(id, path), {
     body: bytes as BodyInit,
     headers: { "content-type": "application/octet-stream" },
   });
-  return await res.json();
+  return parseAnswer(WrittenFile, await res.json(), `PUT ${filesPath(id, path)}`);
 }
 
 /** GET …/files/<path>: the response streams the bytes. */
@@ -110,15 +112,16 @@ export async function listSandboxFiles(
   path: string | undefined,
   recursive: boolean,
 ): Promise<FileEntry[]> {
-  return (await client.json<{ entries: FileEntry[] }>("GET", `${base(id)}/files`, {
+  return (await client.json("GET", `${base(id)}/files`, {
     query: { path, recursive },
+    schema: FileEntryList,
   }))
     .entries;
 }
 
 /** DELETE …/files/<path> */
 export async function deleteSandboxFile(client: StationClient, id: string, path: string, recursive: boolean) {
-  await client.json("DELETE", filesPath(id, path), { query: { recursive } });
+  await client.json("DELETE", filesPath(id, path), { query: { recursive }, schema: DeletedPath });
 }
 
 /** POST …/stage */
@@ -127,10 +130,11 @@ export function stageFile(
   id: string,
   fileKey: string,
   destination: string,
-): Promise<{ ok: true; path: string; size_bytes: number }> {
+): Promise<StagedFile> {
   return client.json("POST", `${base(id)}/stage`, {
     body: { file_key: fileKey, destination },
     signal: AbortSignal.timeout(30 * 60_000),
+    schema: StagedFile,
   });
 }
 
@@ -140,14 +144,19 @@ export function publishFile(
   id: string,
   source: string,
   fileKey?: string,
-): Promise<{ ok: true; file_key: string; size_bytes: number; file: FileInfo }> {
+): Promise<PublishedFile> {
   return client.json("POST", `${base(id)}/publish`, {
     body: { source, file_key: fileKey },
     signal: AbortSignal.timeout(30 * 60_000),
+    schema: PublishedFile,
   });
 }
 
 /** POST /api/v1/sandbox/run */
 export function runCode(client: StationClient, body: Record<string, unknown>): Promise<RunResult> {
-  return client.json("POST", "/api/v1/sandbox/run", { body, signal: AbortSignal.timeout(24 * 3_600_000) });
+  return client.json("POST", "/api/v1/sandbox/run", {
+    body,
+    signal: AbortSignal.timeout(24 * 3_600_000),
+    schema: RunResult,
+  });
 }

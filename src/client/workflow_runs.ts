@@ -1,43 +1,35 @@
-import type { RunEvent } from "../events/run_events.ts";
-import type { ApprovalView, RunView, StepView } from "../workflows/engine/views.ts";
-import type { StationClient } from "./http.ts";
+import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
+import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
+import { parseAnswer, type StationClient } from "./http.ts";
+import { sseMessages } from "./sse.ts";
 
 /** Calls of /api/v1/workflow-runs and /api/v1/workflow-approvals. */
 
-export interface StartRunBody {
-  workflowId?: string;
-  version?: number;
-  input?: Record<string, unknown>;
-  definition?: unknown;
-  /** `manual` when a person starts it from the CLI (becomes `workflow.trigger.type`). */
-  trigger?: "manual" | "api" | "mcp";
-}
+export type { StartRunBody };
+
+const runPath = (runId: string) => `/api/v1/workflow-runs/${encodeURIComponent(runId)}`;
 
 /** POST /api/v1/workflow-runs */
-export function startRun(client: StationClient, body: StartRunBody): Promise<RunView> {
-  return client.json("POST", "/api/v1/workflow-runs", { body });
+export function startRun(client: StationClient, body: StartRunBody): Promise<Run> {
+  return client.json("POST", "/api/v1/workflow-runs", { body, schema: Run });
 }
 
 /** GET /api/v1/workflow-runs */
 export function listRuns(
   client: StationClient,
   query: { workflow_id?: string; status?: string; limit?: number; cursor?: string } = {},
-): Promise<{ runs: RunView[]; next_cursor: string | null }> {
-  return client.json("GET", "/api/v1/workflow-runs", { query });
+): Promise<RunList> {
+  return client.json("GET", "/api/v1/workflow-runs", { query, schema: RunList });
 }
 
 /** GET /api/v1/workflow-runs/:id */
-export function getRun(client: StationClient, runId: string): Promise<RunView> {
-  return client.json("GET", `/api/v1/workflow-runs/${encodeURIComponent(runId)}`);
+export function getRun(client: StationClient, runId: string): Promise<Run> {
+  return client.json("GET", runPath(runId), { schema: Run });
 }
 
 /** GET /api/v1/workflow-runs/:id/steps */
-export async function runSteps(client: StationClient, runId: string): Promise<StepView[]> {
-  return (await client.json<{ steps: StepView[] }>(
-    "GET",
-    `/api/v1/workflow-runs/${encodeURIComponent(runId)}/steps`,
-  ))
-    .steps;
+export async function runSteps(client: StationClient, runId: string): Promise<Step[]> {
+  return (await client.json("GET", `${runPath(runId)}/steps`, { schema: StepList })).steps;
 }
 
 /** POST /api/v1/workflow-runs/:id/cancel|pause|resume */
@@ -45,17 +37,16 @@ export function controlRun(
   client: StationClient,
   runId: string,
   action: "cancel" | "pause" | "resume",
-): Promise<RunView> {
-  return client.json("POST", `/api/v1/workflow-runs/${encodeURIComponent(runId)}/${action}`, { body: {} });
+): Promise<Run> {
+  return client.json("POST", `${runPath(runId)}/${action}`, { body: {}, schema: Run });
 }
 
 /** GET /api/v1/workflow-approvals */
 export async function listApprovals(
   client: StationClient,
   query: { run_id?: string; status?: string } = {},
-): Promise<ApprovalView[]> {
-  return (await client.json<{ approvals: ApprovalView[] }>("GET", "/api/v1/workflow-approvals", { query }))
-    .approvals;
+): Promise<Approval[]> {
+  return (await client.json("GET", "/api/v1/workflow-approvals", { query, schema: ApprovalList })).approvals;
 }
 
 /** POST /api/v1/workflow-approvals/:id/approve|reject */
@@ -63,9 +54,12 @@ export function decideApproval(
   client: StationClient,
   id: string,
   verb: "approve" | "reject",
-  body: { actor?: string; comment?: string },
-): Promise<ApprovalView> {
-  return client.json("POST", `/api/v1/workflow-approvals/${encodeURIComponent(id)}/${verb}`, { body });
+  body: DecisionBody,
+): Promise<Approval> {
+  return client.json("POST", `/api/v1/workflow-approvals/${encodeURIComponent(id)}/${verb}`, {
+    body,
+    schema: Approval,
+  });
 }
 
 /**
@@ -77,21 +71,13 @@ export async function* runEvents(
   runId: string,
   options: { after?: number | "now"; follow?: boolean; signal?: AbortSignal } = {},
 ): AsyncGenerator<RunEvent> {
-  const res = await client.fetch("GET", `/api/v1/workflow-runs/${encodeURIComponent(runId)}/events`, {
+  const path = `${runPath(runId)}/events`;
+  const res = await client.fetch("GET", path, {
     query: { after: options.after, follow: options.follow === false ? "false" : undefined },
     headers: { accept: "text/event-stream" },
     signal: options.signal,
   });
-  let buffer = "";
-  for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart())
-        .join("\n");
-      if (data) yield JSON.parse(data) as RunEvent;
-    }
+  for await (const message of sseMessages(res.body!)) {
+    if (message.data) yield parseAnswer(RunEvent, JSON.parse(message.data), `GET ${path}`);
   }
 }

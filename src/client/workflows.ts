@@ -1,67 +1,86 @@
+import { SyncReport } from "../contract/sync.ts";
+import {
+  DeleteWorkflowResult,
+  SaveResult,
+  ValidationReport,
+  WorkflowEnvelope,
+  WorkflowList,
+  type WorkflowRecord,
+  WorkflowShow,
+  type WorkflowVersionInfo,
+  WorkflowVersionList,
+} from "../contract/workflows.ts";
+import { StationError } from "../errors.ts";
 import type { StationClient } from "./http.ts";
-import type { ValidationResult } from "../workflows/definition/validate.ts";
-import type { SaveResult, WorkflowRecord, WorkflowVersion } from "../workflows/store.ts";
-import type { SyncReport } from "../workflows/sync.ts";
 
-/** A stored version with its workflow record (GET /api/v1/workflows/:id[/versions/:n]). */
-export type WorkflowShow = WorkflowVersion & { workflow: WorkflowRecord };
+export type { WorkflowShow };
+
+const workflowPath = (id: string) => `/api/v1/workflows/${encodeURIComponent(id)}`;
 
 /** Lists stored workflows, optionally one status only. */
-export function listWorkflows(
+export async function listWorkflows(
   client: StationClient,
   status?: "active" | "disabled",
 ): Promise<WorkflowRecord[]> {
-  return client.json<{ workflows: WorkflowRecord[] }>("GET", "/api/v1/workflows", { query: { status } })
-    .then((r) => r.workflows);
+  return (await client.json("GET", "/api/v1/workflows", { query: { status }, schema: WorkflowList }))
+    .workflows;
 }
 
 /** Fetches a workflow's latest version, or version `version`. */
 export function getWorkflow(client: StationClient, id: string, version?: number): Promise<WorkflowShow> {
-  return client.json<WorkflowShow>("GET", `/api/v1/workflows/${encodeURIComponent(id)}`, {
-    query: { version },
-  });
+  return client.json("GET", workflowPath(id), { query: { version }, schema: WorkflowShow });
 }
 
 /** Lists a workflow's versions (without definitions). */
-export function listWorkflowVersions(
+export async function listWorkflowVersions(
   client: StationClient,
   id: string,
-): Promise<Omit<WorkflowVersion, "definition">[]> {
-  return client.json<{ versions: Omit<WorkflowVersion, "definition">[] }>(
-    "GET",
-    `/api/v1/workflows/${encodeURIComponent(id)}/versions`,
-  ).then((r) => r.versions);
+): Promise<WorkflowVersionInfo[]> {
+  return (await client.json("GET", `${workflowPath(id)}/versions`, { schema: WorkflowVersionList })).versions;
 }
 
 /** Creates or updates a workflow from a JSON definition. */
-export function saveWorkflow(
-  client: StationClient,
-  definition: unknown,
-): Promise<SaveResult & { warnings: ValidationResult["warnings"] }> {
-  return client.json("POST", "/api/v1/workflows", { body: definition });
+export function saveWorkflow(client: StationClient, definition: unknown): Promise<SaveResult> {
+  return client.json("POST", "/api/v1/workflows", { body: definition, schema: SaveResult });
 }
 
 /** Validates a definition on the server without storing it. */
-export function validateWorkflow(client: StationClient, definition: unknown): Promise<ValidationResult> {
-  return client.json("POST", "/api/v1/workflows/validate", { body: definition });
+export function validateWorkflow(client: StationClient, definition: unknown): Promise<ValidationReport> {
+  return client.json("POST", "/api/v1/workflows/validate", { body: definition, schema: ValidationReport });
 }
 
 /** Disables a workflow (kept with its versions). */
-export function disableWorkflow(client: StationClient, id: string): Promise<{ workflow: WorkflowRecord }> {
-  return client.json("DELETE", `/api/v1/workflows/${encodeURIComponent(id)}`);
+export async function disableWorkflow(client: StationClient, id: string): Promise<WorkflowEnvelope> {
+  const answer = await client.json("DELETE", workflowPath(id), { schema: DeleteWorkflowResult });
+  if (answer.deleted === false) return { workflow: answer.workflow };
+  throw new StationError("invalid_response", `DELETE ${workflowPath(id)}: deleted where disabled was asked`);
 }
 
 /** Re-enables a disabled workflow. */
-export function enableWorkflow(client: StationClient, id: string): Promise<{ workflow: WorkflowRecord }> {
-  return client.json("POST", `/api/v1/workflows/${encodeURIComponent(id)}/enable`);
+export function enableWorkflow(client: StationClient, id: string): Promise<WorkflowEnvelope> {
+  return client.json("POST", `${workflowPath(id)}/enable`, { schema: WorkflowEnvelope });
 }
 
 /** Deletes a workflow and all its versions. */
-export function purgeWorkflow(client: StationClient, id: string): Promise<{ id: string; deleted: true }> {
-  return client.json("DELETE", `/api/v1/workflows/${encodeURIComponent(id)}`, { query: { purge: true } });
+export async function purgeWorkflow(
+  client: StationClient,
+  id: string,
+): Promise<{ id: string; deleted: true }> {
+  const answer = await client.json("DELETE", workflowPath(id), {
+    query: { purge: true },
+    schema: DeleteWorkflowResult,
+  });
+  if (answer.deleted) return { id: answer.id, deleted: true };
+  throw new StationError(
+    "invalid_response",
+    `DELETE ${workflowPath(id)}?purge=true: disabled where delete was asked`,
+  );
 }
 
 /** Syncs an environment's workflow files (default: the configured environment). */
 export function syncWorkflows(client: StationClient, environment?: string): Promise<SyncReport> {
-  return client.json("POST", "/api/v1/sync", { body: environment ? { environment } : {} });
+  return client.json("POST", "/api/v1/sync", {
+    body: environment ? { environment } : {},
+    schema: SyncReport,
+  });
 }

@@ -15,9 +15,11 @@ export const ConfigSchema = z.strictObject({
     port: port.default(8585).describe("API port (0 = any free port)"),
     mcp_port: port.default(8586).describe("MCP port"),
     agent_port: port.default(8587).describe("agent MCP port"),
-    api_token: z.string().min(16).optional().describe(
-      "bearer token required on every route but /health when host is not loopback (also STATION_API_TOKEN)",
-    ),
+    // The characters a bearer token may hold (RFC 6750): Hono's bearer auth refuses any other.
+    api_token: z.string().min(16).regex(/^[A-Za-z0-9._~+/-]+=*$/, "letters, digits and . _ ~ + / - only")
+      .optional().describe(
+        "bearer token required on every route but /health when host is not loopback (also STATION_API_TOKEN)",
+      ),
   }).prefault({}),
   nats: z.strictObject({
     url: z.string().min(1).optional().describe("connect to this NATS server instead of starting one"),

@@ -1,5 +1,5 @@
 import jsonata from "jsonata";
-import { StationError } from "../errors.ts";
+import { type ErrorCode, StationError } from "../errors.ts";
 
 /**
  * JSONata expressions and `${ expr }` templates (shared/spec/workflows.md "Expressions").
@@ -139,7 +139,7 @@ function toPlain(value: unknown): unknown {
   return value;
 }
 
-const LIMIT_CODES: Record<string, string> = {
+const LIMIT_CODES: Record<string, ErrorCode> = {
   D1011: "expression_too_deep",
   D1012: "expression_timeout",
   D2014: "expression_too_large",
@@ -162,7 +162,7 @@ export async function evaluate(
     return toPlain(await compiled.evaluate(input, bindings));
   } catch (err) {
     const f = asFailure(err);
-    const code = (f.code && LIMIT_CODES[f.code]) ?? "expression_failed";
+    const code = (f.code ? LIMIT_CODES[f.code] : undefined) ?? "expression_failed";
     const where = typeof f.position === "number" ? ` at position ${tokenStart(f)}` : "";
     const hint = code === "expression_failed"
       ? "check the expression against the data it runs on (`stn workflow inspect` shows the context)"

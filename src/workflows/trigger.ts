@@ -1,14 +1,11 @@
 import { z } from "zod";
+import { RequestTrigger } from "../contract/runs.ts";
 
 /**
  * What started a run, kept in its context as `workflow.trigger` so a step can tell a scheduled run
  * from one a person started. `manual` is the CLI (it says so in its start request), `api` any other
  * API caller, `mcp` an MCP client; `cron` carries the schedule that fired.
  */
-
-/** The start kinds a caller of the runs API may claim (cron is the scheduler's alone). */
-export const RequestTrigger = z.enum(["manual", "api", "mcp"]);
-export type RequestTrigger = z.infer<typeof RequestTrigger>;
 
 export const RunTrigger = z.discriminatedUnion("type", [
   z.object({ type: RequestTrigger }),

@@ -65,6 +65,11 @@ Deno.test("config: bad values name their source, key path and what was expected"
         /server\.api_token: expected at least 16 characters, got "short"/,
       ],
       [
+        "server:\n  api_token: not a bearer token!\n",
+        {},
+        /server\.api_token: letters, digits and \. _ ~ \+ \/ - only/,
+      ],
+      [
         "",
         { STN_SERVER_PORT: "eighty" },
         /^STN_SERVER_PORT: server\.port: expected a number, got "eighty"$/m,

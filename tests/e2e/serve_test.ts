@@ -2,7 +2,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../help
 import { tempHome } from "../helpers/home.ts";
 import { processAlive, runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { ManagedNatsServer } from "../../src/nats/server.ts";
-import type { Health } from "../../src/api/routes/health.ts";
+import type { Health } from "../../src/contract/health.ts";
 
 const TOKEN = "test-token-0123456789abcdef";
 

@@ -1,19 +1,24 @@
-import { type Context, Hono } from "hono";
-import { z } from "zod";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import {
+  DeletedFile,
+  FileInfo as FileInfoSchema,
+  FileKeyParam,
+  FileList,
+  FileListQuery,
+  FileMetadata,
+  GetFileQuery,
+  PutFileQuery,
+  UploadResult,
+} from "../../contract/files.ts";
 import { StationError } from "../../errors.ts";
 import { keyBasename, newFileKey, resolveKey, validateKey } from "../../files/keys.ts";
 import { type FileInfo, type PutOptions, uploadResult } from "../../files/store.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { multipartBoundary, multipartParts, partText } from "../multipart.ts";
+import { errors, json, openapi, router } from "../openapi.ts";
 import { parseWith } from "../validate.ts";
-
-const ListQuery = z.object({
-  prefix: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().optional(),
-});
-const Metadata = z.record(z.string(), z.string());
 
 /** The key addressed by /api/v1/files/<key…>: the rest of the raw path, percent-decoded (keys contain "/"). */
 function pathKey(c: Context): string {
@@ -58,7 +63,7 @@ function metadataOption(value: string | undefined | null): Record<string, string
       hint: 'metadata is a JSON object of strings, e.g. {"owner":"ann"}',
     });
   }
-  return parseWith(Metadata, parsed, "metadata");
+  return parseWith(FileMetadata, parsed, "metadata");
 }
 
 function sizeHint(value: string | undefined): number | undefined {
@@ -109,17 +114,108 @@ function parseRange(header: string | undefined, size: number): { start: number; 
   return { start, end };
 }
 
+const tags = ["files"];
+const byKey = { params: FileKeyParam };
+// Keys contain "/": the documented {key} is the rest of the path, so the routes match /* (see pathKey).
+const wildcard = { path: "/*" };
+const bytes = (description: string) => ({
+  description,
+  content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } },
+});
+
+const listFiles = createRoute({
+  method: "get",
+  path: "/",
+  tags,
+  summary: "List files under a prefix, a page at a time",
+  request: { query: FileListQuery },
+  responses: { 200: json(FileList, "one page of files"), ...errors("invalid_request") },
+});
+const postFile = createRoute({
+  method: "post",
+  path: "/",
+  tags,
+  summary: "Upload a file as multipart/form-data (fields key, ttl, metadata, content_type, then file)",
+  request: {
+    body: {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: {
+            type: "object" as const,
+            properties: {
+              key: { type: "string" as const },
+              ttl: { type: "string" as const },
+              metadata: { type: "string" as const, description: "a JSON object of strings" },
+              content_type: { type: "string" as const },
+              file: { type: "string" as const, format: "binary" },
+            },
+            required: ["file"],
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    201: json(UploadResult, "stored"),
+    ...errors("invalid_request", "invalid_key", "file_required", "file_too_large", "storage_quota_exceeded"),
+  },
+});
+const putFile = createRoute({
+  method: "put",
+  path: "/{key}",
+  tags,
+  summary: "Upload the raw body as a file (curl -T); streamed, never buffered",
+  request: { ...byKey, query: PutFileQuery, body: { required: true, ...bytes("the file's bytes") } },
+  responses: {
+    201: json(UploadResult, "stored"),
+    ...errors("invalid_request", "invalid_key", "file_too_large", "storage_quota_exceeded"),
+  },
+});
+const getFile = createRoute({
+  method: "get",
+  path: "/{key}",
+  tags,
+  summary: "Download a file (Range supported), or with ?info its metadata as JSON",
+  request: { ...byKey, query: GetFileQuery },
+  responses: {
+    200: {
+      description:
+        "the bytes (or, with ?info, the FileInfo JSON); ETag and X-Checksum-Sha256 carry the digest",
+      content: {
+        "application/octet-stream": { schema: { type: "string" as const, format: "binary" } },
+        "application/json": { schema: FileInfoSchema },
+      },
+    },
+    206: bytes("the asked range"),
+    ...errors("invalid_key", "file_not_found", "range_not_satisfiable"),
+  },
+});
+const headFile = createRoute({
+  method: "head",
+  path: "/{key}",
+  tags,
+  summary: "A file's headers (size, type, checksum) without its bytes",
+  request: byKey,
+  responses: { 200: { description: "the headers a GET would send" }, 404: { description: "no such file" } },
+});
+const deleteFile = createRoute({
+  method: "delete",
+  path: "/{key}",
+  tags,
+  summary: "Delete a file",
+  request: byKey,
+  responses: { 200: json(DeletedFile, "deleted"), ...errors("invalid_key", "file_not_found") },
+});
+
 /** /api/v1/files: upload (multipart POST or raw PUT), download, HEAD, list and delete of stored files. */
-export function filesRoutes(ctx: StationContext): Hono {
-  const app = new Hono();
+export function filesRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
   const files = () => ctx.files;
 
-  app.get("/", async (c) => {
-    const q = parseWith(ListQuery, c.req.query(), "query");
-    return c.json(await files().list(q));
-  });
+  openapi(app, listFiles, async (c) => c.json(await files().list(c.req.valid("query")), 200));
 
-  app.post("/", async (c) => {
+  openapi(app, postFile, async (c) => {
     const boundary = multipartBoundary(c.req.header("content-type"));
     const body = c.req.raw.body;
     if (!boundary || !body) {
@@ -160,24 +256,27 @@ export function filesRoutes(ctx: StationContext): Hono {
       });
     }
     return c.json(uploadResult(stored), 201);
-  });
+  }, { body: "raw" });
 
-  app.put("/*", async (c) => {
+  openapi(app, putFile, async (c) => {
     const key = pathKey(c);
+    const q = c.req.valid("query");
     const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (ctl) => ctl.close() });
     const info = await files().put(key, body, {
-      ttlMs: ttlOption(c.req.query("ttl")),
-      metadata: metadataOption(c.req.query("metadata")),
+      ttlMs: ttlOption(q.ttl),
+      metadata: metadataOption(q.metadata),
       contentType: sentType(c.req.header("content-type")),
+      filename: q.filename || undefined,
       size: sizeHint(c.req.header("content-length")) ?? sizeHint(c.req.header("x-file-size")),
     });
     return c.json(uploadResult(info), 201);
-  });
+  }, { ...wildcard, body: "raw" });
 
   // GET also answers HEAD (Hono routes HEAD to GET); HEAD must not open the object's stream.
-  app.get("/*", async (c) => {
+  app.openAPIRegistry.registerPath(headFile);
+  openapi(app, getFile, async (c) => {
     const key = pathKey(c);
-    if (c.req.query("info") !== undefined) return c.json(await files().head(key));
+    if (c.req.valid("query").info !== undefined) return c.json(await files().head(key), 200);
     if (c.req.raw.method === "HEAD") {
       const info = await files().head(key);
       return c.body(null, 200, { ...fileHeaders(info), "content-length": String(info.size_bytes) });
@@ -193,13 +292,13 @@ export function filesRoutes(ctx: StationContext): Hono {
     }
     headers["content-length"] = String(info.size_bytes);
     return c.body(stream, 200, headers);
-  });
+  }, wildcard);
 
-  app.delete("/*", async (c) => {
+  openapi(app, deleteFile, async (c) => {
     const key = pathKey(c);
     await files().delete(key);
-    return c.json({ deleted: key });
-  });
+    return c.json({ deleted: key }, 200);
+  }, wildcard);
 
   return app;
 }

@@ -1,24 +1,9 @@
-import { Hono } from "hono";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { Health, Version } from "../../contract/health.ts";
 import { schemaVersion } from "../../db/migrate.ts";
 import { within } from "../../lib/async.ts";
 import type { StationContext } from "../../runtime/context.ts";
-
-/** The health of each part and of the whole. */
-export interface Health {
-  status: "ok" | "degraded";
-  version: string;
-  uptime_s: number;
-  db: { status: "ok" | "down"; schema_version?: number; error?: string };
-  nats: {
-    status: "ok" | "down";
-    url: string;
-    managed: boolean;
-    /** The managed nats-server binary in use (a detail for authenticated callers). */
-    bin?: string;
-    rtt_ms?: number;
-    error?: string;
-  };
-}
+import { json, openapi, router } from "../openapi.ts";
 
 async function natsHealth(ctx: StationContext): Promise<Health["nats"]> {
   const base = { url: ctx.nats.url, managed: ctx.nats.managed, ...(ctx.nats.bin && { bin: ctx.nats.bin }) };
@@ -53,10 +38,35 @@ export async function checkHealth(ctx: StationContext): Promise<Health> {
   };
 }
 
+const getHealth = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["health"],
+  summary: "Health of the station and each part (open without a token)",
+  responses: { 200: json(Health, "every part is up"), 503: json(Health, "a part is down (see which)") },
+});
+
 /** GET /health: 200 when every part is up, 503 with details otherwise. */
-export function healthRoutes(ctx: StationContext): Hono {
-  return new Hono().get("/", async (c) => {
+export function healthRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
+  openapi(app, getHealth, async (c) => {
     const health = await checkHealth(ctx);
-    return c.json(health, health.status === "ok" ? 200 : 503);
+    return health.status === "ok" ? c.json(health, 200) : c.json(health, 503);
   });
+  return app;
+}
+
+const getVersion = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["health"],
+  summary: "The station's version and Deno's",
+  responses: { 200: json(Version, "the versions") },
+});
+
+/** GET /api/v1/version */
+export function versionRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
+  openapi(app, getVersion, (c) => c.json({ version: ctx.version, deno: Deno.version.deno }, 200));
+  return app;
 }

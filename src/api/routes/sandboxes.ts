@@ -1,8 +1,35 @@
-import { type Context, Hono } from "hono";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { Readable } from "node:stream";
+import {
+  DeletedPath,
+  DeleteFileQuery,
+  ExecBody,
+  ExecQuery,
+  ExecResult,
+  FileEntryList,
+  ListFilesQuery,
+  OpenBody,
+  OpenResult,
+  PublishBody,
+  PublishedFile,
+  RunBody,
+  RunResult,
+  Sandbox,
+  SandboxIdParam,
+  SandboxList,
+  SandboxListQuery,
+  SandboxPathParam,
+  StageBody,
+  StagedFile,
+  ToolList,
+  WriteFileQuery,
+  WrittenFile,
+} from "../../contract/sandboxes.ts";
 import { StationError } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
+import { requireSandbox } from "../../sandbox/required.ts";
 import {
   callTool,
   sandboxClose,
@@ -15,9 +42,7 @@ import {
   type SandboxTool,
   toolDefinitions,
 } from "../../sandbox/tools.ts";
-import { requireSandbox } from "../../sandbox/required.ts";
-import { readJson } from "../validate.ts";
-import { z } from "zod";
+import { errors, json, openapi, router } from "../openapi.ts";
 
 const flag = (v: string | undefined) => v === "1" || v === "true";
 
@@ -34,34 +59,193 @@ function filePath(c: Context): string {
   }
 }
 
-const Body = z.record(z.string(), z.unknown());
+const tags = ["sandboxes"];
+const byId = { params: SandboxIdParam };
+// Workspace paths contain "/": the documented {path} is the rest of the path, so these routes match /*.
+const wildcard = { path: "/sandboxes/:id/files/*" };
+const body = <
+  S extends typeof RunBody | typeof OpenBody | typeof ExecBody | typeof StageBody | typeof PublishBody,
+>(
+  schema: S,
+) => ({ required: true, content: { "application/json": { schema } } });
+const bytes = (description: string) => ({
+  description,
+  content: { "application/octet-stream": { schema: { type: "string" as const, format: "binary" } } },
+});
+const unavailable = ["sandbox_unavailable", "invalid_json", "invalid_request"] as const;
+const inSandbox = [...unavailable, "sandbox_not_found", "sandbox_closed", "sandbox_gone"] as const;
+const pathErrors = ["path_outside_workspace", "file_not_found", "is_a_directory", "not_a_directory"] as const;
+
+const tools = createRoute({
+  method: "get",
+  path: "/sandbox/tools",
+  tags,
+  summary: "The sandbox tools as a model sees them (name, description, input JSON Schema)",
+  responses: { 200: json(ToolList, "the tools") },
+});
+const runCode = createRoute({
+  method: "post",
+  path: "/sandbox/run",
+  tags,
+  summary: "Run code once in a fresh container (compute mode)",
+  request: { body: body(RunBody) },
+  responses: {
+    200: json(RunResult, "the exit code and output"),
+    ...errors(...unavailable, "unknown_runtime", "image_not_allowed", "image_unavailable"),
+  },
+});
+const open = createRoute({
+  method: "post",
+  path: "/sandboxes",
+  tags,
+  summary: "Open a sandbox (or reuse the open one of the same scope)",
+  request: { body: { content: { "application/json": { schema: OpenBody } } } },
+  responses: {
+    201: json(OpenResult, "a container was created"),
+    200: json(OpenResult, "an open sandbox was reused"),
+    ...errors(
+      ...unavailable,
+      "unknown_runtime",
+      "image_not_allowed",
+      "network_not_allowed",
+      "run_id_required",
+    ),
+  },
+});
+const list = createRoute({
+  method: "get",
+  path: "/sandboxes",
+  tags,
+  summary: "List open sandboxes (?all=1: closed ones too)",
+  request: { query: SandboxListQuery },
+  responses: { 200: json(SandboxList, "the sandboxes"), ...errors("sandbox_unavailable") },
+});
+const get = createRoute({
+  method: "get",
+  path: "/sandboxes/{id}",
+  tags,
+  summary: "A sandbox",
+  request: byId,
+  responses: { 200: json(Sandbox, "the sandbox"), ...errors("sandbox_unavailable", "sandbox_not_found") },
+});
+const close = createRoute({
+  method: "delete",
+  path: "/sandboxes/{id}",
+  tags,
+  summary: "Close a sandbox: its container and workspace are removed",
+  request: byId,
+  responses: { 200: json(Sandbox, "the closed sandbox"), ...errors(...inSandbox) },
+});
+const exec = createRoute({
+  method: "post",
+  path: "/sandboxes/{id}/exec",
+  tags,
+  summary: "Run a command in a sandbox; ?stream=1 answers SSE (stdout/stderr events, then result or error)",
+  request: { ...byId, query: ExecQuery, body: body(ExecBody) },
+  responses: {
+    200: {
+      description: "the result (JSON), or with ?stream=1 the SSE stream",
+      content: {
+        "application/json": { schema: ExecResult },
+        "text/event-stream": { schema: { type: "string" as const } },
+      },
+    },
+    ...errors(...inSandbox, "invalid_command", "sandbox_not_running", "exec_canceled"),
+  },
+});
+const listFiles = createRoute({
+  method: "get",
+  path: "/sandboxes/{id}/files",
+  tags,
+  summary: "List a workspace directory",
+  request: { ...byId, query: ListFilesQuery },
+  responses: { 200: json(FileEntryList, "the entries"), ...errors(...inSandbox, ...pathErrors) },
+});
+const byPath = { params: SandboxPathParam };
+const writeFile = createRoute({
+  method: "put",
+  path: "/sandboxes/{id}/files/{path}",
+  tags,
+  summary: "Write the raw body to a workspace file (streamed when Content-Length is sent)",
+  request: { ...byPath, query: WriteFileQuery, body: { required: true, ...bytes("the file's bytes") } },
+  responses: {
+    200: json(WrittenFile, "written"),
+    ...errors(...inSandbox, ...pathErrors, "size_mismatch", "file_too_large"),
+  },
+});
+const readFile = createRoute({
+  method: "get",
+  path: "/sandboxes/{id}/files/{path}",
+  tags,
+  summary: "Read a workspace file",
+  request: byPath,
+  responses: { 200: bytes("the file's bytes"), ...errors(...inSandbox, ...pathErrors, "file_too_large") },
+});
+const deleteFile = createRoute({
+  method: "delete",
+  path: "/sandboxes/{id}/files/{path}",
+  tags,
+  summary: "Delete a workspace file (?recursive=1 for a directory)",
+  request: { ...byPath, query: DeleteFileQuery },
+  responses: { 200: json(DeletedPath, "deleted"), ...errors(...inSandbox, ...pathErrors) },
+});
+const stage = createRoute({
+  method: "post",
+  path: "/sandboxes/{id}/stage",
+  tags,
+  summary: "Copy a file from the file store into the workspace",
+  request: { ...byId, body: body(StageBody) },
+  responses: { 200: json(StagedFile, "staged"), ...errors(...inSandbox, ...pathErrors, "invalid_key") },
+});
+const publish = createRoute({
+  method: "post",
+  path: "/sandboxes/{id}/publish",
+  tags,
+  summary: "Copy a workspace file into the file store",
+  request: { ...byId, body: body(PublishBody) },
+  responses: {
+    201: json(PublishedFile, "published"),
+    ...errors(...inSandbox, ...pathErrors, "invalid_key", "storage_quota_exceeded"),
+  },
+});
 
 /**
  * Sandbox routes (mounted at /api/v1): /sandboxes… for sessions, /sandbox/run for compute mode.
  * Each route calls the same tool handler a model would.
  */
-export function sandboxRoutes(ctx: StationContext): Hono {
-  const app = new Hono();
+export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
   const call = async (t: SandboxTool<any>, input: unknown, c: Context) =>
     await callTool(t, input, { sandbox: requireSandbox(ctx), signal: c.req.raw.signal });
 
-  app.get("/sandbox/tools", (c) => c.json({ tools: toolDefinitions() }));
-  app.post("/sandbox/run", async (c) => c.json(await call(sandboxRun, await readJson(c, Body), c)));
+  openapi(app, tools, (c) => c.json({ tools: toolDefinitions() }, 200));
+  openapi(
+    app,
+    runCode,
+    async (c) => c.json(await call(sandboxRun, c.req.valid("json"), c) as RunResult, 200),
+  );
 
-  app.post("/sandboxes", async (c) => {
-    const out = await call(sandboxOpen, await readJson(c, Body), c) as { created: boolean };
-    return c.json(out, out.created ? 201 : 200);
+  openapi(app, open, async (c) => {
+    const out = await call(sandboxOpen, c.req.valid("json"), c) as OpenResult;
+    return out.created ? c.json(out, 201) : c.json(out, 200);
   });
-  app.get("/sandboxes", (c) => c.json({ sandboxes: requireSandbox(ctx).list(flag(c.req.query("all"))) }));
-  app.get("/sandboxes/:id", (c) => c.json(requireSandbox(ctx).get(c.req.param("id"))));
-  app.delete("/sandboxes/:id", async (c) => {
-    await call(sandboxClose, { sandbox_id: c.req.param("id") }, c);
-    return c.json(requireSandbox(ctx).list(true).find((s) => s.id === c.req.param("id")));
+  openapi(
+    app,
+    list,
+    (c) => c.json({ sandboxes: requireSandbox(ctx).list(flag(c.req.valid("query").all)) }, 200),
+  );
+  openapi(app, get, (c) => c.json(requireSandbox(ctx).get(c.req.valid("param").id), 200));
+  openapi(app, close, async (c) => {
+    const { id } = c.req.valid("param");
+    await call(sandboxClose, { sandbox_id: id }, c);
+    return c.json(requireSandbox(ctx).list(true).find((s) => s.id === id)!, 200);
   });
 
-  app.post("/sandboxes/:id/exec", async (c) => {
-    const input = { ...await readJson(c, Body), sandbox_id: c.req.param("id") };
-    if (!flag(c.req.query("stream"))) return c.json(await call(sandboxExec, input, c));
+  openapi(app, exec, async (c) => {
+    const input = { ...c.req.valid("json"), sandbox_id: c.req.valid("param").id };
+    if (!flag(c.req.valid("query").stream)) {
+      return c.json(await call(sandboxExec, input, c) as ExecResult, 200);
+    }
     // SSE: `stdout`/`stderr` events as output comes, then one `result` (or `error`) event.
     return streamSSE(c, async (sse) => {
       const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
@@ -87,19 +271,20 @@ export function sandboxRoutes(ctx: StationContext): Hono {
     });
   });
 
-  app.get("/sandboxes/:id/files", async (c) => {
+  openapi(app, listFiles, async (c) => {
+    const q = c.req.valid("query");
     const input = {
-      sandbox_id: c.req.param("id"),
-      path: c.req.query("path") || undefined,
-      recursive: flag(c.req.query("recursive")),
+      sandbox_id: c.req.valid("param").id,
+      path: q.path || undefined,
+      recursive: flag(q.recursive),
     };
-    return c.json(await call(sandboxFsList, input, c));
+    return c.json(await call(sandboxFsList, input, c) as FileEntryList, 200);
   });
-  app.put("/sandboxes/:id/files/*", async (c) => {
+  openapi(app, writeFile, async (c) => {
     const sandbox = requireSandbox(ctx);
-    const id = c.req.param("id");
+    const id = c.req.param("id")!;
     const path = filePath(c);
-    const mode = c.req.query("mode");
+    const mode = c.req.valid("query").mode;
     if (mode !== undefined && !/^0?[0-7]{3}$/.test(mode)) {
       throw new StationError("invalid_request", `invalid mode ${JSON.stringify(mode)}`, {
         status: 400,
@@ -116,27 +301,27 @@ export function sandboxRoutes(ctx: StationContext): Hono {
       const bytes = new Uint8Array(await c.req.arrayBuffer());
       await sandbox.writeFile(id, path, bytes, bytes.length, fileMode);
     }
-    return c.json({ ok: true, path });
-  });
-  app.get("/sandboxes/:id/files/*", async (c) => {
-    const file = await requireSandbox(ctx).readFile(c.req.param("id"), filePath(c));
+    return c.json({ ok: true as const, path }, 200);
+  }, { ...wildcard, body: "raw" });
+  openapi(app, readFile, async (c) => {
+    const file = await requireSandbox(ctx).readFile(c.req.param("id")!, filePath(c));
     return new Response(Readable.toWeb(file.stream) as ReadableStream<Uint8Array>, {
       headers: { "content-type": "application/octet-stream", "content-length": String(file.size) },
     });
-  });
-  app.delete("/sandboxes/:id/files/*", async (c) => {
+  }, wildcard);
+  openapi(app, deleteFile, async (c) => {
     const path = filePath(c);
-    await requireSandbox(ctx).deleteFile(c.req.param("id"), path, flag(c.req.query("recursive")));
-    return c.json({ ok: true, deleted: path });
-  });
+    await requireSandbox(ctx).deleteFile(c.req.param("id")!, path, flag(c.req.valid("query").recursive));
+    return c.json({ ok: true as const, deleted: path }, 200);
+  }, wildcard);
 
-  app.post("/sandboxes/:id/stage", async (c) => {
-    const input = { ...await readJson(c, Body), sandbox_id: c.req.param("id") };
-    return c.json(await call(sandboxStageFile, input, c));
+  openapi(app, stage, async (c) => {
+    const input = { ...c.req.valid("json"), sandbox_id: c.req.valid("param").id };
+    return c.json(await call(sandboxStageFile, input, c) as StagedFile, 200);
   });
-  app.post("/sandboxes/:id/publish", async (c) => {
-    const input = { ...await readJson(c, Body), sandbox_id: c.req.param("id") };
-    return c.json(await call(sandboxPublishFile, input, c), 201);
+  openapi(app, publish, async (c) => {
+    const input = { ...c.req.valid("json"), sandbox_id: c.req.valid("param").id };
+    return c.json(await call(sandboxPublishFile, input, c) as PublishedFile, 201);
   });
   return app;
 }

@@ -1,44 +1,73 @@
-import { Hono } from "hono";
-import { z } from "zod";
-import { StationError } from "../../errors.ts";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import {
+  Approval,
+  ApprovalIdParam,
+  ApprovalList,
+  ApprovalListQuery,
+  DecisionBody,
+} from "../../contract/approvals.ts";
+import { notFound } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { approvalView } from "../../workflows/engine/views.ts";
-import { parseWith, readJson } from "../validate.ts";
+import { errors, json, openapi, router } from "../openapi.ts";
 
-const Decision = z.strictObject({ actor: z.string().min(1).optional(), comment: z.string().optional() });
-const ListQuery = z.object({
-  run_id: z.string().optional(),
-  status: z.enum(["pending", "approved", "rejected", "timed_out", "canceled"]).optional(),
+const tags = ["approvals"];
+const listApprovals = createRoute({
+  method: "get",
+  path: "/",
+  tags,
+  summary: "List approvals, oldest first",
+  request: { query: ApprovalListQuery },
+  responses: { 200: json(ApprovalList, "the approvals"), ...errors("invalid_request") },
 });
-
-/** /api/v1/workflow-approvals: list, read and decide human approvals. */
-export function workflowApprovalRoutes(ctx: StationContext): Hono {
-  const engine = ctx.engine;
-  const app = new Hono();
-
-  app.get("/", (c) => {
-    const q = parseWith(ListQuery, c.req.query(), "query");
-    const rows = engine.reads.approvals.list({ runId: q.run_id, status: q.status });
-    return c.json({ approvals: rows.map(approvalView) });
+const getApproval = createRoute({
+  method: "get",
+  path: "/{id}",
+  tags,
+  summary: "An approval",
+  request: { params: ApprovalIdParam },
+  responses: { 200: json(Approval, "the approval"), ...errors("approval_not_found") },
+});
+const decide = (verb: "approve" | "reject") =>
+  createRoute({
+    method: "post",
+    path: `/{id}/${verb}`,
+    tags,
+    summary: `${verb === "approve" ? "Approve" : "Reject"} (actor: body, else X-Approver-Id, else "api")`,
+    request: {
+      params: ApprovalIdParam,
+      body: { content: { "application/json": { schema: DecisionBody } } },
+    },
+    responses: {
+      200: json(Approval, "the decided approval"),
+      ...errors("invalid_json", "invalid_request", "approval_not_found", "approval_decided"),
+    },
   });
 
-  app.get("/:id", (c) => {
-    const row = engine.reads.approvals.get(c.req.param("id"));
-    if (!row) {
-      throw new StationError("approval_not_found", `no approval ${c.req.param("id")}`, {
-        status: 404,
-        hint: "list them with `stn workflow approvals list`",
-      });
-    }
-    return c.json(approvalView(row));
+/** /api/v1/workflow-approvals: list, read and decide human approvals. */
+export function workflowApprovalRoutes(ctx: StationContext): OpenAPIHono {
+  const engine = ctx.engine;
+  const app = router();
+
+  openapi(app, listApprovals, (c) => {
+    const q = c.req.valid("query");
+    const rows = engine.reads.approvals.list({ runId: q.run_id, status: q.status });
+    return c.json({ approvals: rows.map(approvalView) }, 200);
+  });
+
+  openapi(app, getApproval, (c) => {
+    const { id } = c.req.valid("param");
+    const row = engine.reads.approvals.get(id);
+    if (!row) throw notFound("approval", id, "list them with `stn workflow approvals list`");
+    return c.json(approvalView(row), 200);
   });
 
   for (const verb of ["approve", "reject"] as const) {
-    app.post(`/:id/${verb}`, async (c) => {
-      const body = await readJson(c, Decision);
+    openapi(app, decide(verb), async (c) => {
+      const body = c.req.valid("json");
       const actor = body.actor ?? c.req.header("x-approver-id") ?? "api";
-      const row = await engine.decide(c.req.param("id"), verb === "approve", actor, body.comment);
-      return c.json(approvalView(row));
+      const row = await engine.decide(c.req.valid("param").id, verb === "approve", actor, body.comment);
+      return c.json(approvalView(row), 200);
     });
   }
   return app;

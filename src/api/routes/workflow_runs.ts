@@ -1,90 +1,172 @@
-import { Hono } from "hono";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { z } from "zod";
-import { StationError } from "../../errors.ts";
+import type { z } from "zod";
+import {
+  CancelBody,
+  Run,
+  RunEventsQuery,
+  RunIdParam,
+  RunList,
+  RunListQuery,
+  StartRunBody,
+  StartStoredRunBody,
+  StepList,
+} from "../../contract/runs.ts";
+import { WorkflowIdParam } from "../../contract/workflows.ts";
+import { notFound, StationError } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import { RUN_STATUSES, type RunRow } from "../../workflows/engine/ledger.ts";
+import type { RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
-import { RequestTrigger } from "../../workflows/trigger.ts";
-import { parseWith, readJson } from "../validate.ts";
+import { errors, json, openapi, router } from "../openapi.ts";
 
-const StartBody = z.strictObject({
-  workflowId: z.string().min(1).optional(),
-  version: z.int().min(1).optional(),
-  input: z.record(z.string(), z.unknown()).default({}),
-  /** A normalised definition to run as-is (what `stn workflow run file.yaml` sends when no store is present). */
-  definition: z.unknown().optional(),
-  /** Who starts the run, for `workflow.trigger`: the CLI sends `manual`; default `api`. */
-  trigger: RequestTrigger.default("api"),
-});
+type StartBody = z.output<typeof StartRunBody>;
 
-const ListQuery = z.object({
-  workflow_id: z.string().optional(),
-  status: z.enum(RUN_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  cursor: z.string().optional(),
-});
-
-async function start(ctx: StationContext, body: z.infer<typeof StartBody>, traceparent?: string) {
+async function start(ctx: StationContext, body: StartBody, traceparent?: string) {
   return runView(await startWorkflowRun(ctx, { ...body, traceparent, trigger: { type: body.trigger } }));
 }
 
-/** POST /api/v1/workflows/:id/runs `{version?, input?}`: starts a run of a stored workflow. */
-export function workflowStartRoutes(ctx: StationContext): Hono {
-  return new Hono().post("/:id/runs", async (c) => {
-    const body = await readJson(c, StartBody.omit({ workflowId: true, definition: true }));
-    return c.json(
-      await start(ctx, { ...body, workflowId: c.req.param("id") }, c.req.header("traceparent")),
-      201,
-    );
+const tags = ["runs"];
+const startErrors = errors(
+  "invalid_json",
+  "invalid_request",
+  "invalid_definition",
+  "input_invalid",
+  "workflow_not_found",
+  "workflow_version_not_found",
+  "workflow_disabled",
+);
+const startStored = createRoute({
+  method: "post",
+  path: "/{id}/runs",
+  tags,
+  summary: "Start a run of a stored workflow",
+  request: {
+    params: WorkflowIdParam,
+    body: { content: { "application/json": { schema: StartStoredRunBody } } },
+  },
+  responses: { 201: json(Run, "the run, started"), ...startErrors },
+});
+
+/** POST /api/v1/workflows/{id}/runs `{version?, input?}`: starts a run of a stored workflow (added to the workflow routes). */
+export function addWorkflowStartRoute(ctx: StationContext, app: OpenAPIHono): void {
+  openapi(app, startStored, async (c) => {
+    const body = { ...c.req.valid("json"), workflowId: c.req.valid("param").id };
+    return c.json(await start(ctx, body, c.req.header("traceparent")), 201);
   });
 }
 
 /** The run or a 404. */
 export function requireRun(ctx: StationContext, runId: string): RunRow {
   const run = ctx.engine.reads.runs.get(runId);
-  if (!run) {
-    throw new StationError("run_not_found", `no workflow run ${runId}`, {
-      status: 404,
-      hint: "list runs with `stn workflow runs`",
-    });
-  }
+  if (!run) throw notFound("run", runId, "list runs with `stn workflow runs`");
   return run;
 }
 
-/** /api/v1/workflow-runs: start, list, inspect, follow and control runs. */
-export function workflowRunRoutes(ctx: StationContext): Hono {
-  const engine = ctx.engine;
-  const app = new Hono();
-
-  app.post("/", async (c) => {
-    const body = await readJson(c, StartBody);
-    return c.json(await start(ctx, body, c.req.header("traceparent")), 201);
+const byRun = { params: RunIdParam };
+const startRun = createRoute({
+  method: "post",
+  path: "/",
+  tags,
+  summary: "Start a run: of a stored workflow (workflowId, version) or of an inline definition",
+  request: { body: { content: { "application/json": { schema: StartRunBody } } } },
+  responses: { 201: json(Run, "the run, started"), ...startErrors },
+});
+const listRuns = createRoute({
+  method: "get",
+  path: "/",
+  tags,
+  summary: "List runs, newest first, a page at a time",
+  request: { query: RunListQuery },
+  responses: { 200: json(RunList, "one page of runs"), ...errors("invalid_request") },
+});
+const getRun = createRoute({
+  method: "get",
+  path: "/{runId}",
+  tags,
+  summary: "A run",
+  request: byRun,
+  responses: { 200: json(Run, "the run"), ...errors("run_not_found") },
+});
+const getSteps = createRoute({
+  method: "get",
+  path: "/{runId}/steps",
+  tags,
+  summary: "Every step attempt of a run",
+  request: byRun,
+  responses: { 200: json(StepList, "the attempts, in order"), ...errors("run_not_found") },
+});
+const getEvents = createRoute({
+  method: "get",
+  path: "/{runId}/events",
+  tags,
+  summary: "The run's events as Server-Sent Events, resumable; ends after the run's terminal event",
+  request: { ...byRun, query: RunEventsQuery },
+  responses: {
+    200: {
+      description: "SSE: each message's `id` is the event's seq, `event` its type, `data` the RunEvent JSON",
+      content: { "text/event-stream": { schema: { type: "string" as const } } },
+    },
+    ...errors("run_not_found", "invalid_cursor"),
+  },
+});
+const cancelRun = createRoute({
+  method: "post",
+  path: "/{runId}/cancel",
+  tags,
+  summary: "Cancel a run",
+  request: { ...byRun, body: { content: { "application/json": { schema: CancelBody } } } },
+  responses: {
+    200: json(Run, "the run, canceled"),
+    ...errors("invalid_request", "run_not_found", "run_finished"),
+  },
+});
+const control = (verb: "pause" | "resume") =>
+  createRoute({
+    method: "post",
+    path: `/{runId}/${verb}`,
+    tags,
+    summary: `${verb === "pause" ? "Pause" : "Resume"} a run`,
+    request: byRun,
+    responses: {
+      200: json(Run, "the run"),
+      ...errors("run_not_found", "run_finished", ...(verb === "resume" ? ["run_not_paused" as const] : [])),
+    },
   });
 
-  app.get("/", (c) => {
-    const q = parseWith(ListQuery, c.req.query(), "query");
+/** /api/v1/workflow-runs: start, list, inspect, follow and control runs. */
+export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
+  const engine = ctx.engine;
+  const app = router();
+
+  openapi(
+    app,
+    startRun,
+    async (c) => c.json(await start(ctx, c.req.valid("json"), c.req.header("traceparent")), 201),
+  );
+
+  openapi(app, listRuns, (c) => {
+    const q = c.req.valid("query");
     const page = engine.reads.runs.list({
       workflowId: q.workflow_id,
       status: q.status,
       cursor: q.cursor,
       limit: q.limit,
     });
-    return c.json({ runs: page.runs.map(runView), next_cursor: page.nextCursor });
+    return c.json({ runs: page.runs.map(runView), next_cursor: page.nextCursor }, 200);
   });
 
-  app.get("/:runId", (c) => c.json(runView(requireRun(ctx, c.req.param("runId")))));
+  openapi(app, getRun, (c) => c.json(runView(requireRun(ctx, c.req.valid("param").runId)), 200));
 
-  app.get("/:runId/steps", (c) => {
-    const run = requireRun(ctx, c.req.param("runId"));
-    return c.json({ steps: engine.reads.attempts.list(run.id).map(stepView) });
+  openapi(app, getSteps, (c) => {
+    const run = requireRun(ctx, c.req.valid("param").runId);
+    return c.json({ steps: engine.reads.attempts.list(run.id).map(stepView) }, 200);
   });
 
-  app.get("/:runId/events", (c) => {
-    const run = requireRun(ctx, c.req.param("runId"));
-    const from = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
+  openapi(app, getEvents, (c) => {
+    const run = requireRun(ctx, c.req.valid("param").runId);
+    const from = c.req.header("last-event-id") ?? c.req.valid("query").after ?? "0";
     let after: number;
     if (from === "now") after = engine.reads.events.lastSeq(run.id);
     else if (/^\d+$/.test(from)) after = Number(from);
@@ -101,25 +183,27 @@ export function workflowRunRoutes(ctx: StationContext): Hono {
       const closed = new AbortController();
       stream.onAbort(() => closed.abort());
       const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
-      const live = c.req.query("follow") !== "false";
+      const live = c.req.valid("query").follow !== "false";
       for await (const e of followRunEvents(engine, run.id, after, signal, live)) {
         await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
       }
     });
   });
 
-  app.post("/:runId/cancel", async (c) => {
-    const body = await readJson(c, z.strictObject({ reason: z.string().optional() }));
-    requireRun(ctx, c.req.param("runId"));
-    return c.json(runView(engine.cancel(c.req.param("runId"), body.reason)));
+  openapi(app, cancelRun, (c) => {
+    const { runId } = c.req.valid("param");
+    requireRun(ctx, runId);
+    return c.json(runView(engine.cancel(runId, c.req.valid("json").reason)), 200);
   });
-  app.post("/:runId/pause", (c) => {
-    requireRun(ctx, c.req.param("runId"));
-    return c.json(runView(engine.pause(c.req.param("runId"))));
+  openapi(app, control("pause"), (c) => {
+    const { runId } = c.req.valid("param");
+    requireRun(ctx, runId);
+    return c.json(runView(engine.pause(runId)), 200);
   });
-  app.post("/:runId/resume", async (c) => {
-    requireRun(ctx, c.req.param("runId"));
-    return c.json(runView(await engine.resume(c.req.param("runId"))));
+  openapi(app, control("resume"), async (c) => {
+    const { runId } = c.req.valid("param");
+    requireRun(ctx, runId);
+    return c.json(runView(await engine.resume(runId)), 200);
   });
   return app;
 }

@@ -1,11 +1,27 @@
-import { type Context, Hono } from "hono";
-import { z } from "zod";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { SyncBody, SyncReport } from "../../contract/sync.ts";
+import {
+  DefinitionInput,
+  DeleteWorkflowQuery,
+  DeleteWorkflowResult,
+  SaveResult,
+  ValidationReport,
+  VersionQuery,
+  WorkflowEnvelope,
+  WorkflowIdParam,
+  WorkflowList,
+  WorkflowListQuery,
+  WorkflowShow,
+  WorkflowVersionList,
+  WorkflowVersionParam,
+} from "../../contract/workflows.ts";
 import { StationError } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
 import { syncEnvironment } from "../../workflows/sync.ts";
-import { parseWith, readJson } from "../validate.ts";
+import { errors, json, openapi, router } from "../openapi.ts";
 
 /**
  * /api/v1/workflows: create, validate, list, show (any version), update, disable/enable, delete.
@@ -25,7 +41,6 @@ async function readDefinition(c: Context, defaultId?: string): Promise<Validatio
     body = JSON.parse(text);
   } catch (err) {
     throw new StationError("invalid_json", `request body is not valid JSON: ${(err as Error).message}`, {
-      status: 400,
       hint: "send the definition as JSON, or the YAML file with Content-Type: application/yaml",
     });
   }
@@ -43,79 +58,178 @@ function requireValid(result: ValidationResult) {
     }): ` +
       `${first.path}: ${first.message}`,
     {
-      status: 422,
       hint: first.hint ?? "POST /api/v1/workflows/validate lists every issue",
       details: { errors: result.errors, warnings: result.warnings },
     },
   );
 }
 
-const ListQuery = z.strictObject({ status: z.enum(["active", "disabled"]).optional() });
-const VersionParam = z.coerce.number().int().min(1);
-const DeleteQuery = z.strictObject({ purge: z.enum(["true", "false"]).optional() });
-const SyncBody = z.strictObject({ environment: z.string().min(1).optional() });
+const definitionBody = {
+  required: true,
+  content: {
+    "application/json": { schema: DefinitionInput },
+    "application/yaml": { schema: { type: "string" as const, description: "the workflow file as written" } },
+  },
+};
+const tags = ["workflows"];
+const byId = { params: WorkflowIdParam };
 
-/** The workflow routes, mounted at /api/v1/workflows. */
-export function workflowRoutes(ctx: StationContext): Hono {
+const validateRoute = createRoute({
+  method: "post",
+  path: "/validate",
+  tags,
+  summary: "Validate a definition without storing it",
+  request: { body: definitionBody },
+  responses: { 200: json(ValidationReport, "every error and warning"), ...errors("invalid_json") },
+});
+const createWorkflow = createRoute({
+  method: "post",
+  path: "/",
+  tags,
+  summary: "Store a workflow (a new version only when the content changed)",
+  request: { body: definitionBody },
+  responses: {
+    201: json(SaveResult, "created"),
+    200: json(SaveResult, "updated or unchanged"),
+    ...errors("invalid_json", "workflow_invalid"),
+  },
+});
+const listWorkflows = createRoute({
+  method: "get",
+  path: "/",
+  tags,
+  summary: "List stored workflows",
+  request: { query: WorkflowListQuery },
+  responses: { 200: json(WorkflowList, "the workflows"), ...errors("invalid_request") },
+});
+const showWorkflow = createRoute({
+  method: "get",
+  path: "/{id}",
+  tags,
+  summary: "A workflow's latest version (or ?version=n) with its definition",
+  request: { ...byId, query: VersionQuery },
+  responses: {
+    200: json(WorkflowShow, "the version"),
+    ...errors("invalid_request", "workflow_not_found", "workflow_version_not_found"),
+  },
+});
+const listVersions = createRoute({
+  method: "get",
+  path: "/{id}/versions",
+  tags,
+  summary: "A workflow's versions (without definitions)",
+  request: byId,
+  responses: { 200: json(WorkflowVersionList, "the versions"), ...errors("workflow_not_found") },
+});
+const showVersion = createRoute({
+  method: "get",
+  path: "/{id}/versions/{version}",
+  tags,
+  summary: "One version of a workflow with its definition",
+  request: { params: WorkflowVersionParam },
+  responses: {
+    200: json(WorkflowShow, "the version"),
+    ...errors("invalid_request", "workflow_not_found", "workflow_version_not_found"),
+  },
+});
+const updateWorkflow = createRoute({
+  method: "put",
+  path: "/{id}",
+  tags,
+  summary: "Store a new version of a workflow (the body's id, if any, must match)",
+  request: { ...byId, body: definitionBody },
+  responses: {
+    200: json(SaveResult, "updated or unchanged"),
+    ...errors("invalid_json", "workflow_id_mismatch", "workflow_not_found", "workflow_invalid"),
+  },
+});
+const toggle = (verb: "enable" | "disable") =>
+  createRoute({
+    method: "post",
+    path: `/{id}/${verb}`,
+    tags,
+    summary: `${verb === "enable" ? "Enable" : "Disable"} a workflow`,
+    request: byId,
+    responses: { 200: json(WorkflowEnvelope, "the workflow"), ...errors("workflow_not_found") },
+  });
+const deleteWorkflow = createRoute({
+  method: "delete",
+  path: "/{id}",
+  tags,
+  summary: "Disable a workflow, or with ?purge=true delete it and its versions",
+  request: { ...byId, query: DeleteWorkflowQuery },
+  responses: {
+    200: json(DeleteWorkflowResult, "disabled or deleted"),
+    ...errors("invalid_request", "workflow_not_found", "workflow_in_use"),
+  },
+});
+
+/** The workflow routes, mounted at /api/v1/workflows (starting a run of one is in workflow_runs.ts). */
+export function workflowRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
   const store = ctx.workflows;
-  return new Hono()
-    .post("/validate", async (c) => c.json(await readDefinition(c)))
-    .post("/", async (c) => {
-      const result = await readDefinition(c);
-      const saved = store.save(requireValid(result), { source: "api" });
-      return c.json({ ...saved, warnings: result.warnings }, saved.outcome === "created" ? 201 : 200);
-    })
-    .get("/", (c) => {
-      const q = parseWith(ListQuery, c.req.query(), "query");
-      return c.json({ workflows: store.list(q) });
-    })
-    .get("/:id", (c) => {
-      const v = c.req.query("version");
-      const version = v === undefined ? undefined : parseWith(VersionParam, v, "version");
-      const id = c.req.param("id");
-      return c.json({ workflow: store.record(id), ...store.get(id, version) });
-    })
-    .get("/:id/versions", (c) => c.json({ versions: store.versions(c.req.param("id")) }))
-    .get("/:id/versions/:version", (c) => {
-      const id = c.req.param("id");
-      const version = parseWith(VersionParam, c.req.param("version"), "version");
-      return c.json({ workflow: store.record(id), ...store.get(id, version) });
-    })
-    .put("/:id", async (c) => {
-      const id = c.req.param("id");
-      store.record(id);
-      const result = await readDefinition(c, id);
-      const def = requireValid(result);
-      if (def.id !== id) {
-        throw new StationError(
-          "workflow_id_mismatch",
-          `the body defines \`${def.id}\`, the path names \`${id}\``,
-          {
-            status: 400,
-            hint: `PUT /api/v1/workflows/${def.id}, or set id: ${id} (or leave id out)`,
-          },
-        );
-      }
-      return c.json({ ...store.save(def, { source: "api" }), warnings: result.warnings });
-    })
-    .post("/:id/enable", (c) => c.json({ workflow: store.enable(c.req.param("id")) }))
-    .post("/:id/disable", (c) => c.json({ workflow: store.disable(c.req.param("id")) }))
-    .delete("/:id", (c) => {
-      const id = c.req.param("id");
-      const q = parseWith(DeleteQuery, c.req.query(), "query");
-      if (q.purge === "true") {
-        store.delete(id);
-        return c.json({ id, deleted: true });
-      }
-      return c.json({ workflow: store.disable(id), deleted: false });
-    });
+  const raw = { body: "raw" } as const;
+  openapi(app, validateRoute, async (c) => c.json(await readDefinition(c), 200), raw);
+  openapi(app, createWorkflow, async (c) => {
+    const result = await readDefinition(c);
+    const saved = { ...store.save(requireValid(result), { source: "api" }), warnings: result.warnings };
+    return saved.outcome === "created" ? c.json(saved, 201) : c.json(saved, 200);
+  }, raw);
+  openapi(app, listWorkflows, (c) => c.json({ workflows: store.list(c.req.valid("query")) }, 200));
+  openapi(app, showWorkflow, (c) => {
+    const { id } = c.req.valid("param");
+    return c.json({ workflow: store.record(id), ...store.get(id, c.req.valid("query").version) }, 200);
+  });
+  openapi(app, listVersions, (c) => c.json({ versions: store.versions(c.req.valid("param").id) }, 200));
+  openapi(app, showVersion, (c) => {
+    const { id, version } = c.req.valid("param");
+    return c.json({ workflow: store.record(id), ...store.get(id, version) }, 200);
+  });
+  openapi(app, updateWorkflow, async (c) => {
+    const { id } = c.req.valid("param");
+    store.record(id);
+    const result = await readDefinition(c, id);
+    const def = requireValid(result);
+    if (def.id !== id) {
+      throw new StationError(
+        "workflow_id_mismatch",
+        `the body defines \`${def.id}\`, the path names \`${id}\``,
+        { hint: `PUT /api/v1/workflows/${def.id}, or set id: ${id} (or leave id out)` },
+      );
+    }
+    return c.json({ ...store.save(def, { source: "api" }), warnings: result.warnings }, 200);
+  }, raw);
+  openapi(app, toggle("enable"), (c) => c.json({ workflow: store.enable(c.req.valid("param").id) }, 200));
+  openapi(app, toggle("disable"), (c) => c.json({ workflow: store.disable(c.req.valid("param").id) }, 200));
+  openapi(app, deleteWorkflow, (c) => {
+    const { id } = c.req.valid("param");
+    if (c.req.valid("query").purge === "true") {
+      store.delete(id);
+      return c.json({ id, deleted: true as const }, 200);
+    }
+    return c.json({ workflow: store.disable(id), deleted: false as const }, 200);
+  });
+  return app;
 }
 
+const syncRoute = createRoute({
+  method: "post",
+  path: "/",
+  tags,
+  summary: "Sync an environment's workflow files into the store (DeclarativeSync)",
+  request: { body: { content: { "application/json": { schema: SyncBody } } } },
+  responses: {
+    200: json(SyncReport, "what the sync did"),
+    ...errors("invalid_json", "invalid_request", "environment_not_found", "invalid_environment"),
+  },
+});
+
 /** POST /api/v1/sync `{environment?}`: DeclarativeSync of an environment's files. */
-export function syncRoutes(ctx: StationContext): Hono {
-  return new Hono().post("/", async (c) => {
-    const body = await readJson(c, SyncBody);
-    const environment = body.environment ?? ctx.config.values.workflows.environment;
-    return c.json(await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment));
+export function syncRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
+  openapi(app, syncRoute, async (c) => {
+    const environment = c.req.valid("json").environment ?? ctx.config.values.workflows.environment;
+    return c.json(await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment), 200);
   });
+  return app;
 }

@@ -1,0 +1,13 @@
+/**
+ * The API contract: zod schemas of every request and response, shared by the routes (which validate
+ * with them and generate the OpenAPI document from them) and the client (which parses answers with them).
+ * Nothing here imports the server.
+ */
+export * from "./approvals.ts";
+export * from "./errors.ts";
+export * from "./files.ts";
+export * from "./health.ts";
+export * from "./runs.ts";
+export * from "./sandboxes.ts";
+export * from "./sync.ts";
+export * from "./workflows.ts";

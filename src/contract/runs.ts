@@ -1,0 +1,111 @@
+import { z } from "zod";
+
+/** The states of a run (the engine's ledger keeps the same list; a test holds them equal). */
+export const RunStatus = z.enum([
+  "pending",
+  "running",
+  "waiting",
+  "paused",
+  "completed",
+  "failed",
+  "canceled",
+]);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+/** A step or run failure: a stable code, a message, and the step path. */
+export const StepError = z.looseObject({ code: z.string(), message: z.string(), step: z.string().optional() })
+  .meta({ id: "StepError" });
+
+/** A workflow run. */
+export const Run = z.looseObject({
+  id: z.string(),
+  workflow_id: z.string(),
+  workflow_version: z.number().nullable(),
+  status: RunStatus,
+  input: z.unknown(),
+  result: z.unknown(),
+  error: StepError.nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
+}).meta({ id: "Run" });
+export type Run = z.infer<typeof Run>;
+
+/** One attempt of one step of a run; only a completed step has an output. */
+export const Step = z.looseObject({
+  path: z.string(),
+  step_id: z.string(),
+  type: z.string(),
+  visit: z.number(),
+  attempt: z.number(),
+  status: z.string(),
+  output: z.unknown(),
+  error: StepError.nullable(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
+  duration_ms: z.number().nullable(),
+}).meta({ id: "Step" });
+export type Step = z.infer<typeof Step>;
+
+/** One event of a run, as sent in the `data` of an SSE message (its `id` is `seq`, its `event` is `type`). */
+export const RunEvent = z.looseObject({
+  seq: z.number(),
+  type: z.string(),
+  step: z.string().nullable(),
+  data: z.unknown(),
+  time: z.string(),
+}).meta({ id: "RunEvent" });
+export type RunEvent = z.infer<typeof RunEvent>;
+
+/** The start kinds a caller of the runs API may claim (`cron` is the scheduler's alone). */
+export const RequestTrigger = z.enum(["manual", "api", "mcp"]);
+export type RequestTrigger = z.infer<typeof RequestTrigger>;
+
+/** POST /api/v1/workflow-runs: a stored workflow by id (and version), or an inline definition. */
+export const StartRunBody = z.strictObject({
+  workflowId: z.string().min(1).optional(),
+  version: z.int().min(1).optional(),
+  input: z.record(z.string(), z.unknown()).default({}),
+  definition: z.unknown().optional().describe(
+    "a workflow definition to validate, store and run (what `stn workflow run file.yaml` sends)",
+  ),
+  trigger: RequestTrigger.default("api").describe(
+    "who starts the run, kept as `workflow.trigger` in its context: the CLI sends `manual`",
+  ),
+}).meta({ id: "StartRunBody" });
+export type StartRunBody = z.input<typeof StartRunBody>;
+
+/** POST /api/v1/workflows/{id}/runs */
+export const StartStoredRunBody = StartRunBody.omit({ workflowId: true, definition: true });
+
+/** GET /api/v1/workflow-runs */
+export const RunListQuery = z.object({
+  workflow_id: z.string().optional(),
+  status: RunStatus.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().optional().describe("next_cursor of the previous page"),
+});
+export type RunListQuery = z.input<typeof RunListQuery>;
+
+export const RunList = z.looseObject({
+  runs: z.array(Run),
+  next_cursor: z.string().nullable().describe("pass as cursor for the next page; null on the last"),
+}).meta({ id: "RunList" });
+export type RunList = z.infer<typeof RunList>;
+
+export const StepList = z.looseObject({ steps: z.array(Step) }).meta({ id: "StepList" });
+
+/** GET /api/v1/workflow-runs/{runId}/events */
+export const RunEventsQuery = z.object({
+  // Checked by the route, so a bad cursor (here or in Last-Event-ID) is one `invalid_cursor`.
+  after: z.string().optional().describe(
+    'resume after this seq, or "now" for only new events (Last-Event-ID wins)',
+  ),
+  follow: z.enum(["true", "false"]).optional().describe("false: only the stored events, then end"),
+});
+
+export const CancelBody = z.strictObject({ reason: z.string().optional() });
+
+export const RunIdParam = z.object({ runId: z.string().min(1) });

@@ -1,0 +1,125 @@
+/**
+ * The catalogue of every error code stn answers with (DESIGN §6): one line per code with its HTTP status,
+ * the CLI exit code when it ends a command, and what it means. `StationError` takes only these codes, so
+ * a new code is one new line here. Exit codes: 1 failure, 2 usage error (a bad flag, value or file the
+ * user gave the CLI). Errors that come back from the server keep the exit code of their code here.
+ */
+
+/** [HTTP status, CLI exit code, meaning]. */
+type Entry = readonly [status: number, exit: 1 | 2, meaning: string];
+
+export const ERROR_CODES = {
+  // Requests and input
+  invalid_request: [400, 1, "the request (body, query or path) does not match the API contract"],
+  invalid_json: [400, 1, "the request body is not valid JSON"],
+  invalid_cursor: [400, 1, "an event cursor is neither a sequence number nor `now`"],
+  invalid_key: [400, 1, "a file key is malformed (bad segment, encoding or length)"],
+  unauthorized: [401, 1, "the API token is missing or wrong"],
+  not_found: [404, 1, "no such API route"],
+  http_error: [500, 1, "an HTTP-level failure without a more specific code"],
+  internal_error: [500, 1, "an unexpected failure inside stn (a bug: please report it)"],
+  station_unreachable: [503, 1, "the CLI cannot reach the stn server"],
+  invalid_response: [502, 1, "the server answered something that does not match the API contract"],
+  stream_ended: [502, 1, "a streamed answer ended before its result"],
+  // Configuration and startup
+  config_invalid: [400, 2, "config.yaml or an environment override has a bad value"],
+  config_not_found: [400, 2, "the config file given does not exist"],
+  config_unreadable: [400, 2, "the config file cannot be read or parsed"],
+  api_token_required: [400, 2, "serving beyond loopback needs server.api_token"],
+  db_open_failed: [500, 1, "the SQLite ledger cannot be opened"],
+  listen_failed: [500, 1, "the HTTP server cannot listen on the address"],
+  port_in_use: [500, 1, "the HTTP port is taken (another stn serve?)"],
+  station_home_busy: [500, 1, "another stn process holds the station's NATS store"],
+  nats_server_not_found: [500, 1, "no nats-server binary was found"],
+  nats_start_failed: [500, 1, "the managed nats-server did not start"],
+  nats_server_died: [500, 1, "the managed nats-server exited while stn was running"],
+  nats_unreachable: [503, 1, "the NATS server cannot be reached"],
+  shutdown: [503, 1, "the station is stopping"],
+  // Workflows
+  workflow_invalid: [422, 1, "a workflow definition is invalid (details.errors lists each issue)"],
+  invalid_definition: [400, 1, "an inline definition sent to start a run is invalid"],
+  workflow_id_mismatch: [400, 1, "the definition's id differs from the id in the path"],
+  workflow_not_found: [404, 1, "no stored workflow with that id"],
+  workflow_version_not_found: [404, 1, "the workflow has no such version"],
+  workflow_disabled: [409, 1, "the workflow is disabled; enable it to run it"],
+  workflow_in_use: [409, 1, "the workflow has runs in progress"],
+  environment_not_found: [404, 1, "no such environment folder to sync"],
+  invalid_environment: [400, 1, "an environment name is malformed"],
+  input_invalid: [400, 1, "a run's input does not match the workflow's inputSchema"],
+  expression_invalid: [422, 1, "a JSONata expression does not compile"],
+  expression_failed: [422, 1, "a JSONata expression failed on its data"],
+  expression_too_deep: [422, 1, "a JSONata expression recursed too deeply"],
+  expression_timeout: [422, 1, "a JSONata expression ran too long"],
+  expression_too_large: [422, 1, "a JSONata expression built too large a value"],
+  template_invalid: [422, 1, "a `{{ }}` template is not closed"],
+  file_unreadable: [400, 1, "a workflow file cannot be read"],
+  output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
+  no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no *.workflow.* files"],
+  // Runs and approvals
+  run_not_found: [404, 1, "no workflow run with that id"],
+  run_finished: [409, 1, "the run has already ended"],
+  run_not_paused: [409, 1, "resume asked of a run that is not paused"],
+  approval_not_found: [404, 1, "no approval with that id"],
+  approval_decided: [409, 1, "the approval was already decided"],
+  canceled: [409, 1, "the work was canceled"],
+  step_timeout: [504, 1, "a step exceeded its timeout"],
+  // Files
+  file_not_found: [404, 1, "no such file (in the store or the sandbox)"],
+  file_required: [400, 1, "a multipart upload has no `file` part"],
+  file_too_large: [413, 1, "the file is over the configured size limit"],
+  storage_quota_exceeded: [507, 1, "the file store is full"],
+  range_not_satisfiable: [416, 1, "the asked byte range is outside the file"],
+  checksum_mismatch: [500, 1, "the bytes read do not match the stored checksum"],
+  file_changed: [409, 1, "the file was replaced while it was being read"],
+  unsupported_object: [400, 1, "the object store entry is not a stn file"],
+  // Sandboxes
+  sandbox_unavailable: [503, 1, "sandboxes are disabled or Docker is not reachable"],
+  sandbox_not_found: [404, 1, "no sandbox with that id"],
+  sandbox_closed: [410, 1, "the sandbox was closed"],
+  sandbox_gone: [410, 1, "the sandbox's container has disappeared"],
+  sandbox_not_running: [409, 1, "the sandbox's container is not running"],
+  sandbox_command_failed: [500, 1, "a helper command inside the sandbox failed"],
+  docker_error: [502, 1, "the Docker Engine answered with an error"],
+  image_not_allowed: [400, 1, "the image is not in sandbox.allowed_images"],
+  image_unavailable: [503, 1, "the image cannot be pulled or found"],
+  unknown_runtime: [400, 1, "no such sandbox runtime"],
+  network_not_allowed: [403, 1, "network access is not allowed for sandboxes here"],
+  run_id_required: [400, 1, "a workflow-scoped sandbox needs run_id"],
+  invalid_command: [400, 1, "the command to run is empty or malformed"],
+  exec_canceled: [409, 1, "the command was canceled before it finished"],
+  path_outside_workspace: [400, 1, "the path is not inside /workspace"],
+  is_a_directory: [400, 1, "a file was asked for but the path is a directory"],
+  not_a_directory: [400, 1, "a directory was asked for but the path is not one"],
+  not_a_file: [400, 1, "the path is not a regular file"],
+  size_mismatch: [400, 1, "the bytes sent differ from the announced size"],
+  // CLI (local input)
+  confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
+  input_invalid_json: [400, 2, "--input is not valid JSON"],
+  input_not_object: [400, 2, "--input is not a JSON object"],
+  input_unreadable: [400, 2, "the --input file cannot be read"],
+  invalid_after: [400, 2, "--after is neither a sequence number nor `now`"],
+  invalid_code: [400, 2, "no code was given to run"],
+  invalid_duration: [400, 2, "a duration flag is malformed (e.g. 30s, 5m)"],
+  invalid_env: [400, 2, "an --env value is not NAME=value"],
+  invalid_timeout: [400, 2, "--timeout is not a positive number"],
+  invalid_ttl: [400, 2, "--ttl is not a duration"],
+  invalid_version: [400, 2, "--version is not a positive integer"],
+  local_file_not_found: [400, 1, "a local file given to the CLI does not exist"],
+  local_file_error: [500, 1, "a local file cannot be read or written"],
+  file_exists: [409, 1, "the local output file exists (use --force)"],
+  write_failed: [500, 1, "the CLI could not write its output file"],
+} as const satisfies Record<string, Entry>;
+
+/** Every error code stn uses. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** True for a code in the catalogue (for codes read off the wire). */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/** The HTTP status, CLI exit code and meaning of a code. */
+export function errorCodeInfo(code: ErrorCode): { status: number; exit: 1 | 2; meaning: string } {
+  const [status, exit, meaning] = ERROR_CODES[code];
+  return { status, exit, meaning };
+}
