@@ -10,11 +10,18 @@ export interface GlobalOptions {
   station?: string;
   json?: boolean;
   config?: string;
+  /** false with --no-color */
+  color?: boolean;
 }
 
 /** The global options as seen from any subcommand. */
 export function globals(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+/** Whether the command prints JSON for scripts (the global --json). */
+export function jsonMode(cmd: Command): boolean {
+  return Boolean(globals(cmd).json);
 }
 
 /** Loads config for a command (flags are dotted config paths) and applies its log level. */
