@@ -104,7 +104,8 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     assertEquals(started.code, 0, started.stderr);
     const runId = started.stdout.trim();
     const list = await runStn(["workflow", "approvals", "list", "--run", runId, "--json"], { env });
-    const [approval] = JSON.parse(list.stdout);
+    // Issue 11: lists are keyed by their resource, as the API answers them.
+    const [approval] = JSON.parse(list.stdout).approvals;
     assertEquals(approval.message, "go?");
     const approve = await runStn(["workflow", "approvals", "approve", approval.id, "--actor", "erin"], {
       env,
