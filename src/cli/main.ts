@@ -99,12 +99,13 @@ function outputSwitches(args: string[]): { json: boolean; noColor: boolean } {
 
 /** A commander parse error as a usage error (exit 2); its text loses commander's `error: ` prefix. */
 function commanderUsageError(err: CommanderError): StationError {
-  return usageError(
-    "invalid_usage",
-    err.message.replace(/^error: /, ""),
-    "run the command with --help for its usage",
-    { reason: err.code },
-  );
+  // A command group run without a subcommand shows its help (on stderr) and says so with "(outputHelp)".
+  const message = err.code === "commander.help"
+    ? "a subcommand is needed"
+    : err.message.replace(/^error: /, "");
+  return usageError("invalid_usage", message, "run the command with --help for its usage", {
+    reason: err.code,
+  });
 }
 
 /** Runs the CLI and returns the process exit code (DESIGN §6). */

@@ -66,6 +66,12 @@ export function render<T>(result: T, options: RenderOptions<T>): void {
   if (options.text) writeLines(options.text(result, outStyle), (l) => console.log(l));
 }
 
+/** Shows one item of a stream (`workflow logs`): with --json one compact JSON line (NDJSON), else its text. */
+export function renderLine<T>(item: T, options: RenderOptions<T>): void {
+  if (options.json) return console.log(JSON.stringify(item));
+  render(item, options);
+}
+
 /** Writes lines for people on stderr (progress, notes); never part of a command's result. */
 export function note(lines: Lines | ((style: Style) => Lines)): void {
   writeLines(typeof lines === "function" ? lines(errStyle) : lines, (l) => console.error(l));

@@ -17,7 +17,7 @@ import { validateSource, WORKFLOW_FILE } from "../workflows/definition/load.ts";
 import type { RunView } from "../workflows/engine/views.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalText } from "./local_files.ts";
-import { errStyle, fields, note, outStyle, render, type Style, table } from "./output.ts";
+import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
 
 /** Exit codes of `workflow run --wait` (DESIGN §6). */
@@ -261,7 +261,7 @@ export function workflowRunCommands(workflow: Command): void {
       const json = jsonMode(cmd);
       await withStation(cmd, async (client) => {
         for await (const e of runEvents(client, runId, { after, follow: !!opts.follow })) {
-          console.log(json ? JSON.stringify(e) : describeEvent(e, outStyle));
+          renderLine(e, { json, text: describeEvent });
         }
       });
     });
