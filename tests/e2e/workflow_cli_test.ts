@@ -114,7 +114,8 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     const again = await runStn(["workflow", "approvals", "reject", approval.id], { env });
     assertEquals(again.code, 1);
     assertStringIncludes(again.stderr, "already approved");
-    const logs = await runStn(["workflow", "logs", runId, "-f"], { env });
+    // Issue 11: one meaning per short flag; -f is --force everywhere, follow is -F.
+    const logs = await runStn(["workflow", "logs", runId, "-F"], { env });
     assertEquals(logs.code, 0);
     assertStringIncludes(logs.stdout, "approval_decided");
     assert(logs.stdout.trim().endsWith("run_completed") || logs.stdout.includes("run_completed"));
