@@ -2,11 +2,12 @@
  * The catalogue of every error code stn answers with (DESIGN §6): one line per code with its HTTP status,
  * the CLI exit code when it ends a command, and what it means. `StationError` takes only these codes, so
  * a new code is one new line here. Exit codes: 1 failure, 2 usage error (a bad flag, value or file the
- * user gave the CLI). Errors that come back from the server keep the exit code of their code here.
+ * user gave the CLI); `workflow run --wait` ends with 3, 4 or 5 and a busy STATION_HOME with 75 (docs/cli.md).
+ * Errors that come back from the server keep the exit code of their code here.
  */
 
 /** [HTTP status, CLI exit code, meaning]. */
-type Entry = readonly [status: number, exit: 1 | 2, meaning: string];
+type Entry = readonly [status: number, exit: 1 | 2 | 3 | 4 | 5 | 75, meaning: string];
 
 export const ERROR_CODES = {
   // Requests and input
@@ -29,7 +30,11 @@ export const ERROR_CODES = {
   db_open_failed: [500, 1, "the SQLite ledger cannot be opened"],
   listen_failed: [500, 1, "the HTTP server cannot listen on the address"],
   port_in_use: [500, 1, "the HTTP port is taken (another stn serve?)"],
-  station_home_busy: [500, 1, "another stn process holds the station's NATS store"],
+  station_home_busy: [
+    503,
+    75,
+    "another stn process holds the station's NATS store (embedded mode: nothing started)",
+  ],
   nats_server_not_found: [500, 1, "no nats-server binary was found"],
   nats_start_failed: [500, 1, "the managed nats-server did not start"],
   nats_server_died: [500, 1, "the managed nats-server exited while stn was running"],
@@ -53,6 +58,8 @@ export const ERROR_CODES = {
   expression_too_large: [422, 1, "a JSONata expression built too large a value"],
   template_invalid: [422, 1, "a `{{ }}` template is not closed"],
   file_unreadable: [400, 1, "a workflow file cannot be read"],
+  migration_incomplete: [422, 1, "`stn workflow migrate`: some Station constructs could not be converted"],
+  migration_pending: [409, 1, "`stn workflow migrate --check`: files would change"],
   output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
   no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no *.workflow.* files"],
   // Runs and approvals
@@ -96,7 +103,6 @@ export const ERROR_CODES = {
   confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
   input_invalid_json: [400, 2, "--input is not valid JSON"],
   input_not_object: [400, 2, "--input is not a JSON object"],
-  input_unreadable: [400, 2, "the --input file cannot be read"],
   invalid_after: [400, 2, "--after is neither a sequence number nor `now`"],
   invalid_code: [400, 2, "no code was given to run"],
   invalid_duration: [400, 2, "a duration flag is malformed (e.g. 30s, 5m)"],
@@ -105,7 +111,18 @@ export const ERROR_CODES = {
   invalid_ttl: [400, 2, "--ttl is not a duration"],
   invalid_version: [400, 2, "--version is not a positive integer"],
   local_file_not_found: [400, 1, "a local file given to the CLI does not exist"],
-  local_file_error: [500, 1, "a local file cannot be read or written"],
+  local_file_unreadable: [400, 1, "a local file given to the CLI cannot be read (permissions, a directory)"],
+  invalid_usage: [400, 2, "a bad flag, argument or unknown command (details.reason says which)"],
+  invalid_station_url: [400, 2, "--station / STATION_URL is not a URL or host:port"],
+  stdin_twice: [400, 2, "`-` (stdin) was given more than once"],
+  invalid_limit: [400, 2, "--limit is not a positive integer"],
+  json_with_stdout: [400, 2, "--json cannot be used when stdout carries a file's bytes"],
+  invalid_shell: [400, 2, "completions are for bash, zsh or fish"],
+  doctor_failed: [503, 1, "`stn doctor`: something a default command needs is missing (details.checks)"],
+  station_degraded: [503, 1, "the server answers, but a part of it (db, nats) is down"],
+  run_failed: [422, 3, "`workflow run --wait`: the run failed (details.run)"],
+  run_canceled: [409, 4, "`workflow run --wait`: the run was canceled (details.run)"],
+  wait_timeout: [504, 5, "`workflow run --wait`: the wait timed out; the run goes on (details.run_id)"],
   file_exists: [409, 1, "the local output file exists (use --force)"],
   write_failed: [500, 1, "the CLI could not write its output file"],
 } as const satisfies Record<string, Entry>;
@@ -119,7 +136,7 @@ export function isErrorCode(code: string): code is ErrorCode {
 }
 
 /** The HTTP status, CLI exit code and meaning of a code. */
-export function errorCodeInfo(code: ErrorCode): { status: number; exit: 1 | 2; meaning: string } {
+export function errorCodeInfo(code: ErrorCode): { status: number; exit: Entry[1]; meaning: string } {
   const [status, exit, meaning] = ERROR_CODES[code];
   return { status, exit, meaning };
 }

@@ -12,11 +12,18 @@ export interface GlobalOptions {
   config?: string;
   /** false with --no-wait-lock: an embedded command refuses at once when STATION_HOME is busy. */
   waitLock?: boolean;
+  /** false with --no-color */
+  color?: boolean;
 }
 
 /** The global options as seen from any subcommand. */
 export function globals(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+/** Whether the command prints JSON for scripts (the global --json). */
+export function jsonMode(cmd: Command): boolean {
+  return Boolean(globals(cmd).json);
 }
 
 /** Loads config for a command (flags are dotted config paths) and applies its log level. */

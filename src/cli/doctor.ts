@@ -14,8 +14,8 @@ import { isAlive, ManagedNatsServer } from "../nats/server.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 import { dockerClient } from "../sandbox/docker.ts";
 import { explainDockerError, resolveDockerHost } from "../sandbox/docker_host.ts";
-import { globals } from "./context.ts";
-import { CliExit, printJson, style } from "./output.ts";
+import { globals, jsonMode } from "./context.ts";
+import { fail, render, type Style } from "./output.ts";
 
 /** ok; warn: something optional is missing; fail: a default command (serve, an embedded run) cannot work. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -276,20 +276,24 @@ export async function runChecks(configPath?: string): Promise<Check[]> {
   ];
 }
 
-const LABEL: Record<CheckStatus, string> = {
-  ok: style.green("ok  "),
-  warn: style.yellow("warn"),
-  fail: style.red("FAIL"),
-  skip: style.dim("skip"),
-};
+/** What `stn doctor` reports: whether a default command can work, and every check. */
+interface DoctorReport {
+  ok: boolean;
+  checks: Check[];
+}
 
-/** Prints the checks: one line each (with its fix when not ok), or JSON. */
-function printChecks(checks: Check[], json: boolean): void {
-  if (json) return printJson({ ok: !checks.some((c) => c.status === "fail"), checks });
+/** One line per check, with its fix when it is not ok. */
+function checksText({ checks }: DoctorReport, style: Style): string[] {
+  const label: Record<CheckStatus, string> = {
+    ok: style.green("ok  "),
+    warn: style.yellow("warn"),
+    fail: style.red("FAIL"),
+    skip: style.dim("skip"),
+  };
   const width = Math.max(...checks.map((c) => c.name.length));
-  for (const c of checks) {
-    console.log(`${LABEL[c.status]}  ${c.name.padEnd(width)}  ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ""}`);
-  }
+  return checks.map((c) =>
+    `${label[c.status]}  ${c.name.padEnd(width)}  ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ""}`
+  );
 }
 
 /** `stn doctor`: checks what stn needs on this machine, for this user. */
@@ -304,7 +308,16 @@ export function doctorCommand(program: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       setLogLevel("error");
       const checks = await runChecks(globals(cmd).config);
-      printChecks(checks, !!globals(cmd).json);
-      if (checks.some((c) => c.status === "fail")) throw new CliExit(1);
+      const failed = checks.filter((c) => c.status === "fail");
+      const report: DoctorReport = { ok: failed.length === 0, checks };
+      const view = { json: jsonMode(cmd), text: checksText };
+      if (report.ok) return render(report, view);
+      fail(
+        report,
+        view,
+        new StationError("doctor_failed", `missing: ${failed.map((c) => c.name).join(", ")}`, {
+          hint: "each FAIL line above says how to fix it",
+        }),
+      );
     });
 }

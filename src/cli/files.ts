@@ -7,8 +7,10 @@ import { keyBasename } from "../files/keys.ts";
 import { formatBytes } from "../files/size.ts";
 import type { FileInfo } from "../files/store.ts";
 import { parseDuration } from "../lib/duration.ts";
-import { globals, withStation } from "./context.ts";
-import { printFields, printJson, printTable, StationError } from "./output.ts";
+import { jsonMode, withStation } from "./context.ts";
+import { localFileError } from "./local_files.ts";
+import { fields, render, StationError, table } from "./output.ts";
+import { moreNote, type PageFlags, pageFlags, readPages } from "./paging.ts";
 import { progressBar } from "./progress.ts";
 
 /** "12s", "5m", "3h", "2d": the largest whole unit, for table columns. */
@@ -18,13 +20,6 @@ function roughly(ms: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m`;
   if (s < 86400) return `${Math.floor(s / 3600)}h`;
   return `${Math.floor(s / 86400)}d`;
-}
-
-function localFileError(path: string, err: unknown): StationError {
-  if (err instanceof Deno.errors.NotFound) {
-    return new StationError("local_file_not_found", `no such file: ${path}`, { hint: "check the path" });
-  }
-  return new StationError("local_file_error", `cannot read ${path}: ${(err as Error).message}`);
 }
 
 /** The file name a download's Content-Disposition proposes, if any. */
@@ -63,7 +58,7 @@ async function upload(
       if (!stat.isFile) throw new StationError("not_a_file", `${source} is not a regular file`);
       file = await Deno.open(source, { read: true });
     } catch (err) {
-      throw err instanceof StationError ? err : localFileError(source, err);
+      throw localFileError(source, err);
     }
     size = (await file.stat()).size;
     body = file.readable;
@@ -77,9 +72,13 @@ async function upload(
       filename,
       size,
     });
-    if (globals(cmd).json) return printJson(result);
-    console.log(`Uploaded: ${result.file_key} (${formatBytes(result.size_bytes)})`);
-    if (result.expires_at) console.log(`Expires:  ${result.expires_at}`);
+    render(result, {
+      json: jsonMode(cmd),
+      text: (r) => [
+        `Uploaded: ${r.file_key} (${formatBytes(r.size_bytes)})`,
+        ...(r.expires_at ? [`Expires:  ${r.expires_at}`] : []),
+      ],
+    });
   });
 }
 
@@ -89,6 +88,13 @@ async function download(
   opts: { output?: string; force?: boolean },
 ): Promise<void> {
   const toStdout = opts.output === "-";
+  if (toStdout && jsonMode(cmd)) {
+    throw usageError(
+      "json_with_stdout",
+      "--json cannot be used with -o - (stdout carries the file)",
+      "write to a file: -o PATH",
+    );
+  }
   if (opts.output && !toStdout && !opts.force && await exists(opts.output)) throw fileExists(opts.output);
   await withStation(cmd, async (client) => {
     const res = await downloadFile(client, key);
@@ -137,10 +143,10 @@ async function download(
       throw err;
     }
     const size = (await Deno.stat(target)).size;
-    if (globals(cmd).json) {
-      return printJson({ path: target, size_bytes: size, checksum: `sha256:${expected}` });
-    }
-    console.log(`Downloaded: ${opts.output ?? basename(target)} (${formatBytes(size)})`);
+    render({ path: target, size_bytes: size, checksum: `sha256:${expected}` }, {
+      json: jsonMode(cmd),
+      text: (r) => `Downloaded: ${opts.output ?? basename(target)} (${formatBytes(r.size_bytes)})`,
+    });
   });
 }
 
@@ -199,51 +205,58 @@ export function filesCommand(program: Command): void {
     .option("-f, --force", "replace an existing file")
     .action((key: string, opts, cmd: Command) => download(cmd, key, opts));
 
-  files.command("list")
-    .description("list stored files (expired ones are not shown)")
-    .option("--prefix <prefix>", "only keys starting with this, e.g. runs/")
-    .action(async (opts: { prefix?: string }, cmd: Command) => {
-      await withStation(cmd, async (client) => {
-        const all: FileInfo[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await listFiles(client, { prefix: opts.prefix, limit: 1000, cursor });
-          all.push(...page.files);
-          cursor = page.next_cursor ?? undefined;
-        } while (cursor);
-        if (globals(cmd).json) return printJson({ files: all, count: all.length });
-        if (all.length === 0) return console.log("no files" + (opts.prefix ? ` under ${opts.prefix}` : ""));
-        const now = Date.now();
-        printTable(
-          ["KEY", "SIZE", "TYPE", "AGE", "EXPIRES"],
-          all.map((f) => [
-            f.key,
-            formatBytes(f.size_bytes),
-            f.content_type,
-            roughly(now - Date.parse(f.created_at)),
-            f.expires_at ? `in ${roughly(Date.parse(f.expires_at) - now)}` : "never",
-          ]),
-        );
+  pageFlags(
+    files.command("list")
+      .description("list stored files (expired ones are not shown); one page, --all for every page")
+      .option("--prefix <prefix>", "only keys starting with this, e.g. runs/"),
+    1000,
+  ).action(async (opts: PageFlags & { prefix?: string }, cmd: Command) => {
+    await withStation(cmd, async (client) => {
+      const page = await readPages<"files", FileInfo>(
+        opts,
+        "files",
+        (cursor, limit) => listFiles(client, { prefix: opts.prefix, limit, cursor }),
+      );
+      render(page, {
+        json: jsonMode(cmd),
+        text: (p) => {
+          if (p.files.length === 0) return "no files" + (opts.prefix ? ` under ${opts.prefix}` : "");
+          moreNote(p.next_cursor);
+          const now = Date.now();
+          return table(
+            ["KEY", "SIZE", "TYPE", "AGE", "EXPIRES"],
+            p.files.map((f) => [
+              f.key,
+              formatBytes(f.size_bytes),
+              f.content_type,
+              roughly(now - Date.parse(f.created_at)),
+              f.expires_at ? `in ${roughly(Date.parse(f.expires_at) - now)}` : "never",
+            ]),
+          );
+        },
       });
     });
+  });
 
   files.command("info")
     .description("show a file's size, type, checksum, dates and metadata")
     .argument("<key>", "file key")
     .action(async (key: string, _opts: unknown, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const info = await fileInfo(client, key);
-        if (globals(cmd).json) printJson(info);
-        else printFields(infoFields(info));
+        render(await fileInfo(client, key), {
+          json: jsonMode(cmd),
+          text: (info) => fields(infoFields(info)),
+        });
       });
     });
 
   files.command("delete")
-    .description("delete a file (asks first on a terminal; without one, --force is required)")
+    .description("delete a file (asks first on a terminal; without one, or with --json, --force is required)")
     .argument("<key>", "file key")
     .option("-f, --force", "do not ask")
     .action(async (key: string, opts: { force?: boolean }, cmd: Command) => {
-      if (!opts.force && !Deno.stdin.isTerminal()) {
+      const json = jsonMode(cmd);
+      if (!opts.force && (json || !Deno.stdin.isTerminal())) {
         throw usageError(
           "confirmation_required",
           `refusing to delete ${key} without confirmation`,
@@ -254,13 +267,12 @@ export function filesCommand(program: Command): void {
         const info = await fileInfo(client, key);
         if (!opts.force) {
           const answer = prompt(`Delete ${info.key} (${formatBytes(info.size_bytes)})? [y/N]`);
-          if (!/^y(es)?$/i.test(answer?.trim() ?? "")) return console.log("Not deleted.");
+          if (!/^y(es)?$/i.test(answer?.trim() ?? "")) {
+            return render({ deleted: null }, { json, text: () => "Not deleted." });
+          }
         }
         await deleteFile(client, info.key);
-        if (globals(cmd).json) return printJson({ deleted: info.key });
-        console.log(`Deleted: ${info.key}`);
+        render({ deleted: info.key }, { json, text: (r) => `Deleted: ${r.deleted}` });
       });
     });
-
-  for (const cmd of files.commands) cmd.exitOverride();
 }

@@ -1,10 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
-import { StationError, toStationError } from "../errors.ts";
+import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
 import { filesCommand } from "./files.ts";
-import { CliExit, printError } from "./output.ts";
+import { shortFlagHelp } from "./flags.ts";
+import { CliExit, disableColor, renderError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
@@ -16,6 +18,11 @@ Where commands send their work, first match wins:
   --station URL, STATION_URL, a running \`stn serve\` ($STATION_HOME/run/server.json),
   else an embedded runtime started for the one command.
 
+Output: results on stdout (with --json one JSON object; errors as {"error": {...}}), progress and
+  errors on stderr. Colour only on a terminal, per stream; NO_COLOR or --no-color turn it off.
+
+${shortFlagHelp()}
+
 Environment:
   STATION_HOME         data directory (default ~/.config/station)
   STATION_URL          server to talk to
@@ -25,7 +32,8 @@ Environment:
 
 Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out;
-  ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).`;
+  ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).
+Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 
 /** Builds the command tree. */
 export function buildProgram(): Command {
@@ -33,7 +41,8 @@ export function buildProgram(): Command {
     .description("stn — durable AI-agent workflows on NATS JetStream, SQLite and Docker sandboxes")
     .version(VERSION, "-V, --version", "print the version")
     .option("--station <url>", "server to talk to (default: STATION_URL, a running server, else embedded)")
-    .option("--json", "print results as JSON for scripts")
+    .option("--json", "print results as one JSON object for scripts (errors too)")
+    .option("--no-color", "no colour on stdout or stderr (also NO_COLOR)")
     .option("--config <path>", "config file (default $STATION_HOME/config.yaml)")
     .option(
       "--no-wait-lock",
@@ -49,8 +58,23 @@ export function buildProgram(): Command {
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));
   syncCommand(program);
-  for (const cmd of program.commands) cmd.exitOverride();
+  completionsCommand(program);
+  exitOverrideAll(program);
   return program;
+}
+
+/** Commander errors end runCli with a code instead of exiting the process, in every subcommand. */
+function exitOverrideAll(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    sub.exitOverride();
+    exitOverrideAll(sub);
+  }
+}
+
+/** Silences commander's own error text in every command (under --json runCli prints the error itself). */
+function silenceCommanderErrors(cmd: Command): void {
+  cmd.configureOutput({ outputError: () => {} }).showHelpAfterError(false);
+  for (const sub of cmd.commands) silenceCommanderErrors(sub);
 }
 
 /**
@@ -71,20 +95,47 @@ function subcommandVersionFlags(args: string[]): string[] {
   return out;
 }
 
+/**
+ * The global switches that shape output, read before parsing: a usage error is found while parsing, and
+ * it must already come out as JSON (or without colour). Arguments after `--` belong to a program, not stn.
+ */
+function outputSwitches(args: string[]): { json: boolean; noColor: boolean } {
+  const end = args.indexOf("--");
+  const own = end < 0 ? args : args.slice(0, end);
+  return { json: own.includes("--json"), noColor: own.includes("--no-color") };
+}
+
+/** A commander parse error as a usage error (exit 2); its text loses commander's `error: ` prefix. */
+function commanderUsageError(err: CommanderError): StationError {
+  // A command group run without a subcommand shows its help (on stderr) and says so with "(outputHelp)".
+  const message = err.code === "commander.help"
+    ? "a subcommand is needed"
+    : err.message.replace(/^error: /, "");
+  return usageError("invalid_usage", message, "run the command with --help for its usage", {
+    reason: err.code,
+  });
+}
+
 /** Runs the CLI and returns the process exit code (DESIGN §6). */
 export async function runCli(args: string[]): Promise<number> {
+  const { json, noColor } = outputSwitches(args);
+  if (noColor) disableColor();
   const program = buildProgram();
+  // With --json, commander's own error text is replaced by the JSON error (and its stderr line) below.
+  if (json) silenceCommanderErrors(program);
   try {
     await program.parseAsync(subcommandVersionFlags(args), { from: "user" });
     return 0;
   } catch (err) {
     if (err instanceof CliExit) return err.code;
     if (err instanceof CommanderError) {
-      // Commander already printed its message; help and --version are successes.
-      return err.exitCode === 0 ? 0 : 2;
+      // help and --version are successes; otherwise commander has printed its message unless --json.
+      if (err.exitCode === 0) return 0;
+      if (json) renderError(commanderUsageError(err), { json });
+      return 2;
     }
     const e = err instanceof StationError ? err : toStationError(err);
-    printError(e);
+    renderError(e, { json });
     if (!(err instanceof StationError) && Deno.env.get("STN_DEBUG")) console.error(err);
     return e.exitCode;
   }

@@ -1,40 +1,119 @@
 import { StationError } from "../errors.ts";
 
-/** Ends a command with an exit code without printing an error (e.g. `workflow run --wait` → 3). */
+/**
+ * The CLI's one output layer (docs/cli.md). Results go to stdout — a text view for people, or with
+ * --json exactly one JSON object — and progress and errors go to stderr. Each stream decides its own
+ * colour from its own isTerminal(), so `stn … > out.txt` on a terminal writes plain text to the file
+ * while stderr stays coloured.
+ */
+
+/** Ends a command with an exit code without printing anything more (e.g. `sandbox exec` → the program's code). */
 export class CliExit extends Error {
   constructor(readonly code: number) {
     super(`exit ${code}`);
   }
 }
 
-const color = !Deno.env.get("NO_COLOR") && Deno.stderr.isTerminal();
-const paint = (code: number) => (s: string) => color ? `\x1b[${code}m${s}\x1b[0m` : s;
-/** ANSI styles for stderr, off when NO_COLOR is set or stderr is not a terminal. */
-export const style = { red: paint(31), green: paint(32), yellow: paint(33), dim: paint(2), bold: paint(1) };
-
-/** Prints a value as JSON on stdout (for --json). */
-export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
+/** ANSI styles; each one is the identity when its stream is not coloured. */
+export interface Style {
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
 }
 
-/** Prints `error: …` and the hint on stderr (DESIGN §6). */
-export function printError(err: StationError): void {
-  console.error(`${style.red("error:")} ${err.message}`);
-  if (err.hint) console.error(`${style.dim("hint:")} ${err.hint}`);
+let colorDisabled = false;
+
+/** Turns colour off on both streams (the global `--no-color`). */
+export function disableColor(): void {
+  colorDisabled = true;
 }
 
-/** Prints aligned `label: value` lines on stdout. */
-export function printFields(fields: [string, string][]): void {
-  const width = Math.max(...fields.map(([k]) => k.length)) + 1;
-  for (const [k, v] of fields) console.log(`${(k + ":").padEnd(width)} ${v}`);
+/** Whether a stream gets colour: a terminal, no NO_COLOR (any non-empty value), no --no-color. */
+function colored(stream: { isTerminal(): boolean }): boolean {
+  return !colorDisabled && !Deno.env.get("NO_COLOR") && stream.isTerminal();
 }
 
-/** Prints rows as an aligned table with a header on stdout. */
-export function printTable(headers: string[], rows: string[][]): void {
+function styleFor(stream: { isTerminal(): boolean }): Style {
+  const paint = (code: number) => (s: string) => colored(stream) ? `\x1b[${code}m${s}\x1b[0m` : s;
+  return { red: paint(31), green: paint(32), yellow: paint(33), dim: paint(2), bold: paint(1) };
+}
+
+/** Styles for text written to stdout. */
+export const outStyle: Style = styleFor(Deno.stdout);
+/** Styles for text written to stderr (progress, warnings, errors). */
+export const errStyle: Style = styleFor(Deno.stderr);
+
+/** Lines a text view produces; nothing when it printed (or streamed) its output itself. */
+export type Lines = string | string[] | void;
+
+/** How a command's result is shown: as JSON with --json, else through its text view. */
+export interface RenderOptions<T> {
+  json: boolean;
+  /** The text view for people; it receives stdout's styles. */
+  text?: (result: T, style: Style) => Lines;
+}
+
+function writeLines(lines: Lines, write: (line: string) => void): void {
+  if (lines === undefined) return;
+  for (const line of Array.isArray(lines) ? lines : [lines]) write(line);
+}
+
+/** Shows a command's result on stdout: one JSON document with --json, else the text view. */
+export function render<T>(result: T, options: RenderOptions<T>): void {
+  if (options.json) return console.log(JSON.stringify(result, null, 2));
+  if (options.text) writeLines(options.text(result, outStyle), (l) => console.log(l));
+}
+
+/** Shows one item of a stream (`workflow logs`): with --json one compact JSON line (NDJSON), else its text. */
+export function renderLine<T>(item: T, options: RenderOptions<T>): void {
+  if (options.json) return console.log(JSON.stringify(item));
+  render(item, options);
+}
+
+/** Writes lines for people on stderr (progress, notes); never part of a command's result. */
+export function note(lines: Lines | ((style: Style) => Lines)): void {
+  writeLines(typeof lines === "function" ? lines(errStyle) : lines, (l) => console.error(l));
+}
+
+/**
+ * Ends a command that failed although it has a result to show (invalid files, a failed run): the text
+ * view goes to stdout as usual, while under --json the result becomes the error's `details`, so stdout
+ * still holds one object, `{"error": …}`. The error itself is printed by `renderError`.
+ */
+export function fail<T>(result: T, options: RenderOptions<T>, error: StationError): never {
+  if (!options.json) render(result, options);
+  throw new StationError(error.code, error.message, {
+    status: error.status,
+    hint: error.hint,
+    details: result,
+    exitCode: error.exitCode,
+  });
+}
+
+/**
+ * Prints a command's error (DESIGN §6): `error: …` and `hint: …` on stderr always, and with --json also
+ * the API's error body `{"error": {code, message, hint?, details?}}` on stdout, on one line.
+ */
+export function renderError(err: StationError, options: { json: boolean }): void {
+  console.error(`${errStyle.red("error:")} ${err.message}`);
+  if (err.hint) console.error(`${errStyle.dim("hint:")} ${err.hint}`);
+  // One line, so it also ends an NDJSON stream (`workflow logs --json`) as a parsable line.
+  if (options.json) console.log(JSON.stringify(err.toBody()));
+}
+
+/** Aligned `label: value` lines. */
+export function fields(pairs: [string, string][]): string[] {
+  const width = Math.max(...pairs.map(([k]) => k.length)) + 1;
+  return pairs.map(([k, v]) => `${(k + ":").padEnd(width)} ${v}`);
+}
+
+/** Rows as an aligned table under a header. */
+export function table(headers: string[], rows: string[][]): string[] {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((c, i) => (c ?? "").padEnd(widths[i])).join("  ").trimEnd();
-  console.log(line(headers));
-  for (const row of rows) console.log(line(row));
+  return [line(headers), ...rows.map(line)];
 }
 
 /** Re-exported so commands can throw StationError without another import. */

@@ -13,10 +13,12 @@ import {
 import { StationError, usageError } from "../errors.ts";
 import type { RunEvent } from "../events/run_events.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
-import { loadWorkflowFile, WORKFLOW_FILE } from "../workflows/definition/load.ts";
+import { validateSource, WORKFLOW_FILE } from "../workflows/definition/load.ts";
 import type { Run as RunView } from "../contract/runs.ts";
-import { globals, withStation } from "./context.ts";
-import { CliExit, printFields, printJson, printTable, style } from "./output.ts";
+import { jsonMode, withStation } from "./context.ts";
+import { readLocalText } from "./local_files.ts";
+import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
+import { moreNote, pageFlags, readPages } from "./paging.ts";
 
 /** Exit codes of `workflow run --wait` (DESIGN §6). */
 const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
@@ -25,14 +27,8 @@ const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
 async function readInput(raw: string | undefined): Promise<Record<string, unknown>> {
   if (raw === undefined) return {};
   let text = raw;
-  if (raw === "-") text = await new Response(Deno.stdin.readable).text();
-  else if (raw.startsWith("@")) {
-    try {
-      text = await Deno.readTextFile(raw.slice(1));
-    } catch (err) {
-      throw usageError("input_unreadable", `cannot read ${raw.slice(1)}: ${(err as Error).message}`);
-    }
-  }
+  if (raw === "-") text = await readLocalText("-");
+  else if (raw.startsWith("@")) text = await readLocalText(raw.slice(1));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -55,18 +51,26 @@ function looksLikeFile(target: string): boolean {
 
 /** Loads a definition file for `run`, printing each validation problem like `stn workflow validate`. */
 async function definitionFromFile(path: string): Promise<unknown> {
-  const result = await loadWorkflowFile(path);
+  const result = validateSource(await readLocalText(path), { fileName: path });
   if (!result.valid) {
-    for (const e of result.errors) {
-      const at = e.line ? `${path}:${e.line}${e.column ? `:${e.column}` : ""}` : path;
-      console.error(`${at}: ${e.code} ${e.path}: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ""}`);
-    }
-    throw usageError("invalid_definition", `${path} is not a valid workflow definition`);
+    note((style) =>
+      result.errors.map((e) => {
+        const at = e.line ? `${path}:${e.line}${e.column ? `:${e.column}` : ""}` : path;
+        return `${at}: ${e.code} ${e.path}: ${e.message}${
+          e.hint ? `\n  ${style.dim("hint:")} ${e.hint}` : ""
+        }`;
+      })
+    );
+    throw usageError("invalid_definition", `${path} is not a valid workflow definition`, undefined, {
+      file: path,
+      errors: result.errors,
+    });
   }
   return result.definition;
 }
 
-function describeEvent(e: RunEvent): string {
+/** One event as a log line, styled for the stream it goes to. */
+function describeEvent(e: RunEvent, style: Style): string {
   const data = e.data && typeof e.data === "object" ? e.data as Record<string, unknown> : {};
   const bits: string[] = [];
   if (typeof data.attempt === "number" && data.attempt > 1) bits.push(`attempt ${data.attempt}`);
@@ -103,14 +107,21 @@ async function waitForRun(
   }
 }
 
+/** Shows a finished run: its result on stdout (the whole run with --json), or fails with exit 3 or 4. */
 function finish(run: RunView, json: boolean): void {
-  if (json) printJson(run);
-  else if (run.status === "completed") printJson(run.result);
-  else {console.error(
-      `${style.red(`run ${run.id} ${run.status}`)}${run.error ? `: ${run.error.message}` : ""}`,
-    );}
-  if (run.status === "failed") throw new CliExit(EXIT.failed);
-  if (run.status === "canceled") throw new CliExit(EXIT.canceled);
+  if (run.status === "completed") {
+    return render(run, { json, text: (r) => JSON.stringify(r.result, null, 2) });
+  }
+  const failed = run.status === "failed";
+  throw new StationError(
+    failed ? "run_failed" : "run_canceled",
+    `run ${run.id} ${run.status}${run.error ? `: ${run.error.message}` : ""}`,
+    {
+      hint: `\`stn workflow inspect ${run.id}\` shows each step`,
+      details: { run },
+      exitCode: failed ? EXIT.failed : EXIT.canceled,
+    },
+  );
 }
 
 /** Adds run, runs, inspect, logs, cancel/pause/resume and approvals to the `workflow` command group. */
@@ -120,7 +131,7 @@ export function workflowRunCommands(workflow: Command): void {
     .argument("<workflow>", "workflow id, or a path to a .workflow.yaml|yml|json file")
     .option("--input <json>", "run input: a JSON object, @file.json, or - for stdin")
     .option("--wait", "wait for the run to end; exit 3 failed, 4 canceled, 5 wait timed out")
-    .option("--follow", "print the run's events on stderr while waiting (implies --wait)")
+    .option("-F, --follow", "print the run's events on stderr while waiting (implies --wait)")
     .option("--timeout <duration>", "with --wait: give up waiting after this long (exit 5), e.g. 10m")
     .addHelpText(
       "after",
@@ -144,54 +155,61 @@ export function workflowRunCommands(workflow: Command): void {
         const body = looksLikeFile(target)
           ? { definition: await definitionFromFile(target), input, trigger: "manual" as const }
           : { workflowId: target, input, trigger: "manual" as const };
-        const json = !!globals(cmd).json;
+        const json = jsonMode(cmd);
         await withStation(cmd, async (client, where) => {
           const run = await startRun(client, body);
           const wait = opts.wait || opts.follow || where.source === "embedded";
-          if (!wait) {
-            if (json) printJson(run);
-            else console.log(run.id);
-            return;
-          }
-          console.error(style.dim(`run ${run.id} started`));
+          if (!wait) return render(run, { json, text: (r) => r.id });
+          note((style) => style.dim(`run ${run.id} started`));
           const done = await waitForRun(
             client,
             run.id,
             timeoutMs,
-            opts.follow ? (e) => console.error(describeEvent(e)) : undefined,
+            opts.follow ? (e) => note(describeEvent(e, errStyle)) : undefined,
           );
           if (!done) {
-            console.error(
-              `${
-                style.yellow("timed out")
-              } waiting for run ${run.id}; it keeps running (stn workflow inspect ${run.id})`,
-            );
-            throw new CliExit(EXIT.timeout);
+            throw new StationError("wait_timeout", `timed out waiting for run ${run.id}; it keeps running`, {
+              hint: `\`stn workflow inspect ${run.id}\` shows where it is`,
+              details: { run_id: run.id },
+              exitCode: EXIT.timeout,
+            });
           }
           finish(done, json);
         });
       },
     );
 
-  workflow.command("runs")
-    .description("list runs, newest first")
-    .option("--workflow <id>", "only runs of this workflow")
-    .option("--status <status>", "only runs with this status")
-    .option("--limit <n>", "how many", "20")
-    .action(async (opts: { workflow?: string; status?: string; limit: string }, cmd) => {
+  pageFlags(
+    workflow.command("runs")
+      .description("list runs, newest first (one page; --cursor for the next, --all for every page)")
+      .option("--workflow <id>", "only runs of this workflow")
+      .option("--status <status>", "only runs with this status"),
+    20,
+  ).action(
+    async (
+      opts: { workflow?: string; status?: string; limit: string; cursor?: string; all?: boolean },
+      cmd,
+    ) => {
       await withStation(cmd, async (client) => {
-        const page = await listRuns(client, {
-          workflow_id: opts.workflow,
-          status: opts.status,
-          limit: Number(opts.limit),
-        });
-        if (globals(cmd).json) return printJson(page);
-        printTable(
-          ["RUN", "WORKFLOW", "STATUS", "CREATED", "ERROR"],
-          page.runs.map((r) => [r.id, r.workflow_id, r.status, r.created_at, r.error?.message ?? ""]),
+        const page = await readPages<"runs", RunView>(
+          opts,
+          "runs",
+          (cursor, limit) =>
+            listRuns(client, { workflow_id: opts.workflow, status: opts.status, limit, cursor }),
         );
+        render(page, {
+          json: jsonMode(cmd),
+          text: (p) => {
+            moreNote(p.next_cursor);
+            return table(
+              ["RUN", "WORKFLOW", "STATUS", "CREATED", "ERROR"],
+              p.runs.map((r) => [r.id, r.workflow_id, r.status, r.created_at, r.error?.message ?? ""]),
+            );
+          },
+        });
       });
-    });
+    },
+  );
 
   workflow.command("inspect")
     .description("show a run and its steps: status, attempts, durations, errors")
@@ -199,44 +217,51 @@ export function workflowRunCommands(workflow: Command): void {
     .action(async (runId: string, _opts, cmd) => {
       await withStation(cmd, async (client) => {
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
-        if (globals(cmd).json) return printJson({ ...run, steps });
-        printFields([
-          ["run", run.id],
-          ["workflow", run.workflow_id],
-          ["status", run.status],
-          ["created", run.created_at],
-          ["completed", run.completed_at ?? "-"],
-          ...(run.error ? [["error", `${run.error.code}: ${run.error.message}`] as [string, string]] : []),
-          ...(run.status === "completed" ? [["result", JSON.stringify(run.result)] as [string, string]] : []),
-        ]);
-        console.log("");
-        printTable(
-          ["STEP", "TYPE", "ATTEMPT", "STATUS", "DURATION", "ERROR"],
-          steps.map((s) => [
-            s.path,
-            s.type,
-            String(s.attempt),
-            s.status,
-            s.duration_ms === null ? "-" : formatDuration(s.duration_ms),
-            s.error ? `${s.error.code}: ${s.error.message}` : "",
-          ]),
-        );
+        render({ ...run, steps }, {
+          json: jsonMode(cmd),
+          text: (r) => [
+            ...fields([
+              ["run", r.id],
+              ["workflow", r.workflow_id],
+              ["status", r.status],
+              ["created", r.created_at],
+              ["completed", r.completed_at ?? "-"],
+              ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
+              ...(r.status === "completed" ? [["result", JSON.stringify(r.result)] as [string, string]] : []),
+            ]),
+            "",
+            ...table(
+              ["STEP", "TYPE", "ATTEMPT", "STATUS", "DURATION", "ERROR"],
+              r.steps.map((s) => [
+                s.path,
+                s.type,
+                String(s.attempt),
+                s.status,
+                s.duration_ms === null ? "-" : formatDuration(s.duration_ms),
+                s.error ? `${s.error.code}: ${s.error.message}` : "",
+              ]),
+            ),
+          ],
+        });
       });
     });
 
   workflow.command("logs")
-    .description("print a run's events; -f follows until the run ends (resumable with --after)")
+    .description(
+      "print a run's events (--json: one JSON object per line); -F follows until the run ends (resumable with --after)",
+    )
     .argument("<run>", "run id")
-    .option("-f, --follow", "keep printing new events until the run ends")
+    .option("-F, --follow", "keep printing new events until the run ends")
     .option("--after <seq>", "start after this event seq (or 'now')", "0")
     .action(async (runId: string, opts: { follow?: boolean; after: string }, cmd) => {
       const after = opts.after === "now" ? "now" : Number(opts.after);
       if (after !== "now" && !Number.isInteger(after)) {
         throw usageError("invalid_after", "--after takes a seq number or 'now'");
       }
+      const json = jsonMode(cmd);
       await withStation(cmd, async (client) => {
         for await (const e of runEvents(client, runId, { after, follow: !!opts.follow })) {
-          console.log(globals(cmd).json ? JSON.stringify(e) : describeEvent(e));
+          renderLine(e, { json, text: describeEvent });
         }
       });
     });
@@ -248,8 +273,7 @@ export function workflowRunCommands(workflow: Command): void {
       .action(async (runId: string, _opts, cmd) => {
         await withStation(cmd, async (client) => {
           const run = await controlRun(client, runId, action);
-          if (globals(cmd).json) printJson(run);
-          else console.log(`${run.id} ${run.status}`);
+          render(run, { json: jsonMode(cmd), text: (r) => `${r.id} ${r.status}` });
         });
       });
   }
@@ -261,12 +285,15 @@ export function workflowRunCommands(workflow: Command): void {
     .option("--status <status>", "pending, approved, rejected, timed_out, canceled", "pending")
     .action(async (opts: { run?: string; status: string }, cmd) => {
       await withStation(cmd, async (client) => {
-        const rows = await listApprovals(client, { run_id: opts.run, status: opts.status });
-        if (globals(cmd).json) return printJson(rows);
-        printTable(
-          ["APPROVAL", "RUN", "STEP", "STATUS", "TIMEOUT", "MESSAGE"],
-          rows.map((a) => [a.id, a.run_id, a.step_id, a.status, a.timeout_at, a.message]),
-        );
+        const approvals = await listApprovals(client, { run_id: opts.run, status: opts.status });
+        render({ approvals }, {
+          json: jsonMode(cmd),
+          text: (r) =>
+            table(
+              ["APPROVAL", "RUN", "STEP", "STATUS", "TIMEOUT", "MESSAGE"],
+              r.approvals.map((a) => [a.id, a.run_id, a.step_id, a.status, a.timeout_at, a.message]),
+            ),
+        });
       });
     });
   for (const verb of ["approve", "reject"] as const) {
@@ -279,8 +306,7 @@ export function workflowRunCommands(workflow: Command): void {
         await withStation(cmd, async (client) => {
           const actor = opts.actor ?? Deno.env.get("USER") ?? "cli";
           const row = await decideApproval(client, id, verb, { actor, comment: opts.comment });
-          if (globals(cmd).json) printJson(row);
-          else console.log(`${row.id} ${row.status} by ${row.decided_by}`);
+          render(row, { json: jsonMode(cmd), text: (r) => `${r.id} ${r.status} by ${r.decided_by}` });
         });
       });
   }

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import {
   closeSandbox,
   deleteSandboxFile,
@@ -15,8 +15,9 @@ import {
 import { usageError } from "../errors.ts";
 import { parseDuration } from "../lib/duration.ts";
 import type { ExecResult } from "../sandbox/backend.ts";
-import { globals, withStation } from "./context.ts";
-import { CliExit, printJson, printTable, StationError } from "./output.ts";
+import { jsonMode, withStation } from "./context.ts";
+import { readLocalBytes, readLocalText } from "./local_files.ts";
+import { CliExit, note, render, table } from "./output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -46,30 +47,24 @@ function timeoutOption(value: string | undefined): number | undefined {
   return Math.ceil(ms / 1000);
 }
 
-async function readInput(source: string): Promise<Uint8Array> {
-  try {
-    return source === "-"
-      ? new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer())
-      : await Deno.readFile(source);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      throw new StationError("local_file_not_found", `no such file: ${source}`, { hint: "check the path" });
-    }
-    throw new StationError("local_file_error", `cannot read ${source}: ${(err as Error).message}`);
-  }
+/** `-r, --recursive`, and `-R` for the same (what `ls -R` users type). */
+function recursiveFlags(cmd: Command, description: string): Command {
+  return cmd.option("-r, --recursive", description).addOption(new Option("-R", "same as -r").hideHelp());
 }
 
 /** Prints an exec/run result's output and ends the command with the command's exit code. */
 function finish(cmd: Command, result: ExecResult, printedOutput: boolean): never {
-  if (globals(cmd).json) printJson(result);
-  else {
-    if (!printedOutput) {
-      Deno.stdout.writeSync(new TextEncoder().encode(result.stdout));
-      Deno.stderr.writeSync(new TextEncoder().encode(result.stderr));
-    }
-    if (result.truncated) console.error(`stn: output over the cap was cut (sandbox.max_output_bytes)`);
-    if (result.timed_out) console.error(`stn: the command timed out and was killed`);
-  }
+  render(result, {
+    json: jsonMode(cmd),
+    text: (r) => {
+      if (!printedOutput) {
+        Deno.stdout.writeSync(new TextEncoder().encode(r.stdout));
+        Deno.stderr.writeSync(new TextEncoder().encode(r.stderr));
+      }
+      if (r.truncated) note(`stn: output over the cap was cut (sandbox.max_output_bytes)`);
+      if (r.timed_out) note(`stn: the command timed out and was killed`);
+    },
+  });
   throw new CliExit(result.exit_code);
 }
 
@@ -91,8 +86,7 @@ export function sandboxCommand(program: Command): void {
           image: opts.image,
           network: opts.network,
         });
-        if (globals(cmd).json) printJson(out);
-        else console.log(out.sandbox_id);
+        render(out, { json: jsonMode(cmd), text: (o) => o.sandbox_id });
       });
     });
 
@@ -100,7 +94,8 @@ export function sandboxCommand(program: Command): void {
     .description("run a command in a sandbox, streaming its output; exits with the command's exit code")
     .argument("<id>", "sandbox id")
     .argument("[command...]", "the command and its arguments (after --)")
-    .option("-c, --shell <script>", "a shell string run with /bin/sh -c instead of an argv")
+    .option("-c, --code <script>", "a shell script run with /bin/sh -c instead of an argv")
+    .addOption(new Option("--shell <script>", "the old name of --code").hideHelp())
     .option("--cwd <dir>", "working directory inside /workspace")
     .option("-e, --env <NAME=value>", "environment variable (repeatable)", collect)
     .option("--timeout <duration>", "kill the command after this long (default sandbox.exec_timeout)")
@@ -108,10 +103,11 @@ export function sandboxCommand(program: Command): void {
       async (
         id: string,
         argv: string[],
-        opts: { shell?: string; cwd?: string; env?: string[]; timeout?: string },
+        opts: { code?: string; shell?: string; cwd?: string; env?: string[]; timeout?: string },
         cmd: Command,
       ) => {
-        if ((argv.length > 0) === (opts.shell !== undefined)) {
+        const script = opts.code ?? opts.shell;
+        if ((argv.length > 0) === (script !== undefined)) {
           throw usageError(
             "invalid_command",
             "give a command after -- or a shell string with -c",
@@ -119,12 +115,12 @@ export function sandboxCommand(program: Command): void {
           );
         }
         const body = {
-          cmd: opts.shell ?? argv,
+          cmd: script ?? argv,
           cwd: opts.cwd,
           env: envOption(opts.env),
           timeout_seconds: timeoutOption(opts.timeout),
         };
-        const json = globals(cmd).json;
+        const json = jsonMode(cmd);
         await withStation(cmd, async (client) => {
           const result = await execStreaming(client, id, body, (e) => {
             if (json || e.type === "result") return;
@@ -141,11 +137,13 @@ export function sandboxCommand(program: Command): void {
     .argument("<path>", "path inside /workspace")
     .option("--from <file>", "local file to send, or - for stdin", "-")
     .action(async (id: string, path: string, opts: { from: string }, cmd: Command) => {
-      const bytes = await readInput(opts.from);
+      const bytes = await readLocalBytes(opts.from);
       await withStation(cmd, async (client) => {
         const out = await writeSandboxFile(client, id, path, bytes);
-        if (globals(cmd).json) printJson({ ...out, size_bytes: bytes.length });
-        else console.error(`wrote ${bytes.length} bytes to ${path}`);
+        render({ ...out, size_bytes: bytes.length }, {
+          json: jsonMode(cmd),
+          text: (o) => note(`wrote ${o.size_bytes} bytes to ${path}`),
+        });
       });
     });
 
@@ -155,6 +153,14 @@ export function sandboxCommand(program: Command): void {
     .argument("<path>", "path inside /workspace")
     .option("-o, --output <file>", "write to this local file instead of stdout (- for stdout)", "-")
     .action(async (id: string, path: string, opts: { output: string }, cmd: Command) => {
+      const json = jsonMode(cmd);
+      if (json && opts.output === "-") {
+        throw usageError(
+          "json_with_stdout",
+          "--json needs -o FILE here (without it stdout carries the file)",
+          "stn --json sandbox read ID PATH -o FILE",
+        );
+      }
       await withStation(cmd, async (client) => {
         const res = await readSandboxFile(client, id, path);
         if (opts.output === "-") return await res.body!.pipeTo(Deno.stdout.writable, { preventClose: true });
@@ -168,33 +174,43 @@ export function sandboxCommand(program: Command): void {
           await Deno.remove(tmp).catch(() => {});
           throw err;
         }
+        render({ path: opts.output, size_bytes: (await Deno.stat(opts.output)).size }, { json });
       });
     });
 
-  sandbox.command("ls")
-    .description("list a directory of the sandbox workspace")
-    .argument("<id>", "sandbox id")
-    .argument("[path]", "directory inside /workspace", ".")
-    .option("-R, --recursive", "list subdirectories too")
-    .action(async (id: string, path: string, opts: { recursive?: boolean }, cmd: Command) => {
-      await withStation(cmd, async (client) => {
-        const entries = await listSandboxFiles(client, id, path, opts.recursive ?? false);
-        if (globals(cmd).json) return printJson({ entries });
-        printTable(
-          ["PATH", "TYPE", "SIZE", "MODE", "MODIFIED"],
-          entries.map((e) => [e.path, e.type, String(e.size), e.mode, e.mtime]),
-        );
+  recursiveFlags(
+    sandbox.command("ls")
+      .description("list a directory of the sandbox workspace")
+      .argument("<id>", "sandbox id")
+      .argument("[path]", "directory inside /workspace", "."),
+    "list subdirectories too",
+  ).action(async (id: string, path: string, opts: { recursive?: boolean; R?: boolean }, cmd: Command) => {
+    await withStation(cmd, async (client) => {
+      const entries = await listSandboxFiles(client, id, path, Boolean(opts.recursive || opts.R));
+      render({ entries }, {
+        json: jsonMode(cmd),
+        text: (r) =>
+          table(
+            ["PATH", "TYPE", "SIZE", "MODE", "MODIFIED"],
+            r.entries.map((e) => [e.path, e.type, String(e.size), e.mode, e.mtime]),
+          ),
       });
     });
+  });
 
-  sandbox.command("rm")
-    .description("delete a file (or a directory with -r) from the sandbox workspace")
-    .argument("<id>", "sandbox id")
-    .argument("<path>", "path inside /workspace")
-    .option("-r, --recursive", "delete a directory and what it holds")
-    .action(async (id: string, path: string, opts: { recursive?: boolean }, cmd: Command) => {
-      await withStation(cmd, (client) => deleteSandboxFile(client, id, path, opts.recursive ?? false));
-    });
+  recursiveFlags(
+    sandbox.command("rm")
+      .description("delete a file (or a directory with -r) from the sandbox workspace")
+      .argument("<id>", "sandbox id")
+      .argument("<path>", "path inside /workspace"),
+    "delete a directory and what it holds",
+  ).action(async (id: string, path: string, opts: { recursive?: boolean; R?: boolean }, cmd: Command) => {
+    await withStation(
+      cmd,
+      (client) => deleteSandboxFile(client, id, path, Boolean(opts.recursive || opts.R)),
+    );
+    render({ path, deleted: true }, { json: jsonMode(cmd) });
+  });
 
   sandbox.command("stage")
     .description("copy a file from the file store (stn files upload) into the sandbox")
@@ -204,8 +220,10 @@ export function sandboxCommand(program: Command): void {
     .action(async (id: string, key: string, dest: string, _opts: unknown, cmd: Command) => {
       await withStation(cmd, async (client) => {
         const out = await stageFile(client, id, key, dest);
-        if (globals(cmd).json) printJson(out);
-        else console.error(`staged ${key} to ${out.path} (${out.size_bytes} bytes)`);
+        render(out, {
+          json: jsonMode(cmd),
+          text: (o) => note(`staged ${key} to ${o.path} (${o.size_bytes} bytes)`),
+        });
       });
     });
 
@@ -216,9 +234,10 @@ export function sandboxCommand(program: Command): void {
     .option("--key <key>", "file store key (default sessions/<id>/<path>)")
     .action(async (id: string, path: string, opts: { key?: string }, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const out = await publishFile(client, id, path, opts.key);
-        if (globals(cmd).json) printJson(out);
-        else console.log(out.file_key);
+        render(await publishFile(client, id, path, opts.key), {
+          json: jsonMode(cmd),
+          text: (o) => o.file_key,
+        });
       });
     });
 
@@ -227,8 +246,7 @@ export function sandboxCommand(program: Command): void {
     .argument("<id>", "sandbox id")
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const out = await closeSandbox(client, id);
-        if (globals(cmd).json) printJson(out);
+        render(await closeSandbox(client, id), { json: jsonMode(cmd) });
       });
     });
 
@@ -237,12 +255,15 @@ export function sandboxCommand(program: Command): void {
     .option("--all", "include closed ones")
     .action(async (opts: { all?: boolean }, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const sessions = await listSandboxes(client, opts.all ?? false);
-        if (globals(cmd).json) return printJson({ sandboxes: sessions });
-        printTable(
-          ["ID", "IMAGE", "SCOPE", "STATUS", "CREATED", "LAST USED"],
-          sessions.map((s) => [s.id, s.image, s.scope, s.status, s.created_at, s.last_used_at]),
-        );
+        const sandboxes = await listSandboxes(client, opts.all ?? false);
+        render({ sandboxes }, {
+          json: jsonMode(cmd),
+          text: (r) =>
+            table(
+              ["ID", "IMAGE", "SCOPE", "STATUS", "CREATED", "LAST USED"],
+              r.sandboxes.map((s) => [s.id, s.image, s.scope, s.status, s.created_at, s.last_used_at]),
+            ),
+        });
       });
     });
 
@@ -250,7 +271,7 @@ export function sandboxCommand(program: Command): void {
     .description("run code once in a fresh container (removed afterwards); exits with its exit code")
     .option("--runtime <name>", "python, node or bash")
     .option("--image <image>", "an allowed image instead of the runtime's")
-    .option("-f, --file <file>", "the program to run (- for stdin)")
+    .option("--file <file>", "the program to run (- for stdin)")
     .option("-c, --code <code>", "the program as a string")
     .option("-a, --arg <arg>", "argument for the program (repeatable)", collect)
     .option("-e, --env <NAME=value>", "environment variable (repeatable)", collect)
@@ -275,7 +296,7 @@ export function sandboxCommand(program: Command): void {
             "stn sandbox run --runtime python -c 'print(1)'",
           );
         }
-        const code = opts.code ?? new TextDecoder().decode(await readInput(opts.file!));
+        const code = opts.code ?? await readLocalText(opts.file!);
         await withStation(cmd, async (client) => {
           const result = await runCode(client, {
             runtime: opts.runtime,

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { log } from "../log.ts";
 import { startStation } from "../runtime/station.ts";
-import { commandConfig, numberFlag } from "./context.ts";
-import { CliExit, printError } from "./output.ts";
+import { commandConfig, jsonMode, numberFlag } from "./context.ts";
+import { CliExit, note, renderError } from "./output.ts";
 
 /** `stn serve`: runs the station until SIGINT/SIGTERM, or until a part it needs dies. */
 export function serveCommand(program: Command): void {
@@ -37,11 +37,11 @@ export function serveCommand(program: Command): void {
             signalled.then(() => ({ kind: "signal" as const })),
             station.fatal.then((error) => ({ kind: "fatal" as const, error })),
           ]);
-          if (outcome.kind === "fatal") printError(outcome.error);
+          if (outcome.kind === "fatal") renderError(outcome.error, { json: jsonMode(cmd) });
           log.info("stn serve stopping");
           await station.stop();
           if (outcome.kind === "fatal") {
-            console.error("stn serve stopped: it cannot run without NATS");
+            note("stn serve stopped: it cannot run without NATS");
             throw new CliExit(1);
           }
           log.info("stn serve stopped");

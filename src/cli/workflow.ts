@@ -12,16 +12,22 @@ import {
   syncWorkflows,
 } from "../client/workflows.ts";
 import { StationError, usageError } from "../errors.ts";
-import { loadWorkflowFile } from "../workflows/definition/load.ts";
+import { validateSource } from "../workflows/definition/load.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
 import { planMigration } from "../workflows/migrate/files.ts";
 import { formatIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
 import { formatInvalid } from "../workflows/sync.ts";
-import { globals, withStation } from "./context.ts";
-import { CliExit, printFields, printJson, printTable, style } from "./output.ts";
+import { jsonMode, withStation } from "./context.ts";
+import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
+import { fail, fields, note, render, type Style, table } from "./output.ts";
 
 /** `file:line:col: severity CODE: message` (the format editors and CI logs understand) and its hint. */
-function issueLines(file: string, issue: ValidationIssue, severity: "error" | "warning"): string[] {
+function issueLines(
+  file: string,
+  issue: ValidationIssue,
+  severity: "error" | "warning",
+  style: Style,
+): string[] {
   const where = issue.line ? `${file}:${issue.line}:${issue.column ?? 1}` : file;
   const sev = severity === "error" ? style.red("error") : style.yellow("warning");
   const lines = [`${where}: ${sev} ${issue.code}: ${issue.message} (at ${issue.path})`];
@@ -29,43 +35,52 @@ function issueLines(file: string, issue: ValidationIssue, severity: "error" | "w
   return lines;
 }
 
-async function validateFiles(files: string[], json: boolean): Promise<void> {
-  const results: Array<{ file: string } & ValidationResult> = [];
+/** One definition file's validation, as `workflow validate --json` shows it. */
+type FileResult = { file: string } & ValidationResult;
+
+/**
+ * Reads and validates definition files (`-` is stdin, at most once). An unreadable file is one more
+ * invalid result for `validate`, which reports on every file; `apply` (unreadable: "throw") stops.
+ */
+async function validateFiles(
+  files: string[],
+  options: { unreadable: "issue" | "throw" },
+): Promise<FileResult[]> {
+  if (files.filter((f) => f === "-").length > 1) {
+    throw usageError("stdin_twice", "`-` (stdin) can be given only once", "pass the other files by path");
+  }
+  const results: FileResult[] = [];
   for (const file of files) {
+    const name = file === "-" ? STDIN_NAME : file;
+    let text: string;
     try {
-      results.push({ file, ...(await loadWorkflowFile(file)) });
+      text = await readLocalText(file);
     } catch (err) {
-      const e = err as StationError;
-      results.push({
-        file,
-        valid: false,
-        errors: [{ code: e.code ?? "file_unreadable", path: "/", message: e.message, hint: e.hint }],
-        warnings: [],
-      });
+      const e = localFileError(file, err);
+      if (options.unreadable === "throw") throw e;
+      const issue = { code: "file_unreadable", path: "/", message: e.message, hint: e.hint };
+      results.push({ file: name, valid: false, errors: [issue], warnings: [] });
+      continue;
+    }
+    results.push({ file: name, ...validateSource(text, { fileName: file === "-" ? undefined : file }) });
+  }
+  return results;
+}
+
+/** What `validate` and `apply` show of a file: everything but the parsed definition. */
+const reported = ({ definition: _d, ...r }: FileResult) => r;
+
+function validateText(report: { files: ReturnType<typeof reported>[] }, style: Style): string[] {
+  const lines: string[] = [];
+  for (const r of report.files) {
+    for (const e of r.errors) lines.push(...issueLines(r.file, e, "error", style));
+    for (const w of r.warnings) lines.push(...issueLines(r.file, w, "warning", style));
+    if (r.valid) {
+      const n = r.warnings.length;
+      lines.push(`${r.file}: ${style.green("ok")}${n ? ` (${n} warning${n === 1 ? "" : "s"})` : ""}`);
     }
   }
-  const invalid = results.filter((r) => !r.valid);
-  if (json) {
-    printJson(results.map(({ definition: _d, ...r }) => r));
-  } else {
-    for (const r of results) {
-      for (const e of r.errors) for (const l of issueLines(r.file, e, "error")) console.log(l);
-      for (const w of r.warnings) for (const l of issueLines(r.file, w, "warning")) console.log(l);
-      if (r.valid) {
-        console.log(
-          `${r.file}: ${style.green("ok")}${
-            r.warnings.length ? ` (${r.warnings.length} warning${r.warnings.length === 1 ? "" : "s"})` : ""
-          }`,
-        );
-      }
-    }
-  }
-  if (invalid.length > 0) {
-    if (!json) {
-      console.error(`${style.red("error:")} ${invalid.length} of ${results.length} files are invalid`);
-    }
-    throw new CliExit(1);
-  }
+  return lines;
 }
 
 /** `workflow migrate`: converts, writes (or prints), reports; exit 1 on anything unconvertible (or, with --check, any change). */
@@ -84,17 +99,39 @@ async function migrateFiles(
       } else if (!json) Deno.stdout.writeSync(new TextEncoder().encode(p.result.text));
     }
   }
-  if (json) printJson(results.map(({ text, ...r }) => (opts.output || opts.check ? r : { ...r, text })));
-  else {
-    for (const p of planned) {
-      for (const i of p.result.issues) {
-        const line = formatIssue(p.result.file, p.target, i);
-        console.error(i.severity === "error" ? line.replace(": error:", `: ${style.red("error")}:`) : line);
-      }
-    }
-    console.error(summary(results, Boolean(opts.check)));
+  const report = { files: results.map(({ text, ...r }) => (opts.output || opts.check ? r : { ...r, text })) };
+  // The converted text (when not written to files) is the result people see; issues go to stderr.
+  const view = { json, text: () => {} };
+  if (!json) {
+    note((style) =>
+      planned.flatMap((p) =>
+        p.result.issues.map((i) => {
+          const line = formatIssue(p.result.file, p.target, i);
+          return i.severity === "error" ? line.replace(": error:", `: ${style.red("error")}:`) : line;
+        })
+      )
+    );
+    note(summary(results, Boolean(opts.check)));
   }
-  if (hasErrors(results) || (opts.check && results.some((r) => r.changed))) throw new CliExit(1);
+  if (hasErrors(results)) {
+    fail(
+      report,
+      view,
+      new StationError("migration_incomplete", "some constructs could not be converted", {
+        hint: "each `error:` line says what and why; convert those by hand (docs/migrating-from-station.md)",
+      }),
+    );
+  }
+  if (opts.check && results.some((r) => r.changed)) {
+    fail(
+      report,
+      view,
+      new StationError("migration_pending", "files would change", {
+        hint: "run without --check to convert them",
+      }),
+    );
+  }
+  render(report, view);
 }
 
 /** Parses a `--version N` flag. */
@@ -128,10 +165,21 @@ export function workflowCommand(program: Command): Command {
 
   wf.command("validate <files...>")
     .description(
-      "check definition files without a server; prints file:line:col: error CODE: message (exit 1 if any is invalid)",
+      "check definition files (- for stdin) without a server; prints file:line:col: error CODE: message (exit 1 if any is invalid)",
     )
     .action(async (files: string[], _o: unknown, cmd: Command) => {
-      await validateFiles(files, Boolean(globals(cmd).json));
+      const results = await validateFiles(files, { unreadable: "issue" });
+      const invalid = results.filter((r) => !r.valid).length;
+      const report = { valid: invalid === 0, files: results.map(reported) };
+      const view = { json: jsonMode(cmd), text: validateText };
+      if (!invalid) return render(report, view);
+      fail(
+        report,
+        view,
+        new StationError("workflow_invalid", `${invalid} of ${results.length} files are invalid`, {
+          status: 400,
+        }),
+      );
     });
 
   wf.command("migrate <path>")
@@ -145,28 +193,31 @@ export function workflowCommand(program: Command): Command {
       "\nSee docs/migrating-from-station.md for what is converted and how stn differs from Station.",
     )
     .action(async (path: string, opts: { output?: string; check?: boolean }, cmd: Command) => {
-      await migrateFiles(path, opts, Boolean(globals(cmd).json));
+      await migrateFiles(path, opts, jsonMode(cmd));
     });
 
   wf.command("apply <files...>")
-    .description("store definition files on the server (a new version only when the content changed)")
+    .description(
+      "store definition files (- for stdin) on the server (a new version only when the content changed)",
+    )
     .action(async (files: string[], _o: unknown, cmd: Command) => {
-      const loaded: Array<{ file: string } & ValidationResult> = [];
-      for (const file of files) loaded.push({ file, ...(await loadWorkflowFile(file)) });
+      const loaded = await validateFiles(files, { unreadable: "throw" });
       const bad = loaded.filter((l) => !l.valid);
       if (bad.length) {
-        for (const b of bad) {
-          for (const e of b.errors) for (const l of issueLines(b.file, e, "error")) console.error(l);
-        }
+        note((style) => bad.flatMap((b) => b.errors.flatMap((e) => issueLines(b.file, e, "error", style))));
         throw new StationError("workflow_invalid", `${bad.length} file(s) are invalid; nothing was stored`, {
+          status: 400,
           hint: "fix them (`stn workflow validate FILE`) and apply again",
+          details: { valid: false, files: loaded.map(reported) },
         });
       }
       await withStation(cmd, async (client) => {
-        const out = [];
-        for (const l of loaded) out.push({ file: l.file, ...(await saveWorkflow(client, l.definition)) });
-        if (globals(cmd).json) return printJson(out);
-        for (const o of out) console.log(`${o.workflow.id}: ${o.outcome} (version ${o.version})`);
+        const applied = [];
+        for (const l of loaded) applied.push({ file: l.file, ...(await saveWorkflow(client, l.definition)) });
+        render({ files: applied }, {
+          json: jsonMode(cmd),
+          text: (r) => r.files.map((o) => `${o.workflow.id}: ${o.outcome} (version ${o.version})`),
+        });
       });
     });
 
@@ -177,22 +228,24 @@ export function workflowCommand(program: Command): Command {
     )
     .action(async (opts: { status?: "active" | "disabled" }, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const list = await listWorkflows(client, opts.status);
-        if (globals(cmd).json) return printJson(list);
-        if (list.length === 0) {
-          return console.log("no workflows (add files to environments/<env>/workflows and run `stn sync`)");
-        }
-        printTable(
-          ["ID", "VERSION", "STATUS", "SOURCE", "NAME", "UPDATED"],
-          list.map((w) => [
-            w.id,
-            String(w.version),
-            w.status,
-            w.source === "file" ? `file:${w.environment}` : "api",
-            w.name ?? "",
-            w.updated_at,
-          ]),
-        );
+        const workflows = await listWorkflows(client, opts.status);
+        render({ workflows }, {
+          json: jsonMode(cmd),
+          text: (r) =>
+            r.workflows.length === 0
+              ? "no workflows (add files to environments/<env>/workflows and run `stn sync`)"
+              : table(
+                ["ID", "VERSION", "STATUS", "SOURCE", "NAME", "UPDATED"],
+                r.workflows.map((w) => [
+                  w.id,
+                  String(w.version),
+                  w.status,
+                  w.source === "file" ? `file:${w.environment}` : "api",
+                  w.name ?? "",
+                  w.updated_at,
+                ]),
+              ),
+        });
       });
     });
 
@@ -205,28 +258,39 @@ export function workflowCommand(program: Command): Command {
       await withStation(cmd, async (client) => {
         const shown = await getWorkflow(client, id, version);
         const versions = await listWorkflowVersions(client, id);
-        if (globals(cmd).json) return printJson({ ...shown, versions });
-        if (opts.definition) return void console.log(stringify(shown.definition).trimEnd());
-        const w = shown.workflow;
-        printFields([
-          ["id", w.id],
-          ["name", w.name ?? ""],
-          ["status", w.status],
-          ["version", `${shown.version} of ${w.version}${shown.label ? ` (label ${shown.label})` : ""}`],
-          ["source", w.source === "file" ? `file ${w.source_path} (environment ${w.environment})` : "api"],
-          ["states", shown.definition.states.map((s) => `${s.id}:${s.type}`).join(", ")],
-          ["updated", w.updated_at],
-        ]);
-        console.log("");
-        printTable(
-          ["VERSION", "CREATED", "LABEL", "HASH"],
-          versions.map((v) => [String(v.version), v.created_at, v.label ?? "", v.hash.slice(0, 12)]),
-        );
+        render({ ...shown, versions }, {
+          json: jsonMode(cmd),
+          text: (r) => {
+            if (opts.definition) return stringify(r.definition).trimEnd();
+            const w = r.workflow;
+            return [
+              ...fields([
+                ["id", w.id],
+                ["name", w.name ?? ""],
+                ["status", w.status],
+                ["version", `${r.version} of ${w.version}${r.label ? ` (label ${r.label})` : ""}`],
+                [
+                  "source",
+                  w.source === "file" ? `file ${w.source_path} (environment ${w.environment})` : "api",
+                ],
+                ["states", r.definition.states.map((s) => `${s.id}:${s.type}`).join(", ")],
+                ["updated", w.updated_at],
+              ]),
+              "",
+              ...table(
+                ["VERSION", "CREATED", "LABEL", "HASH"],
+                r.versions.map((v) => [String(v.version), v.created_at, v.label ?? "", v.hash.slice(0, 12)]),
+              ),
+            ];
+          },
+        });
       });
     });
 
   wf.command("export <id>")
-    .description("print a stored definition as YAML, or write it to a file")
+    .description(
+      "print a stored definition as YAML, or write it to a file (--json: {id, version, definition})",
+    )
     .option("-o, --output <file>", "write to this file instead of stdout")
     .option("--version <n>", "a stored version (default: the latest)")
     .action(async (id: string, opts: { output?: string; version?: string }, cmd: Command) => {
@@ -234,9 +298,15 @@ export function workflowCommand(program: Command): Command {
       await withStation(cmd, async (client) => {
         const shown = await getWorkflow(client, id, version);
         const text = stringify(shown.definition);
-        if (!opts.output) return void Deno.stdout.writeSync(new TextEncoder().encode(text));
+        if (!opts.output) {
+          return render({ id, version: shown.version, definition: shown.definition }, {
+            json: jsonMode(cmd),
+            text: () => void Deno.stdout.writeSync(new TextEncoder().encode(text)),
+          });
+        }
         await writeWhole(opts.output, text);
-        console.error(`wrote ${id} version ${shown.version} to ${opts.output}`);
+        note(`wrote ${id} version ${shown.version} to ${opts.output}`);
+        render({ id, version: shown.version, path: opts.output }, { json: jsonMode(cmd) });
       });
     });
 
@@ -245,24 +315,26 @@ export function workflowCommand(program: Command): Command {
     .action(async (id: string, _o: unknown, cmd: Command) => {
       await withStation(cmd, async (client) => {
         const { workflow } = await enableWorkflow(client, id);
-        if (globals(cmd).json) return printJson(workflow);
-        console.log(`${id}: ${workflow.status}`);
+        render(workflow, { json: jsonMode(cmd), text: (w) => `${id}: ${w.status}` });
       });
     });
 
   wf.command("delete <id>")
     .description("disable a workflow (kept with its versions); --force deletes it and every version")
-    .option("--force", "delete instead of disabling")
+    .option("-f, --force", "delete instead of disabling")
     .action(async (id: string, opts: { force?: boolean }, cmd: Command) => {
       await withStation(cmd, async (client) => {
         if (opts.force) {
-          const r = await purgeWorkflow(client, id);
-          if (globals(cmd).json) return printJson(r);
-          return console.log(`${id}: deleted`);
+          return render(await purgeWorkflow(client, id), {
+            json: jsonMode(cmd),
+            text: () => `${id}: deleted`,
+          });
         }
         const { workflow } = await disableWorkflow(client, id);
-        if (globals(cmd).json) return printJson(workflow);
-        console.log(`${id}: disabled (\`stn workflow enable ${id}\` undoes it; --force deletes)`);
+        render(workflow, {
+          json: jsonMode(cmd),
+          text: () => `${id}: disabled (\`stn workflow enable ${id}\` undoes it; --force deletes)`,
+        });
       });
     });
 
@@ -281,33 +353,35 @@ export function syncCommand(program: Command): void {
       const report = await withStation(cmd, (client) => syncWorkflows(client, environment), {
         embeddedFlags: { "workflows.sync_on_start": false },
       });
-      if (globals(cmd).json) printJson(report);
-      else {
-        const line = (what: string, items: Array<{ id: string; version: number }>) =>
-          items.length && console.log(`${what}: ${items.map((i) => `${i.id} (v${i.version})`).join(", ")}`);
-        line("created", report.created);
-        line("updated", report.updated);
-        line("unchanged", report.unchanged);
-        if (report.enabled.length) console.log(`re-enabled: ${report.enabled.join(", ")}`);
-        if (report.disabled.length) console.log(`disabled (file removed): ${report.disabled.join(", ")}`);
-        for (const inv of report.invalid) {
-          for (const l of formatInvalid(inv)) console.error(`${style.red("invalid:")} ${l}`);
-        }
-        console.log(
-          `environment ${report.environment}: ${report.created.length} created, ${report.updated.length} updated, ` +
-            `${report.unchanged.length} unchanged, ${report.disabled.length} disabled, ${report.invalid.length} invalid`,
-        );
-      }
-      if (report.invalid.length > 0) {
-        if (!globals(cmd).json) {
-          console.error(`${style.red("error:")} ${report.invalid.length} invalid file(s) were skipped`);
-          console.error(
-            `${
-              style.dim("hint:")
-            } \`stn workflow validate ${report.directory}/*\` shows each issue with its hint`,
+      const view = {
+        json: jsonMode(cmd),
+        text: (r: typeof report) => {
+          const lines: string[] = [];
+          const line = (what: string, items: Array<{ id: string; version: number }>) =>
+            items.length && lines.push(`${what}: ${items.map((i) => `${i.id} (v${i.version})`).join(", ")}`);
+          line("created", r.created);
+          line("updated", r.updated);
+          line("unchanged", r.unchanged);
+          if (r.enabled.length) lines.push(`re-enabled: ${r.enabled.join(", ")}`);
+          if (r.disabled.length) lines.push(`disabled (file removed): ${r.disabled.join(", ")}`);
+          note((style) =>
+            r.invalid.flatMap((inv) => formatInvalid(inv).map((l) => `${style.red("invalid:")} ${l}`))
           );
-        }
-        throw new CliExit(1);
-      }
+          lines.push(
+            `environment ${r.environment}: ${r.created.length} created, ${r.updated.length} updated, ` +
+              `${r.unchanged.length} unchanged, ${r.disabled.length} disabled, ${r.invalid.length} invalid`,
+          );
+          return lines;
+        },
+      };
+      if (report.invalid.length === 0) return render(report, view);
+      fail(
+        report,
+        view,
+        new StationError("workflow_invalid", `${report.invalid.length} invalid file(s) were skipped`, {
+          status: 400,
+          hint: `\`stn workflow validate ${report.directory}/*\` shows each issue with its hint`,
+        }),
+      );
     });
 }

@@ -1,4 +1,5 @@
 import type { StationPaths } from "../config/paths.ts";
+import { usageError } from "../errors.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 
 /** Where a CLI command's server comes from, in the order they are tried (DESIGN §2). */
@@ -28,11 +29,32 @@ export async function answers(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * A server address as users type it, as a base URL: `host:port` (or a bare host) means `http://host:port`;
+ * anything that is not an http(s) URL with a host is a usage error that says what was wrong.
+ */
+export function stationUrl(raw: string, from: "--station" | "STATION_URL"): string {
+  const text = raw.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(withScheme);
+  } catch { /* reported below */ }
+  if (!url || !["http:", "https:"].includes(url.protocol) || !url.hostname || url.search || url.hash) {
+    throw usageError(
+      "invalid_station_url",
+      `${from} ${JSON.stringify(raw)} is not a server address`,
+      "give http://host:port, https://host or host:port, e.g. --station localhost:8585",
+    );
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
 /** Resolves the server to talk to: --station, STATION_URL, a live server.json, else embedded. */
 export async function discoverTarget(options: DiscoverOptions): Promise<Target> {
   const env = options.env ?? Deno.env.toObject();
-  if (options.station) return { source: "flag", url: options.station };
-  if (env.STATION_URL) return { source: "env", url: env.STATION_URL };
+  if (options.station) return { source: "flag", url: stationUrl(options.station, "--station") };
+  if (env.STATION_URL) return { source: "env", url: stationUrl(env.STATION_URL, "STATION_URL") };
   const file = readServerFile(options.paths.serverJson);
   // A server.json left by a crashed server is stale: only a live one counts.
   if (file && await answers(file.url)) return { source: "server.json", url: file.url };

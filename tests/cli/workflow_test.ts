@@ -58,7 +58,9 @@ states:
     const json = await runStn(["--json", "workflow", "validate", broken], { env: home.env });
     assertEquals(json.code, 1);
     const parsed = JSON.parse(json.stdout);
-    assertEquals(parsed[0].errors.map((e: { code: string }) => e.code), [
+    // Issue 11: a failure under --json is {"error": …}; the validation report is its details.
+    assertEquals(parsed.error.code, "workflow_invalid");
+    assertEquals(parsed.error.details.files[0].errors.map((e: { code: string }) => e.code), [
       "invalid_expression",
       "unknown_field",
     ]);
@@ -125,7 +127,8 @@ Deno.test("stn sync, workflow list/show/export/delete through an embedded runtim
     const del = await runStn(["workflow", "delete", "batch-report"], { env });
     assertEquals(del.code, 0, del.stderr);
     const disabled = await runStn(["--json", "workflow", "list", "--status", "disabled"], { env });
-    assertEquals(JSON.parse(disabled.stdout).map((w: { id: string }) => w.id), ["batch-report"]);
+    // Issue 11: lists are keyed by their resource, as the API answers them.
+    assertEquals(JSON.parse(disabled.stdout).workflows.map((w: { id: string }) => w.id), ["batch-report"]);
     const purge = await runStn(["workflow", "delete", "batch-report", "--force"], { env });
     assertEquals(purge.code, 0, purge.stderr);
     const gone = await runStn(["workflow", "show", "batch-report"], { env });

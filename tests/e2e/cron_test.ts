@@ -95,7 +95,12 @@ Deno.test("cron and non-root users (issue 22): a user with cron's environment an
 
         const json = await user.sh(`${stn} doctor --json`, { hideSbin: true });
         assertEquals(json.code, 1);
-        const report = JSON.parse(json.stdout) as { ok: boolean; checks: { name: string; status: string }[] };
+        // A failure under --json is the error object, with the report in its details (docs/cli.md).
+        const { error } = JSON.parse(json.stdout) as {
+          error: { code: string; details: { ok: boolean; checks: { name: string; status: string }[] } };
+        };
+        assertEquals(error.code, "doctor_failed");
+        const report = error.details;
         const status = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
         assertEquals(report.ok, false);
         assertEquals([status["nats-server"], status.docker, status.STATION_HOME], ["fail", "warn", "ok"]);

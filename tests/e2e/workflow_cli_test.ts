@@ -105,7 +105,8 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     assertEquals(started.code, 0, started.stderr);
     const runId = started.stdout.trim();
     const list = await runStn(["workflow", "approvals", "list", "--run", runId, "--json"], { env });
-    const [approval] = JSON.parse(list.stdout);
+    // Issue 11: lists are keyed by their resource, as the API answers them.
+    const [approval] = JSON.parse(list.stdout).approvals;
     assertEquals(approval.message, "go?");
     const approve = await runStn(["workflow", "approvals", "approve", approval.id, "--actor", "erin"], {
       env,
@@ -114,7 +115,8 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     const again = await runStn(["workflow", "approvals", "reject", approval.id], { env });
     assertEquals(again.code, 1);
     assertStringIncludes(again.stderr, "already approved");
-    const logs = await runStn(["workflow", "logs", runId, "-f"], { env });
+    // Issue 11: one meaning per short flag; -f is --force everywhere, follow is -F.
+    const logs = await runStn(["workflow", "logs", runId, "-F"], { env });
     assertEquals(logs.code, 0);
     assertStringIncludes(logs.stdout, "approval_decided");
     assert(logs.stdout.trim().endsWith("run_completed") || logs.stdout.includes("run_completed"));

@@ -25,9 +25,8 @@ async function read(path: string): Promise<string> {
   try {
     return await Deno.readTextFile(path);
   } catch (err) {
-    throw new StationError("file_unreadable", `cannot read ${path}: ${(err as Error).message}`, {
-      status: 400,
-      hint: "check the path",
+    throw new StationError("local_file_unreadable", `cannot read ${path}: ${(err as Error).message}`, {
+      hint: "check the path and the file's permissions",
     });
   }
 }
@@ -44,11 +43,9 @@ export async function planMigration(
 ): Promise<PlannedFile[]> {
   const info = await statOrNull(input);
   if (!info) {
-    throw usageError(
-      "file_unreadable",
-      `no such file or directory: ${input}`,
-      "give a definition file or a directory of them",
-    );
+    throw new StationError("local_file_not_found", `cannot read ${input}: no such file or directory`, {
+      hint: "give a definition file or a directory of them",
+    });
   }
   if (info.isDirectory) {
     if (!out && !check) {

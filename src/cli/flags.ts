@@ -1,0 +1,24 @@
+/**
+ * The CLI's short flags: one meaning per letter across every command (docs/cli.md). A test walks the
+ * command tree and fails when a command gives a letter another meaning, or uses one not listed here.
+ */
+export const SHORT_FLAGS: ReadonlyArray<{ short: string; long: string; meaning: string }> = [
+  { short: "-o", long: "--output", meaning: "write to this file (- for stdout)" },
+  { short: "-f", long: "--force", meaning: "replace or delete without asking" },
+  { short: "-F", long: "--follow", meaning: "keep printing a run's events until it ends" },
+  { short: "-c", long: "--code", meaning: "the program to run, given inline" },
+  { short: "-e", long: "--env", meaning: "NAME=value environment variable (repeatable)" },
+  { short: "-a", long: "--arg", meaning: "argument for the program (repeatable)" },
+  { short: "-r", long: "--recursive", meaning: "include subdirectories (-R is the same)" },
+  { short: "-R", long: "--recursive", meaning: "same as -r" },
+  { short: "-V", long: "--version", meaning: "print stn's version" },
+  { short: "-h", long: "--help", meaning: "show help" },
+];
+
+/** The short-flag table for the help footer. */
+export function shortFlagHelp(): string {
+  const rows = SHORT_FLAGS.filter((f) => f.short !== "-R").map((f) =>
+    `  ${f.short === "-r" ? "-r, -R" : f.short}`.padEnd(10) + f.long.padEnd(13) + f.meaning
+  );
+  return ["Short flags (the same meaning in every command):", ...rows].join("\n");
+}

@@ -1,0 +1,195 @@
+import { assert, assertEquals } from "../helpers/assert.ts";
+import { tempHome } from "../helpers/home.ts";
+import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
+import { buildProgram } from "../../src/cli/main.ts";
+import type { Command } from "commander";
+
+/** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
+function leafCommands(cmd: Command, prefix = ""): string[] {
+  return cmd.commands.flatMap((c) => {
+    const path = prefix ? `${prefix} ${c.name()}` : c.name();
+    return c.commands.length ? leafCommands(c, path) : [path];
+  });
+}
+
+/** One row of the table: a command path, its further arguments, and whether it should succeed. */
+interface Row {
+  cmd: string;
+  args?: () => string[];
+  ok: boolean;
+  /** The exit code expected on failure (1 unless said). */
+  code?: number;
+  /** `workflow logs --json` prints one object per line. */
+  ndjson?: boolean;
+  /** Receives the parsed output of a success, to remember ids for later rows. */
+  keep?: (out: any) => void;
+  /** Waits for what the row needs (a run's approval exists once its step has started). */
+  before?: () => Promise<void>;
+}
+
+/** What --json must print: one JSON object; on failure exactly {"error": {code, message, …}}. */
+function checkJson(row: Row, args: string[], r: { code: number; stdout: string; stderr: string }): any {
+  const what = `stn ${args.join(" ")} (exit ${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+  const docs = row.ndjson
+    ? r.stdout.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l))
+    : [JSON.parse(r.stdout)];
+  for (const doc of docs) assert(doc && typeof doc === "object" && !Array.isArray(doc), `an object: ${what}`);
+  if (row.ok) {
+    assertEquals(r.code, 0, what);
+    for (const doc of docs) assert(!isError(doc), `no error object on success: ${what}`);
+  } else {
+    assertEquals(r.code, row.code ?? 1, what);
+    const last = docs[docs.length - 1];
+    assert(isError(last), `{"error": …} on failure: ${what}`);
+    assertEquals(typeof last.error.message, "string", what);
+    assert(r.stderr.includes(`error: ${last.error.message}`), `the human line stays on stderr: ${what}`);
+  }
+  return docs[0];
+}
+
+function isError(doc: any): boolean {
+  return Object.keys(doc).length === 1 && typeof doc.error?.code === "string";
+}
+
+const GATE = "states:\n  - id: ask\n    type: human_approval\n    message: go?\n    next: done\n" +
+  "  - id: done\n    type: transform\n    expression: \"{'by': ask.decided_by}\"\n";
+
+Deno.test('--json: every command prints one JSON object, {"error": …} on failure with the same exit code', async () => {
+  const home = await tempHome();
+  home.writeConfig(SANDBOX_CONFIG);
+  const serve = await startServe({ home: home.home, env: home.env });
+  const env = { ...home.env, STATION_URL: serve.url };
+  const p = (name: string) => home.path(name);
+  Deno.writeTextFileSync(p("gate.workflow.yaml"), GATE);
+  Deno.writeTextFileSync(p("bad.workflow.yaml"), "id: bad\nstates:\n  - id: a\n    type: nope\n");
+  Deno.writeTextFileSync(p("data.txt"), "hello\n");
+  Deno.writeTextFileSync(
+    p("station.workflow.yaml"),
+    "id: st\nstates:\n  - name: a\n    type: set\n    data: {x: 1}\n",
+  );
+  Deno.writeTextFileSync(p("no-nats.yaml"), "nats:\n  server_bin: /nonexistent/nats-server\n");
+  Deno.mkdirSync(p("environments/default/workflows"), { recursive: true });
+  Deno.mkdirSync(p("environments/broken/workflows"), { recursive: true });
+  Deno.writeTextFileSync(p("environments/broken/workflows/bad.workflow.yaml"), "states: 3\n");
+  let run = "", run2 = "", run3 = "", approval = "", approval2 = "", key = "", key2 = "", sbx = "";
+  const pendingApproval = (runId: () => string) => async () => {
+    const url = `${serve.url}/api/v1/workflow-approvals?status=pending&run_id=${runId()}`;
+    assert(await waitFor(async () => (await (await fetch(url)).json()).approvals.length > 0), "approval");
+  };
+
+  const rows: Row[] = [
+    { cmd: "status", ok: true },
+    { cmd: "status", args: () => ["--station", "127.0.0.1:1"], ok: false },
+    { cmd: "completions", args: () => ["bash"], ok: true },
+    { cmd: "completions", args: () => ["tcsh"], ok: false, code: 2 },
+    { cmd: "serve", args: () => ["--port", "not-a-port"], ok: false, code: 2 },
+    { cmd: "doctor", ok: true },
+    { cmd: "doctor", args: () => ["--config", p("no-nats.yaml")], ok: false },
+    { cmd: "sync", ok: true },
+    { cmd: "sync", args: () => ["broken"], ok: false },
+    { cmd: "workflow validate", args: () => [p("gate.workflow.yaml")], ok: true },
+    { cmd: "workflow validate", args: () => [p("bad.workflow.yaml")], ok: false },
+    { cmd: "workflow migrate", args: () => [p("station.workflow.yaml")], ok: true },
+    { cmd: "workflow migrate", args: () => [p("missing.workflow.yaml")], ok: false },
+    { cmd: "workflow apply", args: () => [p("gate.workflow.yaml")], ok: true },
+    { cmd: "workflow apply", args: () => [p("missing.workflow.yaml")], ok: false },
+    { cmd: "workflow list", ok: true },
+    { cmd: "workflow list", args: () => ["--status", "bogus"], ok: false, code: 2 },
+    { cmd: "workflow show", args: () => ["gate"], ok: true },
+    { cmd: "workflow show", args: () => ["nope"], ok: false },
+    { cmd: "workflow export", args: () => ["gate"], ok: true },
+    { cmd: "workflow export", args: () => ["nope"], ok: false },
+    { cmd: "workflow delete", args: () => ["gate"], ok: true },
+    { cmd: "workflow delete", args: () => ["nope"], ok: false },
+    { cmd: "workflow enable", args: () => ["gate"], ok: true },
+    { cmd: "workflow enable", args: () => ["nope"], ok: false },
+    { cmd: "workflow run", args: () => ["gate"], ok: true, keep: (o) => (run = o.id) },
+    { cmd: "workflow run", args: () => ["nope"], ok: false },
+    { cmd: "workflow runs", ok: true },
+    { cmd: "workflow runs", args: () => ["--limit", "0"], ok: false, code: 2 },
+    { cmd: "workflow inspect", args: () => [run], ok: true },
+    { cmd: "workflow inspect", args: () => ["nope"], ok: false },
+    { cmd: "workflow logs", args: () => [run], ok: true, ndjson: true },
+    { cmd: "workflow logs", args: () => ["nope"], ok: false, ndjson: true },
+    {
+      cmd: "workflow approvals list",
+      args: () => ["--run", run],
+      ok: true,
+      before: pendingApproval(() => run),
+      keep: (o) => (approval = o.approvals[0].id),
+    },
+    { cmd: "workflow approvals list", args: () => ["--status", "bogus"], ok: false },
+    { cmd: "workflow approvals approve", args: () => [approval], ok: true },
+    { cmd: "workflow approvals approve", args: () => [approval], ok: false },
+    { cmd: "workflow run", args: () => ["gate"], ok: true, keep: (o) => (run2 = o.id) },
+    {
+      cmd: "workflow approvals list",
+      args: () => ["--run", run2],
+      ok: true,
+      before: pendingApproval(() => run2),
+      keep: (o) => (approval2 = o.approvals[0].id),
+    },
+    { cmd: "workflow approvals reject", args: () => [approval2], ok: true },
+    { cmd: "workflow approvals reject", args: () => [approval2], ok: false },
+    { cmd: "workflow run", args: () => ["gate"], ok: true, keep: (o) => (run3 = o.id) },
+    { cmd: "workflow pause", args: () => [run3], ok: true },
+    { cmd: "workflow pause", args: () => ["nope"], ok: false },
+    { cmd: "workflow resume", args: () => [run3], ok: true },
+    { cmd: "workflow resume", args: () => ["nope"], ok: false },
+    { cmd: "workflow cancel", args: () => [run3], ok: true },
+    { cmd: "workflow cancel", args: () => ["nope"], ok: false },
+    { cmd: "files upload", args: () => [p("data.txt")], ok: true, keep: (o) => (key = o.file_key) },
+    { cmd: "files upload", args: () => [p("missing.txt")], ok: false },
+    { cmd: "files upload", args: () => [p("data.txt")], ok: true, keep: (o) => (key2 = o.file_key) },
+    { cmd: "files list", ok: true },
+    { cmd: "files list", args: () => ["--limit", "many"], ok: false, code: 2 },
+    { cmd: "files info", args: () => [key], ok: true },
+    { cmd: "files info", args: () => ["files/nope"], ok: false },
+    { cmd: "files download", args: () => [key, "-o", p("copy.txt")], ok: true },
+    { cmd: "files download", args: () => [key, "-o", "-"], ok: false, code: 2 },
+    { cmd: "files delete", args: () => [key, "--force"], ok: true },
+    { cmd: "files delete", args: () => [key, "--force"], ok: false },
+    { cmd: "sandbox open", ok: true, keep: (o) => (sbx = o.sandbox_id) },
+    { cmd: "sandbox open", args: () => ["--image", "not/allowed:latest"], ok: false },
+    { cmd: "sandbox write", args: () => [sbx, "f.txt", "--from", p("data.txt")], ok: true },
+    { cmd: "sandbox write", args: () => [sbx, "f.txt", "--from", p("missing.txt")], ok: false },
+    { cmd: "sandbox read", args: () => [sbx, "f.txt", "-o", p("read.txt")], ok: true },
+    { cmd: "sandbox read", args: () => [sbx, "f.txt"], ok: false, code: 2 },
+    { cmd: "sandbox ls", args: () => [sbx], ok: true },
+    { cmd: "sandbox ls", args: () => ["sbx_nope"], ok: false },
+    { cmd: "sandbox exec", args: () => [sbx, "-c", "cat f.txt"], ok: true },
+    { cmd: "sandbox exec", args: () => [sbx], ok: false, code: 2 },
+    { cmd: "sandbox stage", args: () => [sbx, key2, "staged.txt"], ok: true },
+    { cmd: "sandbox stage", args: () => [sbx, "files/nope", "staged.txt"], ok: false },
+    { cmd: "sandbox publish", args: () => [sbx, "f.txt"], ok: true },
+    { cmd: "sandbox publish", args: () => [sbx, "nope.txt"], ok: false },
+    { cmd: "sandbox rm", args: () => [sbx, "f.txt"], ok: true },
+    { cmd: "sandbox rm", args: () => [sbx, "f.txt"], ok: false },
+    { cmd: "sandbox list", ok: true },
+    { cmd: "sandbox list", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "sandbox close", args: () => [sbx], ok: true },
+    { cmd: "sandbox close", args: () => ["sbx_nope"], ok: false },
+    { cmd: "sandbox run", args: () => ["-c", "echo hi"], ok: true },
+    { cmd: "sandbox run", ok: false, code: 2 },
+  ];
+
+  try {
+    // The table covers every command with a success and a failure (`serve` succeeds by running until
+    // stopped, so only its failure prints a result).
+    for (const leaf of leafCommands(buildProgram())) {
+      assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
+      if (leaf !== "serve") assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);
+    }
+    for (const row of rows) {
+      await row.before?.();
+      const args = ["--json", ...row.cmd.split(" "), ...(row.args?.() ?? [])];
+      const out = checkJson(row, args, await runStn(args, { env, cwd: home.home }));
+      row.keep?.(out);
+    }
+  } finally {
+    await serve.stop();
+    await removeStationContainers(home.path("station.db")).catch(() => {});
+    await home.cleanup();
+  }
+});
