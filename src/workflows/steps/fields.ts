@@ -107,19 +107,29 @@ export function expressionProblem(src: string): Problem | undefined {
 export const Expression = z.string().min(1).check(rule(expressionProblem));
 
 /** The problems of the `${…}` templates anywhere inside a value. */
-export function templateProblems(v: unknown, at: (string | number)[] = []): Problem[] {
-  if (typeof v === "string") {
-    return checkTemplates(v).map((p) => ({
-      code: "invalid_template",
-      message: `template does not parse at position ${p.position}: ${p.message}`,
-      hint: p.hint ?? "templates are `${ jsonata }`; write `$${` for a literal `${`",
-      offset: p.position,
-      at,
-    }));
-  }
-  if (Array.isArray(v)) return v.flatMap((x, i) => templateProblems(x, [...at, i]));
-  if (isObj(v)) return Object.entries(v).flatMap(([k, x]) => templateProblems(x, [...at, k]));
-  return [];
+export function templateProblems(v: unknown): Problem[] {
+  const found: Problem[] = [];
+  // One path, pushed and popped: most values hold no template, and a copy is made only for a problem.
+  const path: (string | number)[] = [];
+  const walk = (x: unknown): void => {
+    if (typeof x === "string") {
+      for (const p of checkTemplates(x)) {
+        found.push({
+          code: "invalid_template",
+          message: `template does not parse at position ${p.position}: ${p.message}`,
+          hint: p.hint ?? "templates are `${ jsonata }`; write `$${` for a literal `${`",
+          offset: p.position,
+          at: [...path],
+        });
+      }
+    } else if (Array.isArray(x)) {
+      x.forEach((y, i) => (path.push(i), walk(y), path.pop()));
+    } else if (isObj(x)) {
+      for (const k in x) path.push(k), walk(x[k]), path.pop();
+    }
+  };
+  walk(v);
+  return found;
 }
 
 /** A check that every `${…}` template inside the value parses. */
