@@ -52,7 +52,7 @@ export function validateKey(key: string): string {
 
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+const BEYOND_LATIN1 = /[\u0100-\u{10ffff}]/u;
 
 /**
  * The object store name a key is stored under. @nats-io/obj derives an object's subject with btoa(), which
@@ -67,8 +67,7 @@ export function objectName(key: string): string {
 
 /** The key an object store name stands for: the inverse of objectName (a name of UTF-8 bytes is decoded). */
 export function keyOfObjectName(name: string): string {
-  // deno-lint-ignore no-control-regex
-  if (!/[^\x00-\x7f]/.test(name) || BEYOND_LATIN1.test(name)) return name;
+  if (!/[\x80-\xff]/.test(name) || BEYOND_LATIN1.test(name)) return name;
   let decoded: string;
   try {
     decoded = strictUtf8.decode(Uint8Array.from(name, (ch) => ch.charCodeAt(0)));
