@@ -4,6 +4,7 @@ import { StationError, toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { bearerAuth, isLoopback } from "./auth.ts";
+import { requestBodyLimit } from "./body_limit.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
@@ -16,6 +17,7 @@ export function createApp(ctx: StationContext): Hono {
   const app = new Hono();
   const { host, api_token } = ctx.config.values.server;
   if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
+  app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
 
   app.route("/health", healthRoutes(ctx));
   app.route("/api/v1/files", filesRoutes(ctx));

@@ -121,8 +121,8 @@ const PARSER_ERRORS: Record<string, { status: number; code: string; message: str
   },
   HPE_CHUNK_EXTENSIONS_OVERFLOW: {
     status: 413,
-    code: "payload_too_large",
-    message: "chunk extensions too large",
+    code: "body_too_large",
+    message: "the chunk extensions are too large",
   },
   ERR_HTTP_REQUEST_TIMEOUT: {
     status: 408,

@@ -18,6 +18,9 @@ export const ConfigSchema = z.strictObject({
     api_token: z.string().min(16).optional().describe(
       "bearer token required on every route but /health when host is not loopback (also STATION_API_TOKEN)",
     ),
+    max_body_bytes: z.int().positive().default(4 * 1024 * 1024).describe(
+      "largest JSON/YAML request body, in bytes (default 4 MiB; file uploads have storage limits instead)",
+    ),
   }).prefault({}),
   nats: z.strictObject({
     url: z.string().min(1).optional().describe("connect to this NATS server instead of starting one"),

@@ -67,3 +67,47 @@ export function sendThenRead(
     });
   });
 }
+
+/**
+ * Sends a chunked body while reading, as curl does: stops sending when the answer arrives (or after
+ * `count` chunks) and returns the answer with how many body bytes went out.
+ */
+export function sendWhileReading(
+  port: number,
+  head: string,
+  chunk: Uint8Array,
+  count: number,
+): Promise<RawAnswer & { sent: number }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    let raw = "";
+    let sent = 0;
+    let error: string | undefined;
+    let quiet: ReturnType<typeof setTimeout> | undefined;
+    const done = () => {
+      clearTimeout(quiet);
+      socket.destroy();
+      resolve({ ...parseAnswer(raw, error), sent });
+    };
+    socket.on("error", (e) => (error ??= e.message));
+    socket.on("close", done);
+    socket.on("data", (d: Uint8Array) => {
+      raw += new TextDecoder().decode(d);
+      clearTimeout(quiet);
+      quiet = setTimeout(done, 500);
+    });
+    socket.once("connect", async () => {
+      const write = (data: string | Uint8Array) =>
+        new Promise<void>((r) => socket.write(data, (e) => (e && (error ??= e.message), r())));
+      await write(head);
+      const size = chunk.length.toString(16);
+      for (let i = 0; i < count && raw === "" && !socket.destroyed; i++) {
+        await write(`${size}\r\n`);
+        await write(chunk);
+        await write("\r\n");
+        sent += chunk.length;
+      }
+      if (raw === "" && !socket.destroyed) await write("0\r\n\r\n");
+    });
+  });
+}
