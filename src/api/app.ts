@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { StationError, toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
-import { bearerAuth, isLoopback } from "./auth.ts";
+import { bearerAuth, requiredToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -15,8 +15,8 @@ import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
 /** Builds the HTTP API: error shape, auth, and every resource's routes. */
 export function createApp(ctx: StationContext): Hono {
   const app = new Hono();
-  const { host, api_token } = ctx.config.values.server;
-  if (!isLoopback(host) && api_token) app.use("*", bearerAuth(api_token));
+  const token = requiredToken(ctx.config.values.server);
+  if (token) app.use("*", bearerAuth(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
 
   app.route("/health", healthRoutes(ctx));

@@ -17,17 +17,41 @@ export function tokenMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
+/** The token the API requires, or undefined when it is open (a loopback host, or no token set). */
+export function requiredToken(server: { host: string; api_token?: string }): string | undefined {
+  return !isLoopback(server.host) && server.api_token ? server.api_token : undefined;
+}
+
+/** The token an `Authorization: Bearer <token>` header presents, if it is one. */
+function bearerToken(header: string | undefined): string | undefined {
+  return /^Bearer\s+(.+)$/i.exec(header ?? "")?.[1].trim();
+}
+
+/** True when the caller may use every route: the API is open, or the header presents its token. */
+export function isAuthorized(
+  server: { host: string; api_token?: string },
+  header: string | undefined,
+): boolean {
+  const token = requiredToken(server);
+  if (token === undefined) return true;
+  const presented = bearerToken(header);
+  return presented !== undefined && tokenMatches(presented, token);
+}
+
 /** Requires `Authorization: Bearer <token>` on every route except the open ones. */
 export function bearerAuth(token: string, openPaths: readonly string[] = ["/health"]): MiddlewareHandler {
   return (c, next) => {
     if (openPaths.includes(c.req.path)) return next();
-    const header = c.req.header("authorization") ?? "";
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    if (!m || !tokenMatches(m[1].trim(), token)) {
-      throw new StationError("unauthorized", m ? "invalid API token" : "missing API token", {
-        status: 401,
-        hint: "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TOKEN or server.api_token)",
-      });
+    const presented = bearerToken(c.req.header("authorization"));
+    if (presented === undefined || !tokenMatches(presented, token)) {
+      throw new StationError(
+        "unauthorized",
+        presented !== undefined ? "invalid API token" : "missing API token",
+        {
+          status: 401,
+          hint: "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TOKEN or server.api_token)",
+        },
+      );
     }
     return next();
   };

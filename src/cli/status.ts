@@ -32,7 +32,8 @@ export function statusCommand(program: Command): void {
             ],
             [
               "nats",
-              `${health.nats.status} (${health.nats.managed ? "managed" : "external"} ${health.nats.url})` +
+              `${health.nats.status} (${health.nats.managed ? "managed" : "external"}` +
+              `${health.nats.url ? ` ${health.nats.url}` : ""})` +
               (health.nats.error ? `: ${health.nats.error}` : ""),
             ],
           ]);

@@ -23,7 +23,21 @@ export const ConfigSchema = z.strictObject({
     ),
   }).prefault({}),
   nats: z.strictObject({
-    url: z.string().min(1).optional().describe("connect to this NATS server instead of starting one"),
+    url: z.string().min(1).optional().describe(
+      "connect to this NATS server instead of starting one (may carry user:password@ or token@)",
+    ),
+    user: z.string().min(1).optional().describe("user name for nats.url"),
+    password: z.string().optional().describe("password of nats.user"),
+    token: z.string().min(1).optional().describe("token for nats.url"),
+    creds_file: z.string().min(1).optional().describe("JWT creds file for nats.url (nsc, NGS)"),
+    nkey_file: z.string().min(1).optional().describe("file holding a user nkey seed (SU…) for nats.url"),
+    tls_ca_file: z.string().min(1).optional().describe(
+      "CA certificate (PEM) that signed nats.url's server certificate",
+    ),
+    tls_cert_file: z.string().min(1).optional().describe(
+      "client certificate (PEM) for a server that verifies clients",
+    ),
+    tls_key_file: z.string().min(1).optional().describe("private key (PEM) of nats.tls_cert_file"),
     server_bin: z.string().min(1).default("nats-server").describe("nats-server binary for managed mode"),
     store_dir: z.string().min(1).optional().describe(
       "JetStream store of the managed server (default $STATION_HOME/nats)",

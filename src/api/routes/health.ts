@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { schemaVersion } from "../../db/migrate.ts";
 import { within } from "../../lib/async.ts";
+import { isAuthorized } from "../auth.ts";
 import type { StationContext } from "../../runtime/context.ts";
 
 /** The health of each part and of the whole. */
@@ -9,7 +10,8 @@ export interface Health {
   version: string;
   uptime_s: number;
   db: { status: "ok" | "down"; schema_version?: number; error?: string };
-  nats: { status: "ok" | "down"; url: string; managed: boolean; rtt_ms?: number; error?: string };
+  /** `url` only for callers allowed on the rest of the API: the port is no business of anyone else. */
+  nats: { status: "ok" | "down"; url?: string; managed: boolean; rtt_ms?: number; error?: string };
 }
 
 async function natsHealth(ctx: StationContext): Promise<Health["nats"]> {
@@ -45,10 +47,14 @@ export async function checkHealth(ctx: StationContext): Promise<Health> {
   };
 }
 
-/** GET /health: 200 when every part is up, 503 with details otherwise. */
+/**
+ * GET /health: 200 when every part is up, 503 with details otherwise. It needs no token; a caller without
+ * the API token (when one is required) does not learn where NATS listens.
+ */
 export function healthRoutes(ctx: StationContext): Hono {
   return new Hono().get("/", async (c) => {
     const health = await checkHealth(ctx);
+    if (!isAuthorized(ctx.config.values.server, c.req.header("authorization"))) delete health.nats.url;
     return c.json(health, health.status === "ok" ? 200 : 503);
   });
 }
