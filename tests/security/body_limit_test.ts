@@ -51,6 +51,17 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
         body: JSON.stringify({ id: "small", states: [{ id: "a", type: "inject", data: { x: 1 } }] }),
       });
       assertEquals([ok.status, (await ok.json()).valid], [200, true]);
+      // The same body sent chunked (a stream, no Content-Length) is read up to the limit and served.
+      const definition = JSON.stringify({
+        id: "small",
+        states: [{ id: "a", type: "inject", data: { x: 1 } }],
+      });
+      const chunked = await fetch(`${ts.station.url}/api/v1/workflows/validate`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: new Blob([definition]).stream(),
+      });
+      assertEquals([chunked.status, (await chunked.json()).valid], [200, true]);
       const put = await fetch(`${ts.station.url}/api/v1/files/files/three-mib.bin`, {
         method: "PUT",
         body: new Uint8Array(3 * MiB),
