@@ -5,7 +5,7 @@ import { sendThenRead, sendWhileReading } from "./raw_http.ts";
 const MiB = 1024 * 1024;
 
 Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before they are buffered", async (t) => {
-  const ts = await startTestStation({ configYaml: "server:\n  max_body_bytes: 1048576\n" });
+  const ts = await startTestStation(); // server.max_body_bytes: the default, 4 MiB
   try {
     const port = Number(new URL(ts.station.url).port);
 
@@ -62,11 +62,11 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
         body: new Blob([definition]).stream(),
       });
       assertEquals([chunked.status, (await chunked.json()).valid], [200, true]);
-      const put = await fetch(`${ts.station.url}/api/v1/files/files/three-mib.bin`, {
+      const put = await fetch(`${ts.station.url}/api/v1/files/files/six-mib.bin`, {
         method: "PUT",
-        body: new Uint8Array(3 * MiB),
+        body: new Uint8Array(6 * MiB),
       });
-      assertEquals([put.status, (await put.json()).size_bytes], [201, 3 * MiB]);
+      assertEquals([put.status, (await put.json()).size_bytes], [201, 6 * MiB]);
     });
   } finally {
     await ts.close();
