@@ -117,6 +117,13 @@ export async function connectNats(target: NatsTarget, name = "stn"): Promise<Nat
         },
       );
     }
+    if (/certificate|self[- ]signed|tls|ssl/i.test(message)) {
+      throw new StationError("nats_tls_failed", `TLS to NATS at ${target.url} failed: ${message}`, {
+        hint: "set nats.tls_ca_file to the CA that signed the server's certificate (and nats.tls_cert_file " +
+          "+ nats.tls_key_file if it verifies clients); the certificate must name the host in nats.url",
+        cause: err,
+      });
+    }
     throw new StationError(
       "nats_unreachable",
       `cannot connect to NATS at ${target.url}: ${message}`,

@@ -1,9 +1,10 @@
 import net from "node:net";
 import { join } from "node:path";
 import { connect, nkeys } from "@nats-io/transport-node";
+import { StationError } from "../../src/errors.ts";
 import { authConfigPath, readAuthConfig } from "../../src/nats/server.ts";
 import { natsTarget } from "../../src/nats/connection.ts";
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "../helpers/assert.ts";
 import { runStn } from "../helpers/stn.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startTestStation } from "../helpers/station.ts";
@@ -175,6 +176,100 @@ Deno.test("nats auth: nats.url and nats.* keys carry user/password, token and nk
     await userServer.stop();
     await tokenServer.stop();
     await nkeyServer.stop();
+    await home.cleanup();
+  }
+});
+
+/** Runs openssl; the test's CA and server certificate come from it. */
+async function openssl(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("openssl", { args, cwd, stdout: "null", stderr: "piped" }).output();
+  if (!out.success) throw new Error(`openssl ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+}
+
+Deno.test("nats auth: TLS to an external server is verified against nats.tls_ca_file", async () => {
+  const home = await tempHome();
+  const dir = home.path("tls");
+  await Deno.mkdir(dir);
+  await openssl(
+    dir,
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=stn-test-ca",
+  );
+  await openssl(
+    dir,
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=localhost",
+  );
+  // Deno's TLS client checks the name "localhost" for 127.0.0.1, so the certificate names both.
+  await Deno.writeTextFile(join(dir, "san.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  await openssl(
+    dir,
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "1",
+    "-extfile",
+    "san.cnf",
+  );
+  const server = await authNats(
+    home.home,
+    `tls { cert_file: "${join(dir, "server.pem")}", key_file: "${join(dir, "server.key")}" }\n` +
+      'authorization { user: "ann", password: "pw" }\n',
+  );
+  const tlsUrl = server.url.replace("nats://", "tls://");
+  try {
+    const ts = await startTestStation({
+      configYaml: `nats:\n  url: "tls://ann:pw@${tlsUrl.slice("tls://".length)}"\n  tls_ca_file: ${
+        join(dir, "ca.pem")
+      }\n`,
+    });
+    try {
+      const health = await (await fetch(`${ts.station.url}/health`)).json();
+      assertEquals([health.status, health.nats.url], ["ok", tlsUrl]);
+    } finally {
+      await ts.close();
+    }
+    // Without the CA its certificate cannot be verified, and stn says which key fixes that.
+    const err = await assertRejects(
+      () =>
+        startTestStation({
+          configYaml: `nats:\n  url: "tls://ann:pw@${tlsUrl.slice("tls://".length)}"\n`,
+          home,
+        }),
+      StationError,
+    );
+    assertEquals((err as StationError).code, "nats_tls_failed");
+    assertStringIncludes((err as StationError).hint ?? "", "nats.tls_ca_file");
+  } finally {
+    await server.stop();
     await home.cleanup();
   }
 });
