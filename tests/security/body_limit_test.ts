@@ -1,13 +1,23 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
+import { tempHome } from "../helpers/home.ts";
+import { startServe } from "../helpers/stn.ts";
 import { sendThenRead, sendWhileReading } from "./raw_http.ts";
 
 const MiB = 1024 * 1024;
 
+/** The peak resident memory of a process so far (Linux VmHWM), in bytes. */
+function peakRss(pid: number): number {
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1];
+  return Number(kb) * 1024;
+}
+
 Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before they are buffered", async (t) => {
-  const ts = await startTestStation(); // server.max_body_bytes: the default, 4 MiB
+  // A real `stn serve` of its own, so its memory is measured apart from the test's. Its
+  // server.max_body_bytes is the default, 4 MiB.
+  const home = await tempHome();
+  const serve = await startServe({ home: home.home, env: { ...home.env, STN_SANDBOX_ENABLED: "false" } });
   try {
-    const port = Number(new URL(ts.station.url).port);
+    const port = Number(new URL(serve.url).port);
 
     await t.step("a declared 700 MB body is refused by its Content-Length", async () => {
       const res = await sendThenRead(
@@ -21,9 +31,7 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
     });
 
     await t.step("a chunked 256 MiB body is cut off after the limit; memory stays flat", async () => {
-      const before = Deno.memoryUsage().rss;
-      let peak = before;
-      const sampler = setInterval(() => (peak = Math.max(peak, Deno.memoryUsage().rss)), 20);
+      const before = peakRss(serve.child.pid);
       const res = await sendWhileReading(
         port,
         "POST /api/v1/workflow-runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
@@ -31,11 +39,10 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
         new Uint8Array(MiB).fill(32),
         256,
       );
-      clearInterval(sampler);
-      peak = Math.max(peak, Deno.memoryUsage().rss);
+      const peak = peakRss(serve.child.pid);
       const grewMiB = (peak - before) / MiB;
       console.log(
-        `RSS before ${(before / MiB).toFixed(0)} MiB, peak ${(peak / MiB).toFixed(0)} MiB ` +
+        `stn serve peak RSS before ${(before / MiB).toFixed(0)} MiB, after ${(peak / MiB).toFixed(0)} MiB ` +
           `(+${grewMiB.toFixed(0)} MiB) while ${(res.sent / MiB).toFixed(0)} MiB were sent`,
       );
       assertEquals(res.status, 413);
@@ -45,7 +52,7 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
     });
 
     await t.step("a body under the limit is served; file uploads keep their own, larger limits", async () => {
-      const ok = await fetch(`${ts.station.url}/api/v1/workflows/validate`, {
+      const ok = await fetch(`${serve.url}/api/v1/workflows/validate`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ id: "small", states: [{ id: "a", type: "inject", data: { x: 1 } }] }),
@@ -56,19 +63,20 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
         id: "small",
         states: [{ id: "a", type: "inject", data: { x: 1 } }],
       });
-      const chunked = await fetch(`${ts.station.url}/api/v1/workflows/validate`, {
+      const chunked = await fetch(`${serve.url}/api/v1/workflows/validate`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: new Blob([definition]).stream(),
       });
       assertEquals([chunked.status, (await chunked.json()).valid], [200, true]);
-      const put = await fetch(`${ts.station.url}/api/v1/files/files/six-mib.bin`, {
+      const put = await fetch(`${serve.url}/api/v1/files/files/six-mib.bin`, {
         method: "PUT",
         body: new Uint8Array(6 * MiB),
       });
       assertEquals([put.status, (await put.json()).size_bytes], [201, 6 * MiB]);
     });
   } finally {
-    await ts.close();
+    await serve.stop();
+    await home.cleanup();
   }
 });
