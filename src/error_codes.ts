@@ -22,6 +22,11 @@ export const ERROR_CODES = {
   station_unreachable: [503, 1, "the CLI cannot reach the stn server"],
   invalid_response: [502, 1, "the server answered something that does not match the API contract"],
   stream_ended: [502, 1, "a streamed answer ended before its result"],
+  body_too_large: [413, 1, "a JSON/YAML request body is over server.max_body_bytes"],
+  headers_too_large: [431, 1, "the request headers are over node's 16 KiB"],
+  bad_request: [400, 1, "the request is not valid HTTP/1.1"],
+  request_timeout: [408, 1, "the request did not arrive in time"],
+  too_deep: [400, 1, "objects or arrays nested deeper than 256 levels"],
   // Configuration and startup
   config_invalid: [400, 2, "config.yaml or an environment override has a bad value"],
   config_not_found: [400, 2, "the config file given does not exist"],
@@ -39,6 +44,9 @@ export const ERROR_CODES = {
   nats_start_failed: [500, 1, "the managed nats-server did not start"],
   nats_server_died: [500, 1, "the managed nats-server exited while stn was running"],
   nats_unreachable: [503, 1, "the NATS server cannot be reached"],
+  nats_unauthorized: [500, 1, "the NATS server refused stn's credentials (nats.user/password/token/creds)"],
+  nats_tls_failed: [500, 1, "the NATS server's TLS certificate does not verify (nats.tls_ca_file)"],
+  nats_credentials_unreadable: [500, 1, "a NATS creds, nkey or generated config file cannot be read"],
   shutdown: [503, 1, "the station is stopping"],
   // Workflows
   workflow_invalid: [422, 1, "a workflow definition is invalid (details.errors lists each issue)"],

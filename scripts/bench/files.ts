@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { authConfigPath, readAuthConfig } from "../../src/nats/server.ts";
 
 const SIZE_MIB = Number(Deno.args[0] ?? 256);
 const RSS_GIB = Number(Deno.args[1] ?? 1);
@@ -68,7 +69,9 @@ for (let i = 0; i < 400 && !url; i++) {
 }
 if (!url) throw new Error("stn serve did not start");
 const health = await (await fetch(`${url}/health`)).json();
-const nc = await connect({ servers: health.nats.url });
+// The managed nats-server only lets in the credentials stn generated for it.
+const { user, password } = readAuthConfig(authConfigPath(join(home, "run", "nats.pid")));
+const nc = await connect({ servers: health.nats.url, user, pass: password });
 
 try {
   // 3 first, so the baseline RSS is the server's idle RSS.

@@ -3,7 +3,8 @@ import { HTTPException } from "hono/http-exception";
 import { StationError, toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
-import { isLoopback, requireToken } from "./auth.ts";
+import { requiredToken, requireToken } from "./auth.ts";
+import { requestBodyLimit } from "./body_limit.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
@@ -12,11 +13,12 @@ import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
 
-/** Builds the HTTP API: error shape, auth, every resource's routes, and the OpenAPI document of them. */
+/** Builds the HTTP API: error shape, auth, body limits, every resource's routes, and the OpenAPI document of them. */
 export function createApp(ctx: StationContext): OpenAPIHono {
   const app = new OpenAPIHono();
-  const { host, api_token } = ctx.config.values.server;
-  if (!isLoopback(host) && api_token) app.use("*", requireToken(api_token));
+  const token = requiredToken(ctx.config.values.server);
+  if (token) app.use("*", requireToken(token));
+  app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
 
   const workflows = workflowRoutes(ctx);
   addWorkflowStartRoute(ctx, workflows);

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { StationError } from "../errors.ts";
@@ -16,6 +17,11 @@ const unauthorized = (message: string) => (c: Context) =>
 /** Routes anyone may read: health for probes, and the API reference (a browser opening it sends no token). */
 const OPEN_PATHS = ["/health", "/api/docs", "/api/v1/openapi.json"];
 
+/** The token the API requires, or undefined when it is open (a loopback host, or no token set). */
+export function requiredToken(server: { host: string; api_token?: string }): string | undefined {
+  return !isLoopback(server.host) && server.api_token ? server.api_token : undefined;
+}
+
 /**
  * Requires `Authorization: Bearer <token>` on every route except the open ones (Hono's bearer auth:
  * constant-time comparison, 401 with `WWW-Authenticate`), answering stn's error body.
@@ -28,4 +34,23 @@ export function requireToken(token: string, openPaths: readonly string[] = OPEN_
     invalidToken: { message: unauthorized("invalid API token") },
   });
   return (c, next) => openPaths.includes(c.req.path) ? next() : check(c, next);
+}
+
+// Hashing first makes the comparison constant-time whatever the lengths.
+function digest(s: string): Uint8Array {
+  return createHash("sha256").update(s).digest();
+}
+
+/**
+ * True when the caller may see everything (on an open route such as /health, which answers anyone):
+ * the API is open, or the `Authorization` header presents its token.
+ */
+export function isAuthorized(
+  server: { host: string; api_token?: string },
+  header: string | undefined,
+): boolean {
+  const token = requiredToken(server);
+  if (token === undefined) return true;
+  const presented = /^Bearer\s+(.+)$/i.exec(header ?? "")?.[1].trim();
+  return presented !== undefined && timingSafeEqual(digest(presented), digest(token));
 }

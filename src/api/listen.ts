@@ -1,6 +1,8 @@
-import { createAdaptorServer } from "@hono/node-server";
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
+import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
+import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, Server } from "node:http";
+import { STATUS_CODES } from "node:http";
+import type { ErrorCode } from "../error_codes.ts";
 import { StationError } from "../errors.ts";
 
 /** A listening HTTP server. */
@@ -24,7 +26,13 @@ export async function listen(
   host: string,
   port: number,
 ): Promise<Listener> {
-  const server = createAdaptorServer({ fetch, hostname: host, overrideGlobalObjects: false }) as Server;
+  const server = createAdaptorServer({
+    // Only HTTP/1 is served here (createServer), so the bindings are node:http's.
+    fetch: (req: Request, env) => answerAfterBody(fetch, req, (env as HttpBindings).incoming),
+    hostname: host,
+    overrideGlobalObjects: false,
+  }) as Server;
+  server.on("clientError", answerClientError);
   // server.close() waits for every connection to go away, and closeIdleConnections() misses some idle
   // keep-alive ones (seen: the one an SSE client read a run's events on), so an embedded command sat
   // minutes after its work. Requests in flight may finish; then every connection is closed, as
@@ -49,6 +57,101 @@ export async function listen(
         else server.closeIdleConnections();
       }),
   };
+}
+
+/** Most of an unread request body read (and dropped) before an error answer; more is answered at once. */
+export const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+/** A client that sends nothing for this long while its body is drained is answered anyway. */
+const DRAIN_IDLE_MS = 2_000;
+
+/**
+ * Runs the handler; when it refused a request without reading all of its body (a 413, a 507 by the declared
+ * size), the rest is read and dropped first, up to DRAIN_LIMIT_BYTES. A client that writes its whole body
+ * before reading (most do) otherwise has its connection reset under it and never sees the answer. A body
+ * past the limit is answered at once with `Connection: close`.
+ */
+async function answerAfterBody(
+  fetch: (req: Request) => Response | Promise<Response>,
+  req: Request,
+  incoming: IncomingMessage | undefined,
+): Promise<Response> {
+  const res = await fetch(req);
+  if (res.status < 400 || !incoming || incoming.complete || incoming.destroyed) return res;
+  if (await discardRest(incoming)) return res;
+  const headers = new Headers(res.headers);
+  headers.set("connection", "close");
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
+/** Reads and drops the rest of a request body; false when it is over the limit or the client stalls. */
+function discardRest(incoming: IncomingMessage): Promise<boolean> {
+  const declared = Number(incoming.headers["content-length"] ?? NaN);
+  if (declared > DRAIN_LIMIT_BYTES) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let read = 0;
+    let idle: ReturnType<typeof setTimeout>;
+    const finish = (whole: boolean) => {
+      clearTimeout(idle);
+      incoming.off("data", onData).off("end", onEnd).off("error", onFail).off("close", onFail);
+      resolve(whole);
+    };
+    const onEnd = () => finish(true);
+    const onFail = () => finish(false);
+    const onData = (chunk: Uint8Array) => {
+      read += chunk.length;
+      clearTimeout(idle);
+      if (read > DRAIN_LIMIT_BYTES) return finish(false);
+      idle = setTimeout(onFail, DRAIN_IDLE_MS);
+    };
+    idle = setTimeout(onFail, DRAIN_IDLE_MS);
+    // The handler's reader of the body (which paused the socket when its queue filled) is done with it:
+    // drop it, or it would pause the socket again and keep every chunk read here.
+    incoming.removeAllListeners("data");
+    incoming.on("data", onData).on("end", onEnd).on("error", onFail).on("close", onFail);
+    incoming.resume();
+  });
+}
+
+/** Error codes of node:http's parser, answered as its default handler does, but with the API's error body. */
+type ParserError = { status: number; code: ErrorCode; message: string; hint?: string };
+const PARSER_ERRORS: Record<string, ParserError> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: "headers_too_large",
+    message: "the request headers are too large",
+    hint: "send fewer or shorter headers (node's limit is 16 KiB in all)",
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    status: 413,
+    code: "body_too_large",
+    message: "the chunk extensions are too large",
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: "request_timeout",
+    message: "the request took too long to send",
+  },
+};
+
+/**
+ * Answers a request node:http could not parse. Its default handler sends a bare status line (an empty 431
+ * for oversized headers); clients and scripts expect the API's `{"error":{…}}` body on every 4xx.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  const sent = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (err.code === "ECONNRESET" || !socket.writable || sent) {
+    socket.destroy();
+    return;
+  }
+  const known: ParserError = PARSER_ERRORS[err.code ?? ""] ??
+    { status: 400, code: "bad_request", message: "the request is not valid HTTP/1.1" };
+  const body = JSON.stringify(
+    new StationError(known.code, known.message, { status: known.status, hint: known.hint }).toBody(),
+  );
+  socket.end(
+    `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${new TextEncoder().encode(body).length}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function listenError(err: NodeJS.ErrnoException, host: string, port: number): StationError {

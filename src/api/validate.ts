@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { StationError } from "../errors.ts";
+import { requireShallow } from "../lib/nesting.ts";
 
 /** Reads a JSON request body and validates it; a bad body is a 400 `invalid_request` listing each problem. */
 export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
@@ -13,7 +14,7 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
       hint: "send a JSON object with Content-Type: application/json",
     });
   }
-  return parseWith(schema, body, "request body");
+  return parseWith(schema, requireShallow(body, "request body"), "request body");
 }
 
 /** Validates a value (body, query) against a schema; failures are 400 `invalid_request` with each issue's path. */

@@ -9,7 +9,7 @@ import { ConfigSchema } from "../config/schema.ts";
 import { StationError } from "../errors.ts";
 import { findProgram, programSearchDirs } from "../lib/programs.ts";
 import { setLogLevel } from "../log.ts";
-import { connectNats } from "../nats/connection.ts";
+import { connectNats, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { isAlive, ManagedNatsServer } from "../nats/server.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 import { dockerClient } from "../sandbox/docker.ts";
@@ -77,8 +77,8 @@ async function natsVersion(bin: string): Promise<number[] | undefined> {
 }
 
 /** Connects and asks JetStream for the account: proves the server runs with JetStream on. */
-async function jetStreamAnswers(url: string): Promise<string | undefined> {
-  const nc = await connectNats(url, "stn-doctor");
+async function jetStreamAnswers(target: NatsTarget): Promise<string | undefined> {
+  const nc = await connectNats(target, "stn-doctor");
   try {
     await (await jetstreamManager(nc)).getAccountInfo();
     return undefined;
@@ -94,7 +94,7 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
   const name = "nats-server";
   if (url) {
     try {
-      const problem = await jetStreamAnswers(url);
+      const problem = await jetStreamAnswers(natsTarget({ ...config.values.nats, url }));
       return problem
         ? {
           name,
@@ -139,7 +139,7 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
       pidFile: join(scratch, "nats.pid"),
     });
     try {
-      const problem = await jetStreamAnswers(server.url);
+      const problem = await jetStreamAnswers({ url: server.url, ...server.credentials });
       return problem
         ? {
           name,

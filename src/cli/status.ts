@@ -25,7 +25,8 @@ function statusText({ target, health }: { target: Target; health: Health }): str
     ],
     [
       "nats",
-      `${health.nats.status} (${health.nats.managed ? "managed" : "external"} ${health.nats.url}` +
+      `${health.nats.status} (${health.nats.managed ? "managed" : "external"}` +
+      `${health.nats.url ? ` ${health.nats.url}` : ""}` +
       (health.nats.bin ? `, ${health.nats.bin})` : ")") +
       (health.nats.error ? `: ${health.nats.error}` : ""),
     ],

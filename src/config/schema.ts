@@ -20,9 +20,26 @@ export const ConfigSchema = z.strictObject({
       .optional().describe(
         "bearer token required on every route but /health when host is not loopback (also STATION_API_TOKEN)",
       ),
+    max_body_bytes: z.int().positive().default(4 * 1024 * 1024).describe(
+      "largest JSON/YAML request body, in bytes (default 4 MiB; file uploads have storage limits instead)",
+    ),
   }).prefault({}),
   nats: z.strictObject({
-    url: z.string().min(1).optional().describe("connect to this NATS server instead of starting one"),
+    url: z.string().min(1).optional().describe(
+      "connect to this NATS server instead of starting one (may carry user:password@ or token@)",
+    ),
+    user: z.string().min(1).optional().describe("user name for nats.url"),
+    password: z.string().optional().describe("password of nats.user"),
+    token: z.string().min(1).optional().describe("token for nats.url"),
+    creds_file: z.string().min(1).optional().describe("JWT creds file for nats.url (nsc, NGS)"),
+    nkey_file: z.string().min(1).optional().describe("file holding a user nkey seed (SU…) for nats.url"),
+    tls_ca_file: z.string().min(1).optional().describe(
+      "CA certificate (PEM) that signed nats.url's server certificate",
+    ),
+    tls_cert_file: z.string().min(1).optional().describe(
+      "client certificate (PEM) for a server that verifies clients",
+    ),
+    tls_key_file: z.string().min(1).optional().describe("private key (PEM) of nats.tls_cert_file"),
     server_bin: z.string().min(1).default("nats-server").describe(
       "nats-server binary for managed mode: a path, or a name looked up on PATH, then in /usr/sbin and the usual places",
     ),

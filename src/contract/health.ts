@@ -12,7 +12,9 @@ export const Health = z.looseObject({
   }),
   nats: z.looseObject({
     status: z.enum(["ok", "down"]),
-    url: z.string(),
+    url: z.string().optional().describe(
+      "where NATS listens; only for callers allowed on the rest of the API",
+    ),
     managed: z.boolean(),
     bin: z.string().optional().describe("the managed nats-server binary in use"),
     rtt_ms: z.number().optional(),

@@ -22,13 +22,14 @@ function invalid(key: string, why: string): StationError {
     status: 400,
     hint: "keys are relative paths like files/report.csv, runs/<run>/output/<name> or " +
       `sessions/<session>/<path>: no leading "/", no "." or ".." segments, no empty segments, ` +
-      `no control characters, at most ${MAX_KEY_BYTES} bytes`,
+      `no control characters, at most ${MAX_KEY_BYTES} bytes of UTF-8 (any Unicode letters are fine)`,
   });
 }
 
 /** Checks a key against the rules every stored key obeys; throws 400 invalid_key otherwise. */
 export function validateKey(key: string): string {
   if (key.length === 0) throw invalid(key, "it is empty");
+  if (!key.isWellFormed()) throw invalid(key, "it is not valid Unicode (a lone surrogate)");
   if (new TextEncoder().encode(key).length > MAX_KEY_BYTES) {
     throw invalid(key, `it is over ${MAX_KEY_BYTES} bytes`);
   }
@@ -40,7 +41,40 @@ export function validateKey(key: string): string {
     if (segment === "") throw invalid(key, "it has an empty segment (// or a trailing /)");
     if (segment === "." || segment === "..") throw invalid(key, `it has a "${segment}" segment`);
   }
+  if (keyOfObjectName(key) !== key) {
+    throw invalid(
+      key,
+      "it reads as the UTF-8 bytes of another key (mojibake), which the store cannot tell apart",
+    );
+  }
   return key;
+}
+
+const utf8 = new TextEncoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const BEYOND_LATIN1 = /[\u0100-\u{10ffff}]/u;
+
+/**
+ * The object store name a key is stored under. @nats-io/obj derives an object's subject with btoa(), which
+ * takes only Latin-1: a key with a character beyond U+00FF is stored as its UTF-8 bytes, one character per
+ * byte (so its subject is base64 of the UTF-8 bytes, as nats.go computes it). Every other key is its own
+ * name, as it always was, so files stored before keep their names.
+ */
+export function objectName(key: string): string {
+  if (!BEYOND_LATIN1.test(key)) return key;
+  return String.fromCharCode(...utf8.encode(key));
+}
+
+/** The key an object store name stands for: the inverse of objectName (a name of UTF-8 bytes is decoded). */
+export function keyOfObjectName(name: string): string {
+  if (!/[\x80-\xff]/.test(name) || BEYOND_LATIN1.test(name)) return name;
+  let decoded: string;
+  try {
+    decoded = strictUtf8.decode(Uint8Array.from(name, (ch) => ch.charCodeAt(0)));
+  } catch {
+    return name; // Latin-1 text, not UTF-8 bytes
+  }
+  return BEYOND_LATIN1.test(decoded) ? decoded : name;
 }
 
 /** The last segment of a key, used as a download's default file name. */

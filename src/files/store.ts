@@ -7,7 +7,7 @@ import { log } from "../log.ts";
 import { digestToChecksum } from "./checksum.ts";
 import { chunkStream } from "./chunks.ts";
 import { contentTypeFor } from "./content_type.ts";
-import { validateKey } from "./keys.ts";
+import { keyOfObjectName, objectName, validateKey } from "./keys.ts";
 import { formatBytes } from "./size.ts";
 
 /** The `storage` section of config.yaml. */
@@ -85,7 +85,7 @@ function isExpired(obj: StoredObject, now = Date.now()): boolean {
 
 function toFileInfo(obj: StoredObject): FileInfo {
   return {
-    key: obj.name,
+    key: keyOfObjectName(obj.name),
     size_bytes: obj.size,
     content_type: header(obj, TYPE_HEADER) ?? contentTypeFor(obj.description || obj.name),
     checksum: digestToChecksum(obj.digest) ?? "",
@@ -180,7 +180,7 @@ export class FileStore {
     );
     try {
       const info = await this.#obj.put({
-        name: key,
+        name: objectName(key),
         description: opts.filename ?? "",
         headers: hdrs,
         metadata: opts.metadata ?? {},
@@ -197,7 +197,7 @@ export class FileStore {
 
   async #stored(key: string): Promise<StoredObject> {
     validateKey(key);
-    const obj = await this.#obj.info(key) as unknown as StoredObject | null;
+    const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
     if (!obj || obj.deleted || isExpired(obj)) throw fileNotFound(key);
     if (obj.options?.link) {
       throw new StationError(
@@ -239,13 +239,15 @@ export class FileStore {
     const limit = opts.limit ?? 1000;
     const now = Date.now();
     const all = (await this.#live())
-      .filter((o) => !isExpired(o, now) && o.name.startsWith(opts.prefix ?? ""))
-      .filter((o) => opts.cursor === undefined || o.name > opts.cursor)
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      .filter((o) => !isExpired(o, now))
+      .map(toFileInfo)
+      .filter((f) => f.key.startsWith(opts.prefix ?? ""))
+      .filter((f) => opts.cursor === undefined || f.key > opts.cursor)
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const page = all.slice(0, limit);
     return {
-      files: page.map(toFileInfo),
-      next_cursor: all.length > limit ? page[page.length - 1].name : null,
+      files: page,
+      next_cursor: all.length > limit ? page[page.length - 1].key : null,
     };
   }
 
@@ -257,9 +259,9 @@ export class FileStore {
   /** Deletes a file and its chunks; 404 when it does not exist (an expired file is purged, then 404). */
   async delete(key: string): Promise<void> {
     validateKey(key);
-    const obj = await this.#obj.info(key) as unknown as StoredObject | null;
+    const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
     if (!obj || obj.deleted) throw fileNotFound(key);
-    await this.#obj.delete(key);
+    await this.#obj.delete(obj.name);
     if (isExpired(obj)) throw fileNotFound(key);
   }
 

@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
 import { sleep, within } from "../lib/async.ts";
@@ -23,7 +24,45 @@ export interface ManagedNatsOptions {
 const LISTEN_LINE = /Listening for client connections on ([^\s]+):(\d+)/;
 const TAIL_LINES = 20;
 
-/** A nats-server child process with JetStream, bound to loopback on a free port (DESIGN §2). */
+/** The user and password the managed server accepts; generated at each start, never logged. */
+export interface NatsCredentials {
+  user: string;
+  password: string;
+}
+
+/** The managed server's config file: next to its pid file (run/nats.pid → run/nats.conf). */
+export function authConfigPath(pidFile: string): string {
+  return pidFile.replace(/(\.pid)?$/, ".conf");
+}
+
+/**
+ * Generates fresh credentials and writes them as a nats-server config file only this user can read.
+ * They go to nats-server through that file, not its command line, which any local user sees in `ps`.
+ */
+function writeAuthConfig(path: string): NatsCredentials {
+  const credentials = { user: "stn", password: randomBytes(32).toString("hex") };
+  rmSync(path, { force: true }); // a mode is only applied when a file is created
+  writeFileSync(
+    path,
+    "# Written by stn at each start of its managed nats-server; clients must present these.\n" +
+      `authorization {\n  user: "${credentials.user}"\n  password: "${credentials.password}"\n}\n`,
+    { mode: 0o600 },
+  );
+  chmodSync(path, 0o600);
+  return credentials;
+}
+
+/** The credentials in a config file writeAuthConfig wrote (for tools that talk to the managed server). */
+export function readAuthConfig(path: string): NatsCredentials {
+  const text = Deno.readTextFileSync(path);
+  const [user, password] = [/user: "([^"]*)"/, /password: "([^"]*)"/].map((re) => re.exec(text)?.[1]);
+  if (user === undefined || password === undefined) {
+    throw new StationError("nats_credentials_unreadable", `${path} holds no NATS user and password`);
+  }
+  return { user, password };
+}
+
+/** A nats-server child process with JetStream, bound to loopback on a free port, behind generated credentials. */
 export class ManagedNatsServer {
   /** Resolves when the child exits, for whatever reason. */
   readonly exited: Promise<Deno.CommandStatus>;
@@ -31,7 +70,9 @@ export class ManagedNatsServer {
   #stopping = false;
   #tail: string[];
   #lock: Deno.FsFile;
+  /** Where it listens, without credentials. */
   readonly url: string;
+  readonly credentials: NatsCredentials;
   readonly pid: number;
   readonly pidFile: string;
   /** The nats-server binary that runs (its resolved path). */
@@ -39,10 +80,18 @@ export class ManagedNatsServer {
 
   private constructor(
     child: Deno.ChildProcess,
-    started: { url: string; tail: string[]; pidFile: string; bin: string; lock: Deno.FsFile },
+    started: {
+      url: string;
+      credentials: NatsCredentials;
+      tail: string[];
+      pidFile: string;
+      bin: string;
+      lock: Deno.FsFile;
+    },
   ) {
     this.#child = child;
     this.url = started.url;
+    this.credentials = started.credentials;
     this.pid = child.pid;
     this.#tail = started.tail;
     this.pidFile = started.pidFile;
@@ -68,10 +117,23 @@ export class ManagedNatsServer {
     mkdirSync(options.storeDir, { recursive: true });
     mkdirSync(dirname(options.pidFile), { recursive: true });
     const lock = await claimStore(options);
+    const configFile = authConfigPath(options.pidFile);
+    const credentials = writeAuthConfig(configFile);
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(bin, {
-        args: ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd", options.storeDir, "--no_advertise"],
+        args: [
+          "-c",
+          configFile,
+          "-js",
+          "-a",
+          "127.0.0.1",
+          "-p",
+          "-1",
+          "-sd",
+          options.storeDir,
+          "--no_advertise",
+        ],
         stdin: "null",
         stdout: "null",
         stderr: "piped",
@@ -127,7 +189,14 @@ export class ManagedNatsServer {
       () => ({ kind: "timeout" as const }),
     );
     if (outcome.kind === "ready") {
-      return new ManagedNatsServer(child, { url: outcome.url, tail, pidFile: options.pidFile, bin, lock });
+      return new ManagedNatsServer(child, {
+        url: outcome.url,
+        credentials,
+        tail,
+        pidFile: options.pidFile,
+        bin,
+        lock,
+      });
     }
     if (outcome.kind === "timeout") {
       try {

@@ -7,7 +7,7 @@ import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
-import { connectNats, type NatsConnection } from "../nats/connection.ts";
+import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
@@ -75,7 +75,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const db: Database = openDatabase(config.paths.db);
     closers.push({ name: "ledger", close: () => db.close() });
 
-    const { url: natsUrl, server } = await startNats(config, options);
+    const { target, server } = await startNats(config, options);
     if (server) closers.push({ name: "nats-server", close: () => server.stop() });
     let fatalResolve!: (e: StationError) => void;
     const fatal = new Promise<StationError>((r) => (fatalResolve = r));
@@ -90,7 +90,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       );
     });
 
-    const nc: NatsConnection = await connectNats(natsUrl);
+    const nc: NatsConnection = await connectNats(target);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
     const files = await FileStore.open(nc, config.values.storage);
@@ -133,7 +133,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       startedAt: new Date(),
       config,
       db,
-      nats: { nc, url: natsUrl, managed: server !== undefined, bin: server?.bin },
+      nats: { nc, url: target.url, managed: server !== undefined, bin: server?.bin },
       files,
       shutdown: shutdown.signal,
       sandbox,
@@ -177,9 +177,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
 async function startNats(
   config: LoadedConfig,
   options: StartStationOptions,
-): Promise<{ url: string; server?: ManagedNatsServer }> {
+): Promise<{ target: NatsTarget; server?: ManagedNatsServer }> {
   const nats = config.values.nats;
-  if (nats.url) return { url: nats.url };
+  if (nats.url) return { target: natsTarget({ ...nats, url: nats.url }) };
   const server = await ManagedNatsServer.start({
     bin: nats.server_bin,
     storeDir: nats.store_dir ?? config.paths.natsDir,
@@ -188,7 +188,7 @@ async function startNats(
     busyExitCode: options.busyExitCode,
   });
   log.debug("managed nats-server ready", { url: server.url, pid: server.pid });
-  return { url: server.url, server };
+  return { target: { url: server.url, ...server.credentials }, server };
 }
 
 async function closeNats(nc: NatsConnection): Promise<void> {

@@ -8,7 +8,13 @@ Deno.test("config: defaults when there is no file", async () => {
   try {
     const { values, file, paths } = loadConfig({ env: home.env });
     assertEquals(file, null);
-    assertEquals(values.server, { host: "127.0.0.1", port: 8585, mcp_port: 8586, agent_port: 8587 });
+    assertEquals(values.server, {
+      host: "127.0.0.1",
+      port: 8585,
+      mcp_port: 8586,
+      agent_port: 8587,
+      max_body_bytes: 4 * 1024 * 1024,
+    });
     assertEquals(values.nats.server_bin, "nats-server");
     assertEquals(paths.db, home.path("station.db"));
   } finally {

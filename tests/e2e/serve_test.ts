@@ -175,8 +175,10 @@ Deno.test("serve: with --nats-url it uses that server, and health turns 503 when
     pidFile: home.path("external-nats.pid"),
   });
   try {
+    // That server, like any stn starts, wants its generated credentials.
+    const { user, password } = external.credentials;
     const serve = await startServe({
-      env: home.env,
+      env: { ...home.env, STN_NATS_USER: user, STN_NATS_PASSWORD: password },
       home: home.home,
       args: ["--port", "0", "--nats-url", external.url],
     });

@@ -13,6 +13,7 @@ import {
 } from "../../contract/files.ts";
 import { StationError } from "../../errors.ts";
 import { keyBasename, newFileKey, resolveKey, validateKey } from "../../files/keys.ts";
+import { contentTypeFor } from "../../files/content_type.ts";
 import { type FileInfo, type PutOptions, uploadResult } from "../../files/store.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import type { StationContext } from "../../runtime/context.ts";
@@ -40,13 +41,16 @@ function pathKey(c: Context): string {
   return validateKey(resolveKey(key));
 }
 
+/** Longest ttl accepted (about 100 years); much longer ones have no representable expiry date. */
+const MAX_TTL_MS = 36_500 * 86_400_000;
+
 function ttlOption(value: string | undefined | null): number | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const ms = parseDuration(value);
-  if (ms === null) {
+  if (ms === null || ms > MAX_TTL_MS) {
     throw new StationError("invalid_request", `invalid ttl ${JSON.stringify(value)}`, {
       status: 400,
-      hint: 'a duration like "30s", "24h" or "7d"; 0 = never expires',
+      hint: 'a duration like "30s", "24h" or "7d", at most 36500d; 0 = never expires',
     });
   }
   return ms;
@@ -70,19 +74,45 @@ function sizeHint(value: string | undefined): number | undefined {
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** A sent Content-Type worth keeping: the generic octet-stream says nothing, so the name decides instead. */
 function sentType(value: string | undefined): string | undefined {
+  if (value && !PRINTABLE_ASCII.test(value)) {
+    throw new StationError("invalid_request", `invalid content type ${JSON.stringify(value)}`, {
+      status: 400,
+      hint: "a MIME type in printable ASCII, e.g. text/csv",
+    });
+  }
   return value && !/^application\/octet-stream\b/i.test(value) ? value : undefined;
+}
+
+/** RFC 8187 value-chars: percent-encodes everything but attr-char (encodeURIComponent leaves '()* alone). */
+function rfc8187(value: string): string {
+  return encodeURIComponent(value).replace(
+    /['()*]/g,
+    (ch) => "%" + ch.charCodeAt(0).toString(16).toUpperCase(),
+  );
+}
+
+/**
+ * Content-Disposition for a download (RFC 6266): `filename*` carries the exact name in UTF-8, `filename` an
+ * ASCII stand-in for old clients. Header values are bytes, so a non-ASCII name may not appear raw.
+ */
+function contentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${rfc8187(name)}`;
 }
 
 function fileHeaders(info: FileInfo): Record<string, string> {
   const hex = info.checksum.replace(/^sha256:/, "");
-  const name = (info.filename || keyBasename(info.key)).replace(/["\\\r\n]/g, "_");
+  const name = info.filename || keyBasename(info.key);
   const h: Record<string, string> = {
-    "content-type": info.content_type,
+    // A type stored before types were checked may not fit in a header; the name's type stands in.
+    "content-type": PRINTABLE_ASCII.test(info.content_type) ? info.content_type : contentTypeFor(name),
     "accept-ranges": "bytes",
     "last-modified": new Date(info.created_at).toUTCString(),
-    "content-disposition": `attachment; filename="${name}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+    "content-disposition": contentDisposition(name),
   };
   if (hex) {
     h["etag"] = `"${hex}"`;

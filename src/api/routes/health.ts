@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { Health, Version } from "../../contract/health.ts";
 import { schemaVersion } from "../../db/migrate.ts";
 import { within } from "../../lib/async.ts";
+import { isAuthorized } from "../auth.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { json, openapi, router } from "../openapi.ts";
 
@@ -51,6 +52,11 @@ export function healthRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, getHealth, async (c) => {
     const health = await checkHealth(ctx);
+    // Open without a token: a caller without it (when one is required) does not learn where NATS listens.
+    if (!isAuthorized(ctx.config.values.server, c.req.header("authorization"))) {
+      delete health.nats.url;
+      delete health.nats.bin;
+    }
     return health.status === "ok" ? c.json(health, 200) : c.json(health, 503);
   });
   return app;

@@ -17,6 +17,7 @@ import {
   WorkflowVersionParam,
 } from "../../contract/workflows.ts";
 import { StationError } from "../../errors.ts";
+import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
@@ -44,7 +45,7 @@ async function readDefinition(c: Context, defaultId?: string): Promise<Validatio
       hint: "send the definition as JSON, or the YAML file with Content-Type: application/yaml",
     });
   }
-  return validateDefinition(body, { defaultId });
+  return validateDefinition(requireShallow(body, "request body"), { defaultId });
 }
 
 /** Throws 422 `workflow_invalid` carrying the issues when the definition is invalid. */

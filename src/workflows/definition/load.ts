@@ -23,12 +23,15 @@ export function validateSource(
     return {
       valid: false,
       errors: [{
-        code: "parse_error",
+        code: parsed.error.code ?? "parse_error",
         path: "/",
         line: parsed.error.position?.line,
         column: parsed.error.position?.column,
-        message: `the file is not valid YAML/JSON: ${parsed.error.message}`,
-        hint: "check the indentation and quoting at that line (a tab, an unclosed quote or bracket)",
+        message: parsed.error.code && parsed.error.code !== "parse_error"
+          ? parsed.error.message
+          : `the file is not valid YAML/JSON: ${parsed.error.message}`,
+        hint: parsed.error.hint ??
+          "check the indentation and quoting at that line (a tab, an unclosed quote or bracket)",
       }],
       warnings: [],
     };

@@ -1,3 +1,4 @@
+import { MAX_NESTING, nestsDeeperThan } from "../../lib/nesting.ts";
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 
 /**
@@ -26,10 +27,46 @@ export interface ParsedSource {
   ): Position | undefined;
 }
 
-/** A syntax error in the file itself. */
+/** A syntax error in the file itself, or a limit it passes (`code` then says which; else parse_error). */
 export interface SourceError {
   message: string;
   position?: Position;
+  code?: "parse_error" | "too_many_aliases" | "too_deep";
+  hint?: string;
+}
+
+/** Alias expansions allowed in one document: enough for YAML's anchors as people use them, not for a bomb. */
+const MAX_ALIAS_COUNT = 100;
+
+/** The document as plain data, or the reason it cannot be (an unknown alias, too many aliases, too deep). */
+function toValue(doc: ReturnType<typeof parseDocument>): { value: unknown } | { error: SourceError } {
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    const message = (err as Error).message.split("\n")[0];
+    if (/excessive alias count/i.test(message)) {
+      return {
+        error: {
+          code: "too_many_aliases",
+          message: `the file expands YAML aliases (*name) too often (the limit is ${MAX_ALIAS_COUNT})`,
+          hint: "write the repeated values out, or reference them less often",
+        },
+      };
+    }
+    // An alias before its anchor ("states: *a" with no &a) and the like: a YAML error like any other.
+    return { error: { code: "parse_error", message } };
+  }
+  if (nestsDeeperThan(value)) {
+    return {
+      error: {
+        code: "too_deep",
+        message: `the file nests maps or lists deeper than ${MAX_NESTING} levels`,
+        hint: `flatten the data: at most ${MAX_NESTING} levels of nesting are accepted`,
+      },
+    };
+  }
+  return { value };
 }
 
 /** Parses YAML or JSON text, keeping positions; returns the syntax error instead when there is one. */
@@ -51,8 +88,10 @@ export function parseSource(text: string): ParsedSource | { error: SourceError }
     const p = lineCounter.linePos(offset);
     return { line: p.line, column: p.col };
   };
+  const converted = toValue(doc);
+  if ("error" in converted) return converted;
   return {
-    value: doc.toJS({ maxAliasCount: 100 }),
+    value: converted.value,
     locate(path, options = {}) {
       let node: unknown = doc.contents;
       let best: number | undefined = (node as Node | null)?.range?.[0];
