@@ -8,7 +8,7 @@ import { resolveKey, validateKey } from "../files/keys.ts";
 import type { FileInfo, FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import type { ExecResult, FileEntry, FileRead, OutputStream, SandboxBackend } from "./backend.ts";
-import { tooLarge } from "./docker.ts";
+import { tooLarge } from "./errors.ts";
 import { chooseImage, INTERPRETERS } from "./images.ts";
 import { LABELS } from "./labels.ts";
 import {
