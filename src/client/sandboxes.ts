@@ -37,9 +37,9 @@ export function closeSandbox(client: StationClient, id: string): Promise<Session
   return client.json("DELETE", base(id));
 }
 
-/** One event of a streamed exec. */
+/** One event of a streamed exec: output as text and as its exact bytes. */
 export type ExecEvent =
-  | { type: "stdout" | "stderr"; data: string }
+  | { type: "stdout" | "stderr"; data: string; bytes: Uint8Array }
   | { type: "result"; result: ExecResult };
 
 /** POST …/exec?stream=1: calls onEvent for output as it comes; resolves with the result. */
@@ -68,8 +68,13 @@ export async function execStreaming(
       buffer = buffer.slice(end + 2);
       const event = /^event: (.*)$/m.exec(block)?.[1];
       const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-      if (event === "stdout" || event === "stderr") onEvent({ type: event, data: JSON.parse(data).data });
-      else if (event === "result") {
+      if (event === "stdout" || event === "stderr") {
+        const chunk = JSON.parse(data) as { data: string; data_b64?: string };
+        const bytes = chunk.data_b64 !== undefined
+          ? Uint8Array.from(atob(chunk.data_b64), (ch) => ch.charCodeAt(0))
+          : new TextEncoder().encode(chunk.data);
+        onEvent({ type: event, data: chunk.data, bytes });
+      } else if (event === "result") {
         const result = JSON.parse(data) as ExecResult;
         onEvent({ type: "result", result });
         return result;
@@ -140,9 +145,10 @@ export function publishFile(
   id: string,
   source: string,
   fileKey?: string,
+  overwrite?: boolean,
 ): Promise<{ ok: true; file_key: string; size_bytes: number; file: FileInfo }> {
   return client.json("POST", `${base(id)}/publish`, {
-    body: { source, file_key: fileKey },
+    body: { source, file_key: fileKey, overwrite },
     signal: AbortSignal.timeout(30 * 60_000),
   });
 }

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
+import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
 import { StationError } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
@@ -72,7 +73,8 @@ export function sandboxRoutes(ctx: StationContext): Hono {
   app.post("/sandboxes/:id/exec", async (c) => {
     const input = { ...await readJson(c, Body), sandbox_id: c.req.param("id") };
     if (!flag(c.req.query("stream"))) return c.json(await call(sandboxExec, input, c));
-    // SSE: `stdout`/`stderr` events as output comes, then one `result` (or `error`) event.
+    // SSE: `stdout`/`stderr` events as output comes, then one `result` (or `error`) event. Each output
+    // event has the chunk as text (`data`) and its exact bytes (`data_b64`).
     return streamSSE(c, async (sse) => {
       const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
       let writes = Promise.resolve();
@@ -82,7 +84,10 @@ export function sandboxRoutes(ctx: StationContext): Hono {
           signal: c.req.raw.signal,
           onOutput: (stream, chunk) => {
             const data = decoders[stream].decode(chunk, { stream: true });
-            writes = writes.then(() => sse.writeSSE({ event: stream, data: JSON.stringify({ data }) }));
+            const b64 = Buffer.from(chunk).toString("base64");
+            writes = writes.then(() =>
+              sse.writeSSE({ event: stream, data: JSON.stringify({ data, data_b64: b64 }) })
+            );
           },
         });
         await writes;
