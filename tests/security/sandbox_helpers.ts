@@ -11,6 +11,8 @@ export interface ReadOutcome {
   aborted?: boolean;
   /** No answer within the bound: the request hung. */
   hung?: boolean;
+  /** The server could not be reached at all (e.g. it died). */
+  unreachable?: string;
 }
 
 /** Sends one request and classifies its answer, never throwing; a request over boundMs counts as hung. */
@@ -28,7 +30,7 @@ export async function request(
     res = await fetch(url, { ...init, headers, signal });
   } catch (err) {
     if (signal.aborted) return { status: 0, hung: true };
-    throw err;
+    return { status: 0, unreachable: (err as Error).message };
   }
   if (res.status !== 200 && res.status !== 201) {
     const body = await res.json().catch(() => undefined) as { error?: { code?: string } } | undefined;

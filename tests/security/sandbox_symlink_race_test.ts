@@ -53,6 +53,7 @@ Deno.test("security: a symlink swapped under reads and publishes never lets them
     const escapes = bodies.filter((b) => b !== "inside\n");
     assert.deepEqual(escapes, [], "a read or publish returned something other than the workspace's file");
     assert.equal(outcomes.filter((o) => o.hung).length, 0, "a request hung");
+    assert.deepEqual(outcomes.filter((o) => o.unreachable), [], "the server stopped answering");
     const failures = outcomes.filter((o) => o.status >= 500 || o.aborted);
     assert.deepEqual(failures, [], "a request failed on the server's side");
     // The race was real: some reads went through (the directory) and some were refused (the link).

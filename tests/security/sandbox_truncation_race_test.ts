@@ -41,6 +41,7 @@ Deno.test("security: reading a file the sandbox keeps truncating never gives a s
     const short = complete.filter((o) => o.body!.length !== o.announced);
     assert.equal(short.length, 0, `${short.length} 200s were shorter than their Content-Length`);
     assert.equal(outcomes.filter((o) => o.hung).length, 0, "a read hung");
+    assert.deepEqual(outcomes.filter((o) => o.unreachable), [], "the server stopped answering");
     const serverErrors = outcomes.filter((o) => o.status >= 500);
     assert.deepEqual(serverErrors, [], "a read failed with a 5xx");
     // The loop really raced the reads: some came back whole, and stn serve is still up and answering.
