@@ -87,9 +87,14 @@ export async function publishFile(
   );
   await checkPublishTarget(files, session, fileKey, overwrite);
   const read = await backend.readFile(session.container_id, source, files.settings.max_file_size);
-  return await files.put(fileKey, Readable.toWeb(read.stream) as ReadableStream<Uint8Array>, {
-    size: read.size,
-    filename: posix.basename(source),
-    metadata: { sandbox_id: session.id, original_path: source },
-  });
+  try {
+    return await files.put(fileKey, Readable.toWeb(read.stream) as ReadableStream<Uint8Array>, {
+      size: read.size,
+      filename: posix.basename(source),
+      metadata: { sandbox_id: session.id, original_path: source },
+    });
+  } finally {
+    // A put that failed before reading everything must not leave the reader in the container waiting.
+    read.stream.destroy();
+  }
 }

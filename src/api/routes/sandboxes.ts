@@ -135,9 +135,15 @@ export function sandboxRoutes(ctx: StationContext): Hono {
   });
   app.get("/sandboxes/:id/files/*", async (c) => {
     const file = await service(ctx).readFile(c.req.param("id"), filePath(c));
-    return new Response(Readable.toWeb(file.stream) as ReadableStream<Uint8Array>, {
-      headers: { "content-type": "application/octet-stream", "content-length": String(file.size) },
-    });
+    const headers = { "content-type": "application/octet-stream", "content-length": String(file.size) };
+    // Hono answers HEAD with this handler but drops the body unread: close the reader ourselves.
+    if (c.req.method === "HEAD") {
+      file.stream.destroy();
+      return new Response(null, { headers });
+    }
+    // A file that shrinks while it streams fails the stream, which cuts the response off short of
+    // its Content-Length: the client sees an error, never a complete-looking short 200.
+    return new Response(Readable.toWeb(file.stream) as ReadableStream<Uint8Array>, { headers });
   });
   app.delete("/sandboxes/:id/files/*", async (c) => {
     const path = filePath(c);
