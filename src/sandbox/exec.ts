@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import { Buffer } from "node:buffer";
-import { type Readable, Transform } from "node:stream";
+import { type Duplex, type Readable, Transform } from "node:stream";
 import { StationError } from "../errors.ts";
 import type { ExecRequest, ExecResult, OutputStream } from "./backend.ts";
 import { deadline } from "./deadline.ts";
@@ -38,8 +38,8 @@ export function execGroup(): number {
 /** An exec whose output stream is open. */
 export interface StartedExec {
   group: number;
-  /** The engine's multiplexed stdout/stderr stream. */
-  raw: Readable;
+  /** The engine's multiplexed stdout/stderr stream (and, with stdin, the way to the command's stdin). */
+  raw: Duplex;
   /** The exit code once the command has ended (undefined if the engine does not say). */
   exitCode(): Promise<number | undefined>;
 }
@@ -48,7 +48,7 @@ export interface StartedExec {
 export async function startExec(
   ctx: ExecContext,
   containerId: string,
-  opts: { cmd: string[]; env?: Record<string, string>; cwd?: string; group?: number },
+  opts: { cmd: string[]; env?: Record<string, string>; cwd?: string; group?: number; stdin?: boolean },
 ): Promise<StartedExec> {
   const group = opts.group ?? execGroup();
   const container = ctx.docker.getContainer(containerId);
@@ -58,6 +58,7 @@ export async function startExec(
       User: `${ctx.uid}:${group}`,
       WorkingDir: opts.cwd ?? WORKSPACE,
       Env: Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      AttachStdin: opts.stdin ?? false,
       AttachStdout: true,
       AttachStderr: true,
     }),
@@ -67,7 +68,7 @@ export async function startExec(
     throw engineError("starting a command", err);
   });
   const raw = await deadline(
-    exec.start({ hijack: true, stdin: false }) as unknown as Promise<Readable>,
+    exec.start({ hijack: true, stdin: opts.stdin ?? false }) as unknown as Promise<Duplex>,
     ctx.callTimeoutMs,
     "starting a command",
     (late) => late.destroy(),

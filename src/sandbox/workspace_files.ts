@@ -1,19 +1,48 @@
 import { Buffer } from "node:buffer";
-import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import tar from "tar-stream";
+import { once } from "node:events";
+import type { Readable, Writable } from "node:stream";
 import { StationError } from "../errors.ts";
 import type { FileEntry } from "./backend.ts";
 import { deadline } from "./deadline.ts";
-import { commandFailed, engineError, isDirectory, notFound } from "./errors.ts";
-import { type ExecContext, runInternal } from "./exec.ts";
-import { relativeToWorkspace, WORKSPACE, workspacePath } from "./paths.ts";
+import { commandFailed, engineError, isDirectory, notFound, outsideWorkspace } from "./errors.ts";
+import { demuxer, ended, type ExecContext, runInternal, startExec } from "./exec.ts";
+import { WORKSPACE, workspacePath } from "./paths.ts";
 
 /**
- * Streams `size` bytes into a workspace file through the engine's archive endpoint (parents created,
- * all owned by the sandbox user). The engine answers once it has extracted the archive; after the
- * last byte is sent it gets sandbox.docker_timeout to do so.
+ * Writes a workspace file as the sandbox user, in one exec. The engine's archive endpoint would
+ * extract as root and follow a symlink swapped into the path between two of its steps; here the
+ * writer can only ever touch what the sandbox user may, and it checks where it really is: it walks
+ * down to the directory (replacing a symlink or file in the way with a directory, as an archive
+ * would), `cd -P`s into it — which pins the directory, whatever happens to its name afterwards — and
+ * refuses unless `pwd -P` (the kernel's path of that pinned directory) is the one asked for. The
+ * bytes go to a new temporary name created with noclobber (O_EXCL: never through a link), are
+ * counted, and are renamed over the final name (rename replaces a link, it does not follow it), so
+ * a failed or short write leaves the previous file as it was.
+ * Exit codes: 4 the name is a directory, 6 a parent cannot be made, 8 the write failed, 9 fewer
+ * bytes than announced, 10 the directory is not where it was asked to be (its real path on stderr).
  */
+const WRITE_SCRIPT = `t=$1 size=$2 mode=$3
+d=\${t%/*} n=\${t##*/}
+p=/workspace r=\${d#/workspace}; r=\${r#/}
+while [ -n "$r" ]; do
+  c=\${r%%/*}
+  if [ "$c" = "$r" ]; then r=; else r=\${r#*/}; fi
+  p=$p/$c
+  if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -f -- "$p" || exit 6; fi
+  [ -d "$p" ] || mkdir -- "$p" || exit 6
+done
+cd -P -- "$d" || exit 6
+[ "$(pwd -P)" = "$d" ] || { pwd -P >&2; exit 10; }
+if [ -d "$n" ] && [ ! -L "$n" ]; then exit 4; fi
+tmp=.stn-write-$$
+rm -f -- "$tmp"
+set -C
+head -c "$size" > "$tmp" || { rm -f -- "$tmp"; exit 8; }
+set +C
+[ "$(stat -c %s "$tmp")" = "$size" ] || { rm -f -- "$tmp"; exit 9; }
+chmod "$mode" "$tmp" && mv -f -- "$tmp" "$n" || { rm -f -- "$tmp"; exit 8; }`;
+
+/** Streams exactly `size` bytes into a workspace file (parents created, all owned by the sandbox user). */
 export async function writeWorkspaceFile(
   ctx: ExecContext,
   containerId: string,
@@ -23,48 +52,90 @@ export async function writeWorkspaceFile(
   mode = 0o644,
 ): Promise<void> {
   const target = workspacePath(path);
-  const rel = relativeToWorkspace(target);
-  if (rel === "") throw isDirectory(path);
-  const owner = { uid: ctx.uid, gid: ctx.gid };
-  const pack = tar.pack();
-  // A failing entry destroys the pack; that failure is reported through entryDone.
-  pack.on("error", () => {});
-  const parts = rel.split("/");
-  for (let i = 1; i < parts.length; i++) {
-    pack.entry({ name: parts.slice(0, i).join("/"), type: "directory", mode: 0o755, ...owner });
-  }
-  const entryDone = new Promise<void>((resolve, reject) => {
-    const entry = pack.entry({ name: rel, size, mode, ...owner }, (err) => {
-      if (err) reject(err);
-      else resolve();
-    });
-    if (data instanceof Uint8Array) {
-      entry.end(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-    } else {
-      pipeline(data, entry).catch(reject);
-    }
+  if (target === WORKSPACE) throw isDirectory(path);
+  const proc = await startExec(ctx, containerId, {
+    cmd: ["/bin/sh", "-c", WRITE_SCRIPT, "write", target, String(size), mode.toString(8)],
+    group: ctx.gid,
+    stdin: true,
   });
-  entryDone.then(() => pack.finalize(), (err) => pack.destroy(err));
-  const put = ctx.docker.getContainer(containerId).putArchive(pack as unknown as Readable, {
-    path: WORKSPACE,
-  });
+  const stderr: Buffer[] = [];
+  const out = demuxer((b) => stderr.push(b));
+  out.on("error", () => {});
+  proc.raw.pipe(out).resume();
+  const done = ended(proc.raw);
   try {
-    await Promise.all([
-      put,
-      entryDone.then(() => deadline(put, ctx.callTimeoutMs, `writing ${target}`)),
-    ]);
+    await send(proc.raw, data, size);
   } catch (err) {
+    // The writer sees the input end short and removes its temporary file; the old file stays.
+    proc.raw.destroy();
     if (err instanceof StationError) throw err;
-    const message = (err as Error).message ?? String(err);
-    if (/size mismatch|too short|premature/i.test(message)) {
-      throw new StationError(
-        "size_mismatch",
-        `the data for ${target} did not have the announced ${size} bytes`,
-        { status: 400 },
-      );
-    }
     throw engineError(`writing ${target}`, err);
   }
+  await deadline(done, ctx.callTimeoutMs, `writing ${target}`).catch((err) => {
+    proc.raw.destroy();
+    throw err;
+  });
+  const code = await proc.exitCode();
+  const detail = Buffer.concat(stderr).toString().trim();
+  switch (code) {
+    case 0:
+      return;
+    case 4:
+      throw isDirectory(path);
+    case 6:
+      throw new StationError(
+        "path_changed",
+        `a directory on the way to ${target} could not be made: ${detail}`,
+        {
+          status: 409,
+          hint: "something in the sandbox is changing that path; retry once it is done",
+        },
+      );
+    case 9:
+      throw sizeMismatch(target, size);
+    case 10:
+      throw outsideWorkspace(path, `its directory resolves to ${detail}`);
+    default:
+      throw new StationError(
+        "sandbox_command_failed",
+        `writing ${target} failed (exit ${code ?? "unknown"}): ${detail}`,
+        { status: 500 },
+      );
+  }
+}
+
+/** Sends exactly size bytes to the command's stdin, then closes it; more or fewer is a size_mismatch. */
+async function send(stdin: Writable, data: Readable | Uint8Array, size: number): Promise<void> {
+  if (data instanceof Uint8Array) {
+    if (data.length !== size) throw sizeMismatch("the file", size);
+    await new Promise<void>((resolve, reject) =>
+      stdin.end(data, (err?: Error | null) => err ? reject(err) : resolve())
+    );
+    return;
+  }
+  let sent = 0;
+  for await (const chunk of data) {
+    sent += (chunk as Uint8Array).length;
+    if (sent > size) {
+      data.destroy();
+      throw sizeMismatch("the file", size);
+    }
+    if (!stdin.write(chunk)) await once(stdin, "drain");
+  }
+  if (sent !== size) throw sizeMismatch("the file", size);
+  await new Promise<void>((resolve, reject) =>
+    stdin.end((err?: Error | null) => err ? reject(err) : resolve())
+  );
+}
+
+function sizeMismatch(target: string, size: number): StationError {
+  return new StationError(
+    "size_mismatch",
+    `the data for ${target} did not have the announced ${size} bytes`,
+    {
+      status: 400,
+    },
+  );
 }
 
 /** Lists a workspace directory (as the sandbox user: it can only show what that user can see). */
