@@ -138,7 +138,10 @@ function sizeMismatch(target: string, size: number): StationError {
   );
 }
 
-/** Lists a workspace directory (as the sandbox user: it can only show what that user can see). */
+/**
+ * Lists a workspace directory as the sandbox user, from inside it: `cd -P` pins the directory and
+ * `pwd -P` must be the one asked for, so a symlinked path cannot list somewhere else.
+ */
 export async function listWorkspace(
   ctx: ExecContext,
   containerId: string,
@@ -148,14 +151,17 @@ export async function listWorkspace(
   const dir = workspacePath(path);
   const depth = recursive ? "" : "-maxdepth 1";
   const script = `[ -e "$1" ] || exit 3; [ -d "$1" ] || exit 4
-      find "$1" -mindepth 1 ${depth} -exec stat -c '%n\t%s\t%a\t%Y\t%F' {} +`;
+      cd -P -- "$1" || exit 3
+      [ "$(pwd -P)" = "$1" ] || { pwd -P >&2; exit 10; }
+      find . -mindepth 1 ${depth} -exec stat -c '%n\t%s\t%a\t%Y\t%F' {} +`;
   const res = await runInternal(ctx, containerId, ["/bin/sh", "-c", script, "list", dir]);
   if (res.exit_code === 3) throw notFound(path);
   if (res.exit_code === 4) {
     throw new StationError("not_a_directory", `${dir} is not a directory`, { status: 400 });
   }
+  if (res.exit_code === 10) throw outsideWorkspace(path, `it resolves to ${res.stderr.trim()}`);
   if (res.exit_code !== 0) throw commandFailed(`listing ${dir}`, res);
-  const prefix = dir + "/";
+  const prefix = "./";
   return res.stdout.split("\n").filter((line) => line !== "").map((line) => {
     const [name, size, mode, mtime, kind] = line.split("\t");
     return {
@@ -174,7 +180,10 @@ export async function listWorkspace(
   }).sort((a, b) => a.path.localeCompare(b.path));
 }
 
-/** Deletes a workspace file, or a directory with recursive (as the sandbox user). */
+/**
+ * Deletes a workspace file, or a directory with recursive, as the sandbox user from inside its pinned
+ * parent directory (checked with `pwd -P`): a link as the last name is removed itself, not followed.
+ */
 export async function deleteWorkspacePath(
   ctx: ExecContext,
   containerId: string,
@@ -189,9 +198,12 @@ export async function deleteWorkspacePath(
       exitCode: 2,
     });
   }
-  const script = `[ -e "$1" ] || [ -L "$1" ] || exit 3
-      if [ -d "$1" ] && [ ! -L "$1" ] && [ "$2" != r ]; then exit 4; fi
-      rm -rf -- "$1"`;
+  const script = `d=\${1%/*} n=\${1##*/}
+      cd -P -- "$d" 2>/dev/null || exit 3
+      [ "$(pwd -P)" = "$d" ] || { pwd -P >&2; exit 10; }
+      [ -e "$n" ] || [ -L "$n" ] || exit 3
+      if [ -d "$n" ] && [ ! -L "$n" ] && [ "$2" != r ]; then exit 4; fi
+      rm -rf -- "$n"`;
   const res = await runInternal(ctx, containerId, [
     "/bin/sh",
     "-c",
@@ -201,6 +213,7 @@ export async function deleteWorkspacePath(
     recursive ? "r" : "",
   ]);
   if (res.exit_code === 3) throw notFound(path);
+  if (res.exit_code === 10) throw outsideWorkspace(path, `its directory resolves to ${res.stderr.trim()}`);
   if (res.exit_code === 4) {
     throw new StationError("is_a_directory", `${target} is a directory`, {
       status: 400,

@@ -77,6 +77,20 @@ Deno.test("security: the path-escape table: every way out of /workspace is refus
       ) {
         assert.deepEqual([out.status, out.code], [status, code], `${plant}: ${path}`);
       }
+      if (code === "path_outside_workspace") {
+        // Deleting through the link, or listing the linked directory, is refused the same way.
+        const dir = path.slice(0, path.lastIndexOf("/"));
+        for (
+          const out of [
+            await request(url(path), undefined, { method: "DELETE" }),
+            await request(`${base}/files?path=${encodeURIComponent(dir)}`, undefined),
+          ]
+        ) {
+          // (A link the sandbox user cannot even enter, like /proc/1/root, is simply not found.)
+          const refused = [[400, "path_outside_workspace"], [404, "file_not_found"]];
+          assert.ok(refused.some(([st, c]) => out.status === st && out.code === c), `${plant}: ${out.code}`);
+        }
+      }
     }
     // Nothing was written outside, nothing was published, and the workspace's own file still reads.
     const check = await exec("cat /etc/passwd /tmp/x 2>/dev/null | grep -c '^x$'; true");
