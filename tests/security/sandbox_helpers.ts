@@ -54,13 +54,21 @@ export async function asRoot(containerId: string, script: string): Promise<void>
   await new Promise((resolve) => exec.start({}, (_e, stream) => stream?.on("end", resolve).resume()));
 }
 
-/** Runs fn repeatedly for ms (at least once) and returns how many times it ran. */
-export async function repeatFor(ms: number, fn: () => Promise<void>): Promise<number> {
-  const until = Date.now() + ms;
+/**
+ * Runs fn repeatedly for ms (at least once), then on until enough() says the rounds showed what they
+ * had to (on a loaded machine a race may need longer), but never past maxMs; returns the round count.
+ */
+export async function repeatFor(
+  ms: number,
+  fn: () => Promise<void>,
+  enough: () => boolean = () => true,
+  maxMs = 3 * ms,
+): Promise<number> {
+  const start = Date.now();
   let n = 0;
   do {
     await fn();
     n++;
-  } while (Date.now() < until);
+  } while (Date.now() - start < maxMs && (Date.now() - start < ms || !enough()));
   return n;
 }
