@@ -8,7 +8,7 @@ import { asRoot, type ReadOutcome, repeatFor, request } from "./sandbox_helpers.
 // A process in the sandbox keeps renaming `x` between a real directory (holding harmless passwd and
 // shadow files) and a symlink to /etc. Reads, publishes and writes under x/ race it.
 const SWAPPER = `mkdir real; echo inside > real/passwd; echo inside > real/shadow; ln -s /etc evil
-while :; do mv real x; usleep 1000; mv x real; mv evil x; usleep 1000; mv x evil; done`;
+while :; do mv real x; usleep 20000; mv x real; mv evil x; usleep 20000; mv x evil; done`;
 const RACE_MS = 8_000;
 
 Deno.test("security: a symlink swapped under reads, writes and publishes never lets them leave /workspace", async () => {
