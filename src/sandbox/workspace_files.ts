@@ -18,8 +18,9 @@ import { WORKSPACE, workspacePath } from "./paths.ts";
  * bytes go to a new temporary name created with noclobber (O_EXCL: never through a link), are
  * counted, and are renamed over the final name (rename replaces a link, it does not follow it), so
  * a failed or short write leaves the previous file as it was.
- * Exit codes: 4 the name is a directory, 6 a parent cannot be made, 8 the write failed, 9 fewer
- * bytes than announced, 10 the directory is not where it was asked to be (its real path on stderr).
+ * Exit codes: 4 the name is a directory, 6 a parent cannot be made or the directory went away
+ * meanwhile, 8 the write failed, 9 fewer bytes than announced, 10 the directory is not where it was
+ * asked to be (its real path on stderr).
  */
 const WRITE_SCRIPT = `t=$1 size=$2 mode=$3
 d=\${t%/*} n=\${t##*/}
@@ -35,12 +36,13 @@ cd -P -- "$d" || exit 6
 [ "$(pwd -P)" = "$d" ] || { pwd -P >&2; exit 10; }
 if [ -d "$n" ] && [ ! -L "$n" ]; then exit 4; fi
 tmp=.stn-write-$$
+fail() { rm -f -- "$tmp"; [ . -ef "$d" ] || exit 6; exit "$1"; }
 rm -f -- "$tmp"
 set -C
-head -c "$size" > "$tmp" || { rm -f -- "$tmp"; exit 8; }
+head -c "$size" > "$tmp" || fail 8
 set +C
-[ "$(stat -c %s "$tmp")" = "$size" ] || { rm -f -- "$tmp"; exit 9; }
-chmod "$mode" "$tmp" && mv -f -- "$tmp" "$n" || { rm -f -- "$tmp"; exit 8; }`;
+[ "$(stat -c %s "$tmp")" = "$size" ] || fail 9
+chmod "$mode" "$tmp" && mv -f -- "$tmp" "$n" || fail 8`;
 
 /** Streams exactly `size` bytes into a workspace file (parents created, all owned by the sandbox user). */
 export async function writeWorkspaceFile(
@@ -85,7 +87,7 @@ export async function writeWorkspaceFile(
     case 6:
       throw new StationError(
         "path_changed",
-        `a directory on the way to ${target} could not be made: ${detail}`,
+        `the directory of ${target} could not be made or went away: ${detail}`,
         {
           status: 409,
           hint: "something in the sandbox is changing that path; retry once it is done",

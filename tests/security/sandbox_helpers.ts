@@ -4,6 +4,7 @@ import { testBackend } from "../sandbox/backend.ts";
 export interface ReadOutcome {
   status: number;
   code?: string;
+  message?: string;
   body?: Uint8Array;
   /** Content-Length announced with a 200. */
   announced?: number;
@@ -33,8 +34,10 @@ export async function request(
     return { status: 0, unreachable: (err as Error).message };
   }
   if (res.status !== 200 && res.status !== 201) {
-    const body = await res.json().catch(() => undefined) as { error?: { code?: string } } | undefined;
-    return { status: res.status, code: body?.error?.code };
+    const body = await res.json().catch(() => undefined) as
+      | { error?: { code?: string; message?: string } }
+      | undefined;
+    return { status: res.status, code: body?.error?.code, message: body?.error?.message };
   }
   const announced = res.headers.has("content-length") ? Number(res.headers.get("content-length")) : undefined;
   try {

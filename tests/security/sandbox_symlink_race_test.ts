@@ -6,8 +6,11 @@ import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { asRoot, type ReadOutcome, repeatFor, request } from "./sandbox_helpers.ts";
 
 // A process in the sandbox keeps renaming `x` between a real directory (holding harmless passwd and
-// shadow files) and a symlink to /etc. Reads, publishes and writes under x/ race it.
+// shadow files) and a symlink to /etc, which reads and publishes under x/ race. Writes race `w`, which
+// another loop keeps remaking as a directory or a link to /etc (remade, because a write replaces a
+// link on its way with a directory, which would throw the renaming loop off).
 const SWAPPER = `mkdir real; echo inside > real/passwd; echo inside > real/shadow; ln -s /etc evil
+(while :; do rm -rf w; mkdir w; usleep 20000; rm -rf w; ln -s /etc w; usleep 20000; done) &
 while :; do mv real x; usleep 20000; mv x real; mv evil x; usleep 20000; mv x evil; done`;
 const RACE_MS = 8_000;
 
@@ -38,7 +41,7 @@ Deno.test("security: a symlink swapped under reads, writes and publishes never l
       outcomes.push(...round);
       for (const o of round) if (o.body) bodies.push(new TextDecoder().decode(o.body));
       // Writes race it too: none may land in /etc (the engine's archive endpoint extracted as root).
-      outcomes.push(await request(`${base}/files/x/probe.txt`, token, { method: "PUT", body: "probe" }));
+      outcomes.push(await request(`${base}/files/w/probe.txt`, token, { method: "PUT", body: "probe" }));
       const published = await request(`${base}/publish`, token, {
         method: "POST",
         headers: { "content-type": "application/json" },
