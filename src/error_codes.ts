@@ -65,7 +65,11 @@ export const ERROR_CODES = {
   expression_timeout: [422, 1, "a JSONata expression ran too long"],
   expression_too_large: [422, 1, "a JSONata expression built too large a value"],
   template_invalid: [422, 1, "a `{{ }}` template is not closed"],
-  file_unreadable: [400, 1, "a workflow file cannot be read"],
+  file_unreadable: [
+    400,
+    1,
+    "a file cannot be read (a workflow file; in a sandbox, one its user may not open)",
+  ],
   migration_incomplete: [422, 1, "`stn workflow migrate`: some Station constructs could not be converted"],
   migration_pending: [409, 1, "`stn workflow migrate --check`: files would change"],
   output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
@@ -93,6 +97,13 @@ export const ERROR_CODES = {
   sandbox_closed: [410, 1, "the sandbox was closed"],
   sandbox_gone: [410, 1, "the sandbox's container has disappeared"],
   sandbox_not_running: [409, 1, "the sandbox's container is not running"],
+  sandbox_timeout: [
+    504,
+    1,
+    "a Docker call or stn's helper in the sandbox did not answer within sandbox.docker_timeout",
+  ],
+  publish_scope_denied: [403, 1, "publish would replace a key outside the sandbox's own scope"],
+  path_changed: [409, 1, "a sandbox directory was changed or removed while a write went through it"],
   sandbox_command_failed: [500, 1, "a helper command inside the sandbox failed"],
   docker_error: [502, 1, "the Docker Engine answered with an error"],
   image_not_allowed: [400, 1, "the image is not in sandbox.allowed_images"],
@@ -131,7 +142,11 @@ export const ERROR_CODES = {
   run_failed: [422, 3, "`workflow run --wait`: the run failed (details.run)"],
   run_canceled: [409, 4, "`workflow run --wait`: the run was canceled (details.run)"],
   wait_timeout: [504, 5, "`workflow run --wait`: the wait timed out; the run goes on (details.run_id)"],
-  file_exists: [409, 1, "the local output file exists (use --force)"],
+  file_exists: [
+    409,
+    1,
+    "the target exists: a local output file (use --force), or a key a publish would replace (overwrite)",
+  ],
   write_failed: [500, 1, "the CLI could not write its output file"],
 } as const satisfies Record<string, Entry>;
 

@@ -52,14 +52,26 @@ function recursiveFlags(cmd: Command, description: string): Command {
   return cmd.option("-r, --recursive", description).addOption(new Option("-R", "same as -r").hideHelp());
 }
 
+/** Writes every byte (writeSync may take only part of them, e.g. on a pipe). */
+function writeAll(out: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length;) done += out.writeSync(bytes.subarray(done));
+}
+
+/** The exact bytes of a result's output: base64 when it was not UTF-8, else the text. */
+function outputBytes(text: string, b64: string | undefined): Uint8Array {
+  return b64 === undefined
+    ? new TextEncoder().encode(text)
+    : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+}
+
 /** Prints an exec/run result's output and ends the command with the command's exit code. */
 function finish(cmd: Command, result: ExecResult, printedOutput: boolean): never {
   render(result, {
     json: jsonMode(cmd),
     text: (r) => {
       if (!printedOutput) {
-        Deno.stdout.writeSync(new TextEncoder().encode(r.stdout));
-        Deno.stderr.writeSync(new TextEncoder().encode(r.stderr));
+        writeAll(Deno.stdout, outputBytes(r.stdout, r.stdout_b64));
+        writeAll(Deno.stderr, outputBytes(r.stderr, r.stderr_b64));
       }
       if (r.truncated) note(`stn: output over the cap was cut (sandbox.max_output_bytes)`);
       if (r.timed_out) note(`stn: the command timed out and was killed`);
@@ -124,7 +136,7 @@ export function sandboxCommand(program: Command): void {
         await withStation(cmd, async (client) => {
           const result = await execStreaming(client, id, body, (e) => {
             if (json || e.type === "result") return;
-            (e.type === "stdout" ? Deno.stdout : Deno.stderr).writeSync(new TextEncoder().encode(e.data));
+            writeAll(e.type === "stdout" ? Deno.stdout : Deno.stderr, e.bytes);
           });
           finish(cmd, result, true);
         });
@@ -232,9 +244,10 @@ export function sandboxCommand(program: Command): void {
     .argument("<id>", "sandbox id")
     .argument("<path>", "path inside /workspace")
     .option("--key <key>", "file store key (default sessions/<id>/<path>)")
-    .action(async (id: string, path: string, opts: { key?: string }, cmd: Command) => {
+    .option("--overwrite", "replace the key if it exists (only under the sandbox's own scope)")
+    .action(async (id: string, path: string, opts: { key?: string; overwrite?: boolean }, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        render(await publishFile(client, id, path, opts.key), {
+        render(await publishFile(client, id, path, opts.key, opts.overwrite), {
           json: jsonMode(cmd),
           text: (o) => o.file_key,
         });

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { ErrorBody } from "../contract/errors.ts";
 import {
@@ -47,11 +48,11 @@ export function closeSandbox(client: StationClient, id: string): Promise<Sandbox
   return client.json("DELETE", base(id), { schema: SandboxSchema });
 }
 
-const OutputChunk = z.object({ data: z.string() });
+const OutputChunk = z.object({ data: z.string(), data_b64: z.string().optional() });
 
-/** One event of a streamed exec. */
+/** One event of a streamed exec: output as text and as its exact bytes. */
 export type ExecEvent =
-  | { type: "stdout" | "stderr"; data: string }
+  | { type: "stdout" | "stderr"; data: string; bytes: Uint8Array }
   | { type: "result"; result: ExecResult };
 
 /** POST …/exec?stream=1: calls onEvent for output as it comes; resolves with the result. */
@@ -72,7 +73,11 @@ export async function execStreaming(
   for await (const message of sseMessages(res.body!)) {
     const data = JSON.parse(message.data);
     if (message.event === "stdout" || message.event === "stderr") {
-      onEvent({ type: message.event, data: parseAnswer(OutputChunk, data, what).data });
+      const chunk = parseAnswer(OutputChunk, data, what);
+      const bytes = chunk.data_b64 !== undefined
+        ? Buffer.from(chunk.data_b64, "base64")
+        : new TextEncoder().encode(chunk.data);
+      onEvent({ type: message.event, data: chunk.data, bytes });
     } else if (message.event === "result") {
       const result = parseAnswer(ExecResult, data, what);
       onEvent({ type: "result", result });
@@ -144,9 +149,10 @@ export function publishFile(
   id: string,
   source: string,
   fileKey?: string,
+  overwrite?: boolean,
 ): Promise<PublishedFile> {
   return client.json("POST", `${base(id)}/publish`, {
-    body: { source, file_key: fileKey },
+    body: { source, file_key: fileKey, overwrite },
     signal: AbortSignal.timeout(30 * 60_000),
     schema: PublishedFile,
   });

@@ -82,6 +82,9 @@ export const ConfigSchema = z.strictObject({
     idle_timeout: durationSchema.default(30 * 60_000).describe("close sessions unused this long"),
     cleanup_interval: durationSchema.default(5 * 60_000).describe("how often idle sessions are looked for"),
     pull_timeout: durationSchema.default(2 * 60_000).describe("how long pulling a missing image may take"),
+    docker_timeout: durationSchema.default(30_000).describe(
+      "deadline of each Docker Engine call a request makes (504 sandbox_timeout past it)",
+    ),
   }).prefault({}),
   storage: z.strictObject({
     bucket: z.string().regex(/^[-\w]+$/, "letters, digits, - and _ only").default("sandbox-files").describe(

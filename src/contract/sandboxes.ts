@@ -34,6 +34,8 @@ export const ExecResult = z.looseObject({
   exit_code: z.number(),
   stdout: z.string(),
   stderr: z.string(),
+  stdout_b64: z.string().optional().describe("stdout's exact bytes, base64, when they are not UTF-8"),
+  stderr_b64: z.string().optional().describe("stderr's exact bytes, base64, when they are not UTF-8"),
   truncated: z.boolean().describe("either stream went over the cap"),
   stdout_truncated: z.boolean(),
   stderr_truncated: z.boolean(),
@@ -107,8 +109,13 @@ export const ExecBody = z.strictObject({
 }).meta({ id: "SandboxExecBody" });
 export const StageBody = z.strictObject({ file_key: z.string().min(1), destination: path })
   .meta({ id: "SandboxStageBody" });
-export const PublishBody = z.strictObject({ source: path, file_key: z.string().min(1).optional() })
-  .meta({ id: "SandboxPublishBody" });
+export const PublishBody = z.strictObject({
+  source: path,
+  file_key: z.string().min(1).optional(),
+  overwrite: z.boolean().optional().describe(
+    "replace the key if it exists: only under the sandbox's own scope (sessions/<id>/, runs/<run>/output/)",
+  ),
+}).meta({ id: "SandboxPublishBody" });
 
 /** A yes/no query flag: "1" or "true" is yes, anything else no. */
 const flag = z.string().optional();

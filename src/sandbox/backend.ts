@@ -30,8 +30,13 @@ export interface ExecRequest {
 /** The outcome of an exec; never silently truncated. */
 export interface ExecResult {
   exit_code: number;
+  /** The output as UTF-8 text (bytes that are not valid UTF-8 become U+FFFD). */
   stdout: string;
   stderr: string;
+  /** The exact bytes, base64, present only when stdout is not valid UTF-8. */
+  stdout_b64?: string;
+  /** The exact bytes, base64, present only when stderr is not valid UTF-8. */
+  stderr_b64?: string;
   /** True when either stream went over the cap. */
   truncated: boolean;
   stdout_truncated: boolean;

@@ -1,15 +1,14 @@
-import { posix } from "node:path";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { ulid } from "ulid";
 import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
-import { resolveKey, validateKey } from "../files/keys.ts";
 import type { FileInfo, FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import type { ExecResult, FileEntry, FileRead, OutputStream, SandboxBackend } from "./backend.ts";
-import { tooLarge } from "./docker.ts";
-import { chooseImage, INTERPRETERS } from "./images.ts";
+import { runCode, type RunRequest, type RunResult } from "./compute.ts";
+import { tooLarge } from "./errors.ts";
+import { chooseImage } from "./images.ts";
 import { LABELS } from "./labels.ts";
 import {
   getSession,
@@ -22,7 +21,10 @@ import {
   sessionsOfEndedRuns,
   touchSession,
 } from "./ledger.ts";
-import { relativeToWorkspace, WORKSPACE, workspacePath } from "./paths.ts";
+import { WORKSPACE } from "./paths.ts";
+import { publishFile, stageFile } from "./transfer.ts";
+
+export type { RunRequest, RunResult } from "./compute.ts";
 
 export type SandboxConfig = Config["sandbox"];
 
@@ -47,23 +49,6 @@ export interface SessionExec {
   signal?: AbortSignal;
   onOutput?: (stream: OutputStream, chunk: Uint8Array) => void;
 }
-
-/** Compute mode: one ephemeral container for one piece of code. */
-export interface RunRequest {
-  runtime?: string;
-  image?: string;
-  code: string;
-  /** Extra files (path → text) written into /workspace first. */
-  files?: Record<string, string>;
-  args?: string[];
-  env?: Record<string, string>;
-  timeout_ms?: number;
-  signal?: AbortSignal;
-  onOutput?: (stream: OutputStream, chunk: Uint8Array) => void;
-}
-
-/** What a compute-mode run returns. */
-export type RunResult = ExecResult & { runtime: string; image: string };
 
 /** What startup recovery did with the containers it found. */
 export interface RecoveryReport {
@@ -309,41 +294,18 @@ export class SandboxService {
     return await this.backend.delete(this.#use(id).container_id, path, recursive);
   }
 
-  /**
-   * Streams a file from the file store into the workspace (up to the file store's size limit, not
-   * sandbox.max_file_size: staging is how large inputs get in).
-   */
+  /** Copies a file from the file store into the workspace (see transfer.ts). */
   async stage(
     id: string,
     fileKey: string,
     destination: string,
   ): Promise<{ path: string; size_bytes: number }> {
-    const target = workspacePath(destination);
-    const s = this.#use(id);
-    const { info, stream } = await this.#files.get(resolveKey(fileKey));
-    await this.backend.writeFile(s.container_id, target, Readable.fromWeb(stream as never), info.size_bytes);
-    return { path: target, size_bytes: info.size_bytes };
+    return await stageFile(this.backend, this.#files, this.#use(id), fileKey, destination);
   }
 
-  /**
-   * Streams a workspace file into the file store. The key defaults to runs/<run>/output/<name> for a
-   * run's session, else sessions/<id>/<path>.
-   */
-  async publish(id: string, path: string, key?: string): Promise<FileInfo> {
-    const source = workspacePath(path);
-    const s = this.#use(id);
-    const fileKey = validateKey(
-      key ??
-        (s.run_id
-          ? `runs/${s.run_id}/output/${posix.basename(source)}`
-          : `sessions/${s.id}/${relativeToWorkspace(source)}`),
-    );
-    const read = await this.backend.readFile(s.container_id, source, this.#files.settings.max_file_size);
-    return await this.#files.put(fileKey, Readable.toWeb(read.stream) as ReadableStream<Uint8Array>, {
-      size: read.size,
-      filename: posix.basename(source),
-      metadata: { sandbox_id: s.id, original_path: source },
-    });
+  /** Copies a workspace file into the file store; replacing a key needs overwrite (see transfer.ts). */
+  async publish(id: string, path: string, key?: string, overwrite = false): Promise<FileInfo> {
+    return await publishFile(this.backend, this.#files, this.#use(id), path, key, overwrite);
   }
 
   /** Removes a session's container and marks it closed; closing a closed session is a no-op. */
@@ -385,53 +347,8 @@ export class SandboxService {
   }
 
   /** Compute mode: runs code in a fresh container that is always removed afterwards. */
-  async run(request: RunRequest): Promise<RunResult> {
-    const { image, runtime } = chooseImage(this.config, request);
-    const name = runtime ?? this.config.default_runtime;
-    const interpreter = INTERPRETERS[name];
-    if (!interpreter) {
-      throw new StationError(
-        "unknown_runtime",
-        `compute mode cannot run code for runtime ${JSON.stringify(name)}`,
-        {
-          status: 400,
-          hint: `runtimes with an interpreter: ${Object.keys(INTERPRETERS).join(", ")}`,
-          exitCode: 2,
-        },
-      );
-    }
-    await this.backend.ensureImage(image);
-    const containerId = await this.backend.create({
-      image,
-      network: false,
-      labels: {
-        [LABELS.station]: this.#stationId,
-        [LABELS.session]: `run_${ulid()}`,
-        [LABELS.scope]: "run",
-        [LABELS.createdAt]: now(),
-      },
-    });
-    try {
-      const encoder = new TextEncoder();
-      for (const [path, text] of Object.entries({ ...request.files, [interpreter.file]: request.code })) {
-        const bytes = encoder.encode(text);
-        if (bytes.length > this.config.max_file_size) {
-          throw tooLarge(path, bytes.length, this.config.max_file_size);
-        }
-        await this.backend.writeFile(containerId, path, bytes, bytes.length);
-      }
-      const result = await this.backend.exec(containerId, {
-        cmd: [...interpreter.cmd, ...(request.args ?? [])],
-        env: request.env,
-        timeoutMs: request.timeout_ms ?? this.config.exec_timeout,
-        maxOutputBytes: this.config.max_output_bytes,
-        signal: request.signal,
-        onOutput: request.onOutput,
-      });
-      return { ...result, runtime: name, image };
-    } finally {
-      await this.backend.destroy(containerId);
-    }
+  run(request: RunRequest): Promise<RunResult> {
+    return runCode(this.backend, this.config, this.#stationId, request);
   }
 }
 

@@ -45,6 +45,7 @@ export async function startSandboxService(
     cpus: config.cpus,
     pidsLimit: config.pids_limit,
     pullTimeoutMs: config.pull_timeout,
+    callTimeoutMs: config.docker_timeout,
   });
   const service = new SandboxService(backend, db, files, config, stationId(db));
   await service.start();

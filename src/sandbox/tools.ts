@@ -211,16 +211,21 @@ export const sandboxPublishFile = tool({
   name: "sandbox_publish_file",
   description:
     "Copy a file from the sandbox workspace into the station's file store, where users download it " +
-    "(`stn files download KEY`). Returns its file_key.",
+    "(`stn files download KEY`). Returns its file_key. Any new key may be created; an existing key is " +
+    "replaced only under this sandbox's own scope (sessions/<sandbox>/…, runs/<its run>/output/…) and " +
+    "only with overwrite: true.",
   input: z.strictObject({
     sandbox_id: sandboxId,
     source: path,
     file_key: z.string().min(1).optional().describe(
       "key to store under (default runs/<run>/output/<name> in a run, else sessions/<sandbox>/<path>)",
     ),
+    overwrite: z.boolean().optional().describe(
+      "replace the key if it exists (only allowed under this sandbox's own scope)",
+    ),
   }),
   handler: async (input, ctx) => {
-    const info = await ctx.sandbox.publish(input.sandbox_id, input.source, input.file_key);
+    const info = await ctx.sandbox.publish(input.sandbox_id, input.source, input.file_key, input.overwrite);
     return { ok: true, file_key: info.key, size_bytes: info.size_bytes, file: info };
   },
 });

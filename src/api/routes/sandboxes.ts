@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
 import {
   DeletedPath,
@@ -246,7 +247,8 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
     if (!flag(c.req.valid("query").stream)) {
       return c.json(await call(sandboxExec, input, c) as ExecResult, 200);
     }
-    // SSE: `stdout`/`stderr` events as output comes, then one `result` (or `error`) event.
+    // SSE: `stdout`/`stderr` events as output comes, then one `result` (or `error`) event. Each output
+    // event has the chunk as text (`data`) and its exact bytes (`data_b64`).
     return streamSSE(c, async (sse) => {
       const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
       let writes = Promise.resolve();
@@ -256,7 +258,10 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
           signal: c.req.raw.signal,
           onOutput: (stream, chunk) => {
             const data = decoders[stream].decode(chunk, { stream: true });
-            writes = writes.then(() => sse.writeSSE({ event: stream, data: JSON.stringify({ data }) }));
+            const b64 = Buffer.from(chunk).toString("base64");
+            writes = writes.then(() =>
+              sse.writeSSE({ event: stream, data: JSON.stringify({ data, data_b64: b64 }) })
+            );
           },
         });
         await writes;
@@ -305,9 +310,15 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
   }, { ...wildcard, body: "raw" });
   openapi(app, readFile, async (c) => {
     const file = await requireSandbox(ctx).readFile(c.req.param("id")!, filePath(c));
-    return new Response(Readable.toWeb(file.stream) as ReadableStream<Uint8Array>, {
-      headers: { "content-type": "application/octet-stream", "content-length": String(file.size) },
-    });
+    const headers = { "content-type": "application/octet-stream", "content-length": String(file.size) };
+    // Hono answers HEAD with this handler but drops the body unread: close the reader ourselves.
+    if (c.req.method === "HEAD") {
+      file.stream.destroy();
+      return new Response(null, { headers });
+    }
+    // A file that shrinks while it streams fails the stream, which cuts the response off short of
+    // its Content-Length: the client sees an error, never a complete-looking short 200.
+    return new Response(Readable.toWeb(file.stream) as ReadableStream<Uint8Array>, { headers });
   }, wildcard);
   openapi(app, deleteFile, async (c) => {
     const path = filePath(c);

@@ -88,7 +88,10 @@ const execute: Executor<SandboxState> = async (step, scope, ctx): Promise<Outcom
     };
   }
   const files: Record<string, string> = {};
-  for (const path of step.publish ?? []) files[path] = (await sandbox.publish(session.id, path)).key;
+  // The run's own outputs: a retried attempt (or a later step) replaces what an earlier one published.
+  for (const path of step.publish ?? []) {
+    files[path] = (await sandbox.publish(session.id, path, undefined, true)).key;
+  }
   return {
     kind: "completed",
     output: {
