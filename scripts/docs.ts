@@ -1,22 +1,57 @@
 /**
- * Regenerates the parts of docs/ that are derived from code (today: the configuration table from the
- * config schema's defaults and descriptions). `deno task docs`; tests/docs_test.ts fails when they drift.
+ * Regenerates the parts of docs/ that are derived from code: the configuration table (from the config
+ * schema's defaults and descriptions) and the error table (from the error catalogue). `deno task docs`;
+ * tests/docs_test.ts and tests/contract/error_codes_test.ts fail when they drift.
  */
-import { configReferenceTable } from "../src/config/reference.ts";
+import { configReferenceRows } from "../src/config/reference.ts";
+import { ERROR_CODES } from "../src/error_codes.ts";
 
-const START = "<!-- config-table:start -->";
-const END = "<!-- config-table:end -->";
-const path = new URL("../docs/configuration.md", import.meta.url);
-
-/** The configuration page with its generated table replaced by the current one. */
-export function withConfigTable(page: string): string {
-  const start = page.indexOf(START);
-  const end = page.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`docs/configuration.md lacks the ${START} … ${END} markers`);
-  return page.slice(0, start + START.length) + "\n\n" + configReferenceTable() + "\n\n" + page.slice(end);
+/** A Markdown table with padded columns (as `deno fmt` writes them). */
+export function markdownTable(header: string[], rows: string[][]): string {
+  const width = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(width[i])).join(" | ")} |`;
+  return [line(header), `| ${width.map((w) => "-".repeat(w)).join(" | ")} |`, ...rows.map(line)].join("\n");
 }
 
+/** A page with the section between `<!-- NAME:start -->` and `<!-- NAME:end -->` replaced by `body`. */
+export function withSection(page: string, name: string, body: string): string {
+  const [start, end] = [`<!-- ${name}:start -->`, `<!-- ${name}:end -->`];
+  const from = page.indexOf(start);
+  const to = page.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`the page lacks the ${start} … ${end} markers`);
+  return page.slice(0, from + start.length) + "\n\n" + body + "\n\n" + page.slice(to);
+}
+
+const GENERATED = [
+  {
+    page: "docs/configuration.md",
+    section: "config-table",
+    table: () =>
+      markdownTable(
+        ["key", "env", "default", "meaning"],
+        configReferenceRows().map((r) => [r.key, r.env, r.default, r.meaning]),
+      ),
+  },
+  {
+    page: "docs/api.md",
+    section: "error-table",
+    table: () =>
+      markdownTable(
+        ["code", "HTTP status", "CLI exit", "meaning"],
+        Object.entries(ERROR_CODES).map(([code, [status, exit, meaning]]) => [
+          `\`${code}\``,
+          String(status),
+          String(exit),
+          meaning.replaceAll("|", "\\|"),
+        ]),
+      ),
+  },
+];
+
 if (import.meta.main) {
-  Deno.writeTextFileSync(path, withConfigTable(Deno.readTextFileSync(path)));
-  console.log("docs: wrote docs/configuration.md");
+  for (const { page, section, table } of GENERATED) {
+    const path = new URL(`../${page}`, import.meta.url);
+    Deno.writeTextFileSync(path, withSection(Deno.readTextFileSync(path), section, table()));
+    console.log(`docs: wrote ${page}`);
+  }
 }

@@ -73,7 +73,7 @@ export const ERROR_CODES = {
   migration_incomplete: [422, 1, "`stn workflow migrate`: some Station constructs could not be converted"],
   migration_pending: [409, 1, "`stn workflow migrate --check`: files would change"],
   output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
-  no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no *.workflow.* files"],
+  no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no `*.workflow.*` files"],
   // Runs and approvals
   run_not_found: [404, 1, "no workflow run with that id"],
   run_finished: [409, 1, "the run has already ended"],

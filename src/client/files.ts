@@ -1,4 +1,5 @@
 import { DeletedFile, FileInfo, FileList, UploadResult } from "../contract/files.ts";
+import { requireHeaderSafeType } from "../files/content_type.ts";
 import { newFileKey, validateKey } from "../files/keys.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 
@@ -31,7 +32,10 @@ export async function uploadFile(
   body: ReadableStream<Uint8Array>,
   opts: UploadOptions = {},
 ): Promise<UploadResult> {
-  const headers: Record<string, string> = { "content-type": opts.contentType ?? "application/octet-stream" };
+  // fetch() cannot send a header that is not bytes: refuse it here as the server would.
+  const headers: Record<string, string> = {
+    "content-type": requireHeaderSafeType(opts.contentType ?? "application/octet-stream"),
+  };
   if (opts.size !== undefined) headers["x-file-size"] = String(opts.size);
   const path = filePath(opts.key ?? newFileKey());
   const res = await client.fetch("PUT", path, {

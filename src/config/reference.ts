@@ -49,14 +49,3 @@ export function configReferenceRows(): ConfigReferenceRow[] {
     meaning: (key.description ?? "").replaceAll("|", "\\|"),
   }));
 }
-
-/** The configuration reference as a Markdown table (what docs/configuration.md embeds). */
-export function configReferenceTable(): string {
-  const header: ConfigReferenceRow = { key: "key", env: "env", default: "default", meaning: "meaning" };
-  const rows = [header, ...configReferenceRows()];
-  const cols = Object.keys(header) as (keyof ConfigReferenceRow)[];
-  const width = cols.map((c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = (r: ConfigReferenceRow) => `| ${cols.map((c, i) => r[c].padEnd(width[i])).join(" | ")} |`;
-  const rule = `| ${width.map((w) => "-".repeat(w)).join(" | ")} |`;
-  return [line(header), rule, ...rows.slice(1).map(line)].join("\n");
-}

@@ -87,7 +87,8 @@ Deno.test("input limits: `stn workflow validate` calls an unresolved alias parse
     await Deno.writeTextFile(bomb, ALIAS_BOMB);
     const r = await runStn(["--json", "workflow", "validate", alias, bomb], { env: home.env });
     assertEquals(r.code, 1, r.stderr);
-    const results = JSON.parse(r.stdout);
+    // Invalid files are an error under --json, with the report in its details (docs/cli.md).
+    const results = JSON.parse(r.stdout).error.details.files;
     assertEquals(results.map((x: { errors: { code: string }[] }) => x.errors[0].code), [
       "parse_error",
       "too_many_aliases",

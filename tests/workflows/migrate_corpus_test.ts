@@ -202,7 +202,7 @@ Deno.test("stn workflow migrate: what cannot be converted is reported with its l
   }
 });
 
-Deno.test("stn workflow migrate: a single API-body file goes to stdout as JSON; bad arguments are usage errors", async () => {
+Deno.test("stn workflow migrate: a single API-body file goes to stdout as JSON; a directory without -o is a usage error", async () => {
   const home = await tempHome();
   try {
     const body = home.path("01-incident.json");
@@ -230,8 +230,10 @@ Deno.test("stn workflow migrate: a single API-body file goes to stdout as JSON; 
     assertEquals(dir.code, 2);
     assertStringIncludes(dir.stderr, "error:");
     assertStringIncludes(dir.stderr, "hint:");
+    // A missing file is exit 1 like every other unreadable local file (docs/cli.md), not a usage error.
     const missing = await runStn(["workflow", "migrate", home.path("nope.yaml")], { env: home.env });
-    assertEquals(missing.code, 2);
+    assertEquals(missing.code, 1);
+    assertStringIncludes(missing.stderr, "no such file");
   } finally {
     await home.cleanup();
   }

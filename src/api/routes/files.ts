@@ -13,7 +13,7 @@ import {
 } from "../../contract/files.ts";
 import { StationError } from "../../errors.ts";
 import { keyBasename, newFileKey, resolveKey, validateKey } from "../../files/keys.ts";
-import { contentTypeFor } from "../../files/content_type.ts";
+import { contentTypeFor, isHeaderSafe, requireHeaderSafeType } from "../../files/content_type.ts";
 import { type FileInfo, type PutOptions, uploadResult } from "../../files/store.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import type { StationContext } from "../../runtime/context.ts";
@@ -74,16 +74,9 @@ function sizeHint(value: string | undefined): number | undefined {
   return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
 /** A sent Content-Type worth keeping: the generic octet-stream says nothing, so the name decides instead. */
 function sentType(value: string | undefined): string | undefined {
-  if (value && !PRINTABLE_ASCII.test(value)) {
-    throw new StationError("invalid_request", `invalid content type ${JSON.stringify(value)}`, {
-      status: 400,
-      hint: "a MIME type in printable ASCII, e.g. text/csv",
-    });
-  }
+  if (value) requireHeaderSafeType(value);
   return value && !/^application\/octet-stream\b/i.test(value) ? value : undefined;
 }
 
@@ -109,7 +102,7 @@ function fileHeaders(info: FileInfo): Record<string, string> {
   const name = info.filename || keyBasename(info.key);
   const h: Record<string, string> = {
     // A type stored before types were checked may not fit in a header; the name's type stands in.
-    "content-type": PRINTABLE_ASCII.test(info.content_type) ? info.content_type : contentTypeFor(name),
+    "content-type": isHeaderSafe(info.content_type) ? info.content_type : contentTypeFor(name),
     "accept-ranges": "bytes",
     "last-modified": new Date(info.created_at).toUTCString(),
     "content-disposition": contentDisposition(name),
