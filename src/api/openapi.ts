@@ -3,7 +3,8 @@ import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import { ErrorBody } from "../contract/errors.ts";
 import { ERROR_CODES, type ErrorCode } from "../error_codes.ts";
-import { invalidRequest, readJson } from "./validate.ts";
+import { invalidRequest } from "../lib/parse.ts";
+import { readJson } from "./validate.ts";
 
 /** What a failed check was about, as the error message names it. */
 const TARGETS: Record<string, string> = {

@@ -16,6 +16,7 @@ import { formatDuration, parseDuration } from "../lib/duration.ts";
 import { validateSource, WORKFLOW_FILE } from "../workflows/definition/load.ts";
 import type { Run as RunView } from "../contract/runs.ts";
 import { jsonMode, withStation } from "./context.ts";
+import { issueLines } from "./workflow.ts";
 import { readLocalText } from "./local_files.ts";
 import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
@@ -53,14 +54,7 @@ function looksLikeFile(target: string): boolean {
 async function definitionFromFile(path: string): Promise<unknown> {
   const result = validateSource(await readLocalText(path), { fileName: path });
   if (!result.valid) {
-    note((style) =>
-      result.errors.map((e) => {
-        const at = e.line ? `${path}:${e.line}${e.column ? `:${e.column}` : ""}` : path;
-        return `${at}: ${e.code} ${e.path}: ${e.message}${
-          e.hint ? `\n  ${style.dim("hint:")} ${e.hint}` : ""
-        }`;
-      })
-    );
+    note((style) => result.errors.flatMap((e) => issueLines(path, e, "error", style)));
     throw usageError("invalid_definition", `${path} is not a valid workflow definition`, undefined, {
       file: path,
       errors: result.errors,

@@ -13,26 +13,23 @@ import {
 } from "../client/workflows.ts";
 import { StationError, usageError } from "../errors.ts";
 import { validateSource } from "../workflows/definition/load.ts";
+import { formatIssue } from "../workflows/definition/format.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
 import { planMigration } from "../workflows/migrate/files.ts";
-import { formatIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
+import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
 import { formatInvalid } from "../workflows/sync.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 
-/** `file:line:col: severity CODE: message` (the format editors and CI logs understand) and its hint. */
-function issueLines(
+/** A validation issue in the CLI's colours (`validate`, `apply`, `run FILE`). */
+export function issueLines(
   file: string,
   issue: ValidationIssue,
   severity: "error" | "warning",
   style: Style,
 ): string[] {
-  const where = issue.line ? `${file}:${issue.line}:${issue.column ?? 1}` : file;
-  const sev = severity === "error" ? style.red("error") : style.yellow("warning");
-  const lines = [`${where}: ${sev} ${issue.code}: ${issue.message} (at ${issue.path})`];
-  if (issue.hint) lines.push(`  ${style.dim("hint:")} ${issue.hint}`);
-  return lines;
+  return formatIssue(file, issue, severity, { error: style.red, warning: style.yellow, dim: style.dim });
 }
 
 /** One definition file's validation, as `workflow validate --json` shows it. */
@@ -106,7 +103,7 @@ async function migrateFiles(
     note((style) =>
       planned.flatMap((p) =>
         p.result.issues.map((i) => {
-          const line = formatIssue(p.result.file, p.target, i);
+          const line = formatMigrationIssue(p.result.file, p.target, i);
           return i.severity === "error" ? line.replace(": error:", `: ${style.red("error")}:`) : line;
         })
       )

@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { z } from "zod";
-import { parseWith } from "../api/validate.ts";
+import { parseWith } from "../lib/parse.ts";
 import { StationError } from "../errors.ts";
 import type { OutputStream } from "./backend.ts";
 import type { SandboxService } from "./service.ts";

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { formatIssue } from "./definition/format.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -56,11 +57,9 @@ function claimedId(text: string, file: string): string | undefined {
   return idFromFileName(file);
 }
 
-/** Formats an invalid file's first issues as `file:line:col: code: message` lines. */
+/** An invalid file's issues, one `file:line:col: error CODE: message (at /pointer)` line each (no hints). */
 export function formatInvalid(inv: InvalidFile): string[] {
-  return inv.errors.map((e) =>
-    `${inv.file}${e.line ? `:${e.line}${e.column ? `:${e.column}` : ""}` : ""}: ${e.code}: ${e.message}`
-  );
+  return inv.errors.map((e) => formatIssue(inv.file, e, "error")[0]);
 }
 
 /** Syncs one environment's workflow files into the store. */

@@ -93,7 +93,7 @@ Deno.test("stn sync, workflow list/show/export/delete through an embedded runtim
     const sync = await runStn(["sync"], { env: { ...home.env, STN_WORKFLOWS_ENVIRONMENT: "prod" } });
     assertEquals(sync.code, 1, sync.stderr); // one invalid file
     assertStringIncludes(sync.stdout, "created: batch-report (v1)");
-    assertMatch(sync.stderr, /bad\.workflow\.yaml:3:\d+: unknown_target: `zz` is not a state/);
+    assertMatch(sync.stderr, /bad\.workflow\.yaml:3:\d+: error unknown_target: `zz` is not a state/);
 
     const list = await runStn(["workflow", "list"], { env });
     assertEquals(list.code, 0, list.stderr);

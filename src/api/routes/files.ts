@@ -19,7 +19,7 @@ import { parseDuration } from "../../lib/duration.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { multipartBoundary, multipartParts, partText } from "../multipart.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
-import { parseWith } from "../validate.ts";
+import { parseWith } from "../../lib/parse.ts";
 
 /** The key addressed by /api/v1/files/<key…>: the rest of the raw path, percent-decoded (keys contain "/"). */
 function pathKey(c: Context): string {

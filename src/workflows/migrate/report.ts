@@ -30,7 +30,7 @@ export interface MigrationResult {
 }
 
 /** `file:line:col: error|note: message (at /path)`, like `stn workflow validate`. */
-export function formatIssue(file: string, outFile: string | undefined, i: MigrationIssue): string {
+export function formatMigrationIssue(file: string, outFile: string | undefined, i: MigrationIssue): string {
   const name = i.in === "output" ? outFile ?? `${file} (converted)` : file;
   const where = i.line ? `${name}:${i.line}:${i.column ?? 1}` : name;
   return `${where}: ${i.severity}: ${i.message} (at ${i.path || "/"})`;
