@@ -1,0 +1,32 @@
+import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
+import { assertEquals } from "./helpers/assert.ts";
+
+const SRC = fileURLToPath(new URL("../src", import.meta.url));
+
+function sources(dir = SRC): string[] {
+  return [...Deno.readDirSync(dir)].flatMap((e) => {
+    const path = join(dir, e.name);
+    return e.isDirectory ? sources(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** The src-relative paths a file imports. */
+function imports(file: string): string[] {
+  const text = Deno.readTextFileSync(file);
+  return [...text.matchAll(/from "(\.[^"]+)"/g)].map((m) => relative(SRC, join(file, "..", m[1])));
+}
+
+Deno.test("architecture: the CLI and the client reach the runtime over HTTP, never through api/, the engine or db/", () => {
+  const forbidden = ["api/", "workflows/engine/", "db/"];
+  const found = sources().filter((f) => /^(cli|client)\//.test(relative(SRC, f))).flatMap((f) =>
+    imports(f).filter((i) => forbidden.some((p) => i.startsWith(p))).map((i) => `${relative(SRC, f)} → ${i}`)
+  );
+  assertEquals(found, []);
+});
+
+Deno.test("architecture: no file in src/ is over 400 lines", () => {
+  const long = sources().map((f) => [relative(SRC, f), Deno.readTextFileSync(f).split("\n").length] as const)
+    .filter(([, n]) => n > 400);
+  assertEquals(long, []);
+});
