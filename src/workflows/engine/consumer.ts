@@ -131,14 +131,6 @@ export class Consumer {
   async #execute(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
     const children = this.#core.repo.scopes.children(attempt.id);
     if (children.length > 0) return join(state, children);
-    if (state.type === "try") {
-      return {
-        kind: "fanout",
-        join: "try",
-        blocks: [{ key: "try", block: state.try, vars: {} }],
-        maxConcurrency: 1,
-      };
-    }
     const outcome = await this.#runExecutor(attempt, state, signal);
     if (outcome.kind === "fanout" && outcome.blocks.length === 0) return join(state, []);
     return outcome;
