@@ -52,7 +52,11 @@ export interface StepType<S extends { type: string; id: string } = any> {
   schema(kit: SchemaKit): z.ZodObject;
   /** Fields holding state ids to move to, besides `next` (e.g. a switch's `defaultNext`). */
   targets?: readonly FieldPath[];
-  /** Fields holding nested blocks `{start?, states}`. */
+  /**
+   * Fields holding nested blocks `{start?, states}`. A child scope's key (ChildBlock.key) finds its
+   * block: the block whose `name` is the key, else the one in the field of that name, else the
+   * type's only block.
+   */
   blocks?: readonly FieldPath[];
   /** Whether a state can end its block rather than always moving on (default: when it has no `next`). */
   canExit?(state: Record<string, unknown>): boolean;
@@ -102,8 +106,15 @@ export type Outcome =
   | { kind: "sleep"; until: number }
   /** Park the run until someone decides, or until timeoutMs passes. */
   | { kind: "approval"; message: string; approvers: string[]; timeoutMs: number }
-  /** Run blocks as child steps: `parallel` joins all into `{name: output}`, `foreach` into `{results, count}`, `try` runs its stages. */
-  | { kind: "fanout"; join: "parallel" | "foreach" | "try"; blocks: ChildBlock[]; maxConcurrency: number };
+  /** Run blocks as child steps, joined as `join` says. */
+  | { kind: "fanout"; join: JoinMode; blocks: ChildBlock[]; maxConcurrency: number };
+
+/**
+ * How the engine joins a fanout's children (a value kept in the ledger and `step_fanout` events):
+ * `parallel` into `{key: output}`, `foreach` into `{results, count}`, both failing fast; `try` runs
+ * the state's `try`, `catch` (on failure) and `finally` blocks as stages, one after the other.
+ */
+export type JoinMode = "parallel" | "foreach" | "try";
 
 /** An executor for one state type. */
 export type Executor<S = State> = (
