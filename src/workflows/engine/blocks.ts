@@ -55,7 +55,7 @@ export function stateOf(
 
 /** The step's own timeout (state, then workflow defaults, then config); null for waits that have their own. */
 export function timeoutOf(def: WorkflowDefinition, state: State, defaultMs: number): number | null {
-  if (state.type === "human_approval" || state.type === "timer") return null;
+  if (stepType(state.type)?.waits) return null;
   return parseDuration(state.timeout ?? def.defaults?.timeout ?? "") ?? defaultMs;
 }
 

@@ -62,8 +62,29 @@ export interface StepType<S extends { type: string; id: string } = any> {
   canExit?(state: Record<string, unknown>): boolean;
   /** Warnings about a state (each code reported once per definition); reads the state as written. */
   notes?(state: Record<string, unknown>): Problem[];
+  /** Whether the step parks on a durable wait with its own deadline (approval, timer): no step timeout applies. */
+  waits?: boolean;
+  /** For a step whose executor parks it on an approval: how a decision, or the approval's timeout, ends it. */
+  approval?: ApprovalEnd<S>;
   /** Runs one attempt of the step. */
   executor: Executor<S>;
+}
+
+/** A decision on an approval as recorded (it becomes the step's output). */
+export interface ApprovalDecision {
+  approved: boolean;
+  timed_out?: boolean;
+  decided_by: string | null;
+  comment: string | null;
+  decided_at: string;
+}
+
+/** The outcomes that end an approval step's wait. */
+export interface ApprovalEnd<S> {
+  /** After someone approved or rejected. */
+  decided(step: S, decision: ApprovalDecision): Outcome;
+  /** After the approval's timeout passed with no decision. */
+  timedOut(step: S, decision: ApprovalDecision): Outcome;
 }
 
 /** The data context a step sees: the run context, or a branch / iteration's copy of it. */
