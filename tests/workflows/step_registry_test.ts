@@ -5,7 +5,7 @@ import { validateSource } from "../../src/workflows/definition/load.ts";
 import { contextScope, renderString } from "../../src/workflows/expr.ts";
 import { common, stateId, templates } from "../../src/workflows/steps/fields.ts";
 import { registerStepType, stepTypeNames } from "../../src/workflows/steps/registry.ts";
-import type { Executor, StepType } from "../../src/workflows/steps/types.ts";
+import type { Block, Executor, SchemaKit, StepType } from "../../src/workflows/steps/types.ts";
 import { attempts, waitRun } from "./engine_helpers.ts";
 
 /**
@@ -32,6 +32,28 @@ const execute: Executor<ShoutState> = async (step, scope) => {
 
 const shout: StepType<ShoutState> = { type: "shout", schema, targets: [["onEmpty"]], executor: execute };
 registerStepType(shout);
+
+/** A step type with nested blocks in fields of its own: the engine finds them through `blocks`. */
+const pairSchema = (kit: SchemaKit) =>
+  z.strictObject({ ...common, type: z.literal("pair"), left: kit.block, right: kit.block });
+type PairState = { id: string; type: "pair"; left: Block; right: Block };
+const pair: StepType<PairState> = {
+  type: "pair",
+  schema: pairSchema,
+  blocks: [["left"], ["right"]],
+  executor: (step) =>
+    Promise.resolve({
+      kind: "fanout",
+      join: "parallel",
+      maxConcurrency: 2,
+      blocks: [{ key: "left", block: step.left, vars: { side: "L" } }, {
+        key: "right",
+        block: step.right,
+        vars: { side: "R" },
+      }],
+    }),
+};
+registerStepType(pair);
 
 Deno.test("a registered step type is one more type, and a name is registered once", () => {
   assert(stepTypeNames().includes("shout"));
@@ -138,6 +160,40 @@ states:
       ["greet", "completed"],
       ["empty", "completed"],
       ["done", "completed"],
+    ]);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a registered step type with nested blocks runs them as child steps, with no engine change", async () => {
+  const t = await startTestStation();
+  try {
+    const engine = t.station.ctx.engine;
+    const r = validateSource(`id: pairs
+states:
+  - id: both
+    type: pair
+    left:
+      states:
+        - id: l
+          type: transform
+          expression: '"left " & side'
+    right:
+      states:
+        - id: r
+          type: transform
+          expression: '"right " & side'
+`);
+    assert(r.valid, JSON.stringify(r.errors));
+    const run = await engine.startRun({ definition: r.definition!, input: {} });
+    const ended = await waitRun(engine, run.id);
+    assertEquals(ended.status, "completed");
+    assertEquals(JSON.parse(ended.result!), { left: { result: "left L" }, right: { result: "right R" } });
+    assertEquals(attempts(engine, run.id).map((a) => [a.path, a.status]).sort(), [
+      ["both", "completed"],
+      ["both/left/l", "completed"],
+      ["both/right/r", "completed"],
     ]);
   } finally {
     await t.close();

@@ -1,6 +1,8 @@
 import { parseDuration } from "../../lib/duration.ts";
 import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
-import type { Failure, Outcome } from "../steps/types.ts";
+import { valuesAt } from "../steps/paths.ts";
+import { stepType } from "../steps/registry.ts";
+import type { Failure, FieldPath, JoinMode, Outcome } from "../steps/types.ts";
 import { findState } from "./dataflow.ts";
 import type { AttemptRow, ScopeRow } from "./ledger.ts";
 
@@ -17,10 +19,29 @@ export function blockOf(def: WorkflowDefinition, scope: string, lookup: BlockLoo
   if (scope === "") return def as Block;
   const row = lookup.scope(scope)!;
   const state = stateOf(def, lookup.attempt(row.parent_attempt!)!, lookup);
-  if (state.type === "parallel") return state.branches.find((b) => b.name === row.key)!;
-  if (state.type === "foreach") return state.iterator;
-  if (state.type === "try") return state[row.key as "try" | "catch" | "finally"]!;
-  throw new Error(`scope ${scope} has no block`);
+  const blocks = blocksOf(state);
+  // The rule StepType.blocks states: the block named by the key, else its field's, else the only one.
+  const found = blocks.find((b) => (b.block as { name?: unknown }).name === row.key) ??
+    blocks.find((b) => isField(b.field, row.key)) ?? (blocks.length === 1 ? blocks[0] : undefined);
+  if (!found) throw new Error(`scope ${scope} has no block`);
+  return found.block;
+}
+
+/** The nested blocks of a state, at the fields its step type declares, each with its field path. */
+function blocksOf(state: State): Array<{ block: Block; field: FieldPath }> {
+  return (stepType(state.type)?.blocks ?? []).flatMap((field) =>
+    valuesAt(state, field).map((v) => ({ block: v.value as Block, field }))
+  );
+}
+
+/** Whether a declared block field is the single field `key`. */
+function isField(field: FieldPath, key: string): boolean {
+  return field.length === 1 && field[0] === key;
+}
+
+/** The block in the state's declared block field `key` (a try stage), if the state has one. */
+function stageBlock(state: State, key: string): Block | undefined {
+  return blocksOf(state).find((b) => isField(b.field, key))?.block;
 }
 
 /** The state an attempt runs. */
@@ -34,7 +55,7 @@ export function stateOf(
 
 /** The step's own timeout (state, then workflow defaults, then config); null for waits that have their own. */
 export function timeoutOf(def: WorkflowDefinition, state: State, defaultMs: number): number | null {
-  if (state.type === "human_approval" || state.type === "timer") return null;
+  if (stepType(state.type)?.waits) return null;
   return parseDuration(state.timeout ?? def.defaults?.timeout ?? "") ?? defaultMs;
 }
 
@@ -51,11 +72,12 @@ export function backoff(policy: RetryPolicy, attempt: number, random: () => numb
   return Math.round(base * (0.8 + random() * 0.4));
 }
 
-/** The outcome of a fanout step whose children have all finished (or the next try stage). */
-export function join(state: State, children: ScopeRow[]): Outcome {
+/** The outcome of a fanout step whose children have all finished (or the next try stage), joined as `mode` says. */
+export function join(mode: JoinMode, state: State, children: ScopeRow[]): Outcome {
   const out = (s: ScopeRow) => (s.output === null ? null : JSON.parse(s.output));
   const err = (s: ScopeRow): Failure => JSON.parse(s.error!);
-  if (state.type === "try") {
+  if (mode === "try") {
+    const catchBlock = stageBlock(state, "catch"), finallyBlock = stageBlock(state, "finally");
     const by = new Map(children.map((c) => [c.key, c]));
     const tryScope = by.get("try")!, catchScope = by.get("catch"), finallyScope = by.get("finally");
     const stage = (key: string, block: Block, vars: Record<string, unknown>): Outcome => ({
@@ -66,10 +88,10 @@ export function join(state: State, children: ScopeRow[]): Outcome {
     });
     const tryError = tryScope.status === "failed" ? { ...err(tryScope) } : undefined;
     if (!catchScope && !finallyScope) {
-      if (tryError && state.catch) return stage("catch", state.catch, { _error: tryError });
-      if (state.finally) return stage("finally", state.finally, tryError ? { _error: tryError } : {});
-    } else if (catchScope && !finallyScope && state.finally) {
-      return stage("finally", state.finally, { _error: tryError });
+      if (tryError && catchBlock) return stage("catch", catchBlock, { _error: tryError });
+      if (finallyBlock) return stage("finally", finallyBlock, tryError ? { _error: tryError } : {});
+    } else if (catchScope && !finallyScope && finallyBlock) {
+      return stage("finally", finallyBlock, { _error: tryError });
     }
     if (finallyScope?.status === "failed") return { kind: "failed", error: err(finallyScope) };
     if (catchScope) {
@@ -81,7 +103,7 @@ export function join(state: State, children: ScopeRow[]): Outcome {
   }
   const failedChild = children.find((c) => c.status === "failed");
   if (failedChild) return { kind: "failed", error: err(failedChild) };
-  if (state.type === "foreach") {
+  if (mode === "foreach") {
     return { kind: "completed", output: { results: children.map(out), count: children.length } };
   }
   return { kind: "completed", output: Object.fromEntries(children.map((c) => [c.key, out(c)])) };

@@ -8,7 +8,7 @@ import { join, timeoutOf } from "./blocks.ts";
 import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
 import { claim, type ClaimDecision } from "./fencing.ts";
-import type { AttemptRow } from "./ledger.ts";
+import type { AttemptRow, FanoutMeta } from "./ledger.ts";
 import { type Prepared, settle } from "./transitions.ts";
 
 /**
@@ -130,17 +130,10 @@ export class Consumer {
   /** Runs the executor under the step's timeout and the run's cancel signal (or joins finished children). */
   async #execute(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
     const children = this.#core.repo.scopes.children(attempt.id);
-    if (children.length > 0) return join(state, children);
-    if (state.type === "try") {
-      return {
-        kind: "fanout",
-        join: "try",
-        blocks: [{ key: "try", block: state.try, vars: {} }],
-        maxConcurrency: 1,
-      };
-    }
+    // A requeued fanout parent keeps its FanoutMeta in `output` until its children are joined.
+    if (children.length > 0) return join((JSON.parse(attempt.output!) as FanoutMeta).join, state, children);
     const outcome = await this.#runExecutor(attempt, state, signal);
-    if (outcome.kind === "fanout" && outcome.blocks.length === 0) return join(state, []);
+    if (outcome.kind === "fanout" && outcome.blocks.length === 0) return join(outcome.join, state, []);
     return outcome;
   }
 

@@ -1,5 +1,6 @@
 import { StationError } from "../../errors.ts";
 import type { State } from "../definition/schema.ts";
+import { stepType } from "../steps/registry.ts";
 import type { Outcome } from "../steps/types.ts";
 import { stateOf, timeoutOf } from "./blocks.ts";
 import { iso } from "./clock.ts";
@@ -129,21 +130,17 @@ export interface Decision {
   comment?: string;
 }
 
-/** The decision as recorded (the step's output) and the outcome it gives the approval step. */
+/** The decision as recorded (the step's output) and the outcome its step type gives the approval step. */
 export function decisionOutcome(state: State, d: Decision, now: number) {
-  if (state.type !== "human_approval") throw new Error("approval attached to a non-approval step");
+  const approval = stepType(state.type)?.approval;
+  if (!approval) throw new Error("approval attached to a non-approval step");
   const decision = {
     approved: d.approved,
     decided_by: d.actor,
     comment: d.comment ?? null,
     decided_at: iso(now),
   };
-  const outcome: Outcome = d.approved
-    ? { kind: "completed", output: decision }
-    : state.onReject
-    ? { kind: "completed", output: decision, next: state.onReject }
-    : { kind: "failed", error: { code: "approval_rejected", message: `rejected by ${d.actor}` } };
-  return { decision, outcome };
+  return { decision, outcome: approval.decided(state, decision) };
 }
 
 /** Records a decision on a pending approval and continues its step; a decided one is a 409. */
@@ -178,24 +175,21 @@ export function decideApproval(
 /**
  * The outcome a due `timer` or `approval_timeout` timer gives its step (to run through the data
  * flow before its transaction); undefined for the other kinds, and for an approval timeout on a
- * step that is not an approval.
+ * step whose type has no approval.
  */
 export function timerOutcome(timer: TimerRow, state: State, now: number): Outcome | undefined {
   if (timer.kind === "timer") {
     return { kind: "completed", output: { fired_at: iso(now), scheduled_for: iso(timer.fire_at) } };
   }
-  if (timer.kind !== "approval_timeout" || state.type !== "human_approval") return undefined;
-  const decision = {
+  const approval = stepType(state.type)?.approval;
+  if (timer.kind !== "approval_timeout" || !approval) return undefined;
+  return approval.timedOut(state, {
     approved: false,
     timed_out: true,
     decided_by: null,
     comment: null,
     decided_at: iso(now),
-  };
-  return state.onTimeout ? { kind: "completed", output: decision, next: state.onTimeout } : {
-    kind: "failed",
-    error: { code: "approval_timed_out", message: "no decision before the approval timed out" },
-  };
+  });
 }
 
 /** What firing a timer reads besides the run state. */

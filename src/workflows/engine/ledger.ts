@@ -1,5 +1,7 @@
 /** Row types of the engine's tables (migration 0003); `repository.ts` is the only code that queries them. */
 
+import type { JoinMode } from "../steps/types.ts";
+
 export const RUN_STATUSES = [
   "pending",
   "running",
@@ -71,7 +73,7 @@ export interface AttemptRow {
 
 /** What a waiting fan-out parent keeps in its `output` column until its children are joined. */
 export interface FanoutMeta {
-  join: "parallel" | "foreach" | "try";
+  join: JoinMode;
   maxConcurrency: number;
 }
 

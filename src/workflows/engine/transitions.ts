@@ -1,6 +1,6 @@
 import type { Block, State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
-import { backoff, blockOf, retryPolicy, stateOf, timeoutOf } from "./blocks.ts";
+import { backoff, blockOf, retryPolicy, timeoutOf } from "./blocks.ts";
 import { iso } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
@@ -8,6 +8,7 @@ import type { RunTrigger } from "../trigger.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
+  type FanoutMeta,
   type RunRow,
   type RunStatus,
   type StepError,
@@ -209,7 +210,7 @@ function addTimer(t: Transition, attemptId: number, kind: TimerKind, fireAt: num
 /** Starts pending children of a fanout up to its concurrency; requeues the parent when all are done. */
 function startChildren(t: Transition, parentId: number): void {
   const parent = t.state.attempts.get(parentId)!;
-  const meta = JSON.parse(parent.output!) as { maxConcurrency: number };
+  const meta = JSON.parse(parent.output!) as FanoutMeta;
   const children = childScopes(t.state, parentId);
   const before = children.map((c) => c.status);
   let running = before.filter((s) => s === "running").length;
@@ -269,9 +270,9 @@ function endScope(
   // A parent that is no longer waiting (timed out, canceled) is not in the snapshot's active set.
   const parent = t.state.attempts.get(t.state.scopes.get(scope)!.parent_attempt!);
   if (parent?.status !== "waiting") return;
-  const state = stateOf(t.state.definition, parent, t.lookup);
-  if (status === "failed" && state.type !== "try") {
-    // Fail fast: siblings are canceled and the parent joins now.
+  const meta = JSON.parse(parent.output!) as FanoutMeta;
+  if (status === "failed" && meta.join !== "try") {
+    // Fail fast (a try runs its catch / finally stages instead): siblings are canceled and the parent joins now.
     for (const sib of openChildren(t, parent.id)) cancelScope(t, sib);
   }
   startChildren(t, parent.id);

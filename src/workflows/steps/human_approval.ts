@@ -32,6 +32,7 @@ const execute: Executor<HumanApprovalState> = async (step, scope) => {
 export const humanApproval: StepType<HumanApprovalState> = {
   type: "human_approval",
   schema,
+  waits: true,
   targets: [["onReject"], ["onTimeout"]],
   // A decision with no route of its own ends the block (reject/timeout without a target fail the run).
   canExit: (s) => s.onReject === undefined || s.onTimeout === undefined || s.next === undefined,
@@ -44,5 +45,19 @@ export const humanApproval: StepType<HumanApprovalState> = {
         at: ["approvers"],
       }]
       : [],
+  // Approved: on to `next`; rejected or timed out: to onReject / onTimeout, else the step fails.
+  approval: {
+    decided: (s, d) =>
+      d.approved
+        ? { kind: "completed", output: d }
+        : s.onReject
+        ? { kind: "completed", output: d, next: s.onReject }
+        : { kind: "failed", error: { code: "approval_rejected", message: `rejected by ${d.decided_by}` } },
+    timedOut: (s, d) =>
+      s.onTimeout ? { kind: "completed", output: d, next: s.onTimeout } : {
+        kind: "failed",
+        error: { code: "approval_timed_out", message: "no decision before the approval timed out" },
+      },
+  },
   executor: execute,
 };

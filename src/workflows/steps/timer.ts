@@ -49,5 +49,6 @@ const execute: Executor<TimerState> = async (step, scope) => {
 export const timer: StepType<TimerState> = {
   type: "timer",
   schema,
+  waits: true,
   executor: execute,
 };

@@ -52,14 +52,39 @@ export interface StepType<S extends { type: string; id: string } = any> {
   schema(kit: SchemaKit): z.ZodObject;
   /** Fields holding state ids to move to, besides `next` (e.g. a switch's `defaultNext`). */
   targets?: readonly FieldPath[];
-  /** Fields holding nested blocks `{start?, states}`. */
+  /**
+   * Fields holding nested blocks `{start?, states}`. A child scope's key (ChildBlock.key) finds its
+   * block: the block whose `name` is the key, else the one in the field of that name, else the
+   * type's only block.
+   */
   blocks?: readonly FieldPath[];
   /** Whether a state can end its block rather than always moving on (default: when it has no `next`). */
   canExit?(state: Record<string, unknown>): boolean;
   /** Warnings about a state (each code reported once per definition); reads the state as written. */
   notes?(state: Record<string, unknown>): Problem[];
+  /** Whether the step parks on a durable wait with its own deadline (approval, timer): no step timeout applies. */
+  waits?: boolean;
+  /** For a step whose executor parks it on an approval: how a decision, or the approval's timeout, ends it. */
+  approval?: ApprovalEnd<S>;
   /** Runs one attempt of the step. */
   executor: Executor<S>;
+}
+
+/** A decision on an approval as recorded (it becomes the step's output). */
+export interface ApprovalDecision {
+  approved: boolean;
+  timed_out?: boolean;
+  decided_by: string | null;
+  comment: string | null;
+  decided_at: string;
+}
+
+/** The outcomes that end an approval step's wait. */
+export interface ApprovalEnd<S> {
+  /** After someone approved or rejected. */
+  decided(step: S, decision: ApprovalDecision): Outcome;
+  /** After the approval's timeout passed with no decision. */
+  timedOut(step: S, decision: ApprovalDecision): Outcome;
 }
 
 /** The data context a step sees: the run context, or a branch / iteration's copy of it. */
@@ -102,8 +127,15 @@ export type Outcome =
   | { kind: "sleep"; until: number }
   /** Park the run until someone decides, or until timeoutMs passes. */
   | { kind: "approval"; message: string; approvers: string[]; timeoutMs: number }
-  /** Run blocks as child steps: `parallel` joins all into `{name: output}`, `foreach` into `{results, count}`, `try` runs its stages. */
-  | { kind: "fanout"; join: "parallel" | "foreach" | "try"; blocks: ChildBlock[]; maxConcurrency: number };
+  /** Run blocks as child steps, joined as `join` says. */
+  | { kind: "fanout"; join: JoinMode; blocks: ChildBlock[]; maxConcurrency: number };
+
+/**
+ * How the engine joins a fanout's children (a value kept in the ledger and `step_fanout` events):
+ * `parallel` into `{key: output}`, `foreach` into `{results, count}`, both failing fast; `try` runs
+ * the state's `try`, `catch` (on failure) and `finally` blocks as stages, one after the other.
+ */
+export type JoinMode = "parallel" | "foreach" | "try";
 
 /** An executor for one state type. */
 export type Executor<S = State> = (
