@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** The states of a run (the engine's ledger keeps the same list; a test holds them equal). */
+/** The states of a run (the engine's ledger uses this list too). */
 export const RunStatus = z.enum([
   "pending",
   "running",

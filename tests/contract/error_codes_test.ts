@@ -1,8 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { RunStatus } from "../../src/contract/runs.ts";
 import { ERROR_CODES } from "../../src/error_codes.ts";
-import { RUN_STATUSES } from "../../src/workflows/engine/ledger.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 
 const SRC = new URL("../../src/", import.meta.url).pathname;
@@ -38,10 +36,6 @@ Deno.test("errors: every code in the catalogue is used somewhere in src, each wi
   for (const [code, [status, exit, meaning]] of Object.entries(ERROR_CODES)) {
     assert(status >= 400 && status < 600 && [1, 2, 3, 4, 5, 75].includes(exit) && meaning.length > 10, code);
   }
-});
-
-Deno.test("contract: the run statuses are the engine's", () => {
-  assertEquals([...RunStatus.options], [...RUN_STATUSES]);
 });
 
 Deno.test("docs/api.md: the error table is the catalogue, row for row", () => {

@@ -1,17 +1,11 @@
 /** Row types of the engine's tables (migration 0003); `repository.ts` is the only code that queries them. */
 
+import { RunStatus } from "../../contract/runs.ts";
 import type { JoinMode } from "../steps/types.ts";
 
-export const RUN_STATUSES = [
-  "pending",
-  "running",
-  "waiting",
-  "paused",
-  "completed",
-  "failed",
-  "canceled",
-] as const;
-export type RunStatus = typeof RUN_STATUSES[number];
+/** The states of a run, as the API contract defines them (one list for the ledger and the API). */
+export const RUN_STATUSES = RunStatus.options;
+export type { RunStatus };
 export type AttemptStatus = "scheduled" | "running" | "completed" | "failed" | "waiting" | "canceled";
 export const TERMINAL_RUN: readonly RunStatus[] = ["completed", "failed", "canceled"];
 
