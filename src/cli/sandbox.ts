@@ -6,6 +6,7 @@ import {
   listSandboxes,
   listSandboxFiles,
   openSandbox,
+  outputBytes,
   publishFile,
   readSandboxFile,
   runCode,
@@ -55,13 +56,6 @@ function recursiveFlags(cmd: Command, description: string): Command {
 /** Writes every byte (writeSync may take only part of them, e.g. on a pipe). */
 function writeAll(out: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
   for (let done = 0; done < bytes.length;) done += out.writeSync(bytes.subarray(done));
-}
-
-/** The exact bytes of a result's output: base64 when it was not UTF-8, else the text. */
-function outputBytes(text: string, b64: string | undefined): Uint8Array {
-  return b64 === undefined
-    ? new TextEncoder().encode(text)
-    : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 }
 
 /** Prints an exec/run result's output and ends the command with the command's exit code. */

@@ -50,6 +50,11 @@ export function closeSandbox(client: StationClient, id: string): Promise<Sandbox
 
 const OutputChunk = z.object({ data: z.string(), data_b64: z.string().optional() });
 
+/** The exact bytes of exec output: its base64 form when it was not UTF-8, else the text. */
+export function outputBytes(text: string, b64: string | undefined): Uint8Array {
+  return b64 === undefined ? new TextEncoder().encode(text) : Buffer.from(b64, "base64");
+}
+
 /** One event of a streamed exec: output as text and as its exact bytes. */
 export type ExecEvent =
   | { type: "stdout" | "stderr"; data: string; bytes: Uint8Array }
@@ -74,10 +79,7 @@ export async function execStreaming(
     const data = JSON.parse(message.data);
     if (message.event === "stdout" || message.event === "stderr") {
       const chunk = parseAnswer(OutputChunk, data, what);
-      const bytes = chunk.data_b64 !== undefined
-        ? Buffer.from(chunk.data_b64, "base64")
-        : new TextEncoder().encode(chunk.data);
-      onEvent({ type: message.event, data: chunk.data, bytes });
+      onEvent({ type: message.event, data: chunk.data, bytes: outputBytes(chunk.data, chunk.data_b64) });
     } else if (message.event === "result") {
       const result = parseAnswer(ExecResult, data, what);
       onEvent({ type: "result", result });
