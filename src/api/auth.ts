@@ -2,11 +2,8 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { StationError } from "../errors.ts";
+import { isLoopback } from "../lib/loopback.ts";
 
-/** True for addresses only this machine can reach. */
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
-}
 
 const HINT = "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TOKEN or server.api_token)";
 

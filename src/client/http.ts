@@ -7,6 +7,8 @@ export interface StationClientOptions {
   token?: string;
   /** Per-request timeout for JSON calls (ms); streaming calls are not bounded. */
   timeoutMs?: number;
+  /** The fetch to send requests with; in-process callers (MCP server, dashboard) pass the app's own. */
+  fetch?: typeof fetch;
 }
 
 export interface RequestOptions {
@@ -41,11 +43,13 @@ export class StationClient {
   readonly baseUrl: string;
   #token?: string;
   #timeoutMs: number;
+  #fetch: typeof fetch;
 
   constructor(baseUrl: string, options: StationClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.#token = options.token;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#fetch = options.fetch ?? fetch;
   }
 
   /** Builds the absolute URL of an API path with query parameters. */
@@ -61,7 +65,7 @@ export class StationClient {
     if (this.#token) headers.set("authorization", `Bearer ${this.#token}`);
     let res: Response;
     try {
-      res = await fetch(this.url(path, init.query), { ...init, method, headers });
+      res = await this.#fetch(this.url(path, init.query), { ...init, method, headers });
     } catch (err) {
       if (init.signal?.aborted) throw err;
       throw new StationError(
@@ -107,7 +111,7 @@ export class StationClient {
     const headers: Record<string, string> = this.#token ? { authorization: `Bearer ${this.#token}` } : {};
     let res: Response;
     try {
-      res = await fetch(this.url("/health"), { headers, signal: AbortSignal.timeout(this.#timeoutMs) });
+      res = await this.#fetch(this.url("/health"), { headers, signal: AbortSignal.timeout(this.#timeoutMs) });
     } catch (err) {
       throw new StationError(
         "station_unreachable",

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { createApp } from "../api/app.ts";
-import { isLoopback } from "../api/auth.ts";
+import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../api/listen.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { type Database, openDatabase } from "../db/database.ts";
