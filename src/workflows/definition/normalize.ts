@@ -5,6 +5,7 @@ import { stepType } from "../steps/registry.ts";
  * Rewrites the Go project's aliases into the one normalised form (shared/spec/workflows.md):
  * `transition`→`next`, `name`-as-id, `operation`+`input.task: agent.run`→`agent`,
  * `operation`+`input.task: human.approval`→`human_approval`, `set`→`inject`, `sleep`/`delay`→`timer`,
+ * `await.signal`/`await.event`/`wait_for_event`→`await`,
  * a `cron` start state → top-level `schedule`, and the Go project's field names where they mean the
  * same (an agent's `input.task`/`input.agent`, an approval's `approval_title`/`timeout_seconds`, retry
  * `backoff`). Its fields stn deliberately does not support (`summary_path`, `retry_on`) are problems
@@ -32,7 +33,14 @@ export interface Normalized {
 }
 
 const OPERATION_TYPES = new Set(["operation", "action", "function"]);
-const TYPE_ALIASES: Record<string, string> = { set: "inject", sleep: "timer", delay: "timer" };
+const TYPE_ALIASES: Record<string, string> = {
+  set: "inject",
+  sleep: "timer",
+  delay: "timer",
+  "await.signal": "await",
+  "await.event": "await",
+  wait_for_event: "await",
+};
 
 function isObj(v: unknown): v is Obj {
   return typeof v === "object" && v !== null && !Array.isArray(v);

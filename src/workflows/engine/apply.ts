@@ -254,6 +254,72 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
           id(c.attemptId),
         );
         break;
+      case "request_wait":
+        sql.run(
+          `INSERT INTO waits (attempt_id, run_id, path, event, match, status, timeout_at, created_ms, created_at)
+           VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+          id(c.attemptId),
+          c.runId,
+          c.path,
+          c.event,
+          c.match,
+          c.timeoutAt,
+          c.createdMs,
+          c.at,
+        );
+        break;
+      case "end_wait":
+        sql.run(
+          "UPDATE waits SET status = ?, event_id = ?, ended_at = ? WHERE attempt_id = ? AND status = 'pending'",
+          c.status,
+          c.eventId,
+          c.at,
+          id(c.attemptId),
+        );
+        break;
+      case "cancel_wait":
+        sql.run(
+          "UPDATE waits SET status = 'canceled', ended_at = ? WHERE attempt_id = ? AND status = 'pending'",
+          c.at,
+          id(c.attemptId),
+        );
+        break;
+      case "record_event":
+        sql.run(
+          `INSERT INTO events (id, name, data, source, received_at, received_ms, resumed, started)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          c.id,
+          c.name,
+          json(c.data),
+          c.source,
+          c.at,
+          c.receivedMs,
+          JSON.stringify(c.resumed),
+          JSON.stringify(c.started),
+        );
+        break;
+      case "prune_events":
+        sql.run("DELETE FROM events WHERE received_ms < ?", c.beforeMs);
+        break;
+      case "record_signal":
+        sql.run(
+          `INSERT INTO run_signals (run_id, signal_id, name, data, received_at, consumed_by)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+          c.runId,
+          c.signalId,
+          c.name,
+          json(c.data),
+          c.at,
+          c.consumedBy === null ? null : id(c.consumedBy),
+        );
+        break;
+      case "consume_signal":
+        sql.run(
+          "UPDATE run_signals SET consumed_by = ? WHERE id = ? AND consumed_by IS NULL",
+          id(c.attemptId),
+          c.signalRowId,
+        );
+        break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });
         break;

@@ -106,6 +106,56 @@ export type Command =
   | { kind: "time_out_approval"; attemptId: number; at: string }
   /** Cancels an attempt's pending approval. */
   | { kind: "cancel_approval"; attemptId: number }
+  /** Parks an `await` step's attempt on a durable wait for an event. */
+  | {
+    kind: "request_wait";
+    attemptId: number;
+    runId: string;
+    path: string;
+    event: string;
+    match: string | null;
+    timeoutAt: string | null;
+    /** The clock's reading: only events received from then on are offered to the wait. */
+    createdMs: number;
+    at: string;
+  }
+  /** Ends an attempt's pending wait: an event arrived (`eventId`) or its timeout passed. */
+  | {
+    kind: "end_wait";
+    attemptId: number;
+    status: "received" | "timed_out";
+    eventId: string | null;
+    at: string;
+  }
+  /** Cancels an attempt's pending wait. */
+  | { kind: "cancel_wait"; attemptId: number; at: string }
+  /** Records an event sent to everyone and what it resumed and started. */
+  | {
+    kind: "record_event";
+    id: string;
+    name: string;
+    data: unknown;
+    source: string;
+    receivedMs: number;
+    at: string;
+    resumed: { run_id: string; step: string }[];
+    /** The runs its triggers started, and the triggers that matched but could not start one. */
+    started: ({ workflow_id: string; run_id: string } | { workflow_id: string; error: string })[];
+  }
+  /** Forgets events received before `beforeMs` (the retention window). */
+  | { kind: "prune_events"; beforeMs: number }
+  /** Records a signal sent to one run: consumed by `consumedBy`, or kept (null) for a later wait. */
+  | {
+    kind: "record_signal";
+    runId: string;
+    signalId: string;
+    name: string;
+    data: unknown;
+    consumedBy: number | null;
+    at: string;
+  }
+  /** A kept signal is consumed by a wait that started after it arrived. */
+  | { kind: "consume_signal"; signalRowId: number; attemptId: number }
   /** After commit: publish "run this attempt now". */
   | { kind: "dispatch"; attemptId: number; runId: string; path: string; attempt: number };
 

@@ -26,6 +26,8 @@ export interface EngineOptions {
   sandbox?: SandboxService;
   /** Where every time decision reads the time (default: the wall clock). */
   clock?: Clock;
+  /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
+  eventRetentionMs?: number;
 }
 
 /** Counters for tests and benchmarks. */
@@ -52,6 +54,8 @@ export class EngineCore {
   stopping = false;
   /** Re-arms the in-process timer (set by the timers part). */
   armTimers: () => void = () => {};
+  /** Offers kept signals to a wait that just started (set by the signals part). */
+  waitStarted: (runId: string, attemptId: number) => void = () => {};
   #handlers = new Set<Promise<void>>();
   #definitions = new Map<string, WorkflowDefinition>();
   #watchers = new Map<string, Set<() => void>>();
@@ -92,6 +96,8 @@ export class EngineCore {
         if (local) queueMicrotask(() => local.abort.abort(new StationError("canceled", "step canceled")));
       } else if (c.kind === "add_timer") {
         queueMicrotask(() => this.armTimers());
+      } else if (c.kind === "request_wait") {
+        queueMicrotask(() => this.waitStarted(c.runId, c.attemptId));
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);

@@ -7,14 +7,29 @@ import { EngineCore, type EngineOptions, type EngineStats } from "./core.ts";
 import { provisionQueue } from "./dispatch.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import { Repository } from "./repository.ts";
+import {
+  type SendEventRequest,
+  type SendEventResult,
+  type SignalRequest,
+  type SignalResult,
+  Signals,
+} from "./signals.ts";
 import { Timers } from "./timers.ts";
 
-export type { EngineOptions, EngineStats, StartRunRequest };
+export type {
+  EngineOptions,
+  EngineStats,
+  SendEventRequest,
+  SendEventResult,
+  SignalRequest,
+  SignalResult,
+  StartRunRequest,
+};
 
 /** The ledger reads the engine offers its callers (API routes, event streams): typed, read-only. */
 export type LedgerReads = Pick<
   Repository,
-  "runs" | "attempts" | "scopes" | "events" | "approvals" | "timers"
+  "runs" | "attempts" | "scopes" | "events" | "approvals" | "timers" | "waits" | "signals" | "eventLog"
 >;
 
 /**
@@ -31,6 +46,7 @@ export class Engine {
   #consumer: Consumer;
   #timers: Timers;
   #control: Control;
+  #signals: Signals;
   #cancelSub?: Subscription;
 
   constructor(db: Database, nc: NatsConnection, options: EngineOptions) {
@@ -40,6 +56,7 @@ export class Engine {
     this.#consumer = new Consumer(this.#core);
     this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
+    this.#signals = new Signals(this.#core);
   }
 
   /** Counters for tests and benchmarks. */
@@ -65,6 +82,7 @@ export class Engine {
     });
     await this.#consumer.start();
     await this.#timers.start();
+    await this.#signals.start();
   }
 
   /** Stops consuming; in-flight steps get a short grace period, then their claims lapse for recovery. */
@@ -113,6 +131,16 @@ export class Engine {
   /** Resumes a paused run exactly where it stopped. */
   resume(runId: string): Promise<RunRow> {
     return this.#control.resume(runId);
+  }
+
+  /** Records an event sent to everyone: resumes the waits it matches and starts its triggered runs. */
+  sendEvent(req: SendEventRequest): Promise<SendEventResult> {
+    return this.#signals.send(req);
+  }
+
+  /** Sends a signal to one run: to its waiting step for that name, else kept on the run for a later wait. */
+  signal(runId: string, req: SignalRequest): Promise<SignalResult> {
+    return this.#signals.signal(runId, req);
   }
 
   /** Records an approval decision and continues the run; a second decision is a 409. */

@@ -173,7 +173,7 @@ export function decideApproval(
 }
 
 /**
- * The outcome a due `timer` or `approval_timeout` timer gives its step (to run through the data
+ * The outcome a due `timer`, `approval_timeout` or `wait_timeout` timer gives its step (to run through the data
  * flow before its transaction); undefined for the other kinds, and for an approval timeout on a
  * step whose type has no approval.
  */
@@ -181,6 +181,7 @@ export function timerOutcome(timer: TimerRow, state: State, now: number): Outcom
   if (timer.kind === "timer") {
     return { kind: "completed", output: { fired_at: iso(now), scheduled_for: iso(timer.fire_at) } };
   }
+  if (timer.kind === "wait_timeout") return stepType(state.type)?.wait?.timedOut(state, iso(now));
   const approval = stepType(state.type)?.approval;
   if (timer.kind !== "approval_timeout" || !approval) return undefined;
   return approval.timedOut(state, {
@@ -198,7 +199,9 @@ export interface FireInput {
   timer: TimerRow;
   /** The attempt still has a pending approval (for `approval_timeout`). */
   approvalPending: boolean;
-  /** The step's outcome, from `timerOutcome` (for `timer` and `approval_timeout`). */
+  /** The attempt still has a pending wait for an event (for `wait_timeout`). */
+  waitPending?: boolean;
+  /** The step's outcome, from `timerOutcome` (for `timer`, `approval_timeout` and `wait_timeout`). */
   prepared?: Prepared;
 }
 
@@ -234,6 +237,12 @@ export function fireTimer(state: RunState, input: FireInput, env: TransitionEnv)
       if (!input.approvalPending) break;
       t.emit({ kind: "time_out_approval", attemptId: a.id, at: t.at });
       t.event("approval_timed_out", a.path, {});
+      settleIn(t, { attemptId: a.id, from: "waiting", prepared: input.prepared! });
+      break;
+    case "wait_timeout":
+      if (!input.waitPending) break;
+      t.emit({ kind: "end_wait", attemptId: a.id, status: "timed_out", eventId: null, at: t.at });
+      t.event("wait_timed_out", a.path, {});
       settleIn(t, { attemptId: a.id, from: "waiting", prepared: input.prepared! });
       break;
     case "timer":

@@ -87,7 +87,7 @@ export interface ApprovalRow {
   created_at: string;
 }
 
-export type TimerKind = "timer" | "approval_timeout" | "retry" | "step_timeout";
+export type TimerKind = "timer" | "approval_timeout" | "wait_timeout" | "retry" | "step_timeout";
 export type TimerStatus = "pending" | "fired" | "canceled";
 export interface TimerRow {
   id: number;
@@ -117,4 +117,43 @@ export interface ScheduleRow {
   next_run_at: number;
   last_run_at: number | null;
   last_run_id: string | null;
+}
+
+export type WaitStatus = "pending" | "received" | "timed_out" | "canceled";
+/** One row of `waits` (migration 0008): an `await` step's durable wait for an event. */
+export interface WaitRow {
+  attempt_id: number;
+  run_id: string;
+  path: string;
+  event: string;
+  match: string | null;
+  status: WaitStatus;
+  event_id: string | null;
+  timeout_at: string | null;
+  created_ms: number;
+  created_at: string;
+  ended_at: string | null;
+}
+
+/** One row of `events`: an event sent to everyone, and what it did (JSON lists). */
+export interface EventRecordRow {
+  id: string;
+  name: string;
+  data: string;
+  source: string;
+  received_at: string;
+  received_ms: number;
+  resumed: string;
+  started: string;
+}
+
+/** One row of `run_signals`: a signal sent to one run, consumed by a waiting attempt or still kept. */
+export interface SignalRow {
+  id: number;
+  run_id: string;
+  signal_id: string;
+  name: string;
+  data: string;
+  received_at: string;
+  consumed_by: number | null;
 }

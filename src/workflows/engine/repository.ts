@@ -7,14 +7,17 @@ import type {
   ApprovalRow,
   ApprovalStatus,
   AttemptRow,
+  EventRecordRow,
   EventRow,
   RunRow,
   RunStatus,
   ScheduleRow,
   ScopeRow,
+  SignalRow,
   TimerKind,
   TimerRow,
   TimerStatus,
+  WaitRow,
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
 
@@ -63,6 +66,16 @@ export interface RunQuery {
 }
 
 /** A page of runs and the cursor of the next one (null on the last page). */
+/** A pending wait with the data context of its step's scope (what `match` runs over). */
+export type WaitCandidate = WaitRow & { context: string };
+
+/** Which events to list, newest first; `cursor` is the last id of the previous page. */
+export interface EventQuery {
+  name?: string;
+  cursor?: string;
+  limit: number;
+}
+
 export interface RunPage {
   runs: RunRow[];
   nextCursor: string | null;
@@ -211,6 +224,79 @@ export class Repository {
         "SELECT 1 FROM timers WHERE attempt_id = ? AND kind = 'retry' AND status = 'pending'",
         attemptId,
       ),
+  };
+
+  readonly waits = {
+    /** One attempt's wait. */
+    get: (attemptId: number): WaitRow | undefined =>
+      this.#sql.get<WaitRow>("SELECT * FROM waits WHERE attempt_id = ?", attemptId),
+    /**
+     * Pending waits for an event name that started at or before `receivedMs`, optionally of one run,
+     * oldest first, with their scope's context.
+     */
+    candidates: (event: string, receivedMs: number, runId?: string): WaitCandidate[] =>
+      this.#sql.all<WaitCandidate>(
+        `SELECT w.*, s.context FROM waits w JOIN step_attempts a ON a.id = w.attempt_id
+           JOIN run_scopes s ON s.run_id = w.run_id AND s.scope = a.scope
+         WHERE w.event = ? AND w.status = 'pending' AND w.created_ms <= ? AND (? IS NULL OR w.run_id = ?)
+         ORDER BY w.attempt_id`,
+        event,
+        receivedMs,
+        runId ?? null,
+        runId ?? null,
+      ),
+    /** Pending waits whose run holds a kept signal of their event name (offered again at start). */
+    withKeptSignals: (): WaitRow[] =>
+      this.#sql.all<WaitRow>(
+        `SELECT DISTINCT w.* FROM waits w JOIN run_signals g ON g.run_id = w.run_id AND g.name = w.event
+         WHERE w.status = 'pending' AND g.consumed_by IS NULL`,
+      ),
+    /** A run's waits, oldest first. */
+    ofRun: (runId: string): WaitRow[] =>
+      this.#sql.all<WaitRow>("SELECT * FROM waits WHERE run_id = ? ORDER BY attempt_id", runId),
+  };
+
+  readonly signals = {
+    /** One signal. */
+    get: (id: number): SignalRow | undefined =>
+      this.#sql.get<SignalRow>("SELECT * FROM run_signals WHERE id = ?", id),
+    /** A run's signals of one name not consumed yet, oldest first. */
+    kept: (runId: string, name: string): SignalRow[] =>
+      this.#sql.all<SignalRow>(
+        "SELECT * FROM run_signals WHERE run_id = ? AND name = ? AND consumed_by IS NULL ORDER BY id",
+        runId,
+        name,
+      ),
+    /** Every signal of a run, oldest first. */
+    list: (runId: string): SignalRow[] =>
+      this.#sql.all<SignalRow>("SELECT * FROM run_signals WHERE run_id = ? ORDER BY id", runId),
+    /** The signal a run already received with this id. */
+    byId: (runId: string, signalId: string): SignalRow | undefined =>
+      this.#sql.get<SignalRow>(
+        "SELECT * FROM run_signals WHERE run_id = ? AND signal_id = ?",
+        runId,
+        signalId,
+      ),
+  };
+
+  readonly eventLog = {
+    /** One recorded event. */
+    get: (id: string): EventRecordRow | undefined =>
+      this.#sql.get<EventRecordRow>("SELECT * FROM events WHERE id = ?", id),
+    /** A page of events, newest first. */
+    list: (q: EventQuery): { events: EventRecordRow[]; nextCursor: string | null } => {
+      const rows = this.#sql.all<EventRecordRow>(
+        `SELECT * FROM events WHERE (? IS NULL OR name = ?) AND (? IS NULL OR rowid < (SELECT rowid FROM events
+           WHERE id = ?)) ORDER BY rowid DESC LIMIT ?`,
+        q.name ?? null,
+        q.name ?? null,
+        q.cursor ?? null,
+        q.cursor ?? null,
+        q.limit + 1,
+      );
+      const events = rows.slice(0, q.limit);
+      return { events, nextCursor: rows.length > q.limit ? events[events.length - 1].id : null };
+    },
   };
 
   readonly schedules = {

@@ -55,7 +55,7 @@ export class Timers {
     const core = this.#core;
     const a = core.repo.attempts.get(t.attempt_id)!;
     let prepared: Prepared | undefined;
-    if (t.kind === "timer" || t.kind === "approval_timeout") {
+    if (t.kind === "timer" || t.kind === "approval_timeout" || t.kind === "wait_timeout") {
       const state = core.stateOf(a);
       const outcome = timerOutcome(t, state, core.clock.now());
       if (!outcome) return;
@@ -68,6 +68,7 @@ export class Timers {
       return fireTimer(run, {
         timer: core.repo.timers.get(t.id)!,
         approvalPending: t.kind === "approval_timeout" && core.repo.approvals.pendingFor(a.id),
+        waitPending: t.kind === "wait_timeout" && core.repo.waits.get(a.id)?.status === "pending",
         prepared,
       }, core.env());
     });

@@ -4,6 +4,7 @@ import { backoff, blockOf, retryPolicy, timeoutOf } from "./blocks.ts";
 import { iso } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
+import { addTimer, park } from "./parking.ts";
 import type { RunTrigger } from "../trigger.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
@@ -13,7 +14,6 @@ import {
   type RunStatus,
   type StepError,
   TERMINAL_RUN,
-  type TimerKind,
 } from "./ledger.ts";
 import { ACTIVE_ATTEMPT, childScopes, type RunState, Transition, type TransitionEnv } from "./run_state.ts";
 
@@ -133,31 +133,10 @@ export function settleIn(t: Transition, { attemptId, from, prepared, scopeContex
       fail(t, a, state, { ...outcome.error, step: a.path });
       break;
     case "sleep":
-      wait(t, a, "timer", outcome.until, { until: iso(outcome.until) });
+    case "approval":
+    case "await":
+      park(t, a, outcome);
       break;
-    case "approval": {
-      const approvalId = `appr-${a.run_id}-${a.id}`;
-      const timeoutAt = t.env.now + outcome.timeoutMs;
-      t.emit({
-        kind: "request_approval",
-        approvalId,
-        runId: a.run_id,
-        attemptId: a.id,
-        stepId: a.step_id,
-        message: outcome.message,
-        approvers: outcome.approvers,
-        timeoutAt: iso(timeoutAt),
-        at: t.at,
-      });
-      t.event("approval_requested", a.path, {
-        approval_id: approvalId,
-        message: outcome.message,
-        approvers: outcome.approvers,
-        timeout_at: iso(timeoutAt),
-      });
-      wait(t, a, "approval_timeout", timeoutAt, { approval_id: approvalId });
-      break;
-    }
     case "fanout": {
       t.emit({
         kind: "wait_attempt",
@@ -188,23 +167,6 @@ export function settleIn(t: Transition, { attemptId, from, prepared, scopeContex
     }
   }
   refreshRunStatus(t);
-}
-
-/** Puts a step into `waiting` with a durable timer. */
-function wait(
-  t: Transition,
-  a: AttemptRow,
-  kind: TimerKind,
-  fireAt: number,
-  data: Record<string, unknown>,
-): void {
-  t.emit({ kind: "wait_attempt", attemptId: a.id });
-  addTimer(t, a.id, kind, fireAt);
-  t.event("step_waiting", a.path, { attempt: a.attempt, kind, ...data });
-}
-
-function addTimer(t: Transition, attemptId: number, kind: TimerKind, fireAt: number): void {
-  t.emit({ kind: "add_timer", runId: t.state.run.id, attemptId, timerKind: kind, fireAt, at: t.at });
 }
 
 /** Starts pending children of a fanout up to its concurrency; requeues the parent when all are done. */
@@ -310,6 +272,7 @@ function cancelAttempt(t: Transition, a: AttemptRow): void {
   t.emit({ kind: "cancel_attempt", attemptId: a.id, at: t.at });
   t.emit({ kind: "cancel_timers", attemptId: a.id });
   t.emit({ kind: "cancel_approval", attemptId: a.id });
+  if (a.step_type === "await") t.emit({ kind: "cancel_wait", attemptId: a.id, at: t.at });
   t.event("step_canceled", a.path, { attempt: a.attempt });
 }
 

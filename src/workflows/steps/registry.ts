@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { agent } from "./agent.ts";
+import { awaitType } from "./await.ts";
 import { blockStates, coded, commonRules, stateId } from "./fields.ts";
 import { foreach } from "./foreach.ts";
 import { humanApproval } from "./human_approval.ts";
@@ -27,6 +28,7 @@ const BUILT_IN = [
   humanApproval,
   timer,
   tryType,
+  awaitType,
   sandbox,
 ] as const;
 

@@ -66,6 +66,8 @@ export interface StepType<S extends { type: string; id: string } = any> {
   waits?: boolean;
   /** For a step whose executor parks it on an approval: how a decision, or the approval's timeout, ends it. */
   approval?: ApprovalEnd<S>;
+  /** For a step whose executor parks it until an event (`await`): how the event, or the wait's timeout, ends it. */
+  wait?: WaitEnd<S>;
   /** Runs one attempt of the step. */
   executor: Executor<S>;
 }
@@ -85,6 +87,22 @@ export interface ApprovalEnd<S> {
   decided(step: S, decision: ApprovalDecision): Outcome;
   /** After the approval's timeout passed with no decision. */
   timedOut(step: S, decision: ApprovalDecision): Outcome;
+}
+
+/** An event as a waiting step receives it (it becomes the step's output). */
+export interface ReceivedEvent {
+  name: string;
+  id: string;
+  data: unknown;
+  received_at: string;
+}
+
+/** The outcomes that end a wait for an event. */
+export interface WaitEnd<S> {
+  /** After a matching event or signal arrived. */
+  received(step: S, event: ReceivedEvent): Outcome;
+  /** After the wait's timeout passed with no event (`at`: when). */
+  timedOut(step: S, at: string): Outcome;
 }
 
 /** The data context a step sees: the run context, or a branch / iteration's copy of it. */
@@ -127,6 +145,8 @@ export type Outcome =
   | { kind: "sleep"; until: number }
   /** Park the run until someone decides, or until timeoutMs passes. */
   | { kind: "approval"; message: string; approvers: string[]; timeoutMs: number }
+  /** Park the run until an event of that name (and `match`) arrives, or until timeoutMs passes (null: no deadline). */
+  | { kind: "await"; event: string; match: string | null; timeoutMs: number | null }
   /** Run blocks as child steps, joined as `join` says. */
   | { kind: "fanout"; join: JoinMode; blocks: ChildBlock[]; maxConcurrency: number };
 
