@@ -74,12 +74,15 @@ export const ERROR_CODES = {
   migration_pending: [409, 1, "`stn workflow migrate --check`: files would change"],
   output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
   no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no `*.workflow.*` files"],
-  // Runs and approvals
+  // Runs, approvals, events and signals
   run_not_found: [404, 1, "no workflow run with that id"],
   run_finished: [409, 1, "the run has already ended"],
   run_not_paused: [409, 1, "resume asked of a run that is not paused"],
   approval_not_found: [404, 1, "no approval with that id"],
   approval_decided: [409, 1, "the approval was already decided"],
+  hook_not_found: [404, 1, "no webhook of that name is configured (events.hooks)"],
+  invalid_signature: [401, 1, "a webhook's signature or bearer secret is missing or wrong"],
+  hook_payload_invalid: [400, 1, "a webhook's body is not JSON, or its event mapping failed on it"],
   canceled: [409, 1, "the work was canceled"],
   step_timeout: [504, 1, "a step exceeded its timeout"],
   // Files
@@ -123,6 +126,7 @@ export const ERROR_CODES = {
   input_invalid_json: [400, 2, "--input is not valid JSON"],
   input_not_object: [400, 2, "--input is not a JSON object"],
   invalid_after: [400, 2, "--after is neither a sequence number nor `now`"],
+  data_invalid_json: [400, 2, "--data is not valid JSON"],
   invalid_code: [400, 2, "no code was given to run"],
   invalid_duration: [400, 2, "a duration flag is malformed (e.g. 30s, 5m)"],
   invalid_env: [400, 2, "an --env value is not NAME=value"],

@@ -6,6 +6,7 @@ import type { StationContext } from "../runtime/context.ts";
 import { requiredToken, requireToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
 import { docsRoutes } from "./routes/docs.ts";
+import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
@@ -26,6 +27,9 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/health", healthRoutes(ctx));
   app.route("/api/v1/files", filesRoutes(ctx));
   app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
+  app.route("/api/v1/workflow-runs", signalRoutes(ctx));
+  app.route("/api/v1/events", eventRoutes(ctx));
+  app.route("/api/v1/hooks", hookRoutes(ctx));
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflows);
   app.route("/api/v1/sync", syncRoutes(ctx));

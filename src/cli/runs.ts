@@ -10,6 +10,7 @@ import {
   runSteps,
   startRun,
 } from "../client/workflow_runs.ts";
+import { runSignals } from "../client/events.ts";
 import { StationError, usageError } from "../errors.ts";
 import type { RunEvent } from "../events/run_events.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
@@ -211,7 +212,8 @@ export function workflowRunCommands(workflow: Command): void {
     .action(async (runId: string, _opts, cmd) => {
       await withStation(cmd, async (client) => {
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
-        render({ ...run, steps }, {
+        const signals = await runSignals(client, runId);
+        render({ ...run, steps, signals }, {
           json: jsonMode(cmd),
           text: (r) => [
             ...fields([
@@ -235,6 +237,15 @@ export function workflowRunCommands(workflow: Command): void {
                 s.error ? `${s.error.code}: ${s.error.message}` : "",
               ]),
             ),
+            ...(r.signals.length === 0 ? [] : [
+              "",
+              ...table(
+                ["SIGNAL", "NAME", "RECEIVED", "DELIVERED TO"],
+                r.signals.map((
+                  g,
+                ) => [g.id, g.name, g.received_at, g.delivered_to ?? "(kept: no step waits yet)"]),
+              ),
+            ]),
           ],
         });
       });

@@ -127,6 +127,24 @@ export const ConfigSchema = z.strictObject({
       "sync that environment's workflow files when the station starts",
     ),
   }).prefault({}),
+  events: z.strictObject({
+    retention: durationSchema.default(7 * 86_400_000).describe(
+      "how long sent events are listed and their ids remembered (a repeated id within it does nothing)",
+    ),
+    hooks: z.record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "hook names match [a-z0-9][a-z0-9_-]*"),
+      z.strictObject({
+        secret: z.string().min(16, "at least 16 characters"),
+        signature: z.enum(["hmac-sha256", "bearer"]).default("hmac-sha256"),
+        event: z.string().min(1),
+        data: z.string().min(1).optional(),
+        id: z.string().min(1).optional(),
+      }),
+    ).default({}).describe(
+      "webhooks: name → {secret, signature: hmac-sha256 (X-Hub-Signature-256, as GitHub signs) or bearer, " +
+        "event (a name, may hold ${…} over the body), data and id (JSONata over the body, $headers)}; see docs/events.md",
+    ),
+  }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
   }).prefault({}),

@@ -5,6 +5,7 @@
  */
 export * from "./approvals.ts";
 export * from "./errors.ts";
+export * from "./events.ts";
 export * from "./files.ts";
 export * from "./health.ts";
 export * from "./runs.ts";

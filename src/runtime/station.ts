@@ -122,6 +122,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       maxDeliver: e.max_deliver,
       leaseMs: e.lease,
       defaultTimeoutMs: e.default_timeout,
+      eventRetentionMs: config.values.events.retention,
       sandbox,
     });
     await engine.start();

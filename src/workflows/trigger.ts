@@ -4,7 +4,8 @@ import { RequestTrigger } from "../contract/runs.ts";
 /**
  * What started a run, kept in its context as `workflow.trigger` so a step can tell a scheduled run
  * from one a person started. `manual` is the CLI (it says so in its start request), `api` any other
- * API caller, `mcp` an MCP client; `cron` carries the schedule that fired.
+ * API caller, `mcp` an MCP client; `cron` carries the schedule that fired, `event` the event whose
+ * trigger started it.
  */
 
 export const RunTrigger = z.discriminatedUnion("type", [
@@ -15,6 +16,12 @@ export const RunTrigger = z.discriminatedUnion("type", [
     scheduled_at: z.string(),
     expression: z.string(),
     timezone: z.string(),
+  }),
+  z.object({
+    type: z.literal("event"),
+    /** The event's name and id (`stn events list` shows it). */
+    event: z.string(),
+    event_id: z.string(),
   }),
 ]);
 export type RunTrigger = z.infer<typeof RunTrigger>;

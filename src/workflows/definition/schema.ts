@@ -1,7 +1,17 @@
 import { CronPattern } from "croner";
 import { z } from "zod";
 import { schemaProblem } from "../json_schema.ts";
-import { blockStates, coded, Duration, RetryPolicy, rule, stateId, WORKFLOW_ID } from "../steps/fields.ts";
+import { EventName } from "../../contract/events.ts";
+import {
+  blockStates,
+  coded,
+  Duration,
+  Expression,
+  RetryPolicy,
+  rule,
+  stateId,
+  WORKFLOW_ID,
+} from "../steps/fields.ts";
 import { stateSchemas } from "../steps/registry.ts";
 
 /**
@@ -54,6 +64,15 @@ const Schedule = z.strictObject({
   enabled: z.boolean().default(true),
 }).describe("schedule");
 
+/** Starts a run when an event of that name arrives and `if` holds; `input` maps the event to the run's input. */
+const Trigger = z.strictObject({
+  event: EventName,
+  /** JSONata over `{event}` (`event.data.branch = 'main'`). */
+  if: Expression.optional(),
+  /** `{key: JSONata over {event}}`; without it the run's input is the event's data (when an object). */
+  input: z.record(z.string(), Expression).optional(),
+}).describe("a trigger");
+
 /** A JSON Schema document (draft 2020-12), checked as one. */
 const JsonSchema = z.record(z.string(), z.unknown()).check(rule(schemaProblem));
 
@@ -97,6 +116,7 @@ function definitionOf(state: ReturnType<typeof stateSchemas>["state"]) {
     )
       .optional(),
     schedule: Schedule.optional(),
+    triggers: z.array(Trigger).optional(),
   }).describe("the workflow");
 }
 

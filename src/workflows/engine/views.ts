@@ -1,4 +1,12 @@
-import type { ApprovalRow, AttemptRow, RunRow, RunStatus, StepError } from "./ledger.ts";
+import type {
+  ApprovalRow,
+  AttemptRow,
+  EventRecordRow,
+  RunRow,
+  RunStatus,
+  SignalRow,
+  StepError,
+} from "./ledger.ts";
 
 /** API shapes of the ledger rows (JSON columns parsed, internal columns left out). */
 
@@ -98,5 +106,29 @@ export function approvalView(a: ApprovalRow): ApprovalView {
     decided_at: a.decided_at,
     timeout_at: a.timeout_at,
     created_at: a.created_at,
+  };
+}
+
+/** An event as the API returns it. */
+export function eventView(e: EventRecordRow) {
+  return {
+    id: e.id,
+    name: e.name,
+    data: parse(e.data),
+    source: e.source,
+    received_at: e.received_at,
+    resumed: parse(e.resumed),
+    started: parse(e.started),
+  };
+}
+
+/** A signal as the API returns it, with the step that received it (null while kept). */
+export function signalView(s: SignalRow, deliveredTo: string | null) {
+  return {
+    id: s.signal_id,
+    name: s.name,
+    data: parse(s.data),
+    received_at: s.received_at,
+    delivered_to: deliveredTo,
   };
 }

@@ -1,15 +1,8 @@
 import { z } from "zod";
+import { EventName } from "../../contract/events.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { common, Expression, rule, stateId } from "./fields.ts";
 import type { Executor, StepType } from "./types.ts";
-
-/** Event names: what `await.event`, `triggers[].event`, signals and webhooks agree on. */
-export const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:\/-]*$/;
-
-/** An event name (`order.paid`, `ci.finished`, `github/push`). */
-export const EventName = z.string().min(1).max(200).regex(EVENT_NAME, {
-  message: "event names start with a letter or digit and contain only letters, digits and _ . : / -",
-});
 
 const schema = () =>
   z.strictObject({
