@@ -37,7 +37,7 @@ Deno.test("examples: at least 8, all valid, together using every state type and 
     assertEquals(r.warnings.filter((w) => !expected.includes(w.code)), [], f);
     assert(readme.includes(`\`${f}\``), `examples README lacks a line for ${f}`);
     const d = r.definition!;
-    for (const k of ["inputSchema", "outputSchema", "defaults", "schedule", "start"] as const) {
+    for (const k of ["inputSchema", "outputSchema", "defaults", "schedule", "start", "triggers"] as const) {
       if (d[k]) features.add(k);
     }
     for (const s of allStates(d.states)) {
@@ -59,5 +59,6 @@ Deno.test("examples: at least 8, all valid, together using every state type and 
     "schedule",
     "start",
     "timeout",
+    "triggers",
   ]);
 });
