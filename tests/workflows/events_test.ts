@@ -109,6 +109,31 @@ Deno.test("events and signals through the real engine", async (t) => {
       },
     );
 
+    await t.step(
+      "one event ends two waits of one run (parallel branches), and the branches join",
+      async () => {
+        const run = await engine.startRun({
+          definition: def({
+            id: "both",
+            states: [{
+              id: "par",
+              type: "parallel",
+              branches: ["a", "b"].map((name) => ({
+                name,
+                states: [{ id: `w_${name}`, type: "await", event: "release" }],
+              })),
+            }],
+          }),
+          input: {},
+        });
+        assert(await waitFor(() => engine.reads.waits.ofRun(run.id).length === 2));
+        const sent = await sendEvent(client, { name: "release", data: { v: 1 } });
+        assertEquals(sent.event.resumed.map((r) => r.step).sort(), ["par/a/w_a", "par/b/w_b"]);
+        const done = await waitRun(engine, run.id);
+        assertEquals(Object.keys(JSON.parse(done.result!)).sort(), ["a", "b"]);
+      },
+    );
+
     await t.step("cancel ends the wait", async () => {
       const run = await engine.startRun({ definition: waiter(), input: {} });
       await waiting(ts, run.id);

@@ -82,10 +82,10 @@ export class Signals {
       data: req.data ?? null,
       received_at: iso(now),
     };
-    const deliveries: Delivery[] = [];
+    const deliveries: (Delivery & { runId: string; path: string })[] = [];
     for (const c of core.repo.waits.candidates(event.name, now)) {
       const d = await this.#offer(c, event);
-      if (d) deliveries.push(d);
+      if (d) deliveries.push({ ...d, runId: c.run_id, path: c.path });
     }
     const starts = req.starts.map((s) => ({ ...s, id: ulid(), traceparent: newTraceparent(null) }));
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
@@ -98,17 +98,18 @@ export class Signals {
       }
       const commands: Command[] = [];
       const resumed: { run_id: string; step: string }[] = [];
-      for (const d of deliveries) {
-        const attempt = core.repo.attempts.get(d.attemptId)!;
-        const state = core.snapshot(attempt.run_id, attempt.id);
+      // One transition per run, so two waits of one run (parallel branches) see each other's end.
+      const byRun = Map.groupBy(deliveries, (d) => d.runId);
+      for (const [runId, ds] of byRun) {
+        const state = core.snapshot(runId, ...ds.map((d) => d.attemptId));
         if (!state) continue;
         const t = new Transition(state, core.env());
-        if (!deliverIn(t, { ...d, waitPending: core.repo.waits.get(d.attemptId)?.status === "pending" })) {
-          continue;
+        for (const d of ds) {
+          const waitPending = core.repo.waits.get(d.attemptId)?.status === "pending";
+          if (deliverIn(t, { ...d, waitPending })) resumed.push({ run_id: runId, step: d.path });
         }
         commands.push(...t.commands);
-        resumed.push({ run_id: attempt.run_id, step: attempt.path });
-        traceparents.set(attempt.run_id, state.run.traceparent);
+        traceparents.set(runId, state.run.traceparent);
       }
       for (const s of starts) commands.push(...createRun(s, core.env()));
       const started = [
