@@ -4,7 +4,7 @@ import { EVENT_NAME } from "../contract/events.ts";
 import { StationError } from "../errors.ts";
 import { secretEqual } from "../lib/secret_equal.ts";
 import type { IncomingEvent } from "../workflows/events.ts";
-import { evaluate, renderString } from "../workflows/expr.ts";
+import { checkTemplates, evaluate, parseCheck, renderString } from "../workflows/expr.ts";
 
 /**
  * Signed webhooks (issue 20): `POST /api/v1/hooks/<name>` turns a CI system's or SaaS tool's
@@ -79,4 +79,25 @@ export async function hookEvent(
     if (err instanceof StationError && err.code === "hook_payload_invalid") throw err;
     throw badPayload(`webhook ${name}: ${(err as Error).message}`);
   }
+}
+
+/** The problems of the configured hooks' mappings (`event` templates, `data` and `id` JSONata), as config errors. */
+export function hookProblems(hooks: Config["events"]["hooks"]): string[] {
+  const found: string[] = [];
+  for (const [name, hook] of Object.entries(hooks)) {
+    for (const p of checkTemplates(hook.event)) {
+      found.push(
+        `events.hooks.${name}.event: template does not parse at position ${p.position}: ${p.message}`,
+      );
+    }
+    for (const key of ["data", "id"] as const) {
+      const p = hook[key] === undefined ? null : parseCheck(hook[key]!);
+      if (p) {
+        found.push(
+          `events.hooks.${name}.${key}: JSONata does not parse at position ${p.position}: ${p.message}`,
+        );
+      }
+    }
+  }
+  return found;
 }

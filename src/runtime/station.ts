@@ -5,6 +5,7 @@ import { listen } from "../api/listen.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
+import { hookProblems } from "../events/webhooks.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
@@ -50,6 +51,10 @@ function preflight(config: LoadedConfig): void {
       "set server.api_token in config.yaml or STATION_API_TOKEN (16+ characters, e.g. `openssl rand -hex 32`), " +
         "or bind to 127.0.0.1",
     );
+  }
+  const hooks = hookProblems(config.values.events.hooks);
+  if (hooks.length > 0) {
+    throw usageError("config_invalid", hooks.join("; "), "fix the webhook mappings (docs/events.md)");
   }
 }
 

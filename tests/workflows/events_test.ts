@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { listEvents, runSignals, sendEvent, signalRun } from "../../src/client/events.ts";
 import { getRun, startRun } from "../../src/client/workflow_runs.ts";
 import { StationError } from "../../src/errors.ts";
+import { hookProblems } from "../../src/events/webhooks.ts";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { startTestStation, type TestStation } from "../helpers/station.ts";
 import { waitFor } from "../helpers/stn.ts";
@@ -275,4 +276,12 @@ Deno.test("events and signals through the real engine", async (t) => {
   } finally {
     await ts.close();
   }
+});
+
+Deno.test("webhooks: a hook mapping that does not parse is a config error naming the key", () => {
+  const hook = { secret: HOOK_SECRET, signature: "hmac-sha256" as const, event: "ci.${status", data: "a ==" };
+  const problems = hookProblems({ ci: hook });
+  assertEquals(problems.length, 2, problems.join("\n"));
+  assert(problems[0].startsWith("events.hooks.ci.event:") && problems[1].startsWith("events.hooks.ci.data:"));
+  assertEquals(hookProblems({ ci: { ...hook, event: "ci.${status}", data: "{'a': b}" } }), []);
 });
