@@ -52,7 +52,7 @@ function watchRun(engine: Engine, runId: string, t0: () => number) {
   return done;
 }
 
-async function waitingCount(engine: Engine, ids: string[]): Promise<number> {
+function waitingCount(engine: Engine, ids: string[]): number {
   return ids.filter((id) => engine.reads.runs.get(id)!.status === "waiting").length;
 }
 
@@ -77,7 +77,7 @@ try {
     signalRuns.push((await engine.startRun({ definition: signalled, input: {} })).id);
   }
   const all = [...orderRuns, ...signalRuns];
-  while (await waitingCount(engine, all) < all.length) await new Promise((r) => setTimeout(r, 50));
+  while (waitingCount(engine, all) < all.length) await new Promise((r) => setTimeout(r, 50));
   console.log(`${all.length} runs waiting after ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   const event = { step: [] as number[], run: [] as number[] };
