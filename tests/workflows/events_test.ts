@@ -285,3 +285,29 @@ Deno.test("webhooks: a hook mapping that does not parse is a config error naming
   assert(problems[0].startsWith("events.hooks.ci.event:") && problems[1].startsWith("events.hooks.ci.data:"));
   assertEquals(hookProblems({ ci: { ...hook, event: "ci.${status}", data: "{'a': b}" } }), []);
 });
+
+Deno.test("webhooks beyond loopback: no API token needed with a valid signature; the events API still needs it", async () => {
+  const token = "a-long-enough-test-token";
+  const ts = await startTestStation({
+    configYaml: `server:\n  host: 0.0.0.0\n  api_token: ${token}\n${CONFIG}`,
+  });
+  try {
+    const url = ts.station.url;
+    const body = JSON.stringify({ head_sha: "f00", status: "finished" });
+    const sig = `sha256=${createHmac("sha256", HOOK_SECRET).update(body).digest("hex")}`;
+    const unsigned = await fetch(`${url}/api/v1/hooks/ci`, { method: "POST", body });
+    assertEquals([unsigned.status, (await unsigned.json()).error.code], [401, "invalid_signature"]);
+    const signed = await fetch(`${url}/api/v1/hooks/ci`, {
+      method: "POST",
+      body,
+      headers: { "x-hub-signature-256": sig },
+    });
+    assertEquals(signed.status, 201);
+    await signed.body?.cancel();
+    const open = await fetch(`${url}/api/v1/events`, { method: "POST", body: JSON.stringify({ name: "x" }) });
+    assertEquals([open.status, (await open.json()).error.code], [401, "unauthorized"]);
+    assertEquals((await listEvents(ts.client)).events.map((e) => e.source), ["hook:ci"]);
+  } finally {
+    await ts.close();
+  }
+});
