@@ -286,10 +286,12 @@ Deno.test("webhooks: a hook mapping that does not parse is a config error naming
   assertEquals(hookProblems({ ci: { ...hook, event: "ci.${status}", data: "{'a': b}" } }), []);
 });
 
-Deno.test("webhooks beyond loopback: no API token needed with a valid signature; the events API still needs it", async () => {
+Deno.test("webhooks beyond loopback need no API token when signed, the events API does; ids are forgotten after events.retention", async () => {
   const token = "a-long-enough-test-token";
   const ts = await startTestStation({
-    configYaml: `server:\n  host: 0.0.0.0\n  api_token: ${token}\n${CONFIG}`,
+    configYaml: `server:\n  host: 0.0.0.0\n  api_token: ${token}\n${
+      CONFIG.replace("events:\n", "events:\n  retention: 300ms\n")
+    }`,
   });
   try {
     const url = ts.station.url;
@@ -307,6 +309,14 @@ Deno.test("webhooks beyond loopback: no API token needed with a valid signature;
     const open = await fetch(`${url}/api/v1/events`, { method: "POST", body: JSON.stringify({ name: "x" }) });
     assertEquals([open.status, (await open.json()).error.code], [401, "unauthorized"]);
     assertEquals((await listEvents(ts.client)).events.map((e) => e.source), ["hook:ci"]);
+    // Past events.retention an id is forgotten: the same id is a new event, and the old record is gone.
+    const first = await sendEvent(ts.client, { name: "tick", id: "t-1" });
+    assertEquals((await sendEvent(ts.client, { name: "tick", id: "t-1" })).duplicate, true);
+    await new Promise((r) => setTimeout(r, 400));
+    const later = await sendEvent(ts.client, { name: "tick", id: "t-1" });
+    assertEquals(later.duplicate, false);
+    assert(later.event.received_at > first.event.received_at);
+    assertEquals((await listEvents(ts.client)).events.map((e) => e.id), ["t-1"], "older events pruned");
   } finally {
     await ts.close();
   }
