@@ -2,9 +2,12 @@ import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { bundleCommand } from "./bundle.ts";
 import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
+import { envCommand } from "./env.ts";
 import { filesCommand } from "./files.ts";
+import { initCommand } from "./init.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
@@ -51,6 +54,7 @@ export function buildProgram(): Command {
     .addHelpText("after", HELP_FOOTER)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
+  initCommand(program);
   serveCommand(program);
   statusCommand(program);
   doctorCommand(program);
@@ -58,6 +62,8 @@ export function buildProgram(): Command {
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));
   syncCommand(program);
+  envCommand(program);
+  bundleCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

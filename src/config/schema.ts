@@ -131,7 +131,9 @@ export const ConfigSchema = z.strictObject({
     provider: z.enum(["openai", "anthropic", "gemini", "openai-compatible"]).optional().describe(
       "model provider of agents without their own `model` (written by `stn init`)",
     ),
-    model: z.string().min(1).optional().describe("default model of agents, `provider/name` (e.g. openai/gpt-4o-mini)"),
+    model: z.string().min(1).optional().describe(
+      "default model of agents, `provider/name` (e.g. openai/gpt-4o-mini)",
+    ),
     base_url: z.string().url().optional().describe(
       "the provider's API URL (a local Ollama, vLLM or any OpenAI-compatible server)",
     ),

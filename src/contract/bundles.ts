@@ -37,7 +37,9 @@ export const CreateBundleBody = z.strictObject({
 
 /** POST /api/v1/bundles/install query. */
 export const InstallBundleQuery = z.object({
-  environment: z.string().min(1).optional().describe("environment to install into (default: the bundle's name)"),
+  environment: z.string().min(1).optional().describe(
+    "environment to install into (default: the bundle's name)",
+  ),
   force: z.enum(["true", "false"]).optional().describe(
     "install into an existing environment, replacing the bundle's files (variables.yml is kept)",
   ),

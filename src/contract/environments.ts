@@ -18,6 +18,7 @@ export const EnvironmentSummary = z.looseObject({
   mcp_servers: z.number(),
   workflows: z.number(),
   missing_variables: z.number().describe("placeholders in its MCP configs with no value"),
+  error: z.string().optional().describe("why the environment could not be read (e.g. a bad variables.yml)"),
 }).meta({ id: "EnvironmentSummary" });
 export type EnvironmentSummary = z.infer<typeof EnvironmentSummary>;
 

@@ -1,7 +1,7 @@
 import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
 import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/load.ts";
-import { environmentDir, ENVIRONMENT_NAME, requireEnvironment } from "./names.ts";
+import { ENVIRONMENT_NAME, environmentDir, requireEnvironment } from "./names.ts";
 import { exists, folderFiles } from "./files.ts";
 import { type McpConfigFile, readMcpConfigs } from "./mcp_configs.ts";
 import { isSecretName } from "./secrets.ts";
@@ -46,12 +46,18 @@ export interface EnvironmentSummary {
   mcp_servers: number;
   workflows: number;
   missing_variables: number;
+  /** Why the environment could not be read, when it could not. */
+  error?: string;
 }
 
-async function names(dir: string, pattern: RegExp): Promise<string[]> {
+/** Names of the entries of `dir` matching `pattern`: files (and links) or folders. */
+async function names(dir: string, pattern: RegExp, kind: "file" | "folder" = "file"): Promise<string[]> {
   const out: string[] = [];
   try {
-    for await (const e of Deno.readDir(dir)) if ((e.isFile || e.isSymlink) && pattern.test(e.name)) out.push(e.name);
+    for await (const e of Deno.readDir(dir)) {
+      const wanted = kind === "folder" ? e.isDirectory : e.isFile || e.isSymlink;
+      if (wanted && pattern.test(e.name)) out.push(e.name);
+    }
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
@@ -69,7 +75,11 @@ export function neededVariables(
   return [...usedBy.keys()].sort().map((name) => ({
     name,
     secret: isSecretName(name),
-    source: Object.hasOwn(values, name) ? "variables.yml" : env(name) !== undefined ? "environment" : "missing",
+    source: Object.hasOwn(values, name)
+      ? "variables.yml"
+      : env(name) !== undefined
+      ? "environment"
+      : "missing",
     used_by: usedBy.get(name)!,
   }));
 }
@@ -106,10 +116,25 @@ export async function listEnvironments(
   env?: (name: string) => string | undefined,
 ): Promise<EnvironmentSummary[]> {
   const out: EnvironmentSummary[] = [];
-  for (const name of await names(environmentsDir, ENVIRONMENT_NAME).catch(() => [])) {
-    if (!(await Deno.stat(join(environmentsDir, name))).isDirectory) continue;
-    const d = await showEnvironment(environmentsDir, name, env).catch(() => null);
-    if (!d) continue;
+  for (const name of await names(environmentsDir, ENVIRONMENT_NAME, "folder")) {
+    let d: EnvironmentDetails;
+    try {
+      d = await showEnvironment(environmentsDir, name, env);
+    } catch (err) {
+      // One broken environment (a bad variables.yml) must not hide the others: it is listed with why.
+      if (!(err instanceof StationError)) throw err;
+      const path = join(environmentsDir, name);
+      out.push({
+        name,
+        path,
+        agents: 0,
+        mcp_servers: 0,
+        workflows: 0,
+        missing_variables: 0,
+        error: err.message,
+      });
+      continue;
+    }
     out.push({
       name,
       path: d.path,

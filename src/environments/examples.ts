@@ -35,7 +35,8 @@ export const EXAMPLE_MCP_CONFIG = `{
 `;
 
 /** workflows/hello.workflow.yaml: transform, switch and inject steps — no model, no sandbox. */
-export const EXAMPLE_WORKFLOW = `# The example workflow of \`stn init\`: it needs no model key (transform, switch and inject steps).
+export const EXAMPLE_WORKFLOW =
+  `# The example workflow of \`stn init\`: it needs no model key (transform, switch and inject steps).
 #   stn workflow run hello --input '{"name": "Ada"}'
 id: hello
 name: Hello

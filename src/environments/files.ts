@@ -42,7 +42,9 @@ export async function folderFiles(root: string, dir = root): Promise<FolderFile[
     if (info.isDirectory) {
       if (e.isSymlink) throw unsafePath(rel, "a link to a folder");
       out.push(...await folderFiles(root, abs));
-    } else if (info.isFile) out.push({ path: rel, abs: resolve(abs), mode: (info.mode ?? 0o644) & 0o777, size: info.size });
+    } else if (info.isFile) {
+      out.push({ path: rel, abs: resolve(abs), mode: (info.mode ?? 0o644) & 0o777, size: info.size });
+    }
   }
   return out.sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 }

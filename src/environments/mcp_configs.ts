@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { placeholderNames, parsableJson } from "./placeholders.ts";
+import { parsableJson, placeholderNames } from "./placeholders.ts";
 
 /**
  * An environment's MCP server configs as files (spec/agents.md): `*.json` at the top of the folder and
@@ -67,7 +67,11 @@ export function parseMcpConfig(file: string, text: string): McpConfigFile {
       const spec = (s && typeof s === "object" ? s : {}) as Record<string, unknown>;
       return {
         name,
-        transport: typeof spec.command === "string" ? "stdio" : typeof spec.url === "string" ? "http" : "unknown",
+        transport: typeof spec.command === "string"
+          ? "stdio"
+          : typeof spec.url === "string"
+          ? "http"
+          : "unknown",
       };
     }),
   };

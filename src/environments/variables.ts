@@ -97,7 +97,8 @@ export async function getVariable(envDir: string, environment: string, name: str
 
 function notSet(environment: string, name: string): StationError {
   return new StationError("variable_not_found", `${name} is not set in environment ${environment}`, {
-    hint: `\`stn env vars list ${environment}\` shows what is set; \`stn env vars set ${environment} ${name} -\` ` +
+    hint:
+      `\`stn env vars list ${environment}\` shows what is set; \`stn env vars set ${environment} ${name} -\` ` +
       "sets it from stdin",
   });
 }

@@ -83,7 +83,14 @@ const copy = createRoute({
   request: { ...byName, body: { content: { "application/json": { schema: CopyEnvironmentBody } } } },
   responses: {
     201: json(EnvironmentDetails, "the copy"),
-    ...errors("invalid_json", "invalid_request", "invalid_environment", "environment_not_found", "environment_exists", "unsafe_path"),
+    ...errors(
+      "invalid_json",
+      "invalid_request",
+      "invalid_environment",
+      "environment_not_found",
+      "environment_exists",
+      "unsafe_path",
+    ),
   },
 });
 const listVars = createRoute({
@@ -105,7 +112,13 @@ const getVar = createRoute({
   request: byVariable,
   responses: {
     200: json(ShownVariable, "the variable"),
-    ...errors("invalid_environment", "environment_not_found", "invalid_variable_name", "variable_not_found", "variables_invalid"),
+    ...errors(
+      "invalid_environment",
+      "environment_not_found",
+      "invalid_variable_name",
+      "variable_not_found",
+      "variables_invalid",
+    ),
   },
 });
 const setVar = createRoute({
@@ -116,7 +129,14 @@ const setVar = createRoute({
   request: { ...byVariable, body: { content: { "application/json": { schema: SetVariableBody } } } },
   responses: {
     200: json(SetVariableResult, "set (value masked when secret)"),
-    ...errors("invalid_json", "invalid_request", "invalid_environment", "environment_not_found", "invalid_variable_name", "variables_invalid"),
+    ...errors(
+      "invalid_json",
+      "invalid_request",
+      "invalid_environment",
+      "environment_not_found",
+      "invalid_variable_name",
+      "variables_invalid",
+    ),
   },
 });
 const unsetVar = createRoute({
@@ -127,7 +147,13 @@ const unsetVar = createRoute({
   request: byVariable,
   responses: {
     200: json(UnsetVariableResult, "removed"),
-    ...errors("invalid_environment", "environment_not_found", "invalid_variable_name", "variable_not_found", "variables_invalid"),
+    ...errors(
+      "invalid_environment",
+      "environment_not_found",
+      "invalid_variable_name",
+      "variable_not_found",
+      "variables_invalid",
+    ),
   },
 });
 
@@ -162,7 +188,10 @@ export function environmentRoutes(ctx: StationContext): OpenAPIHono {
   });
   openapi(app, listVars, async (c) => {
     const { name } = c.req.valid("param");
-    return c.json({ environment: name, variables: await listVariables(await requireEnvironment(dir, name)) }, 200);
+    return c.json(
+      { environment: name, variables: await listVariables(await requireEnvironment(dir, name)) },
+      200,
+    );
   });
   openapi(app, getVar, async (c) => {
     const { name, variable } = c.req.valid("param");
@@ -170,7 +199,11 @@ export function environmentRoutes(ctx: StationContext): OpenAPIHono {
   });
   openapi(app, setVar, async (c) => {
     const { name, variable } = c.req.valid("param");
-    const result = await setVariable(await requireEnvironment(dir, name), variable, c.req.valid("json").value);
+    const result = await setVariable(
+      await requireEnvironment(dir, name),
+      variable,
+      c.req.valid("json").value,
+    );
     // The name only: a value, secret or not, is never logged.
     log.info("variable set", { environment: name, variable });
     return c.json(result, 200);

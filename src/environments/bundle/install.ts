@@ -33,7 +33,9 @@ async function requirePlainFolders(dir: string, files: Iterable<string>): Promis
   const folders = new Set([...files].map((f) => dirname(f)).filter((d) => d !== "."));
   for (const folder of folders) {
     try {
-      if ((await Deno.lstat(join(dir, folder))).isSymlink) throw unsafePath(folder, "a link in the target environment");
+      if ((await Deno.lstat(join(dir, folder))).isSymlink) {
+        throw unsafePath(folder, "a link in the target environment");
+      }
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }

@@ -33,7 +33,9 @@ export function unsafeReason(path: string): string | undefined {
   if (path.includes("\\") || path.includes("\0")) return "a path with a backslash or NUL";
   const segments = path.split("/");
   if (segments.some((s) => s === "..")) return "a path that climbs out with `..`";
-  if (segments.some((s) => s === "" || s === "." || !SEGMENT.test(s))) return "a path with an empty, `.` or odd segment";
+  if (segments.some((s) => s === "" || s === "." || !SEGMENT.test(s))) {
+    return "a path with an empty, `.` or odd segment";
+  }
   return undefined;
 }
 

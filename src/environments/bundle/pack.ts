@@ -30,7 +30,9 @@ export interface PackOptions {
 
 function tooLarge(message: string): StationError {
   return new StationError("bundle_too_large", message, {
-    hint: `a bundle holds at most ${BUNDLE_LIMITS.maxEntries} files of ${formatBytes(BUNDLE_LIMITS.maxFileBytes)} each`,
+    hint: `a bundle holds at most ${BUNDLE_LIMITS.maxEntries} files of ${
+      formatBytes(BUNDLE_LIMITS.maxFileBytes)
+    } each`,
   });
 }
 
@@ -43,7 +45,9 @@ export async function packEnvironment(
   const dir = await requireEnvironment(environmentsDir, name);
   const all = await folderFiles(dir);
   const chosen = all.filter((f) => bundledPath(f.path));
-  if (chosen.length >= BUNDLE_LIMITS.maxEntries) throw tooLarge(`${name} has ${chosen.length} files to bundle`);
+  if (chosen.length >= BUNDLE_LIMITS.maxEntries) {
+    throw tooLarge(`${name} has ${chosen.length} files to bundle`);
+  }
   const files: { path: string; bytes: Uint8Array }[] = [];
   const agents: string[] = [];
   const servers: string[] = [];

@@ -35,7 +35,10 @@ export function refuseLiteralSecrets(file: string, text: string): void {
     "bundle_secret",
     `${file} holds a literal secret at ${found.join(", ")}; a bundle never carries secrets`,
     {
-      hint: `replace the value with a placeholder such as "{{ .${found[0].split(".").pop()!.toUpperCase().replace(/[^A-Z0-9_]/g, "_")} }}" ` +
+      hint:
+        `replace the value with a placeholder such as "{{ .${
+          found[0].split(".").pop()!.toUpperCase().replace(/[^A-Z0-9_]/g, "_")
+        } }}" ` +
         "and keep the value in variables.yml (`stn env vars set`)",
       details: { file, keys: found },
     },

@@ -31,7 +31,10 @@ function invalid(message: string, member?: string): StationError {
 
 function tooLarge(message: string, member?: string): StationError {
   return new StationError("bundle_too_large", message, {
-    hint: `a bundle holds at most ${BUNDLE_LIMITS.maxEntries} members, ${formatBytes(BUNDLE_LIMITS.maxFileBytes)} ` +
+    hint:
+      `a bundle holds at most ${BUNDLE_LIMITS.maxEntries} members, ${
+        formatBytes(BUNDLE_LIMITS.maxFileBytes)
+      } ` +
       `each and ${formatBytes(BUNDLE_LIMITS.maxTotalBytes)} in all`,
     details: member !== undefined ? { member } : undefined,
   });
@@ -60,8 +63,11 @@ function checkHeader(header: tar.Header, count: number): { path: string; folder:
   }
   const type = header.type ?? "file";
   if (type === "symlink" || type === "link") {
-    throw invalid(`member ${raw} is a ${type === "link" ? "hard link" : "symlink"} (to ${header.linkname}); ` +
-      "bundles carry plain files only", raw);
+    throw invalid(
+      `member ${raw} is a ${type === "link" ? "hard link" : "symlink"} (to ${header.linkname}); ` +
+        "bundles carry plain files only",
+      raw,
+    );
   }
   if (type !== "directory" && !FILE_TYPES.has(type)) {
     throw invalid(`member ${raw} is a ${type}; bundles carry plain files only`, raw);
@@ -84,9 +90,13 @@ function checkHeader(header: tar.Header, count: number): { path: string; folder:
 /** Reads and verifies a bundle's bytes; throws `bundle_invalid` / `bundle_too_large` at the first problem. */
 export async function readBundle(bytes: Uint8Array): Promise<ReadBundle> {
   if (bytes.length > BUNDLE_LIMITS.maxCompressedBytes) {
-    throw tooLarge(`the bundle is ${formatBytes(bytes.length)}, over ${formatBytes(BUNDLE_LIMITS.maxCompressedBytes)}`);
+    throw tooLarge(
+      `the bundle is ${formatBytes(bytes.length)}, over ${formatBytes(BUNDLE_LIMITS.maxCompressedBytes)}`,
+    );
   }
-  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) throw invalid("the bundle is not gzip data");
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+    throw invalid("the bundle is not gzip data");
+  }
   const archive = gunzip(bytes);
   const files = new Map<string, Uint8Array>();
   const extract = tar.extract();
@@ -135,12 +145,17 @@ function verifyManifest(files: Map<string, Uint8Array>): BundleManifest {
   }
   const listed = new Set<string>();
   for (const f of manifest.files) {
-    if (!bundledPath(f.path)) throw invalid(`manifest.json lists ${f.path}, which a bundle cannot carry`, f.path);
+    if (!bundledPath(f.path)) {
+      throw invalid(`manifest.json lists ${f.path}, which a bundle cannot carry`, f.path);
+    }
     const bytes = files.get(f.path);
     if (!bytes) throw invalid(`manifest.json lists ${f.path}, which the bundle does not hold`, f.path);
     const sha = createHash("sha256").update(bytes).digest("hex");
     if (bytes.length !== f.size || sha !== f.sha256) {
-      throw invalid(`${f.path} does not match its checksum in manifest.json (changed after packing?)`, f.path);
+      throw invalid(
+        `${f.path} does not match its checksum in manifest.json (changed after packing?)`,
+        f.path,
+      );
     }
     listed.add(f.path);
   }
