@@ -116,7 +116,7 @@ export function initCommand(program: Command): void {
     .option("--model <name>", "default model, provider/name or a name of the provider's")
     .option("--base-url <url>", "the provider's API URL (Ollama, vLLM, any OpenAI-compatible server)")
     .option("-y, --yes", "ask nothing: flags, config.yaml's values or defaults")
-    .option("--force", "replace config.yaml values that differ from the flags given")
+    .option("-f, --force", "replace config.yaml values that differ from the flags given")
     .action(async (flags: InitFlags, cmd: Command) => {
       const json = jsonMode(cmd);
       const paths = stationPaths(resolveHome());

@@ -85,6 +85,10 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
     const copy = await copyEnvironment(c, "team", "team2");
     assertEquals([copy.name, copy.agents.length, copy.missing], ["team2", 1, []]);
     assertEquals(await code(copyEnvironment(c, "team", "team2")), ["environment_exists", 409]);
+    assertEquals(
+      (await Deno.stat(t.home.path("environments", "team2", "variables.yml"))).mode! & 0o777,
+      0o600,
+    );
     assertEquals((await listEnvironments(c)).map((e) => [e.name, e.agents, e.mcp_servers, e.workflows]), [
       ["team", 1, 2, 1],
       ["team2", 1, 2, 1],
