@@ -8,7 +8,7 @@ import { formatBytes } from "../../files/size.ts";
 import { VERSION } from "../../version.ts";
 import { idFromFileName } from "../../workflows/definition/load.ts";
 import { folderFiles } from "../files.ts";
-import { parseMcpConfig } from "../mcp_configs.ts";
+import { type McpConfigFile, parseMcpConfig } from "../mcp_configs.ts";
 import { neededVariables } from "../environments.ts";
 import { requireEnvironment } from "../names.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST } from "./layout.ts";
@@ -52,7 +52,7 @@ export async function packEnvironment(
   const agents: string[] = [];
   const servers: string[] = [];
   const workflows: string[] = [];
-  const configs = [];
+  const configs: McpConfigFile[] = [];
   for (const f of chosen) {
     if (f.size > BUNDLE_LIMITS.maxFileBytes) {
       throw tooLarge(`${f.path} is ${formatBytes(f.size)}, over ${formatBytes(BUNDLE_LIMITS.maxFileBytes)}`);
