@@ -2,8 +2,12 @@ import type { MiddlewareHandler } from "hono";
 import { StationError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";
 
-/** Routes whose bodies are files: streamed to their store under its own limits, never buffered here. */
-const FILE_BODIES = [/^\/api\/v1\/files(\/|$)/, /^\/api\/v1\/sandboxes\/[^/]+\/files\//];
+/** Routes whose bodies are files: read under their own limits (the store's, a bundle's), never buffered here. */
+const FILE_BODIES = [
+  /^\/api\/v1\/files(\/|$)/,
+  /^\/api\/v1\/sandboxes\/[^/]+\/files\//,
+  /^\/api\/v1\/bundles\/install$/,
+];
 
 function tooLarge(maxBytes: number): StationError {
   return new StationError("body_too_large", `the request body is over ${formatBytes(maxBytes)}`, {

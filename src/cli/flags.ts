@@ -11,6 +11,7 @@ export const SHORT_FLAGS: ReadonlyArray<{ short: string; long: string; meaning: 
   { short: "-a", long: "--arg", meaning: "argument for the program (repeatable)" },
   { short: "-r", long: "--recursive", meaning: "include subdirectories (-R is the same)" },
   { short: "-R", long: "--recursive", meaning: "same as -r" },
+  { short: "-y", long: "--yes", meaning: "ask nothing: confirm, or take flags and defaults" },
   { short: "-V", long: "--version", meaning: "print stn's version" },
   { short: "-h", long: "--help", meaning: "show help" },
 ];

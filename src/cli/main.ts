@@ -2,10 +2,13 @@ import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { bundleCommand } from "./bundle.ts";
 import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
+import { envCommand } from "./env.ts";
 import { filesCommand } from "./files.ts";
+import { initCommand } from "./init.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
@@ -52,6 +55,7 @@ export function buildProgram(): Command {
     .addHelpText("after", HELP_FOOTER)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
+  initCommand(program);
   serveCommand(program);
   statusCommand(program);
   doctorCommand(program);
@@ -62,6 +66,8 @@ export function buildProgram(): Command {
   workflowSignalCommand(workflow);
   eventsCommand(program);
   syncCommand(program);
+  envCommand(program);
+  bundleCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

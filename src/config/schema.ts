@@ -145,6 +145,20 @@ export const ConfigSchema = z.strictObject({
         "event (a name, may hold ${…} over the body), data and id (JSONata over the body, $headers)}; see docs/events.md",
     ),
   }).prefault({}),
+  ai: z.strictObject({
+    provider: z.enum(["openai", "anthropic", "gemini", "openai-compatible"]).optional().describe(
+      "model provider of agents without their own `model` (written by `stn init`)",
+    ),
+    model: z.string().min(1).optional().describe(
+      "default model of agents, `provider/name` (e.g. openai/gpt-4o-mini)",
+    ),
+    base_url: z.string().url().optional().describe(
+      "the provider's API URL (a local Ollama, vLLM or any OpenAI-compatible server)",
+    ),
+    api_key: z.string().min(1).optional().describe(
+      "the provider's key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY)",
+    ),
+  }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
   }).prefault({}),

@@ -12,3 +12,5 @@ export * from "./runs.ts";
 export * from "./sandboxes.ts";
 export * from "./sync.ts";
 export * from "./workflows.ts";
+export * from "./bundles.ts";
+export * from "./environments.ts";

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { formatIssue } from "./definition/format.ts";
 import type { LoadedConfig } from "../config/load.ts";
+import { environmentDir } from "../environments/names.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { idFromFileName, validateSource, WORKFLOW_FILE } from "./definition/load.ts";
@@ -68,13 +69,7 @@ export async function syncEnvironment(
   environmentsDir: string,
   environment: string,
 ): Promise<SyncReport> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(environment)) {
-    throw new StationError("invalid_environment", `invalid environment name ${JSON.stringify(environment)}`, {
-      status: 400,
-      hint: "environment names are folder names under $STATION_HOME/environments, e.g. `default`",
-    });
-  }
-  const envDir = join(environmentsDir, environment);
+  const envDir = environmentDir(environmentsDir, environment);
   try {
     if (!(await Deno.stat(envDir)).isDirectory) throw new Deno.errors.NotFound();
   } catch (err) {

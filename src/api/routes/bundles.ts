@@ -1,0 +1,118 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { CreateBundleBody, InstallBundleQuery, InstallResult } from "../../contract/bundles.ts";
+import { BUNDLE_LIMITS } from "../../environments/bundle/layout.ts";
+import { installBundle } from "../../environments/bundle/install.ts";
+import { packEnvironment } from "../../environments/bundle/pack.ts";
+import { StationError } from "../../errors.ts";
+import { formatBytes } from "../../files/size.ts";
+import { log } from "../../log.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { syncEnvironment } from "../../workflows/sync.ts";
+import { errors, json, openapi, router } from "../openapi.ts";
+
+/**
+ * /api/v1/bundles: an environment packed as a .tar.gz (agents, MCP configs, workflows and a manifest
+ * with checksums; never variables.yml), and installing one — checked whole before a byte is written,
+ * then synced.
+ */
+
+const tags = ["bundles"];
+const GZIP = "application/gzip";
+
+const create = createRoute({
+  method: "post",
+  path: "/",
+  tags,
+  summary: "Pack an environment into a bundle (.tar.gz) and download it",
+  request: { body: { content: { "application/json": { schema: CreateBundleBody } } } },
+  responses: {
+    200: {
+      description: "the bundle; X-Bundle-Sha256 carries the archive's SHA-256",
+      content: { [GZIP]: { schema: { type: "string", format: "binary" } } },
+    },
+    ...errors(
+      "invalid_json",
+      "invalid_request",
+      "invalid_environment",
+      "environment_not_found",
+      "bundle_secret",
+      "bundle_too_large",
+      "unsafe_path",
+    ),
+  },
+});
+const install = createRoute({
+  method: "post",
+  path: "/install",
+  tags,
+  summary: "Install a bundle (the .tar.gz as the body) into an environment, then sync it",
+  request: {
+    query: InstallBundleQuery,
+    body: { required: true, content: { [GZIP]: { schema: { type: "string", format: "binary" } } } },
+  },
+  responses: {
+    201: json(InstallResult, "installed into a new environment, and synced"),
+    200: json(InstallResult, "installed over an existing environment (force), and synced"),
+    ...errors(
+      "invalid_request",
+      "invalid_environment",
+      "environment_exists",
+      "bundle_invalid",
+      "bundle_too_large",
+      "unsafe_path",
+    ),
+  },
+});
+
+/** Reads the request body, refusing it with 413 as soon as it passes the bundle size limit. */
+async function readBundleBody(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+  const max = BUNDLE_LIMITS.maxCompressedBytes;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body ?? []) {
+    size += chunk.length;
+    if (size > max) {
+      throw new StationError("bundle_too_large", `the bundle is over ${formatBytes(max)}`, {
+        hint: "a bundle carries agents, MCP configs and workflows: text files, far below this limit",
+      });
+    }
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) bytes.set(c, at), at += c.length;
+  return bytes;
+}
+
+/** The bundle routes, mounted at /api/v1/bundles. */
+export function bundleRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
+  const dir = ctx.config.paths.environments;
+  openapi(app, create, async (c) => {
+    const { environment, version, description } = c.req.valid("json");
+    const packed = await packEnvironment(dir, environment, { version, description });
+    const sha = new Uint8Array(await crypto.subtle.digest("SHA-256", packed.bytes as BufferSource));
+    log.info("bundle created", { environment, files: packed.manifest.files.length });
+    return c.body(packed.bytes as Uint8Array<ArrayBuffer>, 200, {
+      "content-type": GZIP,
+      "content-disposition": `attachment; filename="${environment}.tar.gz"`,
+      "x-bundle-sha256": Array.from(sha, (b) => b.toString(16).padStart(2, "0")).join(""),
+    }) as never;
+  });
+  openapi(app, install, async (c) => {
+    const query = c.req.valid("query");
+    const bytes = await readBundleBody(c.req.raw.body);
+    const installed = await installBundle(dir, bytes, {
+      environment: query.environment,
+      force: query.force === "true",
+    });
+    log.info("bundle installed", {
+      environment: installed.environment,
+      files: installed.files.length,
+      missing_variables: installed.missing.length,
+    });
+    const sync = await syncEnvironment(ctx.workflows, dir, installed.environment);
+    return c.json({ ...installed, sync }, installed.created ? 201 : 200);
+  }, { body: "raw" });
+  return app;
+}

@@ -1,0 +1,110 @@
+import { InstallResult } from "../contract/bundles.ts";
+import {
+  DeletedEnvironment,
+  EnvironmentDetails,
+  EnvironmentList,
+  type EnvironmentSummary,
+  SetVariableResult,
+  ShownVariable,
+  UnsetVariableResult,
+  VariableList,
+} from "../contract/environments.ts";
+import { StationError } from "../errors.ts";
+import { parseAnswer, type StationClient } from "./http.ts";
+
+const envPath = (name: string) => `/api/v1/environments/${encodeURIComponent(name)}`;
+const varPath = (name: string, variable: string) =>
+  `${envPath(name)}/variables/${encodeURIComponent(variable)}`;
+
+/** Every environment with its counts. */
+export async function listEnvironments(client: StationClient): Promise<EnvironmentSummary[]> {
+  return (await client.json("GET", "/api/v1/environments", { schema: EnvironmentList })).environments;
+}
+
+/** An environment's agents, MCP configs, workflows and needed variables. */
+export function showEnvironment(client: StationClient, name: string): Promise<EnvironmentDetails> {
+  return client.json("GET", envPath(name), { schema: EnvironmentDetails });
+}
+
+/** Creates an empty environment. */
+export function createEnvironment(client: StationClient, name: string): Promise<EnvironmentDetails> {
+  return client.json("POST", "/api/v1/environments", { body: { name }, schema: EnvironmentDetails });
+}
+
+/** Copies an environment into a new one. */
+export function copyEnvironment(
+  client: StationClient,
+  from: string,
+  to: string,
+): Promise<EnvironmentDetails> {
+  return client.json("POST", `${envPath(from)}/copy`, { body: { to }, schema: EnvironmentDetails });
+}
+
+/** Deletes an environment folder. */
+export function deleteEnvironment(client: StationClient, name: string) {
+  return client.json("DELETE", envPath(name), { schema: DeletedEnvironment });
+}
+
+/** The variables of an environment (secrets masked by the server). */
+export function listVariables(client: StationClient, name: string): Promise<VariableList> {
+  return client.json("GET", `${envPath(name)}/variables`, { schema: VariableList });
+}
+
+/** One variable (masked when secret). */
+export function getVariable(client: StationClient, name: string, variable: string): Promise<ShownVariable> {
+  return client.json("GET", varPath(name, variable), { schema: ShownVariable });
+}
+
+/** Sets a variable. */
+export function setVariable(
+  client: StationClient,
+  name: string,
+  variable: string,
+  value: string,
+): Promise<SetVariableResult> {
+  return client.json("PUT", varPath(name, variable), { body: { value }, schema: SetVariableResult });
+}
+
+/** Removes a variable. */
+export function unsetVariable(client: StationClient, name: string, variable: string) {
+  return client.json("DELETE", varPath(name, variable), { schema: UnsetVariableResult });
+}
+
+/** Packs an environment on the server; returns the .tar.gz bytes, checked against the SHA-256 it sent. */
+export async function createBundle(
+  client: StationClient,
+  body: { environment: string; version?: string; description?: string },
+): Promise<Uint8Array> {
+  const res = await client.fetch("POST", "/api/v1/bundles", {
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const expected = res.headers.get("x-bundle-sha256");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const actual = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (expected !== actual) {
+    throw new StationError(
+      "checksum_mismatch",
+      "the bundle received does not match the checksum the server sent",
+      {
+        hint: "try again; the connection may have cut the download short",
+      },
+    );
+  }
+  return bytes;
+}
+
+/** Uploads a bundle to install (then the server syncs the environment). */
+export async function installBundle(
+  client: StationClient,
+  bytes: Uint8Array,
+  options: { environment?: string; force?: boolean } = {},
+): Promise<InstallResult> {
+  const res = await client.fetch("POST", "/api/v1/bundles/install", {
+    body: bytes as Uint8Array<ArrayBuffer>,
+    headers: { "content-type": "application/gzip" },
+    query: { environment: options.environment, force: options.force ? "true" : undefined },
+  });
+  return parseAnswer(InstallResult, await res.json(), "POST /api/v1/bundles/install");
+}

@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { NeededVariable } from "./environments.ts";
+import { SyncReport } from "./sync.ts";
+
+/** One file a bundle carries, with its checksum. */
+export const BundleFile = z.strictObject({
+  path: z.string().describe("relative to the environment folder, e.g. agents/hello.prompt"),
+  size: z.int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+/** A bundle's `manifest.json`: what it holds, what it needs, and the checksum of every file. */
+export const BundleManifest = z.looseObject({
+  format: z.literal("stn-bundle/1"),
+  name: z.string().describe("the environment it was made from (the default install target)"),
+  version: z.string(),
+  description: z.string().optional(),
+  stn_version: z.string(),
+  created_at: z.string(),
+  contents: z.looseObject({
+    agents: z.array(z.string()),
+    mcp_servers: z.array(z.string()),
+    workflows: z.array(z.string()),
+  }),
+  variables: z.array(z.looseObject({ name: z.string(), secret: z.boolean(), used_by: z.array(z.string()) }))
+    .describe("placeholders its MCP configs use; their values are never in the bundle"),
+  files: z.array(BundleFile),
+}).meta({ id: "BundleManifest" });
+export type BundleManifest = z.infer<typeof BundleManifest>;
+
+/** POST /api/v1/bundles: pack an environment (the answer is the .tar.gz). */
+export const CreateBundleBody = z.strictObject({
+  environment: z.string().min(1),
+  version: z.string().min(1).max(64).optional().describe("a label for the manifest (default 1.0.0)"),
+  description: z.string().max(1000).optional(),
+}).meta({ id: "CreateBundleBody" });
+
+/** POST /api/v1/bundles/install query. */
+export const InstallBundleQuery = z.object({
+  environment: z.string().min(1).optional().describe(
+    "environment to install into (default: the bundle's name)",
+  ),
+  force: z.enum(["true", "false"]).optional().describe(
+    "install into an existing environment, replacing the bundle's files (variables.yml is kept)",
+  ),
+});
+
+/** The answer to an install: what was written, what is still to set, and the sync that followed. */
+export const InstallResult = z.looseObject({
+  environment: z.string(),
+  path: z.string(),
+  created: z.boolean().describe("false when an existing environment was updated (force)"),
+  files: z.array(z.string()),
+  manifest: BundleManifest,
+  variables: z.array(NeededVariable),
+  missing: z.array(z.string()).describe("variables still to set: `stn env vars set <env> NAME -`"),
+  sync: SyncReport,
+}).meta({ id: "BundleInstallResult" });
+export type InstallResult = z.infer<typeof InstallResult>;
