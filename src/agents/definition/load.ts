@@ -133,14 +133,14 @@ async function outputSchema(fm: FrontMatter, raw: Record<string, unknown>) {
         },
       };
     }
-    return toJsonSchema(parsed, "/output_schema");
+    return await toJsonSchema(parsed, "/output_schema");
   }
   const output = raw.output;
   if (!isObj(output)) return {};
-  if (output.schema !== undefined) return toJsonSchema(output.schema, "/output/schema");
+  if (output.schema !== undefined) return await toJsonSchema(output.schema, "/output/schema");
   if ("type" in output || "properties" in output) {
     const { format: _f, ...inline } = output;
-    return toJsonSchema(inline, "/output");
+    return await toJsonSchema(inline, "/output");
   }
   return {};
 }
