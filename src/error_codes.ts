@@ -74,6 +74,10 @@ export const ERROR_CODES = {
   migration_pending: [409, 1, "`stn workflow migrate --check`: files would change"],
   output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
   no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no `*.workflow.*` files"],
+  // Agent definitions
+  agent_not_found: [404, 1, "no agent with that name in the environment (agents are synced from agents/*.prompt)"],
+  agent_invalid: [422, 1, "an agent `.prompt` file is invalid (details lists each issue)"],
+  no_agent_files: [400, 2, "`stn agent validate` found no `.prompt` files to check"],
   // Runs and approvals
   run_not_found: [404, 1, "no workflow run with that id"],
   run_finished: [409, 1, "the run has already ended"],
