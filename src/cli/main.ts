@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
+import { registerAgentCommands } from "./agent.ts";
 import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
 import { filesCommand } from "./files.ts";
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   sandboxCommand(program);
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));
+  registerAgentCommands(program);
   syncCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);

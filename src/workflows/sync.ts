@@ -202,7 +202,8 @@ export async function syncOnStart(
       invalid: report.invalid.length,
       ...(report.agents
         ? {
-          agents: report.agents.created.length + report.agents.updated.length + report.agents.unchanged.length,
+          agents: report.agents.created.length + report.agents.updated.length +
+            report.agents.unchanged.length,
           agents_deleted: report.agents.deleted.length,
           agents_invalid: report.agents.invalid.length,
         }

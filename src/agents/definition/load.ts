@@ -198,6 +198,10 @@ function notes(fm: FrontMatter, raw: Record<string, unknown>): Unplaced[] {
   return found;
 }
 
+/** Document order. */
+const byPosition = (a: ValidationIssue, b: ValidationIssue) =>
+  (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0);
+
 /** Parses and checks one `.prompt` file's text (references to tools and other agents are checked by the caller). */
 export async function parseAgent(text: string, options: ParseOptions): Promise<ParsedAgent> {
   const name = agentNameFromFile(options.path);
@@ -245,14 +249,15 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     return agent;
   }
   const result = FrontMatter.safeParse(raw, { reportInput: true });
-  agent.warnings.push(...unknownKeyNotes(raw).map((n) => at(n)));
+  agent.warnings.push(...unknownKeyNotes(raw).map((n) => at(n)).sort(byPosition));
   if (!result.success) agent.errors.push(...result.error.issues.map((i) => at(zodIssue(i), true)));
   agent.errors.push(...await checkTemplate(split.body, split.bodyLine));
-  agent.errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+  agent.errors.sort(byPosition);
   if (!result.success) return agent;
   const fm = result.data;
   agent.lists = { tools: fm.tools ?? [], agents: fm.agents ?? [] };
   agent.warnings.push(...notes(fm, raw).map((n) => at(n)));
+  agent.warnings.sort(byPosition);
 
   const input = fm.input?.schema === undefined ? {} : await toJsonSchema(fm.input.schema, "/input/schema");
   const output = await outputSchema(fm, raw);

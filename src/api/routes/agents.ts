@@ -67,7 +67,10 @@ export function agentRoutes(ctx: StationContext): OpenAPIHono {
           : `add environments/${environment}/agents/${name}.prompt and run \`stn sync ${environment}\``,
       });
     }
-    return c.json({ agent: stored.definition, created_at: stored.created_at, updated_at: stored.updated_at }, 200);
+    return c.json(
+      { agent: stored.definition, created_at: stored.created_at, updated_at: stored.updated_at },
+      200,
+    );
   });
   return app;
 }

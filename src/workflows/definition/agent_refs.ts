@@ -12,7 +12,10 @@ const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Every `type: agent` step with its agent reference and its pointer, nested blocks included. */
-function agentSteps(value: unknown, at: (string | number)[] = []): { ref: string; at: (string | number)[] }[] {
+function agentSteps(
+  value: unknown,
+  at: (string | number)[] = [],
+): { ref: string; at: (string | number)[] }[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => agentSteps(v, [...at, i]));
   if (!isObj(value)) return [];
   const own = value.type === "agent" && typeof value.agent === "string"
