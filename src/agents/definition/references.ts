@@ -92,14 +92,23 @@ export function checkReferences(agents: ParsedAgent[], options: ReferenceOptions
       }
     }
   }
-  for (const [a, list] of cycles(agents)) {
+  // Every agent on a cycle gets the error, at the entry that continues it, so none of them is stored.
+  const byName = new Map(agents.map((a) => [a.name, a]));
+  const told = new Set<string>();
+  for (const list of cycles(agents).values()) {
     for (const c of list) {
       if (c.path.length <= 2) continue; // self-reference, reported above
-      add(a, `/agents/${indexIn(a, "agents", a.definition!.agents[c.index])}`, {
-        code: "agent_cycle",
-        message: `child agents form a cycle: ${c.path.join(" → ")}`,
-        hint: "a child agent must not call back into one of its parents; remove one link",
-      });
+      for (let i = 0; i + 1 < c.path.length; i++) {
+        const from = byName.get(c.path[i])!;
+        const pointer = pointerOf(from, "agents", c.path[i + 1]);
+        if (told.has(`${from.name}\0${pointer}`)) continue;
+        told.add(`${from.name}\0${pointer}`);
+        add(from, pointer, {
+          code: "agent_cycle",
+          message: `child agents form a cycle: ${[...c.path.slice(i, -1), ...c.path.slice(0, i + 1)].join(" → ")}`,
+          hint: "a child agent must not call back into one of its parents; remove one link",
+        });
+      }
     }
   }
   for (const a of agents) if (a.errors.length) delete a.definition;
