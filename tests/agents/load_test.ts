@@ -8,6 +8,8 @@ import {
   parseAgent,
   type ParsedAgent,
 } from "../../src/agents/definition/mod.ts";
+import { agentReferenceIssues } from "../../src/workflows/definition/agent_refs.ts";
+import { validateSource } from "../../src/workflows/definition/load.ts";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/station/", import.meta.url));
 const EXAMPLE = fileURLToPath(new URL("../../examples/environments/default/", import.meta.url));
@@ -381,4 +383,27 @@ Deno.test("agent validate files: each is checked with its folder's agents as the
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the example environment's workflow is valid and names only the example's agents", async () => {
+  const file = join(EXAMPLE, "workflows", "audit-and-report.workflow.yaml");
+  const text = await Deno.readTextFile(file);
+  const result = validateSource(text, { fileName: file });
+  assertEquals(result.errors, []);
+  assertEquals(result.warnings.map((w) => w.code), ["agent_not_checked"]);
+  const types = new Set<string>(result.definition!.states.map((s) => s.type));
+  for (const t of ["agent", "switch", "human_approval"]) assert(types.has(t), `no ${t} step`);
+  const names = (await loadAgentsFolder(join(EXAMPLE, "agents"), { environment: "default" })).map((a) =>
+    a.name
+  );
+  assertEquals(agentReferenceIssues(text, "default", () => names), []);
+  const typo = agentReferenceIssues(
+    text.replace("agent: assistant", "agent: asistant"),
+    "default",
+    () => names,
+  );
+  assertEquals(typo.map((i) => [i.code, i.path, i.hint]), [
+    ["unknown_agent", "/states/4/agent", "did you mean `assistant`?"],
+  ]);
+  assertEquals(agentReferenceIssues(text, "default", () => undefined), []);
 });
