@@ -75,7 +75,11 @@ export const ERROR_CODES = {
   output_required: [400, 2, "`stn workflow migrate` of a directory needs -o OUT"],
   no_workflow_files: [400, 2, "a directory given to `stn workflow migrate` holds no `*.workflow.*` files"],
   // Agent definitions
-  agent_not_found: [404, 1, "no agent with that name in the environment (agents are synced from agents/*.prompt)"],
+  agent_not_found: [
+    404,
+    1,
+    "no agent with that name in the environment (agents are synced from agents/*.prompt)",
+  ],
   agent_invalid: [422, 1, "an agent `.prompt` file is invalid (details lists each issue)"],
   no_agent_files: [400, 2, "`stn agent validate` found no `.prompt` files to check"],
   // Runs and approvals

@@ -105,7 +105,9 @@ export function checkReferences(agents: ParsedAgent[], options: ReferenceOptions
         told.add(`${from.name}\0${pointer}`);
         add(from, pointer, {
           code: "agent_cycle",
-          message: `child agents form a cycle: ${[...c.path.slice(i, -1), ...c.path.slice(0, i + 1)].join(" → ")}`,
+          message: `child agents form a cycle: ${
+            [...c.path.slice(i, -1), ...c.path.slice(0, i + 1)].join(" → ")
+          }`,
           hint: "a child agent must not call back into one of its parents; remove one link",
         });
       }

@@ -43,7 +43,8 @@ export const agent: StepType<AgentState> = {
       ? [{
         code: "agent_not_checked",
         message: "agent references are checked when the workflow is synced with its environment's agents",
-        hint: "put the file in environments/<env>/workflows/ and run `stn sync`: an unknown agent is an error there",
+        hint:
+          "put the file in environments/<env>/workflows/ and run `stn sync`: an unknown agent is an error there",
         at: ["agent"],
       }]
       : [],
