@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type AgentSyncReport, syncAgents } from "../agents/sync.ts";
+import { type AgentSyncReport, syncAgents, type SyncAgentsOptions } from "../agents/sync.ts";
 import { listAgents } from "../agents/store.ts";
 import type { Database } from "../db/database.ts";
 import { formatIssue } from "./definition/format.ts";
@@ -68,12 +68,12 @@ export function formatInvalid(inv: InvalidFile): string[] {
   return inv.errors.map((e) => formatIssue(inv.file, e, "error")[0]);
 }
 
-/** Syncs one environment's files: its agents (given the ledger `db`), then its workflows. */
+/** Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its workflows. */
 export async function syncEnvironment(
   store: WorkflowStore,
   environmentsDir: string,
   environment: string,
-  options: { db?: Database } = {},
+  options: { db?: Database; agents?: SyncAgentsOptions } = {},
 ): Promise<SyncReport> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(environment)) {
     throw new StationError("invalid_environment", `invalid environment name ${JSON.stringify(environment)}`, {
@@ -116,7 +116,9 @@ export async function syncEnvironment(
   }
   files.sort();
   const { db } = options;
-  if (db) report.agents = await syncAgents(db, { environment, directory: join(envDir, "agents") });
+  if (db) {
+    report.agents = await syncAgents(db, { environment, directory: join(envDir, "agents") }, options.agents);
+  }
   // With the agents synced, an agent step naming one that does not exist is an error.
   const agentsOf = (env: string) => db ? listAgents(db, env).map((a) => a.definition.name) : undefined;
 
