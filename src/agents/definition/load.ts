@@ -60,6 +60,18 @@ export interface ParsedAgent {
 const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** How a YAML value's kind is named in messages. */
+const KINDS: Record<string, string> = {
+  number: "a number",
+  int: "a whole number",
+  string: "text",
+  boolean: "true or false",
+  array: "a list",
+  object: "a mapping",
+};
+const kindOf = (v: unknown) =>
+  Array.isArray(v) ? KINDS.array : v === null ? "empty" : KINDS[typeof v] ?? typeof v;
+
 /** zod's issue as a finding (codes from `rule` checks, else missing/invalid). */
 function zodIssue(issue: z.core.$ZodIssue): Omit<ValidationIssue, "line" | "column"> {
   const params = (issue as { params?: IssueParams }).params;
@@ -69,7 +81,29 @@ function zodIssue(issue: z.core.$ZodIssue): Omit<ValidationIssue, "line" | "colu
   if (issue.code === "invalid_type" && issue.input === undefined) {
     return { code: "missing_field", path, message: `\`${field}\` is required`, hint: FIELDS_HINT };
   }
-  return { code: "invalid_value", path, message: `${field}: ${issue.message}`, hint: FIELDS_HINT };
+  if (issue.code === "invalid_type") {
+    const message = `\`${field}\` must be ${KINDS[issue.expected] ?? issue.expected}, not ${
+      kindOf(issue.input)
+    }`;
+    return { code: "invalid_value", path, message, hint: FIELDS_HINT };
+  }
+  if (issue.code === "too_small" && issue.origin === "number") {
+    const message = `\`${field}\` must be at least ${
+      issue.inclusive ? issue.minimum : Number(issue.minimum) + 1
+    }`;
+    return { code: "invalid_value", path, message, hint: FIELDS_HINT };
+  }
+  if (issue.code === "invalid_value") {
+    const allowed = issue.values.map(String);
+    const near = typeof issue.input === "string" ? didYouMean(issue.input, allowed) : undefined;
+    return {
+      code: "invalid_value",
+      path,
+      message: `\`${field}\` is ${JSON.stringify(issue.input)}, not one of ${allowed.join(", ")}`,
+      hint: near ? `did you mean \`${near}\`?` : FIELDS_HINT,
+    };
+  }
+  return { code: "invalid_value", path, message: `\`${field}\`: ${issue.message}`, hint: FIELDS_HINT };
 }
 
 /** A Picoschema or JSON Schema value as JSON Schema, or the problem with it. */
@@ -86,7 +120,7 @@ async function toJsonSchema(
       issue: {
         code: "invalid_schema",
         path: pointer,
-        message: (err as Error).message.replace(/^Picoschema: /, "Picoschema: "),
+        message: (err as Error).message,
         hint: "Picoschema: `field: type, description` with types string, number, integer, boolean, any, " +
           "`field(array): type`, `field(object): {…}`, `field?` for optional; or a JSON Schema with `type`",
       },
