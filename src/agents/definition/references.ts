@@ -32,25 +32,23 @@ function unknownTool(tool: string, catalogue: ReadonlyMap<string, string>) {
   };
 }
 
-/** The cycles through `agents` lists: for each closing entry, the path that leads back. */
-function cycles(agents: ParsedAgent[]): Map<ParsedAgent, { index: number; path: string[] }[]> {
+/** The cycles through `agents` lists (self-references excluded), each as the names along it, first = last. */
+function cycles(agents: ParsedAgent[]): string[][] {
   const byName = new Map(agents.filter((a) => a.definition).map((a) => [a.name, a]));
-  const found = new Map<ParsedAgent, { index: number; path: string[] }[]>();
+  const found: string[][] = [];
   const done = new Set<string>();
   const visit = (a: ParsedAgent, stack: string[]) => {
     if (done.has(a.name)) return;
     stack.push(a.name);
-    a.definition!.agents.forEach((child, index) => {
+    for (const child of a.definition!.agents) {
       const at = stack.indexOf(child);
       if (at >= 0) {
-        const list = found.get(a) ?? [];
-        list.push({ index, path: [...stack.slice(at), child] });
-        found.set(a, list);
-        return;
+        if (child !== a.name) found.push([...stack.slice(at), child]);
+        continue;
       }
       const next = byName.get(child);
       if (next) visit(next, stack);
-    });
+    }
     stack.pop();
     done.add(a.name);
   };
@@ -95,22 +93,17 @@ export function checkReferences(agents: ParsedAgent[], options: ReferenceOptions
   // Every agent on a cycle gets the error, at the entry that continues it, so none of them is stored.
   const byName = new Map(agents.map((a) => [a.name, a]));
   const told = new Set<string>();
-  for (const list of cycles(agents).values()) {
-    for (const c of list) {
-      if (c.path.length <= 2) continue; // self-reference, reported above
-      for (let i = 0; i + 1 < c.path.length; i++) {
-        const from = byName.get(c.path[i])!;
-        const pointer = pointerOf(from, "agents", c.path[i + 1]);
-        if (told.has(`${from.name}\0${pointer}`)) continue;
-        told.add(`${from.name}\0${pointer}`);
-        add(from, pointer, {
-          code: "agent_cycle",
-          message: `child agents form a cycle: ${
-            [...c.path.slice(i, -1), ...c.path.slice(0, i + 1)].join(" → ")
-          }`,
-          hint: "a child agent must not call back into one of its parents; remove one link",
-        });
-      }
+  for (const path of cycles(agents)) {
+    for (let i = 0; i + 1 < path.length; i++) {
+      const from = byName.get(path[i])!;
+      const pointer = pointerOf(from, "agents", path[i + 1]);
+      if (told.has(`${from.name}\0${pointer}`)) continue;
+      told.add(`${from.name}\0${pointer}`);
+      add(from, pointer, {
+        code: "agent_cycle",
+        message: `child agents form a cycle: ${[...path.slice(i, -1), ...path.slice(0, i + 1)].join(" → ")}`,
+        hint: "a child agent must not call back into one of its parents; remove one link",
+      });
     }
   }
   for (const a of agents) if (a.errors.length) delete a.definition;
