@@ -62,6 +62,11 @@ Deno.test("API: agents are synced at start and by POST /api/v1/sync, listed, sho
       404,
       "did you mean `summarizer`?",
     ]);
+    // Station's agent names may hold spaces (file names); the path carries them encoded.
+    await Deno.writeTextFile(join(env, "agents", "Cost Spike.prompt"), "---\nmax_steps: 1\n---\nhi\n");
+    await syncWorkflows(c);
+    assertEquals((await getAgent(c, "Cost Spike")).agent.name, "Cost Spike");
+    await Deno.remove(join(env, "agents", "Cost Spike.prompt"));
     const other = await c.fetch("GET", "/api/v1/agents?environment=nowhere");
     assertEquals([other.status, (await other.json()).agents], [200, []]);
 
