@@ -199,7 +199,7 @@ metadata:
 schedule:
   cron: "0 9 * * *"
   timezon: UTC
-tools: [__agent_helper, __read_file]
+tools: [__agent_helper, __read_file, list_directory]
 ---
 hi`);
   assertEquals(a.errors, []);
@@ -212,10 +212,11 @@ hi`);
       "unknown_field@6:3 Station's files keep working in stn; docs/agents.md lists what stn reads",
       "unknown_field@9:3 did you mean `timezone`?",
       "child_agent_in_tools@10:9 list child agents by name under `agents:`",
+      "tool_name_form@10:38 write `__list_directory` for the server's tool `list_directory`; sandbox tools come from `sandbox:`, not `tools:`",
     ],
   );
   assertEquals(a.definition!.extra, { app: "finops", modle: "openai/x" });
-  assertEquals(a.definition!.tools, ["__read_file"]);
+  assertEquals(a.definition!.tools, ["__read_file", "list_directory"]);
   assertEquals(a.definition!.model, "gpt-4o-mini");
 });
 

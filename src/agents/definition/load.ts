@@ -219,6 +219,14 @@ function notes(fm: FrontMatter, raw: Record<string, unknown>): Unplaced[] {
         message: `\`${t}\` is a child agent's tool: ignored here`,
         hint: "list child agents by name under `agents:`",
       });
+    } else if (!t.startsWith("__")) {
+      found.push({
+        code: "tool_name_form",
+        path: `/tools/${i}`,
+        message: `\`${t}\` is not an MCP tool's exposed name (\`__<tool>\`)`,
+        hint:
+          `write \`__${t}\` for the server's tool \`${t}\`; sandbox tools come from \`sandbox:\`, not \`tools:\``,
+      });
     }
   });
   if (fm.output_schema !== undefined && isObj(raw.output) && raw.output.schema !== undefined) {
