@@ -88,6 +88,14 @@ export const ERROR_CODES = {
   bundle_too_large: [413, 1, "a bundle has too many members or too many bytes"],
   bundle_secret: [422, 1, "an MCP config holds a literal secret, so it cannot go into a bundle"],
   bundle_download_failed: [502, 1, "a bundle URL could not be downloaded"],
+  // Agent definitions
+  agent_not_found: [
+    404,
+    1,
+    "no agent with that name in the environment (agents are synced from agents/*.prompt)",
+  ],
+  agent_invalid: [422, 1, "an agent `.prompt` file is invalid (details lists each issue)"],
+  no_agent_files: [400, 2, "`stn agent validate` found no `.prompt` files to check"],
   // Runs, approvals, events and signals
   run_not_found: [404, 1, "no workflow run with that id"],
   run_finished: [409, 1, "the run has already ended"],

@@ -6,6 +6,7 @@ import type { StationContext } from "../runtime/context.ts";
 import { requiredToken, requireToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
 import { bundleRoutes } from "./routes/bundles.ts";
+import { agentRoutes } from "./routes/agents.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { environmentRoutes } from "./routes/environments.ts";
@@ -37,6 +38,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/sync", syncRoutes(ctx));
   app.route("/api/v1/environments", environmentRoutes(ctx));
   app.route("/api/v1/bundles", bundleRoutes(ctx));
+  app.route("/api/v1/agents", agentRoutes(ctx));
   app.route("/api/v1/version", versionRoutes(ctx));
   app.route("/api/v1", sandboxRoutes(ctx));
   app.route("/", docsRoutes(app, ctx.version));

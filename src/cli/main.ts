@@ -3,6 +3,7 @@ import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { bundleCommand } from "./bundle.ts";
+import { registerAgentCommands } from "./agent.ts";
 import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
@@ -65,6 +66,7 @@ export function buildProgram(): Command {
   workflowRunCommands(workflow);
   workflowSignalCommand(workflow);
   eventsCommand(program);
+  registerAgentCommands(program);
   syncCommand(program);
   envCommand(program);
   bundleCommand(program);

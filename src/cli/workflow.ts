@@ -18,6 +18,7 @@ import type { ValidationIssue, ValidationResult } from "../workflows/definition/
 import { planMigration } from "../workflows/migrate/files.ts";
 import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
 import { formatInvalid } from "../workflows/sync.ts";
+import { agentSyncLines } from "./agent.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
@@ -338,11 +339,11 @@ export function workflowCommand(program: Command): Command {
   return wf;
 }
 
-/** `stn sync [env]`: DeclarativeSync of an environment's workflow files. */
+/** `stn sync [env]`: DeclarativeSync of an environment's agent and workflow files. */
 export function syncCommand(program: Command): void {
   program.command("sync [environment]")
     .description(
-      "load environments/<env>/workflows/*.workflow.{yaml,yml,json} into the station (default env: workflows.environment)",
+      "load environments/<env>/agents/*.prompt and workflows/*.workflow.{yaml,yml,json} into the station (default env: workflows.environment)",
     )
     .action(async (environment: string | undefined, _o: unknown, cmd: Command) => {
       // An embedded runtime would sync at its own start and this report would then say "unchanged" for
@@ -353,7 +354,7 @@ export function syncCommand(program: Command): void {
       const view = {
         json: jsonMode(cmd),
         text: (r: typeof report) => {
-          const lines: string[] = [];
+          const lines: string[] = agentSyncLines(r);
           const line = (what: string, items: Array<{ id: string; version: number }>) =>
             items.length && lines.push(`${what}: ${items.map((i) => `${i.id} (v${i.version})`).join(", ")}`);
           line("created", r.created);
@@ -371,14 +372,24 @@ export function syncCommand(program: Command): void {
           return lines;
         },
       };
-      if (report.invalid.length === 0) return render(report, view);
+      const badAgents = report.agents?.invalid.length ?? 0;
+      if (report.invalid.length === 0 && badAgents === 0) return render(report, view);
       fail(
         report,
         view,
-        new StationError("workflow_invalid", `${report.invalid.length} invalid file(s) were skipped`, {
-          status: 400,
-          hint: `\`stn workflow validate ${report.directory}/*\` shows each issue with its hint`,
-        }),
+        report.invalid.length
+          ? new StationError(
+            "workflow_invalid",
+            `${report.invalid.length + badAgents} invalid file(s) were skipped`,
+            {
+              status: 400,
+              hint: `\`stn workflow validate ${report.directory}/*\` shows each issue with its hint`,
+            },
+          )
+          : new StationError("agent_invalid", `${badAgents} invalid agent file(s) were skipped`, {
+            status: 400,
+            hint: `\`stn agent validate --env ${report.environment}\` shows each issue with its hint`,
+          }),
       );
     });
 }

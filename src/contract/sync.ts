@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AgentSyncReport } from "./agents.ts";
 import { ValidationIssue } from "./workflows.ts";
 
 /** POST /api/v1/sync `{environment?}` (default: the configured environment). */
@@ -8,7 +9,7 @@ export const SyncBody = z.strictObject({ environment: z.string().min(1).optional
 
 const SyncedWorkflow = z.looseObject({ id: z.string(), version: z.number(), file: z.string() });
 
-/** What a sync of an environment's workflow files did, per outcome. */
+/** What a sync of an environment's agent and workflow files did, per outcome. */
 export const SyncReport = z.looseObject({
   environment: z.string(),
   directory: z.string(),
@@ -18,5 +19,6 @@ export const SyncReport = z.looseObject({
   enabled: z.array(z.string()),
   disabled: z.array(z.string()),
   invalid: z.array(z.looseObject({ file: z.string(), errors: z.array(ValidationIssue) })),
+  agents: AgentSyncReport.optional().describe("the environment's agents, synced before its workflows"),
 }).meta({ id: "SyncReport" });
 export type SyncReport = z.infer<typeof SyncReport>;

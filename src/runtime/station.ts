@@ -147,7 +147,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       workflows,
       engine,
     };
-    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
+    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
     const scheduler = new Scheduler(engine, workflows, db);
     scheduler.start();
     closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });

@@ -1,9 +1,13 @@
 import { join } from "node:path";
+import { type AgentSyncReport, syncAgents, type SyncAgentsOptions } from "../agents/sync.ts";
+import { listAgents } from "../agents/store.ts";
+import type { Database } from "../db/database.ts";
 import { formatIssue } from "./definition/format.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { environmentDir } from "../environments/names.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
+import { agentReferenceIssues } from "./definition/agent_refs.ts";
 import { idFromFileName, validateSource, WORKFLOW_FILE } from "./definition/load.ts";
 import { parseSource } from "./definition/source.ts";
 import type { ValidationIssue } from "./definition/validate.ts";
@@ -40,6 +44,8 @@ export interface SyncReport {
   enabled: string[];
   disabled: string[];
   invalid: InvalidFile[];
+  /** The environment's agents, synced first (when the caller gave the ledger). */
+  agents?: AgentSyncReport;
 }
 
 /** The workflows folder of an environment. */
@@ -63,11 +69,12 @@ export function formatInvalid(inv: InvalidFile): string[] {
   return inv.errors.map((e) => formatIssue(inv.file, e, "error")[0]);
 }
 
-/** Syncs one environment's workflow files into the store. */
+/** Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its workflows. */
 export async function syncEnvironment(
   store: WorkflowStore,
   environmentsDir: string,
   environment: string,
+  options: { db?: Database; agents?: SyncAgentsOptions } = {},
 ): Promise<SyncReport> {
   const envDir = environmentDir(environmentsDir, environment);
   try {
@@ -103,6 +110,12 @@ export async function syncEnvironment(
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
   files.sort();
+  const { db } = options;
+  if (db) {
+    report.agents = await syncAgents(db, { environment, directory: join(envDir, "agents") }, options.agents);
+  }
+  // With the agents synced, an agent step naming one that does not exist is an error.
+  const agentsOf = (env: string) => db ? listAgents(db, env).map((a) => a.definition.name) : undefined;
 
   const present = new Set<string>();
   const seenIn = new Map<string, string>();
@@ -126,7 +139,8 @@ export async function syncEnvironment(
       continue;
     }
     const result = validateSource(text, { fileName: file });
-    if (!result.valid || !result.definition) {
+    if (result.valid) result.errors.push(...agentReferenceIssues(text, environment, agentsOf));
+    if (result.errors.length || !result.definition) {
       const id = claimedId(text, file);
       if (id) present.add(id);
       report.invalid.push({ file, errors: result.errors });
@@ -165,10 +179,14 @@ export async function syncEnvironment(
 export async function syncOnStart(
   store: WorkflowStore,
   config: LoadedConfig,
+  db?: Database,
 ): Promise<SyncReport | undefined> {
   const environment = config.values.workflows.environment;
   try {
-    const report = await syncEnvironment(store, config.paths.environments, environment);
+    const report = await syncEnvironment(store, config.paths.environments, environment, { db });
+    for (const inv of report.agents?.invalid ?? []) {
+      for (const line of formatInvalid(inv)) log.warn(`skipped invalid agent: ${line}`);
+    }
     for (const inv of report.invalid) {
       for (const line of formatInvalid(inv)) log.warn(`skipped invalid workflow: ${line}`);
     }
@@ -179,6 +197,14 @@ export async function syncOnStart(
       unchanged: n("unchanged"),
       disabled: report.disabled.length,
       invalid: report.invalid.length,
+      ...(report.agents
+        ? {
+          agents: report.agents.created.length + report.agents.updated.length +
+            report.agents.unchanged.length,
+          agents_deleted: report.agents.deleted.length,
+          agents_invalid: report.agents.invalid.length,
+        }
+        : {}),
     });
     return report;
   } catch (err) {

@@ -72,6 +72,9 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   Deno.mkdirSync(p("environments/default/workflows"), { recursive: true });
   Deno.mkdirSync(p("environments/broken/workflows"), { recursive: true });
   Deno.writeTextFileSync(p("environments/broken/workflows/bad.workflow.yaml"), "states: 3\n");
+  Deno.mkdirSync(p("environments/default/agents"), { recursive: true });
+  Deno.writeTextFileSync(p("environments/default/agents/helper.prompt"), "---\nmax_steps: 2\n---\nhi\n");
+  Deno.writeTextFileSync(p("bad.prompt"), "---\nmax_steps: two\n---\nhi\n");
   let run = "", run2 = "", run3 = "", approval = "", approval2 = "", key = "", key2 = "", sbx = "";
   const pendingApproval = (runId: () => string) => async () => {
     const url = `${serve.url}/api/v1/workflow-approvals?status=pending&run_id=${runId()}`;
@@ -88,6 +91,12 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "doctor", args: () => ["--config", p("no-nats.yaml")], ok: false },
     { cmd: "sync", ok: true },
     { cmd: "sync", args: () => ["broken"], ok: false },
+    { cmd: "agent validate", args: () => [p("environments/default/agents/helper.prompt")], ok: true },
+    { cmd: "agent validate", args: () => [p("bad.prompt")], ok: false },
+    { cmd: "agent list", ok: true },
+    { cmd: "agent list", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "agent show", args: () => ["helper"], ok: true },
+    { cmd: "agent show", args: () => ["nope"], ok: false },
     { cmd: "workflow validate", args: () => [p("gate.workflow.yaml")], ok: true },
     { cmd: "workflow validate", args: () => [p("bad.workflow.yaml")], ok: false },
     { cmd: "workflow migrate", args: () => [p("station.workflow.yaml")], ok: true },

@@ -217,7 +217,7 @@ const syncRoute = createRoute({
   method: "post",
   path: "/",
   tags,
-  summary: "Sync an environment's workflow files into the store (DeclarativeSync)",
+  summary: "Sync an environment's agent and workflow files into the store (DeclarativeSync)",
   request: { body: { content: { "application/json": { schema: SyncBody } } } },
   responses: {
     200: json(SyncReport, "what the sync did"),
@@ -230,7 +230,10 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, syncRoute, async (c) => {
     const environment = c.req.valid("json").environment ?? ctx.config.values.workflows.environment;
-    return c.json(await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment), 200);
+    const report = await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment, {
+      db: ctx.db,
+    });
+    return c.json(report, 200);
   });
   return app;
 }

@@ -28,7 +28,8 @@ export type { State } from "../steps/registry.ts";
 /** Time zones already found valid (checking one builds a formatter); bounded. */
 const knownZones = new Set<string>();
 
-const timezone = z.string().min(1).check(rule((zone) => {
+/** An IANA time zone name, checked (shared with agent schedules). */
+export const timezone = z.string().min(1).check(rule((zone) => {
   if (knownZones.has(zone)) return undefined;
   try {
     new Intl.DateTimeFormat("en", { timeZone: zone });
@@ -44,7 +45,8 @@ const timezone = z.string().min(1).check(rule((zone) => {
   return undefined;
 }));
 
-const cron = z.string().min(1).check(rule((pattern) => {
+/** A cron expression, checked by croner (shared with agent schedules). */
+export const cron = z.string().min(1).check(rule((pattern) => {
   try {
     new CronPattern(pattern);
     return undefined;
@@ -74,7 +76,7 @@ const Trigger = z.strictObject({
 }).describe("a trigger");
 
 /** A JSON Schema document (draft 2020-12), checked as one. */
-const JsonSchema = z.record(z.string(), z.unknown()).check(rule(schemaProblem));
+export const JsonSchema = z.record(z.string(), z.unknown()).check(rule(schemaProblem));
 
 const workflowId = z.string({
   error: coded((i) =>

@@ -42,8 +42,9 @@ export const agent: StepType<AgentState> = {
     typeof s.agent === "string" && AGENT_REF.test(s.agent)
       ? [{
         code: "agent_not_checked",
-        message: "agent references are not checked yet: this station has no agent registry",
-        hint: "a missing agent fails its step at run time",
+        message: "agent references are checked when the workflow is synced with its environment's agents",
+        hint:
+          "put the file in environments/<env>/workflows/ and run `stn sync`: an unknown agent is an error there",
         at: ["agent"],
       }]
       : [],

@@ -1,0 +1,89 @@
+import { dirname, join, resolve } from "node:path";
+import { agentNameFromFile, parseAgent, type ParsedAgent, PROMPT_FILE } from "./load.ts";
+import { checkReferences, type ReferenceOptions } from "./references.ts";
+
+/**
+ * Loading agents the way an environment holds them: every `agents/*.prompt` of a folder, checked
+ * together (child agents name each other). `stn sync` loads the folder; `stn agent validate FILE…`
+ * checks each file with its folder's other agents as the known children.
+ */
+
+export interface FolderOptions extends ReferenceOptions {
+  environment: string;
+  defaultMaxSteps?: number;
+}
+
+/** The `.prompt` files of a folder, sorted; none when the folder does not exist. */
+export async function promptFiles(directory: string): Promise<string[]> {
+  const files: string[] = [];
+  try {
+    for await (const e of Deno.readDir(directory)) {
+      if ((e.isFile || e.isSymlink) && PROMPT_FILE.test(e.name)) files.push(join(directory, e.name));
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return files.sort();
+}
+
+/** Reads and parses one file; an unreadable file is an agent with one error. */
+async function readAgent(path: string, options: FolderOptions): Promise<ParsedAgent> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    return {
+      name: agentNameFromFile(path),
+      path,
+      errors: [{
+        code: "file_unreadable",
+        path: "/",
+        message: `cannot read the file: ${(err as Error).message}`,
+        hint: "check its permissions (and, for a symlink, its target)",
+      }],
+      warnings: [],
+      lists: { tools: [], agents: [] },
+      place: () => ({}),
+    };
+  }
+  return parseAgent(text, {
+    environment: options.environment,
+    path,
+    defaultMaxSteps: options.defaultMaxSteps,
+  });
+}
+
+/** Every agent of a folder, each with its issues and (when valid) its definition. */
+export async function loadAgentsFolder(directory: string, options: FolderOptions): Promise<ParsedAgent[]> {
+  const agents: ParsedAgent[] = [];
+  for (const file of await promptFiles(directory)) agents.push(await readAgent(file, options));
+  checkReferences(agents, options);
+  return agents;
+}
+
+/**
+ * Checks the given files, each together with the other agents of its folder (which are loaded to
+ * check children and cycles but not reported).
+ */
+export async function loadAgentFiles(files: string[], options: FolderOptions): Promise<ParsedAgent[]> {
+  const folders = new Map<string, ParsedAgent[]>();
+  const out: ParsedAgent[] = [];
+  for (const given of files) {
+    const path = resolve(given);
+    const dir = dirname(path);
+    let group = folders.get(dir);
+    if (!group) {
+      group = [];
+      for (const f of await promptFiles(dir)) group.push(await readAgent(f, options));
+      folders.set(dir, group);
+    }
+    if (!group.some((a) => a.path === path)) group.push(await readAgent(path, options));
+  }
+  for (const group of folders.values()) checkReferences(group, options);
+  for (const given of files) {
+    const path = resolve(given);
+    const found = folders.get(dirname(path))!.find((a) => a.path === path)!;
+    out.push({ ...found, path: given });
+  }
+  return out;
+}
