@@ -19,6 +19,7 @@ import { planMigration } from "../workflows/migrate/files.ts";
 import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
 import { formatInvalid } from "../workflows/sync.ts";
 import { jsonMode, withStation } from "./context.ts";
+import { mcpErrorLines, mcpSyncError, mcpSyncLines } from "./mcp_sync.ts";
 import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 
@@ -342,7 +343,8 @@ export function workflowCommand(program: Command): Command {
 export function syncCommand(program: Command): void {
   program.command("sync [environment]")
     .description(
-      "load environments/<env>/workflows/*.workflow.{yaml,yml,json} into the station (default env: workflows.environment)",
+      "load an environment's MCP server configs (discovering their tools) and workflows/*.workflow.{yaml,yml,json} " +
+        "into the station (default env: workflows.environment)",
     )
     .action(async (environment: string | undefined, _o: unknown, cmd: Command) => {
       // An embedded runtime would sync at its own start and this report would then say "unchanged" for
@@ -352,8 +354,9 @@ export function syncCommand(program: Command): void {
       });
       const view = {
         json: jsonMode(cmd),
-        text: (r: typeof report) => {
-          const lines: string[] = [];
+        text: (r: typeof report, style: Style) => {
+          const lines: string[] = mcpSyncLines(r.mcp_servers, style);
+          note((errStyle) => mcpErrorLines(r.mcp_servers, errStyle));
           const line = (what: string, items: Array<{ id: string; version: number }>) =>
             items.length && lines.push(`${what}: ${items.map((i) => `${i.id} (v${i.version})`).join(", ")}`);
           line("created", r.created);
@@ -371,7 +374,9 @@ export function syncCommand(program: Command): void {
           return lines;
         },
       };
-      if (report.invalid.length === 0) return render(report, view);
+      const mcpError = mcpSyncError(report.mcp_servers, report.environment);
+      if (report.invalid.length === 0 && !mcpError) return render(report, view);
+      if (report.invalid.length === 0) fail(report, view, mcpError!);
       fail(
         report,
         view,

@@ -21,7 +21,8 @@ import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
-import { syncEnvironment } from "../../workflows/sync.ts";
+import { syncMcpServers } from "../../mcp/mod.ts";
+import { environmentDir, syncEnvironment } from "../../workflows/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 /**
@@ -217,7 +218,8 @@ const syncRoute = createRoute({
   method: "post",
   path: "/",
   tags,
-  summary: "Sync an environment's workflow files into the store (DeclarativeSync)",
+  summary:
+    "Sync an environment's files (MCP server configs, then workflows) into the station (DeclarativeSync)",
   request: { body: { content: { "application/json": { schema: SyncBody } } } },
   responses: {
     200: json(SyncReport, "what the sync did"),
@@ -230,7 +232,11 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, syncRoute, async (c) => {
     const environment = c.req.valid("json").environment ?? ctx.config.values.workflows.environment;
-    return c.json(await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment), 200);
+    const directory = await environmentDir(ctx.config.paths.environments, environment);
+    // MCP servers first: validating agents reads the tool catalogue their discovery fills.
+    const mcp_servers = await syncMcpServers(ctx.db, { environment, directory });
+    const workflows = await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment);
+    return c.json({ ...workflows, mcp_servers }, 200);
   });
   return app;
 }
