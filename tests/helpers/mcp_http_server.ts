@@ -1,7 +1,7 @@
 /**
  * A test MCP server over Streamable HTTP: a real local HTTP server (Deno.serve on 127.0.0.1, a free
  * port) with the SDK's web-standard server transport, one SDK server per MCP session. Its tools are in
- * tests/helpers/mcp_test_tools.ts (echo, big, fail, slow, was_cancelled, mixed, env), plus `header`:
+ * tests/helpers/mcp_test_tools.ts (echo, big, fail, slow, was_cancelled, mixed, env, pid), plus `header`:
  * the value of request header `name` on the call (to see what the client sent).
  *
  *   const mcp = await startHttpMcpServer({ prefix: "h_" });   // mcp.url = http://127.0.0.1:<port>/mcp

@@ -11,6 +11,7 @@
  * - `was_cancelled` — the number of `slow` calls cancelled so far in this server process.
  * - `mixed` — text, an image and structured content in one result (content conversion).
  * - `env` — the value of the server process's environment variable `name` ("" when unset).
+ * - `pid` — the server process's id (to check that closing a stdio connection stopped it).
  * A `prefix` (`--prefix p_` for stdio) is put in front of every tool name, so two test servers can
  * live in one environment without a duplicate tool.
  */
@@ -100,6 +101,11 @@ export function testMcpServer(options: { prefix?: string; state?: CancelState } 
     description: "The value of an environment variable of the server process",
     inputSchema: { name: z.string() },
   }, ({ name }: { name: string }) => text(Deno.env.get(name) ?? ""));
+
+  server.registerTool(`${p}pid`, {
+    description: "The server process's id",
+    inputSchema: {},
+  }, () => text(String(Deno.pid)));
 
   return server;
 }

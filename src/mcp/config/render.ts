@@ -47,16 +47,23 @@ export function renderServer(t: McpServerTemplate, vars: VariableSource): Render
       spec: {
         transport: "stdio",
         command: render(e.command),
-        args: e.args.map((a) => render(a)),
+        args: e.args.map((a, i) => {
+          const out = render(a);
+          const flag = secretArg(e.args, i);
+          if (flag === "value") secrets.push(out);
+          if (flag === "inline") secrets.push(out.slice(out.indexOf("=") + 1));
+          return out;
+        }),
         env: map(e.env),
         cwd: e.cwd === undefined ? undefined : render(e.cwd),
       },
-      secrets,
+      secrets: [...new Set(secrets)],
     };
   }
   const url = render(t.entry.url);
   for (const [k, v] of new URL(url, "http://x").searchParams) if (isSecretName(k)) secrets.push(v);
-  return { spec: { transport: "http", url, headers: map(t.entry.headers) }, secrets };
+  const headers = map(t.entry.headers);
+  return { spec: { transport: "http", url, headers }, secrets: [...new Set(secrets)] };
 }
 
 /** A value under a secret name: kept when it is only placeholders' business, masked when the file wrote it out. */
@@ -64,13 +71,20 @@ function maskLiteral(value: string): string {
   return hasPlaceholder(value) ? value : MASK;
 }
 
-/** An argument list with the value after `--token`/`--api-key` (or in `--token=…`) masked when written out. */
+/** Whether argument i is a secret: the value after `--token`/`--api-key`, or inline in `--token=…`. */
+function secretArg(args: string[], i: number): "value" | "inline" | undefined {
+  const eq = /^(--?[A-Za-z0-9_-]+)=/.exec(args[i]);
+  if (eq) return isSecretName(eq[1]) ? "inline" : undefined;
+  const prev = args[i - 1];
+  return prev && /^--?[A-Za-z0-9_-]+$/.test(prev) && isSecretName(prev) ? "value" : undefined;
+}
+
+/** An argument list with its secret arguments masked when written out. */
 function maskArgs(args: string[]): string[] {
   return args.map((a, i) => {
-    const eq = /^(--?[A-Za-z0-9_-]+)=(.*)$/.exec(a);
-    if (eq && isSecretName(eq[1])) return `${eq[1]}=${maskLiteral(eq[2])}`;
-    const prev = args[i - 1];
-    if (prev && /^--?[A-Za-z0-9_-]+$/.test(prev) && isSecretName(prev)) return maskLiteral(a);
+    const kind = secretArg(args, i);
+    if (kind === "value") return maskLiteral(a);
+    if (kind === "inline") return `${a.slice(0, a.indexOf("="))}=${maskLiteral(a.slice(a.indexOf("=") + 1))}`;
     return a;
   });
 }
