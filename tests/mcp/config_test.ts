@@ -123,8 +123,14 @@ Deno.test("mcp config: malformed JSON and wrong shapes are errors with file:line
       return r.issues.map((i) => `${i.line}:${i.column ?? ""} ${i.message} | ${i.hint}`);
     };
     const [syntax] = await issues("syntax.json");
-    assertMatch(syntax, /^3:\d+ not valid JSON: Expected double-quoted property name \| fix the JSON syntax/);
-    assertMatch((await issues("empty.json"))[0], /^1:1 not valid JSON: Unexpected end of JSON input/);
+    assertEquals(
+      syntax,
+      "3:26 not valid JSON: expected a key (no comma before `}`), found `}` | fix the JSON syntax (a trailing comma? a missing quote?)",
+    );
+    assertMatch(
+      (await issues("empty.json"))[0],
+      /^1:1 not valid JSON: expected a value, found the end of the text/,
+    );
     assertMatch((await issues("noservers.json"))[0], /no "mcpServers" object \| an MCP config is/);
 
     const shapes = await readMcpConfigFile(join(dir, "shapes.json"));

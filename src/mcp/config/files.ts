@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { z } from "zod";
 import { sha256 } from "../../files/checksum.ts";
+import { jsonSyntaxError } from "../../lib/json_syntax.ts";
 import { parseSource } from "../../workflows/definition/source.ts";
 import { placeholdersIn } from "./placeholders.ts";
 import { HttpServerEntry, McpConfigFileShape, StdioServerEntry } from "./schema.ts";
@@ -57,16 +58,6 @@ export async function listMcpConfigFiles(envDir: string): Promise<string[]> {
   return found.sort();
 }
 
-/** The line and column of a JSON syntax error, from V8's message (`… at position N (line L column C)`). */
-function syntaxPosition(text: string, message: string): { line: number; column: number } {
-  const lc = /\(line (\d+) column (\d+)\)/.exec(message);
-  if (lc) return { line: Number(lc[1]), column: Number(lc[2]) };
-  const pos = /at position (\d+)/.exec(message);
-  const before = pos ? text.slice(0, Number(pos[1])) : text;
-  const lines = before.split("\n");
-  return { line: lines.length, column: lines[lines.length - 1].length + 1 };
-}
-
 /** Reads and checks one config file; a file that cannot be used at all is returned as its issues. */
 export async function readMcpConfigFile(
   file: string,
@@ -92,14 +83,14 @@ export async function readMcpConfigFile(
   try {
     JSON.parse(text);
   } catch (err) {
-    const message = (err as Error).message.replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, "");
+    const found = jsonSyntaxError(text) ?? { message: (err as Error).message, line: 1, column: 1 };
     return {
       file,
       issues: [
         issue(
-          `not valid JSON: ${message}`,
+          `not valid JSON: ${found.message}`,
           "fix the JSON syntax (a trailing comma? a missing quote?)",
-          syntaxPosition(text, (err as Error).message),
+          found,
         ),
       ],
     };
