@@ -140,9 +140,12 @@ export async function readMcpConfigFile(
     const checked = schema.safeParse(raw);
     if (!checked.success) {
       const first = checked.error.issues[0];
-      const hint = first.path[0] === "type"
-        ? 'type is "stdio" or "http" (the legacy SSE transport is not supported: use the server\'s Streamable HTTP endpoint)'
-        : SHAPE_HINT;
+      const type = (raw as { type?: unknown }).type;
+      const hint = first.path[0] !== "type"
+        ? SHAPE_HINT
+        : type === "sse"
+        ? "the legacy SSE transport is not supported: use the server's Streamable HTTP endpoint (type http)"
+        : 'type is "stdio" (with command) or "http" (with url), or left out';
       issues.push(
         issue(
           `server ${name}: ${pathText(first.path)}${first.message}`,
