@@ -102,6 +102,7 @@ export async function openMcpToolbox(
   options: McpToolboxOptions = {},
 ): Promise<Toolbox> {
   const wanted = resolveTools(db, environment, [...new Set(toolNames)]);
+  if (options.signal?.aborted) throw new StationError("canceled", "opening MCP tools was canceled");
   const serverNames = [...new Set(wanted.map((t) => t.server))];
   const servers = listMcpServers(db, environment).filter((s) => serverNames.includes(s.name));
   const opened = await Promise.allSettled(servers.map((s) => connect(s, options)));

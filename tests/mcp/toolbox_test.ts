@@ -174,3 +174,23 @@ Deno.test("mcp toolbox: unknown tools, a config changed since sync and a variabl
     await env.close();
   }
 });
+
+Deno.test("mcp toolbox: a server that dies mid-run fails its calls with a clear error, and an aborted open is canceled", async () => {
+  const env = await syncedEnv();
+  try {
+    const box = await openMcpToolbox(env.db, "default", ["__pid", "__echo"]);
+    const pid = Number(await tool(box, "__pid").call({}, live()));
+    Deno.kill(pid, "SIGKILL");
+    const err = await tool(box, "__echo").call({ text: "anyone?" }, live()).catch((e) => e);
+    assert(err instanceof StationError, String(err));
+    assertEquals(err.code, "mcp_call_failed");
+    await box.close();
+
+    const canceled = await openMcpToolbox(env.db, "default", ["__z_echo"], { signal: AbortSignal.abort() })
+      .catch((e) => e);
+    assert(canceled instanceof StationError, String(canceled));
+    assertEquals(canceled.code, "canceled");
+  } finally {
+    await env.close();
+  }
+});
