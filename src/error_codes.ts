@@ -122,7 +122,7 @@ export const ERROR_CODES = {
   mcp_config_invalid: [
     400,
     1,
-    "an MCP config file (environments/<env>/*.json, mcp-configs/*.json) is malformed",
+    "an MCP config file (a .json file of an environment or of its mcp-configs folder) is malformed",
   ],
   mcp_variable_missing: [
     400,

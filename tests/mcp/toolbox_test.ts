@@ -122,9 +122,11 @@ Deno.test("mcp toolbox: aborting a call cancels it on the server (stdio and HTTP
       assertEquals(err.code, "canceled");
       assert(Date.now() - started < 5000, "rejected promptly, not after the tool's 60 s");
     }
-    // The servers saw the cancellations (the stdio one wrote its log; the HTTP one counts).
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline && !(await Deno.readTextFile(env.cancelLog).catch(() => ""))) {
+    // The servers saw the cancellations (the stdio one wrote its log; the HTTP one counts). The
+    // notifications travel on their own, so wait for them to land.
+    const seen = async () =>
+      (await Deno.readTextFile(env.cancelLog).catch(() => "")) !== "" && env.http.cancelled() > 0;
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && !(await seen());) {
       await new Promise((r) => setTimeout(r, 50));
     }
     assertEquals(await Deno.readTextFile(env.cancelLog), "cancelled slow stdio-1\n");
