@@ -57,6 +57,9 @@ Deno.test("mcp config: placeholders are filled from variables.yml first, then th
         },
       },
     }),
+    // Station fills placeholders before parsing, so one may stand outside quotes.
+    "mcp-configs/bare.json": '{"mcpServers": {"b": {"command": "b", "args": [{{ .PORT }}],\n' +
+      '  "env": {"P": {{- .PORT -}}, "Q": "{\\"{{ .ROOT }}\\"}"}}}}',
   });
   try {
     const [t] = (await parsed(join(dir, "servers.json"))).servers;
@@ -68,6 +71,12 @@ Deno.test("mcp config: placeholders are filled from variables.yml first, then th
       env: { FROM_ENV: "env-value", N: "3" },
       cwd: undefined,
     });
+    const [bare] = (await parsed(join(dir, "mcp-configs", "bare.json"))).servers;
+    const rendered = renderServer(bare, variableSource(dir, await loadVariables(dir))).spec;
+    assertEquals(rendered.transport === "stdio" && [rendered.args, rendered.env], [["8080"], {
+      P: "8080",
+      Q: '{"/data"}',
+    }]);
   } finally {
     Deno.env.delete("STN_TEST_MCP_FROM_ENV");
     Deno.env.delete("STN_TEST_MCP_BOTH");
@@ -182,9 +191,13 @@ Deno.test("mcp config: variables.yml must be a flat map; secrets written in a fi
     for (const secret of ["literal-token-1", "literal-key-2", "literal-token-3", "literal-4", "literal-5"]) {
       assert(!shown.includes(secret), `${secret} in ${shown}`);
     }
-    assertEquals(displayTemplate(gh).args, ["--token", "***", "--api-key=***", "--verbose", "x"]);
-    assertEquals(displayTemplate(gh).env, { GITHUB_TOKEN: "***", OTHER_TOKEN: "{{ .T }}", PLAIN: "visible" });
-    assertEquals(displayTemplate(web).url, "https://h/mcp?api_key=***&q=1");
+    assertEquals(displayTemplate(gh).args, ["--token", "********", "--api-key=********", "--verbose", "x"]);
+    assertEquals(displayTemplate(gh).env, {
+      GITHUB_TOKEN: "********",
+      OTHER_TOKEN: "{{ .T }}",
+      PLAIN: "visible",
+    });
+    assertEquals(displayTemplate(web).url, "https://h/mcp?api_key=********&q=1");
 
     // The rendered form lists every secret value, so messages about the server can hide them.
     const { secrets } = renderServer(gh, variableSource(dir, new Map([["T", "from-vars-6"]])));

@@ -71,7 +71,7 @@ Deno.test("mcp sync: tools discovered over stdio and HTTP, a failing server repo
     assertEquals(byName.remote.tools, [...exposed("h_"), "__h_header"].sort());
     assertEquals(byName.crashing.status, "failed");
     assertEquals(byName.crashing.error?.code, "mcp_connect_failed");
-    assertStringIncludes(byName.crashing.error!.message, "bad start, token=***");
+    assertStringIncludes(byName.crashing.error!.message, "bad start, token=********");
     assertEquals(byName.missing.error?.code, "mcp_variable_missing");
     assertStringIncludes(byName.missing.error!.message, "remote.json");
     assertStringIncludes(byName.missing.error!.message, "STN_TEST_MCP_UNSET_VAR");

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { sha256 } from "../../files/checksum.ts";
 import { jsonSyntaxError } from "../../lib/json_syntax.ts";
 import { parseSource } from "../../workflows/definition/source.ts";
-import { placeholdersIn } from "./placeholders.ts";
+import { placeholdersIn, quoteBarePlaceholders } from "./placeholders.ts";
 import { HttpServerEntry, McpConfigFileShape, StdioServerEntry } from "./schema.ts";
 
 /**
@@ -79,7 +79,7 @@ export async function readMcpConfigFile(
       issues: [issue(`cannot read the file: ${(err as Error).message}`, "check its permissions")],
     };
   }
-  const text = new TextDecoder().decode(bytes);
+  const text = quoteBarePlaceholders(new TextDecoder().decode(bytes));
   try {
     JSON.parse(text);
   } catch (err) {

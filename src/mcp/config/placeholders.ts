@@ -52,9 +52,43 @@ export function fill(
   });
 }
 
-/** Replaces every occurrence of the given secret values with `***` (values under 4 characters are left: too common). */
+/** What stands in for a secret in anything shown or stored (the same mask `stn env vars` shows). */
+export const MASK = "********";
+
+/** Replaces every occurrence of the given secret values with MASK (values under 4 characters are left: too common). */
 export function masker(secrets: Iterable<string>): (text: string) => string {
   const list = [...new Set(secrets)].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
   if (list.length === 0) return (text) => text;
-  return (text) => list.reduce((t, s) => t.replaceAll(s, "***"), text);
+  return (text) => list.reduce((t, s) => t.replaceAll(s, MASK), text);
+}
+
+/** A plain `{{ .NAME }}` starting at the front of a text. */
+const LEADING_VARIABLE = /^\{\{-?\s*\.[A-Za-z_][A-Za-z0-9_]*\s*-?\}\}/;
+
+/**
+ * A config's text with placeholders written outside strings (`"port": {{ .PORT }}`, which Station fills
+ * before parsing) put in quotes, so the file parses as JSON with its placeholders intact. Every value they
+ * fill (args, env, headers) is text anyway; lines stay where they were.
+ */
+export function quoteBarePlaceholders(text: string): string {
+  let out = "";
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      out += ch;
+      if (ch === "\\") out += text[++i] ?? "";
+      else if (ch === '"') inString = false;
+      continue;
+    }
+    if (ch === '"') inString = true;
+    const bare = ch === "{" ? LEADING_VARIABLE.exec(text.slice(i, i + 200)) : null;
+    if (bare) {
+      out += `"${bare[0]}"`;
+      i += bare[0].length - 1;
+      continue;
+    }
+    out += ch;
+  }
+  return out;
 }

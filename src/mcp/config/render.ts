@@ -1,7 +1,7 @@
 import { StationError } from "../../errors.ts";
 import type { McpServerSpec } from "../client/mod.ts";
 import type { McpServerTemplate } from "./files.ts";
-import { fill, hasPlaceholder, isSecretName } from "./placeholders.ts";
+import { fill, hasPlaceholder, isSecretName, MASK } from "./placeholders.ts";
 import type { VariableSource } from "./variables.ts";
 
 /**
@@ -15,8 +15,6 @@ export interface RenderedServer {
   spec: McpServerSpec;
   secrets: string[];
 }
-
-const MASK = "***";
 
 /** Fills a server's placeholders; a variable without a value is `mcp_variable_missing` naming file and variable. */
 export function renderServer(t: McpServerTemplate, vars: VariableSource): RenderedServer {
@@ -98,7 +96,7 @@ function maskUrl(url: string): string {
   );
 }
 
-/** The server as it may be stored and shown: placeholders intact, secrets the file spells out as `***`. */
+/** The server as it may be stored and shown: placeholders intact, secrets the file spells out as MASK. */
 export function displayTemplate(t: McpServerTemplate): Record<string, unknown> {
   const maskRecord = (r: Record<string, string>) =>
     Object.fromEntries(Object.entries(r).map(([k, v]) => [k, isSecretName(k) ? maskLiteral(v) : v]));
