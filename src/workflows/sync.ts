@@ -62,8 +62,12 @@ export function formatInvalid(inv: InvalidFile): string[] {
   return inv.errors.map((e) => formatIssue(inv.file, e, "error")[0]);
 }
 
-/** An environment's folder, checked: a well-formed name (no path tricks) and a folder that exists. */
-export async function environmentDir(environmentsDir: string, environment: string): Promise<string> {
+/** Syncs one environment's workflow files into the store. */
+export async function syncEnvironment(
+  store: WorkflowStore,
+  environmentsDir: string,
+  environment: string,
+): Promise<SyncReport> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(environment)) {
     throw new StationError("invalid_environment", `invalid environment name ${JSON.stringify(environment)}`, {
       status: 400,
@@ -84,16 +88,6 @@ export async function environmentDir(environmentsDir: string, environment: strin
       },
     );
   }
-  return envDir;
-}
-
-/** Syncs one environment's workflow files into the store. */
-export async function syncEnvironment(
-  store: WorkflowStore,
-  environmentsDir: string,
-  environment: string,
-): Promise<SyncReport> {
-  await environmentDir(environmentsDir, environment);
   const directory = environmentWorkflowsDir(environmentsDir, environment);
   const report: SyncReport = {
     environment,

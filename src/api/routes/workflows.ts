@@ -21,8 +21,9 @@ import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
+import { requireEnvironment } from "../../environments/names.ts";
 import { syncMcpServers } from "../../mcp/mod.ts";
-import { environmentDir, syncEnvironment } from "../../workflows/sync.ts";
+import { syncEnvironment } from "../../workflows/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 /**
@@ -232,7 +233,7 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, syncRoute, async (c) => {
     const environment = c.req.valid("json").environment ?? ctx.config.values.workflows.environment;
-    const directory = await environmentDir(ctx.config.paths.environments, environment);
+    const directory = await requireEnvironment(ctx.config.paths.environments, environment);
     // MCP servers first: validating agents reads the tool catalogue their discovery fills.
     const mcp_servers = await syncMcpServers(ctx.db, { environment, directory });
     const workflows = await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment);
