@@ -1,19 +1,15 @@
+import { MASK } from "../../environments/secrets.ts";
+
 /**
  * `{{ .NAME }}` placeholders of MCP config files (Go text/template style, as Station writes them, with
- * `{{- ... -}}` trim markers tolerated) and the secret rule: a name containing TOKEN, KEY, SECRET,
- * PASSWORD, CREDENTIAL or AUTH is a secret, whose value is never logged, answered or stored.
+ * `{{- ... -}}` trim markers tolerated): finding, filling, and hiding filled secrets in messages (which
+ * names hold secrets is environments/secrets.ts's rule).
  */
 
 /** One `{{ … }}` action, whatever it holds. */
 const ACTION = /\{\{-?\s*(.*?)\s*-?\}\}/g;
 /** The only action stn fills: a variable reference `.NAME`. */
 const VARIABLE = /^\.([A-Za-z_][A-Za-z0-9_]*)$/;
-const SECRET = /TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL|AUTH/i;
-
-/** True for a variable, env or header name whose value is a secret. */
-export function isSecretName(name: string): boolean {
-  return SECRET.test(name);
-}
 
 /** A `{{ … }}` in a string that is not a plain `{{ .NAME }}`. */
 export interface BadPlaceholder {
@@ -51,9 +47,6 @@ export function fill(
     return lookup(v[1]) ?? missing(v[1]);
   });
 }
-
-/** What stands in for a secret in anything shown or stored (the same mask `stn env vars` shows). */
-export const MASK = "********";
 
 /** Replaces every occurrence of the given secret values with MASK (values under 4 characters are left: too common). */
 export function masker(secrets: Iterable<string>): (text: string) => string {

@@ -1,7 +1,8 @@
 import { StationError } from "../../errors.ts";
 import type { McpServerSpec } from "../client/mod.ts";
 import type { McpServerTemplate } from "./files.ts";
-import { fill, hasPlaceholder, isSecretName, MASK } from "./placeholders.ts";
+import { isSecretName, MASK } from "../../environments/secrets.ts";
+import { fill, hasPlaceholder } from "./placeholders.ts";
 import type { VariableSource } from "./variables.ts";
 
 /**
