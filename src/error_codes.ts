@@ -143,6 +143,25 @@ export const ERROR_CODES = {
   not_a_directory: [400, 1, "a directory was asked for but the path is not one"],
   not_a_file: [400, 1, "the path is not a regular file"],
   size_mismatch: [400, 1, "the bytes sent differ from the announced size"],
+  // MCP servers (agent tools)
+  mcp_config_invalid: [
+    400,
+    1,
+    "an MCP config file (a .json file of an environment or of its mcp-configs folder) is malformed",
+  ],
+  mcp_variable_missing: [
+    400,
+    1,
+    "an MCP config's {{ .VAR }} has no value in variables.yml or the environment",
+  ],
+  mcp_connect_failed: [502, 1, "an MCP server cannot be started or reached"],
+  mcp_timeout: [504, 1, "an MCP server did not answer in time (handshake, tool list or call)"],
+  mcp_call_failed: [502, 1, "an MCP request failed (the server answered a protocol error or went away)"],
+  mcp_tool_error: [502, 1, "an MCP tool answered with an error (isError)"],
+  mcp_tool_unknown: [400, 1, "no synced MCP server of the environment offers that tool"],
+  mcp_tool_conflict: [409, 1, "two MCP servers of an environment offer a tool of the same name"],
+  mcp_config_changed: [409, 1, "an MCP config file changed (or went) since the last `stn sync`"],
+  mcp_sync_failed: [502, 1, "`stn sync`: some MCP configs or servers failed (the report lists each)"],
   // CLI (local input)
   confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
   input_invalid_json: [400, 2, "--input is not valid JSON"],

@@ -30,3 +30,11 @@ Deno.test("architecture: no file in src/ is over 400 lines", () => {
     .filter(([, n]) => n > 400);
   assertEquals(long, []);
 });
+
+Deno.test("architecture: only src/mcp/client/ uses the MCP SDK's client (its .js subpaths type as any)", () => {
+  const users = sources().filter((f) =>
+    /["']@modelcontextprotocol\/sdk\/client/.test(Deno.readTextFileSync(f))
+  )
+    .map((f) => relative(SRC, f)).filter((f) => !f.startsWith("mcp/client/"));
+  assertEquals(users, []);
+});

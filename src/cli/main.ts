@@ -16,7 +16,8 @@ import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
 import { workflowRunCommands } from "./runs.ts";
-import { syncCommand, workflowCommand } from "./workflow.ts";
+import { syncCommand } from "./sync.ts";
+import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:

@@ -9,7 +9,6 @@ import {
   listWorkflowVersions,
   purgeWorkflow,
   saveWorkflow,
-  syncWorkflows,
 } from "../client/workflows.ts";
 import { StationError, usageError } from "../errors.ts";
 import { validateSource } from "../workflows/definition/load.ts";
@@ -17,8 +16,6 @@ import { formatIssue } from "../workflows/definition/format.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
 import { planMigration } from "../workflows/migrate/files.ts";
 import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
-import { formatInvalid } from "../workflows/sync.ts";
-import { agentSyncLines } from "./agent.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
@@ -337,59 +334,4 @@ export function workflowCommand(program: Command): Command {
     });
 
   return wf;
-}
-
-/** `stn sync [env]`: DeclarativeSync of an environment's agent and workflow files. */
-export function syncCommand(program: Command): void {
-  program.command("sync [environment]")
-    .description(
-      "load environments/<env>/agents/*.prompt and workflows/*.workflow.{yaml,yml,json} into the station (default env: workflows.environment)",
-    )
-    .action(async (environment: string | undefined, _o: unknown, cmd: Command) => {
-      // An embedded runtime would sync at its own start and this report would then say "unchanged" for
-      // everything it just created; this command is the sync, so that start-up one is switched off.
-      const report = await withStation(cmd, (client) => syncWorkflows(client, environment), {
-        embeddedFlags: { "workflows.sync_on_start": false },
-      });
-      const view = {
-        json: jsonMode(cmd),
-        text: (r: typeof report) => {
-          const lines: string[] = agentSyncLines(r);
-          const line = (what: string, items: Array<{ id: string; version: number }>) =>
-            items.length && lines.push(`${what}: ${items.map((i) => `${i.id} (v${i.version})`).join(", ")}`);
-          line("created", r.created);
-          line("updated", r.updated);
-          line("unchanged", r.unchanged);
-          if (r.enabled.length) lines.push(`re-enabled: ${r.enabled.join(", ")}`);
-          if (r.disabled.length) lines.push(`disabled (file removed): ${r.disabled.join(", ")}`);
-          note((style) =>
-            r.invalid.flatMap((inv) => formatInvalid(inv).map((l) => `${style.red("invalid:")} ${l}`))
-          );
-          lines.push(
-            `environment ${r.environment}: ${r.created.length} created, ${r.updated.length} updated, ` +
-              `${r.unchanged.length} unchanged, ${r.disabled.length} disabled, ${r.invalid.length} invalid`,
-          );
-          return lines;
-        },
-      };
-      const badAgents = report.agents?.invalid.length ?? 0;
-      if (report.invalid.length === 0 && badAgents === 0) return render(report, view);
-      fail(
-        report,
-        view,
-        report.invalid.length
-          ? new StationError(
-            "workflow_invalid",
-            `${report.invalid.length + badAgents} invalid file(s) were skipped`,
-            {
-              status: 400,
-              hint: `\`stn workflow validate ${report.directory}/*\` shows each issue with its hint`,
-            },
-          )
-          : new StationError("agent_invalid", `${badAgents} invalid agent file(s) were skipped`, {
-            status: 400,
-            hint: `\`stn agent validate --env ${report.environment}\` shows each issue with its hint`,
-          }),
-      );
-    });
 }

@@ -77,10 +77,14 @@ export async function purgeWorkflow(
   );
 }
 
-/** Syncs an environment's workflow files (default: the configured environment). */
+/** How long a sync may take: MCP discovery starts every server of the environment (up to 60 s each). */
+const SYNC_TIMEOUT_MS = 10 * 60_000;
+
+/** Syncs an environment's files: MCP configs, then workflows (default: the configured environment). */
 export function syncWorkflows(client: StationClient, environment?: string): Promise<SyncReport> {
   return client.json("POST", "/api/v1/sync", {
     body: environment ? { environment } : {},
     schema: SyncReport,
+    signal: AbortSignal.timeout(SYNC_TIMEOUT_MS),
   });
 }

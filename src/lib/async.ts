@@ -34,3 +34,21 @@ export async function within<T, F>(promise: Promise<T>, ms: number, onTimeout: (
     clearTimeout(timer);
   }
 }
+
+/** fn over every item, at most `limit` at a time; the results in the items' order. */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

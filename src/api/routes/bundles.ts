@@ -7,7 +7,7 @@ import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { log } from "../../log.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import { syncEnvironment } from "../../workflows/sync.ts";
+import { syncWholeEnvironment } from "../../environments/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 /**
@@ -111,7 +111,7 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
       files: installed.files.length,
       missing_variables: installed.missing.length,
     });
-    const sync = await syncEnvironment(ctx.workflows, dir, installed.environment);
+    const sync = await syncWholeEnvironment(ctx.db, ctx.workflows, dir, installed.environment);
     return c.json({ ...installed, sync }, installed.created ? 201 : 200);
   }, { body: "raw" });
   return app;

@@ -21,7 +21,7 @@ import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
-import { syncEnvironment } from "../../workflows/sync.ts";
+import { syncWholeEnvironment } from "../../environments/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 /**
@@ -217,7 +217,8 @@ const syncRoute = createRoute({
   method: "post",
   path: "/",
   tags,
-  summary: "Sync an environment's agent and workflow files into the store (DeclarativeSync)",
+  summary:
+    "Sync an environment's files (MCP server configs, agents, then workflows) into the station (DeclarativeSync)",
   request: { body: { content: { "application/json": { schema: SyncBody } } } },
   responses: {
     200: json(SyncReport, "what the sync did"),
@@ -230,9 +231,12 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, syncRoute, async (c) => {
     const environment = c.req.valid("json").environment ?? ctx.config.values.workflows.environment;
-    const report = await syncEnvironment(ctx.workflows, ctx.config.paths.environments, environment, {
-      db: ctx.db,
-    });
+    const report = await syncWholeEnvironment(
+      ctx.db,
+      ctx.workflows,
+      ctx.config.paths.environments,
+      environment,
+    );
     return c.json(report, 200);
   });
   return app;

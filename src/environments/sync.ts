@@ -1,0 +1,26 @@
+import type { McpSyncReport } from "../contract/sync.ts";
+import type { Database } from "../db/database.ts";
+import { knownMcpTools, syncMcpServers } from "../mcp/mod.ts";
+import type { WorkflowStore } from "../workflows/store.ts";
+import { syncEnvironment, type SyncReport } from "../workflows/sync.ts";
+import { requireEnvironment } from "./names.ts";
+
+/**
+ * DeclarativeSync of one environment, the one path `stn sync`, `POST /api/v1/sync` and a bundle install
+ * take: MCP servers first (their discovery fills the tool catalogue that agents are validated against),
+ * then agents, then workflows (whose agent steps are checked against the agents).
+ */
+export async function syncWholeEnvironment(
+  db: Database,
+  workflows: WorkflowStore,
+  environmentsDir: string,
+  environment: string,
+): Promise<SyncReport & { mcp_servers: McpSyncReport }> {
+  const directory = await requireEnvironment(environmentsDir, environment);
+  const mcp_servers = await syncMcpServers(db, { environment, directory });
+  const report = await syncEnvironment(workflows, environmentsDir, environment, {
+    db,
+    agents: { knownTools: knownMcpTools(db, environment) },
+  });
+  return { ...report, mcp_servers };
+}

@@ -1,0 +1,10 @@
+/**
+ * MCP tools of agents: the environment's server configs, tool discovery at sync, the catalogue, and the
+ * toolbox an agent run opens. The SDK stays inside client/.
+ */
+export { exposedToolName, knownMcpTools, listMcpServers, listMcpTools } from "./catalogue.ts";
+export type { McpServerRecord, McpToolRecord } from "./catalogue.ts";
+export { syncMcpServers } from "./sync.ts";
+export type { McpSyncOptions, McpSyncTarget } from "./sync.ts";
+export { openMcpToolbox } from "./toolbox.ts";
+export type { McpToolboxOptions } from "./toolbox.ts";

@@ -1,0 +1,129 @@
+import { basename, dirname } from "node:path";
+import type { AgentTool, Toolbox } from "../agents/types.ts";
+import type { Database } from "../db/database.ts";
+import { StationError } from "../errors.ts";
+import { didYouMean } from "../lib/did_you_mean.ts";
+import { listMcpServers, listMcpTools, type McpServerRecord, type McpToolRecord } from "./catalogue.ts";
+import { connectMcpServer, type McpConnection } from "./client/mod.ts";
+import { readMcpConfigFile } from "./config/files.ts";
+import { masker } from "./config/placeholders.ts";
+import { renderServer } from "./config/render.ts";
+import { loadVariables, variableSource } from "./config/variables.ts";
+
+/**
+ * The MCP tools of one agent run: the servers offering the requested tools are connected (their configs
+ * read again and rendered only now, so secrets live in memory for the run and nowhere else) and their
+ * tools handed over as AgentTools. `close()` ends every connection.
+ */
+
+/** Options of openMcpToolbox. */
+export interface McpToolboxOptions {
+  /** Aborts connecting (the run was canceled); calls take their own signal. */
+  signal?: AbortSignal;
+  /** Placeholder values that come before variables.yml and the process environment. */
+  variables?: Record<string, string>;
+  /** Time per server to start and complete the handshake (default 60 s). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** The environment folder a config file belongs to (`<env>/x.json` or `<env>/mcp-configs/x.json`). */
+function environmentDirOf(configFile: string): string {
+  const dir = dirname(configFile);
+  return basename(dir) === "mcp-configs" ? dirname(dir) : dir;
+}
+
+/** Picks the catalogue entries of the requested tools; unknown or ambiguous names are errors. */
+function resolveTools(db: Database, environment: string, names: string[]): McpToolRecord[] {
+  const all = listMcpTools(db, environment);
+  const byName = new Map<string, McpToolRecord[]>();
+  for (const t of all) byName.set(t.exposed_name, [...(byName.get(t.exposed_name) ?? []), t]);
+  const unknown = names.filter((n) => !byName.has(n));
+  if (unknown.length) {
+    const servers = [...new Set(all.map((t) => t.server))];
+    const guess = didYouMean(unknown[0], [...byName.keys()]);
+    throw new StationError(
+      "mcp_tool_unknown",
+      `no MCP server of environment ${environment} offers ${unknown.join(", ")} (servers searched: ${
+        servers.length ? servers.join(", ") : "none"
+      })`,
+      {
+        hint: guess
+          ? `did you mean ${guess}?`
+          : "MCP tools are named __<tool>; add the server to the environment's MCP configs and run `stn sync`",
+        details: { unknown, servers },
+      },
+    );
+  }
+  return names.map((n) => {
+    const offers = byName.get(n)!;
+    if (offers.length > 1) {
+      throw new StationError(
+        "mcp_tool_conflict",
+        `tool ${n} is offered by servers ${
+          offers.map((t) => t.server).join(" and ")
+        } of environment ${environment}`,
+        { hint: "remove one of the servers from the environment and run `stn sync`" },
+      );
+    }
+    return offers[0];
+  });
+}
+
+/** Reads a server's config file again, checks it is the one synced, fills its placeholders and connects. */
+async function connect(server: McpServerRecord, options: McpToolboxOptions): Promise<McpConnection> {
+  const changed = (why: string) =>
+    new StationError("mcp_config_changed", `MCP server ${server.name}: ${why} since the last sync`, {
+      hint: `run \`stn sync ${server.environment}\` so the tools agents use match the config`,
+    });
+  const read = await readMcpConfigFile(server.config_file);
+  if (!("servers" in read) || read.checksum !== server.config_checksum) {
+    throw changed(`${server.config_file} changed`);
+  }
+  const template = read.servers.find((s) => s.name === server.name);
+  if (!template) throw changed(`its entry left ${server.config_file}`);
+  const envDir = environmentDirOf(server.config_file);
+  const vars = variableSource(envDir, await loadVariables(envDir), options.variables);
+  const { spec, secrets } = renderServer(template, vars);
+  return await connectMcpServer(spec, {
+    server: server.name,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    signal: options.signal,
+    mask: masker(secrets),
+  });
+}
+
+/** Opens the MCP tools `toolNames` (exposed names, `__<tool>`) of an environment for one run. */
+export async function openMcpToolbox(
+  db: Database,
+  environment: string,
+  toolNames: string[],
+  options: McpToolboxOptions = {},
+): Promise<Toolbox> {
+  const wanted = resolveTools(db, environment, [...new Set(toolNames)]);
+  if (options.signal?.aborted) throw new StationError("canceled", "opening MCP tools was canceled");
+  const serverNames = [...new Set(wanted.map((t) => t.server))];
+  const servers = listMcpServers(db, environment).filter((s) => serverNames.includes(s.name));
+  const opened = await Promise.allSettled(servers.map((s) => connect(s, options)));
+  const connections = new Map<string, McpConnection>();
+  opened.forEach((r, i) => r.status === "fulfilled" && connections.set(servers[i].name, r.value));
+  const close = async () => {
+    await Promise.allSettled([...connections.values()].map((c) => c.close()));
+  };
+  const failed = opened.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await close();
+    throw failed.reason;
+  }
+  const tools: AgentTool[] = wanted.map((t) => {
+    const conn = connections.get(t.server)!;
+    return {
+      name: t.exposed_name,
+      description: t.description,
+      inputSchema: t.input_schema,
+      call: (args, signal) => conn.callTool(t.name, args, { signal }),
+    };
+  });
+  return { tools, close };
+}

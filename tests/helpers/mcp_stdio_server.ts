@@ -1,0 +1,35 @@
+/**
+ * A test MCP server over stdio: `deno run -A tests/helpers/mcp_stdio_server.ts [--prefix p_]`.
+ * Its tools are described in tests/helpers/mcp_test_tools.ts (echo, big, fail, slow, was_cancelled,
+ * mixed, env, pid). It writes `stn-test-mcp ready` to stderr when it is listening, which a client should
+ * capture, not show, and appends a line `started` to the file named by `MCP_TEST_START_LOG` if set (to
+ * see whether a server was started at all).
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { testMcpServer } from "./mcp_test_tools.ts";
+
+/** The path of this script, for configs that start it (`deno run -A <path>`). */
+export const MCP_STDIO_SERVER = new URL(import.meta.url).pathname;
+
+/** An `mcpServers` entry that starts this server (for an environment's config file). */
+export function stdioServerEntry(options: { prefix?: string; env?: Record<string, string> } = {}): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+} {
+  const prefix = options.prefix ? ["--prefix", options.prefix] : [];
+  return {
+    command: Deno.execPath(),
+    args: ["run", "-A", MCP_STDIO_SERVER, ...prefix],
+    env: options.env ?? {},
+  };
+}
+
+if (import.meta.main) {
+  const i = Deno.args.indexOf("--prefix");
+  const server = testMcpServer({ prefix: i >= 0 ? Deno.args[i + 1] : "" });
+  const startLog = Deno.env.get("MCP_TEST_START_LOG");
+  if (startLog) await Deno.writeTextFile(startLog, "started\n", { append: true });
+  await server.connect(new StdioServerTransport());
+  console.error("stn-test-mcp ready");
+}
