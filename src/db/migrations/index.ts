@@ -3,9 +3,10 @@ import m0001 from "./0001_station_meta.ts";
 import m0002 from "./0002_workflows.ts";
 import m0003 from "./0003_engine.ts";
 import m0004 from "./0004_sandbox.ts";
+import m0007 from "./0007_agent_runs.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
  * has shipped. (Listed statically so `deno compile` bundles them.)
  */
-export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003, m0004];
+export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003, m0004, m0007];
