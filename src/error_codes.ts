@@ -125,11 +125,19 @@ export const ERROR_CODES = {
   agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
   agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
   agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],
-  agent_output_invalid: [422, 1, "the agent's final answer does not match its output schema, even after a repair turn"],
+  agent_output_invalid: [
+    422,
+    1,
+    "the agent's final answer does not match its output schema, even after a repair turn",
+  ],
   agent_max_steps: [422, 3, "the agent used all its max_steps turns without a final answer"],
   agent_timeout: [504, 1, "the agent run passed its timeout"],
   agent_run_failed: [422, 1, "the agent run failed (details.run)"],
-  model_provider_unknown: [400, 2, "a model's provider is not openai, anthropic, gemini or openai-compatible"],
+  model_provider_unknown: [
+    400,
+    2,
+    "a model's provider is not openai, anthropic, gemini or openai-compatible",
+  ],
   model_api_key_missing: [400, 2, "the model's provider needs an API key and none is configured"],
   model_error: [502, 1, "the model provider answered with an error or could not be reached"],
   // CLI (local input)

@@ -5,6 +5,7 @@ import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { requiredToken, requireToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
+import { agentRunRoutes, agentRunStartRoutes } from "./routes/agent_runs.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
@@ -28,6 +29,8 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflows);
+  app.route("/api/v1/agents", agentRunStartRoutes(ctx));
+  app.route("/api/v1/agent-runs", agentRunRoutes(ctx));
   app.route("/api/v1/sync", syncRoutes(ctx));
   app.route("/api/v1/version", versionRoutes(ctx));
   app.route("/api/v1", sandboxRoutes(ctx));

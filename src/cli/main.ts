@@ -1,3 +1,4 @@
+import { agentRunCommands } from "./agent_runs.ts";
 import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
@@ -32,6 +33,7 @@ Environment:
 
 Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out;
+  agent run: 1 run failed or canceled, 3 max_steps hit without an answer;
   ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).
 Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 
@@ -57,6 +59,7 @@ export function buildProgram(): Command {
   sandboxCommand(program);
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));
+  agentRunCommands(program.command("agent").description("run agents and inspect their runs"));
   syncCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);

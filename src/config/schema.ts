@@ -137,7 +137,9 @@ export const ConfigSchema = z.strictObject({
     max_tool_output: z.int().min(256).default(10_240).describe(
       "bytes of one tool output an agent's model sees; the rest is cut with a marker saying how much",
     ),
-    default_max_steps: z.int().min(1).default(5).describe("model turns of an agent whose .prompt sets no max_steps"),
+    default_max_steps: z.int().min(1).default(5).describe(
+      "model turns of an agent whose .prompt sets no max_steps",
+    ),
     timeout: durationSchema.default(15 * 60_000).describe(
       "deadline of a whole agent run whose .prompt sets no timeout",
     ),

@@ -3,6 +3,7 @@
  * with them and generate the OpenAPI document from them) and the client (which parses answers with them).
  * Nothing here imports the server.
  */
+export * from "./agent_runs.ts";
 export * from "./approvals.ts";
 export * from "./errors.ts";
 export * from "./files.ts";

@@ -1,4 +1,6 @@
 import { join } from "node:path";
+import { fileAgentSource } from "../agents/file_source.ts";
+import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../api/listen.ts";
@@ -115,6 +117,17 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       });
     }
     const workflows = new WorkflowStore(db);
+    const agents = new AgentService({
+      db,
+      config: config.values,
+      env: Deno.env.toObject(),
+      source: fileAgentSource(config.paths.environments, {
+        maxSteps: config.values.agents.default_max_steps,
+        timeoutMs: config.values.agents.timeout,
+      }),
+      sandbox,
+      debug: Deno.env.get("STATION_DEBUG") === "1",
+    });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
       workers: e.workers,
@@ -123,10 +136,14 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       leaseMs: e.lease,
       defaultTimeoutMs: e.default_timeout,
       sandbox,
+      agents,
     });
     await engine.start();
     // Registered after the NATS connection, so it stops before the connection drains.
     closers.push({ name: "workflow engine", close: () => engine.stop() });
+    // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.
+    agents.resumeOrphans();
+    closers.push({ name: "agent runs", close: () => agents.stop() });
 
     const ctx: StationContext = {
       version: VERSION,
@@ -140,6 +157,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
+      agents,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config);
     const scheduler = new Scheduler(engine, workflows, db);

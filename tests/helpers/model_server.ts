@@ -38,6 +38,8 @@ export interface ModelServer {
   requests: ModelRequest[];
   /** Appends replies to the script; a request finding the script empty gets a 500 naming the problem. */
   script(...replies: (Reply | ((req: ModelRequest) => Reply))[]): void;
+  /** Answers every request the script has no reply for (a router over the request's content). */
+  route(fn: (req: ModelRequest) => Reply): void;
   /** Resolves when `n` requests have arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -49,6 +51,7 @@ export function startModelServer(): ModelServer {
   const requests: ModelRequest[] = [];
   const waiters: (() => void)[] = [];
   let callSeq = 0;
+  let router: ((req: ModelRequest) => Reply) | undefined;
   // Held answers end when the server closes, so a test's cleanup never waits on one.
   const closing = new AbortController();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
@@ -65,7 +68,7 @@ export function startModelServer(): ModelServer {
     let answered = false;
     req.signal.addEventListener("abort", () => (record.aborted ||= !answered));
     for (const w of waiters.splice(0)) w();
-    const next = queue.shift();
+    const next = queue.shift() ?? router;
     if (!next) return Response.json({ error: { message: "model script exhausted" } }, { status: 500 });
     const reply = typeof next === "function" ? next(record) : next;
     if (reply.hold) {
@@ -99,6 +102,7 @@ export function startModelServer(): ModelServer {
     url: `http://127.0.0.1:${addr.port}/v1`,
     requests,
     script: (...replies) => queue.push(...replies),
+    route: (fn) => (router = fn),
     waitForRequests: async (n, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs;
       while (requests.length < n) {
