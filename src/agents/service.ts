@@ -25,6 +25,8 @@ export interface AgentServiceOptions {
   sandbox?: SandboxService;
   /** STATION_DEBUG=1: each turn logged to stderr. */
   debug?: boolean;
+  /** The environment of an agent named without one (`workflows.environment`). */
+  environment?: string;
 }
 
 /** What starts (or finds) an agent run. */
@@ -62,11 +64,14 @@ export class AgentService {
   #models: Models;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
   #stopping = false;
+  /** The environment of an agent named without one. */
+  readonly environment: string;
 
   constructor(o: AgentServiceOptions) {
     this.#o = o;
     this.ledger = new AgentLedger(o.db);
     this.#models = createModels(o.config.ai, o.env);
+    this.environment = o.environment ?? "default";
   }
 
   /** Starts a run; a step attempt or parent tool call that already started one gets that run back. */

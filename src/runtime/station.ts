@@ -127,6 +127,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       }),
       sandbox,
       debug: Deno.env.get("STATION_DEBUG") === "1",
+      environment: config.values.workflows.environment,
     });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {

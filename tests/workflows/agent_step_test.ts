@@ -1,0 +1,86 @@
+import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { startModelServer } from "../helpers/model_server.ts";
+import { startTestStation } from "../helpers/station.ts";
+import { def, waitRun } from "./engine_helpers.ts";
+
+const TRIAGE = `---
+model: openai/test-model
+output:
+  format: json
+  schema:
+    type: object
+    properties: {severity: {type: string}}
+    required: [severity]
+---
+{{role "system"}}
+You triage alerts for {{team}}.
+{{role "user"}}
+{{userInput}}
+`;
+
+Deno.test("workflow agent step: templated task and variables, linked run, result as output, cancel reaches the agent", async () => {
+  const model = startModelServer();
+  const t = await startTestStation({
+    configYaml:
+      `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  });
+  try {
+    const dir = t.home.path("environments", "default", "agents");
+    Deno.mkdirSync(dir, { recursive: true });
+    Deno.writeTextFileSync(`${dir}/Triage.prompt`, TRIAGE);
+    const { engine, agents } = t.station.ctx;
+    model.script({ text: '{"severity":"high"}', usage: { input: 20, output: 6 } });
+    const run = await engine.startRun({
+      definition: def({
+        id: "triage",
+        states: [{
+          id: "ask",
+          type: "agent",
+          agent: "Triage",
+          task: "Rate: ${alert}",
+          input: { variables: { team: "${team}" } },
+          output: { level: "$.severity" },
+          next: "done",
+        }, { id: "done", type: "transform", expression: "{'level': level}" }],
+      }),
+      input: { alert: "disk full", team: "ops" },
+    });
+    const done = await waitRun(engine, run.id);
+    assertEquals([done.status, JSON.parse(done.result!)], ["completed", { level: "high" }]);
+    const sent = model.requests[0].body.messages;
+    assertEquals(sent[0].content, "You triage alerts for ops.");
+    assertStringIncludes(sent[1].content, "Rate: disk full");
+    const [agentRun] = agents.ledger.byWorkflowRun(run.id);
+    assertEquals([agentRun.agent, agentRun.step_path, agentRun.step_attempt, agentRun.total_tokens], [
+      "Triage",
+      "ask",
+      1,
+      26,
+    ]);
+
+    // Canceling the workflow run cancels the agent's model call.
+    model.script({ hold: new Promise(() => {}) });
+    const slow = await engine.startRun({
+      definition: def({
+        id: "slow",
+        states: [{
+          id: "ask",
+          type: "agent",
+          agent: "Triage",
+          task: "x",
+          input: { variables: { team: "a" } },
+        }],
+      }),
+      input: {},
+    });
+    await model.waitForRequests(2);
+    engine.cancel(slow.id, "stop");
+    assertEquals((await waitRun(engine, slow.id)).status, "canceled");
+    const [canceled] = agents.ledger.byWorkflowRun(slow.id);
+    const ended = await agents.wait(canceled.id);
+    assertEquals([ended.status, ended.finish_reason], ["canceled", "canceled"]);
+  } finally {
+    await t.close();
+    await model.close();
+  }
+});
