@@ -338,3 +338,19 @@ Deno.test("loop: a run interrupted mid-tool resumes from its checkpoints — no 
     await model.close();
   }
 });
+
+Deno.test("loop: a step attempt (or parent tool call) that already started a run gets that run back, not a second", async () => {
+  const model = startModelServer();
+  const h = await agentHarness(model.url, [agentDef("Plain", PLAIN_PROMPT)]);
+  try {
+    model.script({ text: "once" });
+    const step = { runId: "run_1", path: "ask", visit: 1, attempt: 1 };
+    const first = await h.service.run({ agent: "Plain", environment: "default", task: "t", step });
+    const again = await h.service.run({ agent: "Plain", environment: "default", task: "t", step });
+    assertEquals([again.id, again.response, model.requests.length], [first.id, "once", 1]);
+    assertEquals(h.service.ledger.byWorkflowRun("run_1").length, 1);
+  } finally {
+    await h.close();
+    await model.close();
+  }
+});
