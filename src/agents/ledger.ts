@@ -45,6 +45,7 @@ export interface NewRun {
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
 export interface AgentRunQuery {
   agent?: string;
+  workflowRunId?: string;
   status?: AgentRunStatus;
   cursor?: string;
   limit: number;
@@ -284,6 +285,7 @@ export class AgentLedger {
     const where: string[] = [];
     const params: unknown[] = [];
     if (q.agent) where.push("agent = ?"), params.push(q.agent);
+    if (q.workflowRunId) where.push("workflow_run_id = ?"), params.push(q.workflowRunId);
     if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
     const runs = this.#db.prepare(

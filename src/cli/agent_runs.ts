@@ -149,6 +149,22 @@ export function agentRunCommands(agent: Command): Command {
   return agent;
 }
 
+/** A workflow run's agent runs as a table: step, agent, status, turns, tokens, tool calls. */
+export function agentRunTable(runs: AgentRun[]): string[] {
+  return table(
+    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "TOOL CALLS"],
+    runs.map((r) => [
+      r.run_id,
+      r.step_path ?? "-",
+      r.agent,
+      `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`,
+      String(r.turns),
+      `${r.usage.input_tokens}/${r.usage.output_tokens}`,
+      r.tool_calls.map((c) => c.name + (c.error ? "!" : "")).join(", ") || "-",
+    ]),
+  );
+}
+
 function inspectLines(r: AgentRun): string[] {
   return [
     ...fields([

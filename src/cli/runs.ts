@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import { listAgentRuns } from "../client/agent_runs.ts";
+import { agentRunTable } from "./agent_runs.ts";
 import type { StationClient } from "../client/http.ts";
 import {
   controlRun,
@@ -211,7 +213,9 @@ export function workflowRunCommands(workflow: Command): void {
     .action(async (runId: string, _opts, cmd) => {
       await withStation(cmd, async (client) => {
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
-        render({ ...run, steps }, {
+        // Agent steps' runs, with their usage and tool calls (stn agent inspect shows one in full).
+        const agentRuns = (await listAgentRuns(client, { workflow_run_id: runId, limit: 500 })).runs;
+        render({ ...run, steps, agent_runs: agentRuns }, {
           json: jsonMode(cmd),
           text: (r) => [
             ...fields([
@@ -235,6 +239,7 @@ export function workflowRunCommands(workflow: Command): void {
                 s.error ? `${s.error.code}: ${s.error.message}` : "",
               ]),
             ),
+            ...(r.agent_runs.length ? ["", ...agentRunTable(r.agent_runs)] : []),
           ],
         });
       });

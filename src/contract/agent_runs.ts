@@ -91,12 +91,14 @@ export const AgentRunIdParam = z.object({ runId: z.string().min(1) });
 /** GET /api/v1/agent-runs */
 export const AgentRunListQuery = z.object({
   agent: z.string().optional(),
+  workflow_run_id: z.string().optional().describe("only the runs of this workflow run's agent steps"),
   status: AgentRunStatus.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().optional().describe("next_cursor of the previous page"),
 });
 export type AgentRunListQuery = {
   agent?: string;
+  workflow_run_id?: string;
   status?: z.infer<typeof AgentRunStatus>;
   limit?: number;
   cursor?: string;

@@ -1,6 +1,6 @@
 import { StationClient } from "../../src/client/http.ts";
 import { agentRunEvents, cancelAgentRun, getAgentRun, startAgentRun } from "../../src/client/agent_runs.ts";
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
@@ -76,6 +76,26 @@ Deno.test("e2e: stn agent run / runs / inspect and the agent-runs API through a 
     assertEquals(rest, [3, 4]);
     const res = await cancelAgentRun(client, run.run_id).catch((e) => e);
     assertEquals(res.code, "agent_run_finished");
+    // A workflow's agent step: its run, usage and tool calls show in `stn workflow inspect`.
+    const wf = home.path("ask.workflow.yaml");
+    Deno.writeTextFileSync(
+      wf,
+      "id: ask\nstates:\n  - id: loop\n    type: agent\n    agent: Looper\n    task: ${q}\n",
+    );
+    const wfRun = await runStn(["workflow", "run", wf, "--input", '{"q": "go"}', "--wait", "--json"], {
+      env: home.env,
+    });
+    // The agent used its turns without an answer: the step, and so the run, failed (exit 3).
+    assertEquals(wfRun.code, 3, wfRun.stderr);
+    assertStringIncludes(wfRun.stderr, "the agent used its 3 turns (max_steps)");
+    const wfId = /run (\S+) started/.exec(wfRun.stderr)![1];
+    const wfInspect = await runStn(["workflow", "inspect", wfId], { env: home.env });
+    assertStringIncludes(wfInspect.stdout, "AGENT RUN");
+    assertMatch(
+      wfInspect.stdout,
+      /arun_\S+ +loop +Looper +completed \(max_steps\) +3 +\d+\/\d+ +__agent_greeter/,
+    );
+
     const missing = await runStn(["agent", "run", "Nobody", "x"], { env: home.env });
     assertEquals(missing.code, 1);
     assertStringIncludes(missing.stderr, "no agent Nobody in environment default");

@@ -119,7 +119,13 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, listRuns, (c) => {
     const q = c.req.valid("query");
-    const page = ledger.list({ agent: q.agent, status: q.status, cursor: q.cursor, limit: q.limit });
+    const page = ledger.list({
+      agent: q.agent,
+      workflowRunId: q.workflow_run_id,
+      status: q.status,
+      cursor: q.cursor,
+      limit: q.limit,
+    });
     return c.json({ runs: page.runs.map((r) => agentRunView(ledger, r)), next_cursor: page.nextCursor }, 200);
   });
   openapi(
