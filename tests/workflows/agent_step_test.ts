@@ -1,6 +1,8 @@
-import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { startModelServer } from "../helpers/model_server.ts";
+import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
 import { startTestStation } from "../helpers/station.ts";
+import { waitFor } from "../helpers/stn.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { def, waitRun } from "./engine_helpers.ts";
 
 const TRIAGE = `---
@@ -80,6 +82,66 @@ Deno.test("workflow agent step: templated task and variables, linked run, result
     const ended = await agents.wait(canceled.id);
     assertEquals([ended.status, ended.finish_reason], ["canceled", "canceled"]);
   } finally {
+    await t.close();
+    await model.close();
+  }
+});
+
+const sandboxAgent = (role: string) =>
+  `---
+model: openai/test-model
+sandbox:
+  mode: code
+  runtime: sh
+  session: workflow
+---
+{{role "system"}}
+You are the ${role}.
+{{role "user"}}
+{{userInput}}
+`;
+
+Deno.test("workflow agent steps share the run's workflow-scoped sandbox session, closed when the run ends", async () => {
+  const model = startModelServer();
+  const t = await startTestStation({
+    configYaml: `${SANDBOX_CONFIG}\nai:\n  base_url: ${model.url}\n  api_key: sk-test\n`,
+  });
+  const { engine, sandbox } = t.station.ctx;
+  try {
+    const dir = t.home.path("environments", "default", "agents");
+    Deno.mkdirSync(dir, { recursive: true });
+    Deno.writeTextFileSync(`${dir}/Writer.prompt`, sandboxAgent("writer"));
+    Deno.writeTextFileSync(`${dir}/Reader.prompt`, sandboxAgent("reader"));
+    const lastTool = (r: ModelRequest) =>
+      r.body.messages.filter((m: { role: string }) => m.role === "tool").at(-1);
+    model.route((r) => {
+      const writer = String(r.body.messages[0].content).includes("writer");
+      const tool = lastTool(r);
+      assertEquals(r.body.tools.some((x: any) => x.function.name === "sandbox_open"), false);
+      if (!tool) {
+        return writer
+          ? { calls: [{ name: "sandbox_fs_write", args: { path: "note.txt", contents: "from step one" } }] }
+          : { calls: [{ name: "sandbox_exec", args: { cmd: ["cat", "note.txt"] } }] };
+      }
+      return { text: writer ? "written" : JSON.parse(tool.content).stdout };
+    });
+    const run = await engine.startRun({
+      definition: def({
+        id: "pair",
+        states: [
+          { id: "write", type: "agent", agent: "Writer", task: "write the note", next: "read" },
+          { id: "read", type: "agent", agent: "Reader", task: "read the note" },
+        ],
+      }),
+      input: {},
+    });
+    const done = await waitRun(engine, run.id, undefined, 60_000);
+    assertEquals([done.status, JSON.parse(done.result!)], ["completed", "from step one"]);
+    const sessions = sandbox!.list(true).filter((s) => s.run_id === run.id);
+    assertEquals(sessions.map((s) => s.scope), ["workflow"], "one session for the whole run");
+    assert(await waitFor(() => sandbox!.list().length === 0, 15_000), "the run's session is closed with it");
+  } finally {
+    await removeStationContainers(t.home.path("station.db"));
     await t.close();
     await model.close();
   }
