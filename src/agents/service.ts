@@ -51,6 +51,7 @@ export interface StartedRun {
 }
 
 const CHILD_TASK_MAX = 10_000;
+const MAX_DEPTH = 5;
 
 /**
  * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents):
@@ -302,6 +303,10 @@ export class AgentService {
         required: ["task"],
       },
       run: async (args, signal, callId) => {
+        // A child that lists its parent would recurse until the timeout: the chain is bounded.
+        let depth = 0;
+        for (let p = run.parent_run_id; p; p = this.ledger.get(p)?.parent_run_id ?? null) depth++;
+        if (depth >= MAX_DEPTH) throw new Error(`agents nest at most ${MAX_DEPTH} deep; ${name} not started`);
         const task = String((args as { task?: unknown }).task ?? "").slice(0, CHILD_TASK_MAX);
         const ended = await this.run({
           agent: name,

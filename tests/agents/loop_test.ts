@@ -354,3 +354,23 @@ Deno.test("loop: a step attempt (or parent tool call) that already started a run
     await model.close();
   }
 });
+
+Deno.test("loop: an agent that calls itself is stopped at the nesting bound, the error fed back", async () => {
+  const model = startModelServer();
+  const h = await agentHarness(model.url, [agentDef("Echo", PLAIN_PROMPT, { agents: ["Echo"] })]);
+  try {
+    model.route((r) => {
+      const tool = r.body.messages.filter((m: { role: string }) => m.role === "tool").at(-1);
+      return tool
+        ? { text: `got: ${tool.content}` }
+        : { calls: [{ name: "__agent_echo", args: { task: "again" } }] };
+    });
+    const run = await h.service.run({ agent: "Echo", environment: "default", task: "recurse" });
+    assertEquals(run.status, "completed");
+    assertStringIncludes(run.response!, "agents nest at most 5 deep");
+    assertEquals(h.service.ledger.list({ agent: "Echo", limit: 50 }).runs.length, 6);
+  } finally {
+    await h.close();
+    await model.close();
+  }
+});

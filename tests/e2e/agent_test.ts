@@ -35,13 +35,18 @@ Deno.test("e2e: stn agent run / runs / inspect and the agent-runs API through a 
     Greeter: agentFile("You greet."),
     Looper: agentFile("You loop.", "agents: [Greeter]\n"),
   });
-  const serve = await startServe({ env: home.env, home: home.home });
+  const serve = await startServe({ env: { ...home.env, STATION_DEBUG: "1" }, home: home.home });
   try {
     model.script({ text: "Hello, Ada!", usage: { input: 11, output: 4 } });
     const ok = await runStn(["agent", "run", "Greeter", "greet Ada", "--follow"], { env: home.env });
     assertEquals(ok.code, 0, ok.stderr);
     assertEquals(ok.stdout.trim(), "Hello, Ada!");
     assertStringIncludes(ok.stderr, "turn 1: 11 in / 4 out");
+    // STATION_DEBUG=1: the server logs each turn on stderr.
+    assertMatch(
+      serve.stderr(),
+      /\[agent arun_\S+\] turn 1 model=openai\/test-model tokens in=11 out=4 cached=0 tools=-/,
+    );
 
     // max_steps without an answer: exit 3, the run still recorded.
     model.route((r) =>
@@ -68,6 +73,15 @@ Deno.test("e2e: stn agent run / runs / inspect and the agent-runs API through a 
     const client = new StationClient(serve.url);
     const run = await startAgentRun(client, "Greeter", { task: "greet Bob" }, { wait: true });
     assertEquals([run.status, run.response, run.history?.length], ["completed", "hi again", 1]);
+    const traced = await (await fetch(`${serve.url}/api/v1/agents/Greeter/runs?wait=1`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      },
+      body: JSON.stringify({ task: "traced" }),
+    })).json();
+    assertEquals([traced.status, traced.trace_id], ["completed", "0af7651916cd43dd8448eb211c80319c"]);
     const all = [];
     for await (const e of agentRunEvents(client, run.run_id)) all.push(e.type);
     assertEquals(all, ["run_started", "turn_started", "model_responded", "run_completed"]);

@@ -105,6 +105,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       environment: body.environment ?? ctx.config.values.workflows.environment,
       task: body.task,
       variables: body.variables,
+      traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
     });
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
