@@ -96,13 +96,8 @@ export const AgentRunListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().optional().describe("next_cursor of the previous page"),
 });
-export type AgentRunListQuery = {
-  agent?: string;
-  workflow_run_id?: string;
-  status?: z.infer<typeof AgentRunStatus>;
-  limit?: number;
-  cursor?: string;
-};
+// limit goes in as a number (the schema coerces the query string); the rest as the schema says.
+export type AgentRunListQuery = Omit<z.input<typeof AgentRunListQuery>, "limit"> & { limit?: number };
 
 export const AgentRunList = z.looseObject({
   runs: z.array(AgentRun),
