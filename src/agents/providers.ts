@@ -17,7 +17,8 @@ type Provider = AiConfig["provider"];
 /** A model resolved for one run: its `provider/name` id and the AI SDK model that calls it. */
 export interface ResolvedModel {
   id: string;
-  model: LanguageModel;
+  /** Never a bare string: one would go to the AI SDK's hosted gateway. */
+  model: Exclude<LanguageModel, string>;
 }
 
 /** Resolves model references (`provider/name`, or a bare name of `ai.provider`) to AI SDK models. */

@@ -374,3 +374,26 @@ Deno.test("loop: an agent that calls itself is stopped at the nesting bound, the
     await model.close();
   }
 });
+
+Deno.test("loop: variables are checked against the input schema before a run exists, and rendered", async () => {
+  const model = startModelServer();
+  const source =
+    `---\nmodel: openai/test-model\n---\n{{role "system"}}\nYou help team {{team}}.\n{{role "user"}}\n{{userInput}}\n`;
+  const input_schema = { type: "object", properties: { team: { type: "string" } }, required: ["team"] };
+  const h = await agentHarness(model.url, [agentDef("Team", source, { input_schema })]);
+  try {
+    const err = await assertRejects(
+      () => h.service.start({ agent: "Team", environment: "default", task: "hi", variables: { team: 3 } }),
+      StationError,
+    ) as StationError;
+    assertEquals(err.code, "agent_input_invalid");
+    assertStringIncludes(err.message, "/team must be string");
+    assertEquals(h.service.ledger.list({ limit: 5 }).runs.length, 0);
+    model.script({ text: "ok" });
+    await h.service.run({ agent: "Team", environment: "default", task: "hi", variables: { team: "ops" } });
+    assertEquals(model.requests[0].body.messages[0].content, "You help team ops.");
+  } finally {
+    await h.close();
+    await model.close();
+  }
+});
