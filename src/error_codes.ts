@@ -162,6 +162,27 @@ export const ERROR_CODES = {
   mcp_tool_conflict: [409, 1, "two MCP servers of an environment offer a tool of the same name"],
   mcp_config_changed: [409, 1, "an MCP config file changed (or went) since the last `stn sync`"],
   mcp_sync_failed: [502, 1, "`stn sync`: some MCP configs or servers failed (the report lists each)"],
+  // Agent runs
+  agent_run_not_found: [404, 1, "no agent run with that id"],
+  agent_run_finished: [409, 1, "the agent run has already ended"],
+  agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
+  agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
+  agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],
+  agent_output_invalid: [
+    422,
+    1,
+    "the agent's final answer does not match its output schema, even after a repair turn",
+  ],
+  agent_max_steps: [422, 3, "the agent used all its max_steps turns without a final answer"],
+  agent_timeout: [504, 1, "the agent run passed its timeout"],
+  agent_run_failed: [422, 1, "the agent run failed (details.run)"],
+  model_provider_unknown: [
+    400,
+    2,
+    "a model's provider is not openai, anthropic, gemini or openai-compatible",
+  ],
+  model_api_key_missing: [400, 2, "the model's provider needs an API key and none is configured"],
+  model_error: [502, 1, "the model provider answered with an error or could not be reached"],
   // CLI (local input)
   confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
   input_invalid_json: [400, 2, "--input is not valid JSON"],

@@ -7,6 +7,7 @@ import { requiredToken, requireToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
 import { bundleRoutes } from "./routes/bundles.ts";
 import { agentRoutes } from "./routes/agents.ts";
+import { agentRunRoutes, agentRunStartRoutes } from "./routes/agent_runs.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { environmentRoutes } from "./routes/environments.ts";
@@ -35,6 +36,8 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/hooks", hookRoutes(ctx));
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflows);
+  app.route("/api/v1/agents", agentRunStartRoutes(ctx));
+  app.route("/api/v1/agent-runs", agentRunRoutes(ctx));
   app.route("/api/v1/sync", syncRoutes(ctx));
   app.route("/api/v1/environments", environmentRoutes(ctx));
   app.route("/api/v1/bundles", bundleRoutes(ctx));

@@ -1,3 +1,4 @@
+import { agentRunCommands } from "./agent_runs.ts";
 import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
@@ -38,6 +39,7 @@ Environment:
 
 Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out;
+  agent run: 1 run failed or canceled, 3 max_steps hit without an answer;
   ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).
 Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 
@@ -67,7 +69,7 @@ export function buildProgram(): Command {
   workflowRunCommands(workflow);
   workflowSignalCommand(workflow);
   eventsCommand(program);
-  registerAgentCommands(program);
+  agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
   envCommand(program);
   bundleCommand(program);

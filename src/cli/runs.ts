@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import { listAgentRuns } from "../client/agent_runs.ts";
+import { agentRunTable } from "./agent_runs.ts";
 import type { StationClient } from "../client/http.ts";
 import {
   controlRun,
@@ -213,7 +215,9 @@ export function workflowRunCommands(workflow: Command): void {
       await withStation(cmd, async (client) => {
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
         const signals = await runSignals(client, runId);
-        render({ ...run, steps, signals }, {
+        // Agent steps' runs, with their usage and tool calls (stn agent inspect shows one in full).
+        const agentRuns = (await listAgentRuns(client, { workflow_run_id: runId, limit: 500 })).runs;
+        render({ ...run, steps, signals, agent_runs: agentRuns }, {
           json: jsonMode(cmd),
           text: (r) => [
             ...fields([
@@ -246,6 +250,7 @@ export function workflowRunCommands(workflow: Command): void {
                 ) => [g.id, g.name, g.received_at, g.delivered_to ?? "(kept: no step waits yet)"]),
               ),
             ]),
+            ...(r.agent_runs.length ? ["", ...agentRunTable(r.agent_runs)] : []),
           ],
         });
       });

@@ -119,6 +119,31 @@ export const ConfigSchema = z.strictObject({
     ),
     default_timeout: durationSchema.default(300_000).describe("per-step timeout when a state sets none"),
   }).prefault({}),
+  ai: z.strictObject({
+    provider: z.enum(["openai", "anthropic", "gemini", "openai-compatible"]).default("openai").describe(
+      "model provider used for a model written without one, and the one ai.base_url and ai.api_key apply to",
+    ),
+    model: z.string().min(1).default("openai/gpt-4o-mini").describe(
+      "default model of agents whose .prompt sets none, as provider/name (e.g. anthropic/claude-sonnet-4-5)",
+    ),
+    base_url: z.url().optional().describe(
+      "API base URL of ai.provider (e.g. http://127.0.0.1:11434/v1 for Ollama); openai then speaks chat completions",
+    ),
+    api_key: z.string().min(1).optional().describe(
+      "API key of ai.provider (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY)",
+    ),
+  }).prefault({}),
+  agents: z.strictObject({
+    max_tool_output: z.int().min(256).default(10_240).describe(
+      "bytes of one tool output an agent's model sees; the rest is cut with a marker saying how much",
+    ),
+    default_max_steps: z.int().min(1).default(5).describe(
+      "model turns of an agent whose .prompt sets no max_steps",
+    ),
+    timeout: durationSchema.default(15 * 60_000).describe(
+      "deadline of a whole agent run whose .prompt sets no timeout",
+    ),
+  }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
       "environment whose workflows/ folder is synced at start and by a bare `stn sync`",
@@ -143,20 +168,6 @@ export const ConfigSchema = z.strictObject({
     ).default({}).describe(
       "webhooks: name → {secret, signature: hmac-sha256 (X-Hub-Signature-256, as GitHub signs) or bearer, " +
         "event (a name, may hold ${…} over the body), data and id (JSONata over the body, $headers)}; see docs/events.md",
-    ),
-  }).prefault({}),
-  ai: z.strictObject({
-    provider: z.enum(["openai", "anthropic", "gemini", "openai-compatible"]).optional().describe(
-      "model provider of agents without their own `model` (written by `stn init`)",
-    ),
-    model: z.string().min(1).optional().describe(
-      "default model of agents, `provider/name` (e.g. openai/gpt-4o-mini)",
-    ),
-    base_url: z.string().url().optional().describe(
-      "the provider's API URL (a local Ollama, vLLM or any OpenAI-compatible server)",
-    ),
-    api_key: z.string().min(1).optional().describe(
-      "the provider's key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY)",
     ),
   }).prefault({}),
   log: z.strictObject({

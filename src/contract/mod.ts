@@ -4,6 +4,7 @@
  * Nothing here imports the server.
  */
 export * from "./agents.ts";
+export * from "./agent_runs.ts";
 export * from "./approvals.ts";
 export * from "./errors.ts";
 export * from "./events.ts";

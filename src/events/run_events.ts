@@ -1,8 +1,8 @@
 import type { Engine } from "../workflows/engine/engine.ts";
 import { type EventRow, TERMINAL_RUN } from "../workflows/engine/ledger.ts";
+import { followEvents } from "./follow.ts";
 
-/** Run event types after which a run's stream ends. */
-export const TERMINAL_EVENTS = new Set(["run_completed", "run_failed", "run_canceled"]);
+export { TERMINAL_EVENTS } from "./follow.ts";
 
 /** One event as the API shows it. */
 export interface RunEvent {
@@ -24,12 +24,7 @@ export function toRunEvent(e: EventRow): RunEvent {
   };
 }
 
-/**
- * The run's events after `after`, then live ones as they are appended, ending after the terminal
- * event (DESIGN §5); with `live` false, only what is stored now. Reads the ledger every time: nothing is kept in memory, so any number of
- * clients can resume from any seq. Wakes on the engine's notifications, and polls once a second
- * for events written by another process.
- */
+/** A workflow run's events after `after`, then live ones, ending after its terminal event (see followEvents). */
 export async function* followRunEvents(
   engine: Engine,
   runId: string,
@@ -37,34 +32,14 @@ export async function* followRunEvents(
   signal: AbortSignal,
   live = true,
 ): AsyncGenerator<RunEvent> {
-  let wake: (() => void) | undefined;
-  const unwatch = engine.watch(runId, () => wake?.());
-  const onAbort = () => wake?.();
-  signal.addEventListener("abort", onAbort);
-  try {
-    let cursor = after;
-    while (!signal.aborted) {
-      const rows = engine.reads.events.after(runId, cursor);
-      for (const row of rows) {
-        cursor = row.seq;
-        yield toRunEvent(row);
-        if (TERMINAL_EVENTS.has(row.type)) return;
-      }
-      if (rows.length > 0) continue;
-      if (!live) return;
+  const log = {
+    after: (seq: number) => engine.reads.events.after(runId, seq),
+    lastSeq: () => engine.reads.events.lastSeq(runId),
+    ended: () => {
       const run = engine.reads.runs.get(runId);
-      if (!run || (TERMINAL_RUN.includes(run.status) && engine.reads.events.lastSeq(runId) <= cursor)) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1000);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  } finally {
-    unwatch();
-    signal.removeEventListener("abort", onAbort);
-  }
+      return !run || TERMINAL_RUN.includes(run.status);
+    },
+    watch: (fn: () => void) => engine.watch(runId, fn),
+  };
+  for await (const row of followEvents(log, after, signal, live)) yield toRunEvent(row);
 }

@@ -1,3 +1,4 @@
+import type { AgentService } from "../agents/service.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import type { Database } from "../db/database.ts";
 import type { FileStore } from "../files/store.ts";
@@ -29,6 +30,8 @@ export interface StationContext {
   files: FileStore;
   /** The durable workflow engine (runs, approvals, run events). */
   engine: Engine;
+  /** Agent runs: THE loop, its ledger, cancel and resume. */
+  agents: AgentService;
   /** Stored workflow definitions and their versions. */
   workflows: WorkflowStore;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */

@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import { getAgent } from "../agents/store.ts";
+import { openMcpToolbox } from "../mcp/mod.ts";
+import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../api/listen.ts";
@@ -120,6 +123,17 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       });
     }
     const workflows = new WorkflowStore(db);
+    const agents = new AgentService({
+      db,
+      config: config.values,
+      env: Deno.env.toObject(),
+      // Agents as `stn sync` (or this start) stored them, with their MCP tools from the synced catalogue.
+      source: (environment, name) => getAgent(db, environment, name),
+      mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
+      sandbox,
+      debug: Deno.env.get("STATION_DEBUG") === "1",
+      environment: config.values.workflows.environment,
+    });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
       workers: e.workers,
@@ -129,10 +143,14 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       defaultTimeoutMs: e.default_timeout,
       eventRetentionMs: config.values.events.retention,
       sandbox,
+      agents,
     });
     await engine.start();
     // Registered after the NATS connection, so it stops before the connection drains.
     closers.push({ name: "workflow engine", close: () => engine.stop() });
+    // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.
+    agents.resumeOrphans();
+    closers.push({ name: "agent runs", close: () => agents.stop() });
 
     const ctx: StationContext = {
       version: VERSION,
@@ -146,6 +164,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
+      agents,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
     const scheduler = new Scheduler(engine, workflows, db);

@@ -146,7 +146,12 @@ export function outputProblem(
   result: unknown,
 ): string | null {
   if (!def.outputSchema) return null;
-  const v = validator(def.outputSchema);
-  if (v(structuredClone(result))) return null;
+  return schemaViolation(def.outputSchema, structuredClone(result));
+}
+
+/** Null when the value matches the schema; else each problem as `path message`. Fills in defaults (in place). */
+export function schemaViolation(schema: Record<string, unknown>, value: unknown): string | null {
+  const v = validator(schema);
+  if (v(value)) return null;
   return problems(v).map((i) => `${i.path} ${i.message}`).join("; ");
 }

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
@@ -57,7 +58,11 @@ const GATE = "states:\n  - id: ask\n    type: human_approval\n    message: go?\n
 
 Deno.test('--json: every command prints one JSON object, {"error": …} on failure with the same exit code', async () => {
   const home = await tempHome();
-  home.writeConfig(SANDBOX_CONFIG);
+  const model = startModelServer();
+  model.route(() => ({ text: "hello" }));
+  home.writeConfig(`${SANDBOX_CONFIG}\nai:\n  base_url: ${model.url}\n  api_key: sk-test\n`);
+  Deno.mkdirSync(home.path("environments/default/agents"), { recursive: true });
+  Deno.writeTextFileSync(home.path("environments/default/agents/Greeter.prompt"), "{{userInput}}\n");
   const serve = await startServe({ home: home.home, env: home.env });
   const env = { ...home.env, STATION_URL: serve.url };
   const p = (name: string) => home.path(name);
@@ -75,6 +80,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   Deno.mkdirSync(p("environments/default/agents"), { recursive: true });
   Deno.writeTextFileSync(p("environments/default/agents/helper.prompt"), "---\nmax_steps: 2\n---\nhi\n");
   Deno.writeTextFileSync(p("bad.prompt"), "---\nmax_steps: two\n---\nhi\n");
+  let agentRun = "";
   let run = "", run2 = "", run3 = "", approval = "", approval2 = "", key = "", key2 = "", sbx = "";
   const pendingApproval = (runId: () => string) => async () => {
     const url = `${serve.url}/api/v1/workflow-approvals?status=pending&run_id=${runId()}`;
@@ -213,6 +219,12 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "bundle inspect", args: () => [p("data.txt")], ok: false },
     { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: true },
     { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: false },
+    { cmd: "agent run", args: () => ["Greeter", "hi"], ok: true, keep: (o) => (agentRun = o.run_id) },
+    { cmd: "agent run", args: () => ["Nobody", "hi"], ok: false },
+    { cmd: "agent runs", ok: true },
+    { cmd: "agent runs", args: () => ["--limit", "0"], ok: false, code: 2 },
+    { cmd: "agent inspect", args: () => [agentRun], ok: true },
+    { cmd: "agent inspect", args: () => ["arun_nope"], ok: false },
   ];
 
   try {
@@ -230,6 +242,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     }
   } finally {
     await serve.stop();
+    await model.close();
     await removeStationContainers(home.path("station.db")).catch(() => {});
     await home.cleanup();
   }

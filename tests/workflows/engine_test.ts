@@ -92,7 +92,7 @@ Deno.test("a switch with no match and no default fails the run with no_matching_
   });
 });
 
-Deno.test("agent and sandbox steps fail with a clear code until their capability exists", async () => {
+Deno.test("an agent step naming no agent of the environment fails with agent_not_found", async () => {
   await withStation(async ({ station }) => {
     const engine = station.ctx.engine;
     const run = await engine.startRun({
@@ -100,8 +100,8 @@ Deno.test("agent and sandbox steps fail with a clear code until their capability
       input: {},
     });
     const done = await waitRun(engine, run.id);
-    assertEquals(JSON.parse(done.error!).code, "agent_steps_unavailable");
-    assert(JSON.parse(done.error!).message.includes("not available"));
+    assertEquals(JSON.parse(done.error!).code, "agent_not_found");
+    assert(JSON.parse(done.error!).message.includes("no agent helper in environment default"));
   });
 });
 

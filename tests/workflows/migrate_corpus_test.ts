@@ -27,12 +27,12 @@ const CASES: Array<{
     result: { summary: "paging for api" },
   },
   {
-    // The high route ends at an agent step, which this build cannot run: the route is what is checked.
+    // The high route ends at an agent step whose agent this home lacks: the route is what is checked.
     file: "switch-routing.workflow.yaml",
     input: { alert: { severity: "high", service: "api" } },
     status: "failed",
     steps: ["route", "escalate", "analyze_high"],
-    error: "agent_steps_unavailable",
+    error: "agent_not_found",
   },
   {
     file: "switch-routing.workflow.yaml",

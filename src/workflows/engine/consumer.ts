@@ -169,8 +169,10 @@ export class Consumer {
           workflowId: def.id,
           path: attempt.path,
           attempt: attempt.attempt,
+          visit: attempt.visit,
           signal: both,
           sandbox: core.opts.sandbox,
+          agents: core.opts.agents,
         }).catch((err): Outcome => ({
           kind: "failed",
           error: { code: (err as StationError).code ?? "step_error", message: (err as Error).message },

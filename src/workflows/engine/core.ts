@@ -2,6 +2,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import type { AgentService } from "../../agents/service.ts";
 import type { SandboxService } from "../../sandbox/service.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
@@ -24,6 +25,8 @@ export interface EngineOptions {
   defaultTimeoutMs: number;
   /** Handed to executors of `sandbox` steps. */
   sandbox?: SandboxService;
+  /** Handed to executors of `agent` steps. */
+  agents?: AgentService;
   /** Where every time decision reads the time (default: the wall clock). */
   clock?: Clock;
   /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */

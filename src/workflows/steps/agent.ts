@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { common, rule, templates } from "./fields.ts";
-import type { Executor, StepType } from "./types.ts";
+import { contextScope, renderTemplates } from "../expr.ts";
+import type { Executor, Outcome, StepType } from "./types.ts";
 
 const AGENT_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
 
@@ -23,17 +24,46 @@ const schema = () =>
 export type AgentState = z.infer<ReturnType<typeof schema>>;
 
 /**
- * agent: runs an agent (spec/workflows.md). Until the agent layer is plugged in, the step fails with
- * a code that says which feature is missing.
+ * agent: runs an agent through THE agent loop (spec/workflows.md, DESIGN §8). `task` and
+ * `input.variables` are templated over the run context; the agent run is linked to this step
+ * attempt, so a redelivered attempt finds the run it started instead of starting another. The
+ * step's output is the agent's answer: its JSON `result` when it has an output schema, else its
+ * `response`. Canceling the workflow run aborts the signal, which cancels the agent run.
  */
-const execute: Executor<AgentState> = (step) =>
-  Promise.resolve({
+const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome> => {
+  if (!ctx.agents) {
+    return {
+      kind: "failed",
+      error: { code: "agent_steps_unavailable", message: `step ${step.id}: this process runs no agents` },
+    };
+  }
+  const rendered = await renderTemplates(
+    { task: step.task ?? "", variables: step.input?.variables ?? {} },
+    contextScope(scope),
+  ) as { task: unknown; variables: Record<string, unknown> };
+  const [name, environment] = step.agent.split("@");
+  const run = await ctx.agents.run({
+    agent: name,
+    environment: environment ?? ctx.agents.environment,
+    task: typeof rendered.task === "string" ? rendered.task : JSON.stringify(rendered.task),
+    variables: rendered.variables,
+    step: { runId: ctx.runId, path: ctx.path, visit: ctx.visit, attempt: ctx.attempt },
+    signal: ctx.signal,
+  });
+  if (run.status === "completed" && (run.finish_reason === "stop" || run.response)) {
+    return { kind: "completed", output: run.result !== null ? JSON.parse(run.result) : run.response };
+  }
+  const error = run.error ? JSON.parse(run.error) as { code: string; message: string } : undefined;
+  return {
     kind: "failed",
     error: {
-      code: `${step.type}_steps_unavailable`,
-      message: `${step.type} steps are not available in this build of stn yet (step ${step.id})`,
+      code: error?.code ?? `agent_${run.finish_reason}`,
+      message: `step ${step.id}: agent ${name} run ${run.id} ${run.status}: ${
+        error?.message ?? run.finish_reason
+      }`,
     },
-  });
+  };
+};
 
 export const agent: StepType<AgentState> = {
   type: "agent",

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { StationError } from "../../errors.ts";
+import type { AgentService } from "../../agents/service.ts";
 import type { SandboxService } from "../../sandbox/service.ts";
 import type { State } from "./registry.ts";
 
@@ -115,10 +116,14 @@ export interface ExecutorContext {
   /** The step's path in the run (`check`, `fanout/b1/fetch`, `loop/2/work`). */
   path: string;
   attempt: number;
+  /** Which visit of the step this is (a step a run loops back to is visited again). */
+  visit: number;
   /** Aborted when the run is canceled or the step's timeout passes; executors stop promptly. */
   signal: AbortSignal;
   /** Docker sandboxes, for `sandbox` steps (undefined when the station has none). */
   sandbox?: SandboxService;
+  /** Agent runs, for `agent` steps (undefined in a process that runs none). */
+  agents?: AgentService;
 }
 
 /** A failed step: a stable code users can match in `retry.non_retryable` and `_error.code`. */

@@ -1,0 +1,356 @@
+import { ulid } from "ulid";
+import { type Database, transaction } from "../db/database.ts";
+import { Statements } from "../workflows/engine/repository.ts";
+import type {
+  AgentEventRow,
+  AgentRunRow,
+  AgentRunStatus,
+  FinishReason,
+  RunError,
+  ToolCallRow,
+  TurnRow,
+} from "./run_rows.ts";
+
+export type {
+  AgentEventRow,
+  AgentRunRow,
+  AgentRunStatus,
+  FinishReason,
+  RunError,
+  ToolCallRow,
+  TurnRow,
+  Usage,
+} from "./run_rows.ts";
+
+/**
+ * The agent runs' ledger (migration 0007): the only code that reads or writes its tables. Every
+ * change is one transaction that also appends the run's event, so a run's record and its event log
+ * never disagree, and each completed model turn and tool result is on disk before the next begins.
+ */
+
+/** A new run's fields (the ledger adds id, status and times). */
+export interface NewRun {
+  agent: string;
+  environment: string;
+  model: string;
+  task: string;
+  variables: Record<string, unknown>;
+  plan: unknown;
+  parentRunId?: string;
+  parentCallId?: string;
+  step?: { runId: string; path: string; visit: number; attempt: number };
+  traceId?: string;
+}
+
+/** Which runs to list, newest first; `cursor` is the last id of the previous page. */
+export interface AgentRunQuery {
+  agent?: string;
+  workflowRunId?: string;
+  status?: AgentRunStatus;
+  cursor?: string;
+  limit: number;
+}
+
+const now = () => new Date().toISOString();
+const TERMINAL_EVENT: Record<Exclude<AgentRunStatus, "running">, string> = {
+  completed: "run_completed",
+  failed: "run_failed",
+  canceled: "run_canceled",
+};
+
+/** Reads and writes of the agent-run tables; `watch` wakes event followers in this process. */
+export class AgentLedger {
+  #db: Database;
+  #q: Statements;
+  #watchers = new Map<string, Set<() => void>>();
+
+  constructor(db: Database) {
+    this.#db = db;
+    this.#q = new Statements(db);
+  }
+
+  /** Creates a running run and its `run_started` event. */
+  create(r: NewRun): AgentRunRow {
+    const id = `arun_${ulid()}`;
+    const at = now();
+    this.#write(id, () => {
+      this.#q.run(
+        `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
+           parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, created_at, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        id,
+        r.agent,
+        r.environment,
+        r.model,
+        r.task,
+        JSON.stringify(r.variables),
+        JSON.stringify(r.plan),
+        r.parentRunId ?? null,
+        r.parentCallId ?? null,
+        r.step?.runId ?? null,
+        r.step?.path ?? null,
+        r.step?.visit ?? null,
+        r.step?.attempt ?? null,
+        r.traceId ?? null,
+        at,
+        at,
+      );
+      this.#event(id, "run_started", {
+        agent: r.agent,
+        model: r.model,
+        task: r.task,
+        parent_run_id: r.parentRunId,
+      });
+    });
+    return this.get(id)!;
+  }
+
+  /** Appends an event that changes no row (`turn_started`, `run_resumed`). */
+  event(runId: string, type: string, data: unknown): void {
+    this.#write(runId, () => this.#event(runId, type, data));
+  }
+
+  /** Checkpoints a completed model turn and adds its usage to the run's totals. */
+  turnCompleted(t: Omit<TurnRow, "created_at">, event: unknown): void {
+    this.#write(t.run_id, () => {
+      this.#q.run(
+        `INSERT INTO agent_turns (run_id, turn, messages, text, finish_reason, input_tokens, output_tokens,
+           cached_tokens, total_tokens, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        t.run_id,
+        t.turn,
+        t.messages,
+        t.text,
+        t.finish_reason,
+        t.input_tokens,
+        t.output_tokens,
+        t.cached_tokens,
+        t.total_tokens,
+        t.duration_ms,
+        now(),
+      );
+      this.#q.run(
+        `UPDATE agent_runs SET turns = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+           cached_tokens = cached_tokens + ?, total_tokens = total_tokens + ? WHERE id = ?`,
+        t.turn,
+        t.input_tokens,
+        t.output_tokens,
+        t.cached_tokens,
+        t.total_tokens,
+        t.run_id,
+      );
+      this.#event(t.run_id, "model_responded", event);
+    });
+  }
+
+  /** Records a tool call as started (a resume re-runs a call left `running`). */
+  toolStarted(c: Pick<ToolCallRow, "run_id" | "call_id" | "turn" | "position" | "name" | "arguments">): void {
+    this.#write(c.run_id, () => {
+      this.#q.run(
+        `INSERT INTO agent_tool_calls (run_id, call_id, turn, position, name, arguments, status, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)
+         ON CONFLICT (run_id, call_id) DO UPDATE SET started_at = excluded.started_at`,
+        c.run_id,
+        c.call_id,
+        c.turn,
+        c.position,
+        c.name,
+        c.arguments,
+        now(),
+      );
+      this.#event(c.run_id, "tool_called", {
+        turn: c.turn,
+        call_id: c.call_id,
+        name: c.name,
+        arguments: JSON.parse(c.arguments),
+      });
+    });
+  }
+
+  /** Checkpoints a tool's result (what the model will see) or its error. */
+  toolFinished(
+    runId: string,
+    callId: string,
+    r: { output: string; output_bytes: number; truncated: boolean; error?: string; duration_ms: number },
+  ): void {
+    this.#write(runId, () => {
+      this.#q.run(
+        `UPDATE agent_tool_calls SET status = ?, output = ?, output_bytes = ?, truncated = ?, error = ?,
+           duration_ms = ? WHERE run_id = ? AND call_id = ?`,
+        r.error === undefined ? "completed" : "failed",
+        r.output,
+        r.output_bytes,
+        r.truncated ? 1 : 0,
+        r.error ?? null,
+        r.duration_ms,
+        runId,
+        callId,
+      );
+      const { name } = this.#q.get<{ name: string }>(
+        "SELECT name FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
+        runId,
+        callId,
+      )!;
+      this.#event(runId, "tool_returned", {
+        call_id: callId,
+        name,
+        output_bytes: r.output_bytes,
+        truncated: r.truncated,
+        duration_ms: r.duration_ms,
+        ...(r.error !== undefined ? { error: r.error } : {}),
+      });
+    });
+  }
+
+  /** Ends a running run (a run already ended stays as it was); returns whether this call ended it. */
+  finish(
+    runId: string,
+    end: {
+      status: Exclude<AgentRunStatus, "running">;
+      finish_reason: FinishReason;
+      response: string;
+      result?: unknown;
+      error?: RunError;
+    },
+  ): boolean {
+    let ended = false;
+    this.#write(runId, () => {
+      const at = now();
+      ended = this.#q.run(
+        `UPDATE agent_runs SET status = ?, finish_reason = ?, response = ?, result = ?, error = ?, ended_at = ?,
+           duration_ms = CAST(ROUND((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
+         WHERE id = ? AND status = 'running'`,
+        end.status,
+        end.finish_reason,
+        end.response,
+        end.result === undefined ? null : JSON.stringify(end.result),
+        end.error ? JSON.stringify(end.error) : null,
+        at,
+        at,
+        runId,
+      ) > 0;
+      if (ended) {
+        this.#event(runId, TERMINAL_EVENT[end.status], {
+          finish_reason: end.finish_reason,
+          ...(end.error ? { error: end.error } : {}),
+        });
+      }
+    });
+    return ended;
+  }
+
+  get(id: string): AgentRunRow | undefined {
+    return this.#q.get<AgentRunRow>("SELECT * FROM agent_runs WHERE id = ?", id);
+  }
+
+  /** The run a workflow step attempt started, if any. */
+  byStepAttempt(
+    step: { runId: string; path: string; visit: number; attempt: number },
+  ): AgentRunRow | undefined {
+    return this.#q.get<AgentRunRow>(
+      `SELECT * FROM agent_runs WHERE workflow_run_id = ? AND step_path = ? AND step_visit = ? AND step_attempt = ?
+         AND parent_run_id IS NULL`,
+      step.runId,
+      step.path,
+      step.visit,
+      step.attempt,
+    );
+  }
+
+  /** The child run a parent's tool call started, if any. */
+  byParentCall(parentRunId: string, callId: string): AgentRunRow | undefined {
+    return this.#q.get<AgentRunRow>(
+      "SELECT * FROM agent_runs WHERE parent_run_id = ? AND parent_call_id = ?",
+      parentRunId,
+      callId,
+    );
+  }
+
+  /** Runs left `running` that nobody else resumes: not a child (its parent does) nor a workflow step's (the engine does). */
+  orphans(): AgentRunRow[] {
+    return this.#q.all<AgentRunRow>(
+      `SELECT * FROM agent_runs WHERE status = 'running' AND parent_run_id IS NULL AND workflow_run_id IS NULL
+       ORDER BY id`,
+    );
+  }
+
+  /** The runs a workflow run's steps started (for `stn workflow inspect`). */
+  byWorkflowRun(workflowRunId: string): AgentRunRow[] {
+    return this.#q.all<AgentRunRow>(
+      "SELECT * FROM agent_runs WHERE workflow_run_id = ? ORDER BY id",
+      workflowRunId,
+    );
+  }
+
+  list(q: AgentRunQuery): { runs: AgentRunRow[]; nextCursor: string | null } {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.agent) where.push("agent = ?"), params.push(q.agent);
+    if (q.workflowRunId) where.push("workflow_run_id = ?"), params.push(q.workflowRunId);
+    if (q.status) where.push("status = ?"), params.push(q.status);
+    if (q.cursor) where.push("id < ?"), params.push(q.cursor);
+    const runs = this.#db.prepare(
+      `SELECT * FROM agent_runs ${
+        where.length ? `WHERE ${where.join(" AND ")}` : ""
+      } ORDER BY id DESC LIMIT ?`,
+    ).all(...(params as never[]), q.limit + 1) as unknown as AgentRunRow[];
+    const more = runs.length > q.limit;
+    if (more) runs.length = q.limit;
+    return { runs, nextCursor: more ? runs[runs.length - 1].id : null };
+  }
+
+  turns(runId: string): TurnRow[] {
+    return this.#q.all<TurnRow>("SELECT * FROM agent_turns WHERE run_id = ? ORDER BY turn", runId);
+  }
+
+  toolCalls(runId: string): ToolCallRow[] {
+    return this.#q.all<ToolCallRow>(
+      "SELECT * FROM agent_tool_calls WHERE run_id = ? ORDER BY turn, position",
+      runId,
+    );
+  }
+
+  eventsAfter(runId: string, seq: number, limit = 500): AgentEventRow[] {
+    return this.#q.all<AgentEventRow>(
+      "SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+      runId,
+      seq,
+      limit,
+    );
+  }
+
+  lastSeq(runId: string): number {
+    return this.#q.get<{ s: number | null }>(
+      "SELECT MAX(seq) AS s FROM agent_run_events WHERE run_id = ?",
+      runId,
+    )
+      ?.s ?? 0;
+  }
+
+  /** Calls fn whenever events are appended to the run (in this process). Returns the unsubscribe. */
+  watch(runId: string, fn: () => void): () => void {
+    let set = this.#watchers.get(runId);
+    if (!set) this.#watchers.set(runId, set = new Set());
+    set.add(fn);
+    return () => {
+      set!.delete(fn);
+      if (set!.size === 0) this.#watchers.delete(runId);
+    };
+  }
+
+  #write(runId: string, fn: () => void): void {
+    transaction(this.#db, fn);
+    for (const w of this.#watchers.get(runId) ?? []) w();
+  }
+
+  #event(runId: string, type: string, data: unknown): void {
+    this.#q.run(
+      `INSERT INTO agent_run_events (run_id, seq, type, data, time)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_run_events WHERE run_id = ?), ?, ?, ?)`,
+      runId,
+      runId,
+      type,
+      data === undefined ? null : JSON.stringify(data),
+      now(),
+    );
+  }
+}

@@ -1,0 +1,265 @@
+import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
+import { StationError } from "../errors.ts";
+import { schemaViolation } from "../workflows/json_schema.ts";
+import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
+import type { RenderedPrompt } from "./render.ts";
+import { cutToolOutput } from "./tool_output.ts";
+
+/** What a run starts with, stored on its row: a resume replays exactly this, whatever the file says now. */
+export interface RunPlan extends RenderedPrompt {
+  max_steps: number;
+  output_schema?: Record<string, unknown>;
+  timeout_ms: number;
+}
+
+/** A tool as the loop runs it: the call id lets a child agent's run be linked to the call that started it. */
+export interface LoopTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  run(args: unknown, signal: AbortSignal, callId: string): Promise<string>;
+}
+
+export interface LoopOptions {
+  ledger: AgentLedger;
+  model: LanguageModel;
+  tools: LoopTool[];
+  /** Aborted by cancel (reason code `canceled`), the timeout (`agent_timeout`) or shutdown (`shutdown`). */
+  signal: AbortSignal;
+  maxToolOutput: number;
+  /** STATION_DEBUG=1: one stderr line per turn. */
+  debug: boolean;
+}
+
+interface Call {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+const REPAIR = "Your last answer is not valid JSON matching the required JSON Schema";
+
+/**
+ * THE agent loop (DESIGN §8): runs model turns up to the plan's `max_steps`, executes the tools each
+ * turn asks for, and ends the run in the ledger. Each completed turn and tool result is checkpointed
+ * before the next begins; a run that already has turns (a resume after a crash) replays them from the
+ * ledger instead of calling the model or the tools again. Tool errors go back to the model as
+ * `{error}`; with an output schema, the final answer is validated, with one repair turn. Returns the
+ * ended run, or undefined when the station is shutting down (the run stays `running` and resumes).
+ */
+export async function runLoop(
+  run: AgentRunRow,
+  plan: RunPlan,
+  o: LoopOptions,
+): Promise<AgentRunRow | undefined> {
+  const { ledger, signal } = o;
+  const stored = ledger.turns(run.id);
+  const results = new Map(ledger.toolCalls(run.id).map((c) => [c.call_id, c]));
+  const byName = new Map(o.tools.map((t) => [t.name, t]));
+  const toolSet: ToolSet = Object.fromEntries(
+    o.tools.map((
+      t,
+    ) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as any) })]),
+  );
+  const messages: ModelMessage[] = plan.messages.map((m) => ({ role: m.role, content: m.content }));
+  let repaired = false;
+  // The repair turn may go one past max_steps: the model answered, only its form was wrong.
+  let allowance = 0;
+  let lastText = "";
+  const end = (
+    finish: FinishReason,
+    response: string,
+    extra: { result?: unknown; error?: RunError } = {},
+  ) => {
+    const status = finish === "stop" || finish === "max_steps" ? "completed" : "failed";
+    ledger.finish(run.id, { status, finish_reason: finish, response, ...extra });
+    return ledger.get(run.id);
+  };
+  try {
+    for (let turn = 1;; turn++) {
+      if (turn > plan.max_steps + allowance) {
+        return end("max_steps", lastText, {
+          error: {
+            code: "agent_max_steps",
+            message: `the agent used its ${plan.max_steps} turns (max_steps)`,
+          },
+        });
+      }
+      const done = stored[turn - 1];
+      const step = done
+        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text }
+        : await modelTurn(run, plan, turn, messages, toolSet, o);
+      messages.push(...step.messages);
+      if (step.text) lastText = step.text;
+      const calls = toolCallsOf(step.messages);
+      if (calls.length > 0) {
+        const outputs: string[] = [];
+        for (const [position, call] of calls.entries()) {
+          outputs.push(await runTool(run.id, turn, position, call, results.get(call.id), byName, o));
+        }
+        messages.push({
+          role: "tool",
+          content: calls.map((c, i) => ({
+            type: "tool-result" as const,
+            toolCallId: c.id,
+            toolName: c.name,
+            output: { type: "text" as const, value: outputs[i] },
+          })),
+        });
+        continue;
+      }
+      if (!plan.output_schema) return end("stop", step.text);
+      const problem = outputProblemOf(step.text, plan.output_schema);
+      if (problem === null) return end("stop", step.text, { result: parseJson(step.text) });
+      if (repaired) {
+        return end("output_invalid", step.text, {
+          error: {
+            code: "agent_output_invalid",
+            message: `the final answer does not match the output schema: ${problem}`,
+          },
+        });
+      }
+      repaired = true;
+      allowance = 1;
+      messages.push({ role: "user", content: `${REPAIR} (${problem}). Answer again with only the JSON.` });
+    }
+  } catch (err) {
+    const reason = signal.aborted ? signal.reason : undefined;
+    const code = reason instanceof StationError ? reason.code : undefined;
+    if (code === "shutdown") return undefined;
+    if (code === "agent_timeout") {
+      return end("timeout", lastText, { error: { code, message: (reason as Error).message } });
+    }
+    if (signal.aborted) {
+      ledger.finish(run.id, {
+        status: "canceled",
+        finish_reason: "canceled",
+        response: lastText,
+        error: { code: "canceled", message: reason instanceof Error ? reason.message : "agent run canceled" },
+      });
+      return ledger.get(run.id);
+    }
+    const e = err instanceof StationError ? err : undefined;
+    return end("error", lastText, {
+      error: { code: e?.code ?? "model_error", message: (err as Error).message },
+    });
+  }
+}
+
+/** One model call, checkpointed with its usage when it completes. */
+async function modelTurn(
+  run: AgentRunRow,
+  plan: RunPlan,
+  turn: number,
+  messages: ModelMessage[],
+  tools: ToolSet,
+  o: LoopOptions,
+): Promise<{ messages: ModelMessage[]; text: string }> {
+  o.ledger.event(run.id, "turn_started", { turn });
+  const started = performance.now();
+  const r = await generateText({
+    model: o.model,
+    system: plan.system,
+    messages,
+    tools,
+    abortSignal: o.signal,
+  });
+  const usage = {
+    input_tokens: r.usage.inputTokens ?? 0,
+    output_tokens: r.usage.outputTokens ?? 0,
+    cached_tokens: r.usage.inputTokenDetails?.cacheReadTokens ?? 0,
+    total_tokens: r.usage.totalTokens ?? (r.usage.inputTokens ?? 0) + (r.usage.outputTokens ?? 0),
+  };
+  const out = r.response.messages as ModelMessage[];
+  const names = toolCallsOf(out).map((c) => c.name);
+  o.ledger.turnCompleted({
+    run_id: run.id,
+    turn,
+    messages: JSON.stringify(out),
+    text: r.text,
+    finish_reason: r.finishReason,
+    duration_ms: Math.round(performance.now() - started),
+    ...usage,
+  }, { turn, text: r.text.slice(0, 200), tool_calls: names, finish_reason: r.finishReason, usage });
+  if (o.debug) {
+    console.error(
+      `[agent ${run.id}] turn ${turn} model=${run.model} tokens in=${usage.input_tokens} out=${usage.output_tokens}` +
+        ` cached=${usage.cached_tokens} tools=${names.join(",") || "-"}`,
+    );
+  }
+  return { messages: out, text: r.text };
+}
+
+/** Runs one tool call (or takes its checkpointed result) and returns what the model is shown. */
+async function runTool(
+  runId: string,
+  turn: number,
+  position: number,
+  call: Call,
+  done: ToolCallRow | undefined,
+  tools: Map<string, LoopTool>,
+  o: LoopOptions,
+): Promise<string> {
+  if (done && done.status !== "running") return done.output ?? "";
+  o.ledger.toolStarted({
+    run_id: runId,
+    call_id: call.id,
+    turn,
+    position,
+    name: call.name,
+    arguments: JSON.stringify(call.input ?? {}),
+  });
+  const started = performance.now();
+  let text: string;
+  let error: string | undefined;
+  try {
+    const t = tools.get(call.name);
+    if (!t) {
+      throw new Error(`no tool named ${call.name}; the tools are ${[...tools.keys()].join(", ") || "none"}`);
+    }
+    text = await t.run(call.input ?? {}, o.signal, call.id);
+  } catch (err) {
+    // An abort ends the run (the call stays `running`, so a resume runs it again); anything else is the model's to handle.
+    if (o.signal.aborted) throw err;
+    error = (err as Error).message || String(err);
+    text = JSON.stringify({ error });
+  }
+  const cut = cutToolOutput(text, o.maxToolOutput);
+  o.ledger.toolFinished(runId, call.id, {
+    output: cut.text,
+    output_bytes: cut.bytes,
+    truncated: cut.truncated,
+    error,
+    duration_ms: Math.round(performance.now() - started),
+  });
+  return cut.text;
+}
+
+function toolCallsOf(messages: ModelMessage[]): Call[] {
+  const calls: Call[] = [];
+  for (const m of messages) {
+    if (m.role !== "assistant" || typeof m.content === "string") continue;
+    for (const part of m.content) {
+      if (part.type === "tool-call") {
+        calls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+      }
+    }
+  }
+  return calls;
+}
+
+/** The answer as JSON: a model often fences it in ```json … ``` despite being told not to. */
+function parseJson(text: string): unknown {
+  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
+  return JSON.parse(fenced ? fenced[1] : text);
+}
+
+function outputProblemOf(text: string, schema: Record<string, unknown>): string | null {
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch (err) {
+    return `not JSON: ${(err as Error).message}`;
+  }
+  return schemaViolation(schema, value);
+}

@@ -1,0 +1,90 @@
+import { z } from "zod";
+import type { SandboxService } from "../sandbox/service.ts";
+import {
+  callTool,
+  sandboxExec,
+  sandboxFsDelete,
+  sandboxFsList,
+  sandboxFsRead,
+  sandboxFsWrite,
+  sandboxPublishFile,
+  sandboxRun,
+  sandboxStageFile,
+  type SandboxTool,
+} from "../sandbox/tools.ts";
+import type { AgentSandbox, AgentTool, Toolbox } from "./types.ts";
+
+/** The session tools of code mode; the agent's session is implied, so their `sandbox_id` is filled in. */
+const SESSION_TOOLS = [
+  sandboxExec,
+  sandboxFsWrite,
+  sandboxFsRead,
+  sandboxFsList,
+  sandboxFsDelete,
+  sandboxStageFile,
+  sandboxPublishFile,
+] as const;
+
+/**
+ * The sandbox tools of an agent with `sandbox:` (spec/agents.md), built on the existing tool
+ * definitions: `compute` → the one-shot `sandbox_run` with the agent's runtime/image as defaults;
+ * `code` → the session tools on one session, opened on first use. Scope `agent`: the session is
+ * the run's own and closed with the toolbox; `workflow`: the workflow run's session, shared by its
+ * steps and closed by the sandbox service when that run ends.
+ */
+export function sandboxToolbox(
+  sandbox: SandboxService,
+  config: AgentSandbox,
+  workflowRunId: string | undefined,
+): Toolbox {
+  if (config.mode === "compute") {
+    const tool: AgentTool = {
+      name: sandboxRun.name,
+      description: sandboxRun.description,
+      inputSchema: z.toJSONSchema(sandboxRun.input, { io: "input" }) as Record<string, unknown>,
+      call: async (args, signal) =>
+        JSON.stringify(
+          await callTool(sandboxRun, {
+            ...(config.runtime ? { runtime: config.runtime } : {}),
+            ...(config.image ? { image: config.image } : {}),
+            ...(config.timeout_seconds ? { timeout_seconds: config.timeout_seconds } : {}),
+            ...(args as object),
+          }, { sandbox, signal }),
+        ),
+    };
+    return { tools: [tool], close: () => Promise.resolve() };
+  }
+  const shared = config.session === "workflow" && workflowRunId !== undefined;
+  let opening: Promise<string> | undefined;
+  const session = () =>
+    opening ??= sandbox.open({
+      runtime: config.runtime,
+      image: config.image,
+      network: config.allow_network || undefined,
+      scope: shared ? "workflow" : "agent",
+      run_id: shared ? workflowRunId : undefined,
+    }).then((r) => r.session.id);
+  const tools = SESSION_TOOLS.map((t): AgentTool => {
+    const input = (t.input as z.ZodObject).omit({ sandbox_id: true });
+    return {
+      name: t.name,
+      description: t.description,
+      inputSchema: z.toJSONSchema(input, { io: "input" }) as Record<string, unknown>,
+      call: async (args, signal) =>
+        JSON.stringify(
+          await callTool(t as SandboxTool<any>, { ...(args as object), sandbox_id: await session() }, {
+            sandbox,
+            signal,
+          }),
+        ),
+    };
+  });
+  return {
+    tools,
+    close: async () => {
+      if (!opening || shared) return;
+      const id = await opening.catch(() => undefined);
+      if (id) await sandbox.close(id, "agent_run_ended");
+    },
+  };
+}

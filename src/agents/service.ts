@@ -1,0 +1,337 @@
+import type { Config } from "../config/schema.ts";
+import type { Database } from "../db/database.ts";
+import { StationError } from "../errors.ts";
+import { log } from "../log.ts";
+import type { SandboxService } from "../sandbox/service.ts";
+import { AgentLedger, type AgentRunRow } from "./ledger.ts";
+import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
+import { createModels, type Models } from "./providers.ts";
+import { renderAgentPrompt } from "./render.ts";
+import { sandboxToolbox } from "./sandbox_tools.ts";
+import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
+
+/** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
+export type AgentSource = (environment: string, name: string) => AgentDefinition | undefined;
+/** Opens the MCP tools an agent lists (injected: the MCP client), closed when the run ends. */
+export type McpTools = (environment: string, def: AgentDefinition, signal: AbortSignal) => Promise<Toolbox>;
+
+export interface AgentServiceOptions {
+  db: Database;
+  config: Pick<Config, "ai" | "agents">;
+  /** The process environment (API keys). */
+  env: Record<string, string | undefined>;
+  source: AgentSource;
+  mcpTools: McpTools;
+  sandbox?: SandboxService;
+  /** STATION_DEBUG=1: each turn logged to stderr. */
+  debug?: boolean;
+  /** The environment of an agent named without one (`workflows.environment`). */
+  environment?: string;
+}
+
+/** What starts (or finds) an agent run. */
+export interface AgentRunRequest {
+  agent: string;
+  environment: string;
+  task: string;
+  variables?: Record<string, unknown>;
+  /** A child agent's run: the parent run and its tool call. */
+  parent?: { runId: string; callId: string };
+  /** A workflow step's run: the step attempt it belongs to (and its session scope). */
+  step?: { runId: string; path: string; visit: number; attempt: number };
+  traceId?: string;
+  /** The caller's cancel (a workflow run's cancel, a parent's abort). */
+  signal?: AbortSignal;
+}
+
+/** A run that has started, and its end. */
+export interface StartedRun {
+  run: AgentRunRow;
+  done: Promise<AgentRunRow>;
+}
+
+const CHILD_TASK_MAX = 10_000;
+const MAX_DEPTH = 5;
+
+/**
+ * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents):
+ * checks the agent, its model's key and its input BEFORE a run exists, records the run, gathers its
+ * tools (MCP, sandbox, child agents), runs THE loop under its timeout and cancel signal, and resumes
+ * the runs a crash left `running`.
+ */
+export class AgentService {
+  readonly ledger: AgentLedger;
+  #o: AgentServiceOptions;
+  #models: Models;
+  #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
+  #stopping = false;
+  /** The environment of an agent named without one. */
+  readonly environment: string;
+
+  constructor(o: AgentServiceOptions) {
+    this.#o = o;
+    this.ledger = new AgentLedger(o.db);
+    this.#models = createModels(o.config.ai, o.env);
+    this.environment = o.environment ?? "default";
+  }
+
+  /** Starts a run; a step attempt or parent tool call that already started one gets that run back. */
+  async start(req: AgentRunRequest): Promise<StartedRun> {
+    const existing = req.step
+      ? this.ledger.byStepAttempt(req.step)
+      : req.parent
+      ? this.ledger.byParentCall(req.parent.runId, req.parent.callId)
+      : undefined;
+    if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
+    const def = this.#definition(req.environment, req.agent);
+    const model = this.#models.resolve(def.model);
+    const variables = req.variables ?? {};
+    const prompt = await renderAgentPrompt(def, req.task, variables);
+    const plan: RunPlan = {
+      ...prompt,
+      max_steps: def.max_steps,
+      output_schema: def.output_schema,
+      timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
+    };
+    const run = this.ledger.create({
+      agent: def.name,
+      environment: req.environment,
+      model: model.id,
+      task: req.task,
+      variables,
+      plan,
+      parentRunId: req.parent?.runId,
+      parentCallId: req.parent?.callId,
+      step: req.step,
+      traceId: req.traceId,
+    });
+    return { run, done: this.#launch(run, plan, def, req.signal) };
+  }
+
+  /** Starts a run and waits for its end. */
+  async run(req: AgentRunRequest): Promise<AgentRunRow> {
+    return await (await this.start(req)).done;
+  }
+
+  /** The end of a run: at once when it has ended, else when it does (wherever it runs). */
+  async wait(runId: string, signal?: AbortSignal): Promise<AgentRunRow> {
+    const active = this.#active.get(runId);
+    if (active) return await active.done;
+    for (;;) {
+      const row = this.ledger.get(runId);
+      if (!row || row.status !== "running" || signal?.aborted) return row!;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** Cancels a running run: its model call and running tool are aborted. */
+  cancel(runId: string, reason = "canceled by request"): AgentRunRow {
+    const row = this.ledger.get(runId);
+    if (!row) throw new StationError("agent_run_not_found", `no agent run ${runId}`);
+    if (row.status !== "running") {
+      throw new StationError("agent_run_finished", `agent run ${runId} has already ended (${row.status})`);
+    }
+    const active = this.#active.get(runId);
+    if (active) active.abort.abort(new StationError("canceled", reason));
+    else {
+      this.ledger.finish(runId, {
+        status: "canceled",
+        finish_reason: "canceled",
+        response: "",
+        error: { code: "canceled", message: reason },
+      });
+    }
+    return this.ledger.get(runId)!;
+  }
+
+  /** Resumes the top-level runs a crash left `running`, from their last checkpoint. */
+  resumeOrphans(): void {
+    for (const run of this.ledger.orphans()) {
+      if (this.#active.has(run.id)) continue;
+      this.#rejoin(run).catch((err) =>
+        log.error("resuming an agent run failed", { run: run.id, error: (err as Error).message })
+      );
+    }
+  }
+
+  /** Stops every run of this process without ending it in the ledger: they resume at the next start. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    for (const { abort } of this.#active.values()) {
+      abort.abort(new StationError("shutdown", "station stopping"));
+    }
+    await Promise.allSettled([...this.#active.values()].map((a) => a.done));
+  }
+
+  #definition(environment: string, name: string): AgentDefinition {
+    const def = this.#o.source(environment, name);
+    if (!def) {
+      throw new StationError("agent_not_found", `no agent ${name} in environment ${environment}`, {
+        hint:
+          `add environments/${environment}/agents/${name}.prompt and run \`stn sync\`; \`stn agent list\` shows the agents`,
+      });
+    }
+    return def;
+  }
+
+  /** A run that exists already: its end, resuming it here when no one runs it. */
+  #rejoin(run: AgentRunRow, signal?: AbortSignal): Promise<AgentRunRow> {
+    const active = this.#active.get(run.id);
+    if (active) return active.done;
+    if (run.status !== "running") return Promise.resolve(run);
+    const plan = JSON.parse(run.plan) as RunPlan;
+    let def: AgentDefinition;
+    try {
+      def = this.#definition(run.environment, run.agent);
+    } catch (err) {
+      const e = err as StationError;
+      this.ledger.finish(run.id, {
+        status: "failed",
+        finish_reason: "error",
+        response: "",
+        error: { code: e.code, message: e.message },
+      });
+      return Promise.resolve(this.ledger.get(run.id)!);
+    }
+    this.ledger.event(run.id, "run_resumed", { turns: run.turns });
+    const elapsed = Date.now() - Date.parse(run.started_at);
+    return this.#launch(run, { ...plan, timeout_ms: Math.max(1000, plan.timeout_ms - elapsed) }, def, signal);
+  }
+
+  #launch(run: AgentRunRow, plan: RunPlan, def: AgentDefinition, outer?: AbortSignal): Promise<AgentRunRow> {
+    const abort = new AbortController();
+    const timer = setTimeout(
+      () =>
+        abort.abort(
+          new StationError("agent_timeout", `the agent run passed its timeout of ${plan.timeout_ms}ms`),
+        ),
+      plan.timeout_ms,
+    );
+    const onOuter = () => abort.abort(outerReason(outer!.reason));
+    if (outer?.aborted) onOuter();
+    else outer?.addEventListener("abort", onOuter, { once: true });
+    if (this.#stopping) abort.abort(new StationError("shutdown", "station stopping"));
+    const done = (async () => {
+      let toolbox: { tools: LoopTool[]; close(): Promise<void> } | undefined;
+      try {
+        toolbox = await this.#tools(run, def, abort.signal);
+        const ended = await runLoop(run, plan, {
+          ledger: this.ledger,
+          model: this.#models.resolve(run.model).model,
+          tools: toolbox.tools,
+          signal: abort.signal,
+          maxToolOutput: this.#o.config.agents.max_tool_output,
+          debug: this.#o.debug ?? false,
+        });
+        return ended ?? this.ledger.get(run.id)!;
+      } catch (err) {
+        // Tools that cannot be opened, a model that cannot be resolved any more: the run fails, recorded.
+        const e = err instanceof StationError ? err : undefined;
+        if (abort.signal.reason instanceof StationError && abort.signal.reason.code === "shutdown") {
+          return this.ledger.get(run.id)!;
+        }
+        this.ledger.finish(run.id, {
+          status: abort.signal.aborted ? "canceled" : "failed",
+          finish_reason: abort.signal.aborted ? "canceled" : "error",
+          response: "",
+          error: { code: e?.code ?? "agent_tools_unavailable", message: (err as Error).message },
+        });
+        return this.ledger.get(run.id)!;
+      } finally {
+        clearTimeout(timer);
+        outer?.removeEventListener("abort", onOuter);
+        await toolbox?.close().catch((err) =>
+          log.warn("closing an agent's tools failed", { run: run.id, error: (err as Error).message })
+        );
+        this.#active.delete(run.id);
+      }
+    })();
+    this.#active.set(run.id, { abort, done });
+    return done;
+  }
+
+  /** The run's tools: MCP tools it lists, sandbox tools when it has `sandbox:`, its child agents. */
+  async #tools(
+    run: AgentRunRow,
+    def: AgentDefinition,
+    signal: AbortSignal,
+  ): Promise<{ tools: LoopTool[]; close(): Promise<void> }> {
+    const boxes: Toolbox[] = [];
+    const close = async () => {
+      for (const b of boxes) await b.close();
+    };
+    try {
+      if (def.tools.length > 0) {
+        boxes.push(await this.#o.mcpTools(run.environment, def, signal));
+      }
+      if (def.sandbox) {
+        if (!this.#o.sandbox) {
+          throw new StationError(
+            "agent_tools_unavailable",
+            `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
+            {
+              hint: "start Docker and check `stn doctor` (sandbox.enabled)",
+            },
+          );
+        }
+        boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));
+      }
+      const children = def.agents.map((name) => this.#childTool(run, name));
+      return { tools: [...boxes.flatMap((b) => b.tools.map(adapt)), ...children], close };
+    } catch (err) {
+      await close();
+      throw err;
+    }
+  }
+
+  #childTool(run: AgentRunRow, name: string): LoopTool {
+    const child = this.#definition(run.environment, name);
+    return {
+      name: childAgentToolName(name),
+      description: `Ask the agent ${name} to do a task and get its answer. ${child.description}`.trim(),
+      inputSchema: {
+        type: "object",
+        properties: {
+          task: { type: "string", maxLength: CHILD_TASK_MAX, description: "what the agent should do" },
+        },
+        required: ["task"],
+      },
+      run: async (args, signal, callId) => {
+        // A child that lists its parent would recurse until the timeout: the chain is bounded.
+        let depth = 0;
+        for (let p = run.parent_run_id; p; p = this.ledger.get(p)?.parent_run_id ?? null) depth++;
+        if (depth >= MAX_DEPTH) throw new Error(`agents nest at most ${MAX_DEPTH} deep; ${name} not started`);
+        const task = String((args as { task?: unknown }).task ?? "").slice(0, CHILD_TASK_MAX);
+        const ended = await this.run({
+          agent: name,
+          environment: run.environment,
+          task,
+          parent: { runId: run.id, callId },
+          step: undefined,
+          traceId: run.trace_id ?? undefined,
+          signal,
+        });
+        if (ended.status !== "completed") {
+          const e = ended.error ? JSON.parse(ended.error) as { message: string } : undefined;
+          throw new Error(`agent ${name} ${ended.status}: ${e?.message ?? ended.finish_reason}`);
+        }
+        return ended.result ?? ended.response ?? "";
+      },
+    };
+  }
+}
+
+function adapt(t: AgentTool): LoopTool {
+  return { ...t, run: (args, signal) => t.call(args, signal) };
+}
+
+/** What an outer abort means for the run: shutdown leaves it to resume, a step timeout is a timeout, else a cancel. */
+function outerReason(reason: unknown): StationError {
+  if (reason instanceof StationError && (reason.code === "shutdown" || reason.code === "agent_timeout")) {
+    return reason;
+  }
+  if (reason instanceof StationError && reason.code === "step_timeout") {
+    return new StationError("agent_timeout", reason.message);
+  }
+  return new StationError("canceled", reason instanceof Error ? reason.message : "canceled");
+}

@@ -1,0 +1,73 @@
+import type { AgentRun } from "../contract/agent_runs.ts";
+import type { AgentLedger } from "./ledger.ts";
+import type { AgentRunRow } from "./run_rows.ts";
+
+const parse = (s: string | null) => (s === null ? null : JSON.parse(s));
+
+/** The API shape of a run (spec/agents.md "Runs"): its tool calls always, its turns with `history`. */
+export function agentRunView(ledger: AgentLedger, row: AgentRunRow, history = false): AgentRun {
+  const view: AgentRun = {
+    run_id: row.id,
+    agent: row.agent,
+    environment: row.environment,
+    model: row.model,
+    task: row.task,
+    variables: JSON.parse(row.variables),
+    status: row.status,
+    finish_reason: row.finish_reason,
+    response: row.response,
+    ...(row.result !== null ? { result: JSON.parse(row.result) } : {}),
+    error: parse(row.error),
+    turns: row.turns,
+    usage: {
+      input_tokens: row.input_tokens,
+      output_tokens: row.output_tokens,
+      cached_tokens: row.cached_tokens,
+      total_tokens: row.total_tokens,
+    },
+    tool_calls: ledger.toolCalls(row.id).map((c) => ({
+      call_id: c.call_id,
+      turn: c.turn,
+      name: c.name,
+      arguments: JSON.parse(c.arguments),
+      output_bytes: c.output_bytes,
+      truncated: c.truncated === 1,
+      duration_ms: c.duration_ms,
+      status: c.status,
+      ...(c.error !== null ? { error: c.error } : {}),
+    })),
+    duration_ms: row.duration_ms,
+    parent_run_id: row.parent_run_id,
+    workflow_run_id: row.workflow_run_id,
+    step_path: row.step_path,
+    step_attempt: row.step_attempt,
+    trace_id: row.trace_id,
+    started_at: row.started_at,
+    ended_at: row.ended_at,
+  };
+  if (history) {
+    view.history = ledger.turns(row.id).map((t) => ({
+      turn: t.turn,
+      text: t.text,
+      finish_reason: t.finish_reason,
+      tool_calls: toolNames(t.messages),
+      usage: {
+        input_tokens: t.input_tokens,
+        output_tokens: t.output_tokens,
+        cached_tokens: t.cached_tokens,
+        total_tokens: t.total_tokens,
+      },
+      duration_ms: t.duration_ms,
+    }));
+  }
+  return view;
+}
+
+function toolNames(messages: string): string[] {
+  const names: string[] = [];
+  for (const m of JSON.parse(messages) as { content: unknown }[]) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) if (p.type === "tool-call") names.push(p.toolName);
+  }
+  return names;
+}

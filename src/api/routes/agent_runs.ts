@@ -1,0 +1,179 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import type { AgentRunRow } from "../../agents/run_rows.ts";
+import { agentRunView } from "../../agents/views.ts";
+import {
+  AgentNameParam,
+  AgentRun,
+  AgentRunIdParam,
+  AgentRunList,
+  AgentRunListQuery,
+  StartAgentRunBody,
+  StartAgentRunQuery,
+} from "../../contract/agent_runs.ts";
+import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
+import { StationError } from "../../errors.ts";
+import { followEvents } from "../../events/follow.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { errors, json, openapi, router } from "../openapi.ts";
+
+const tags = ["agent runs"];
+const startRun = createRoute({
+  method: "post",
+  path: "/{name}/runs",
+  tags: ["agents"],
+  summary: "Run an agent: answers the started run at once, or its end with ?wait=1",
+  request: {
+    params: AgentNameParam,
+    query: StartAgentRunQuery,
+    body: { content: { "application/json": { schema: StartAgentRunBody } } },
+  },
+  responses: {
+    201: json(AgentRun, "the run (ended, with ?wait=1)"),
+    ...errors(
+      "invalid_json",
+      "invalid_request",
+      "agent_not_found",
+      "agent_input_invalid",
+      "agent_render_failed",
+      "model_api_key_missing",
+      "model_provider_unknown",
+    ),
+  },
+});
+const byRun = { params: AgentRunIdParam };
+const listRuns = createRoute({
+  method: "get",
+  path: "/",
+  tags,
+  summary: "List agent runs, newest first, a page at a time",
+  request: { query: AgentRunListQuery },
+  responses: { 200: json(AgentRunList, "one page of runs"), ...errors("invalid_request") },
+});
+const getRun = createRoute({
+  method: "get",
+  path: "/{runId}",
+  tags,
+  summary: "An agent run with its turns and tool calls",
+  request: byRun,
+  responses: { 200: json(AgentRun, "the run"), ...errors("agent_run_not_found") },
+});
+const getEvents = createRoute({
+  method: "get",
+  path: "/{runId}/events",
+  tags,
+  summary: "The run's events as Server-Sent Events, resumable; ends after the run's terminal event",
+  request: { ...byRun, query: RunEventsQuery },
+  responses: {
+    200: {
+      description:
+        "SSE: each message's `id` is the event's seq, `event` its type, `data` the AgentRunEvent JSON",
+      content: { "text/event-stream": { schema: { type: "string" as const } } },
+    },
+    ...errors("agent_run_not_found", "invalid_cursor"),
+  },
+});
+const cancelRun = createRoute({
+  method: "post",
+  path: "/{runId}/cancel",
+  tags,
+  summary: "Cancel an agent run: its model call and running tool are aborted",
+  request: { ...byRun, body: { content: { "application/json": { schema: CancelBody } } } },
+  responses: {
+    200: json(AgentRun, "the run"),
+    ...errors("invalid_request", "agent_run_not_found", "agent_run_finished"),
+  },
+});
+
+function requireRun(ctx: StationContext, runId: string): AgentRunRow {
+  const run = ctx.agents.ledger.get(runId);
+  if (!run) {
+    throw new StationError("agent_run_not_found", `no agent run ${runId}`, {
+      hint: "list runs with `stn agent runs`",
+    });
+  }
+  return run;
+}
+
+/** POST /api/v1/agents/{name}/runs (mounted beside the agent definitions' routes). */
+export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
+  openapi(app, startRun, async (c) => {
+    const body = c.req.valid("json");
+    const started = await ctx.agents.start({
+      agent: c.req.valid("param").name,
+      environment: body.environment ?? ctx.config.values.workflows.environment,
+      task: body.task,
+      variables: body.variables,
+      traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
+    });
+    const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
+    const row = wait ? await started.done : started.run;
+    return c.json(agentRunView(ctx.agents.ledger, row, wait), 201);
+  });
+  return app;
+}
+
+/** /api/v1/agent-runs: list, inspect, follow and cancel agent runs. */
+export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
+  const ledger = ctx.agents.ledger;
+  const app = router();
+  openapi(app, listRuns, (c) => {
+    const q = c.req.valid("query");
+    const page = ledger.list({
+      agent: q.agent,
+      workflowRunId: q.workflow_run_id,
+      status: q.status,
+      cursor: q.cursor,
+      limit: q.limit,
+    });
+    return c.json({ runs: page.runs.map((r) => agentRunView(ledger, r)), next_cursor: page.nextCursor }, 200);
+  });
+  openapi(
+    app,
+    getRun,
+    (c) => c.json(agentRunView(ledger, requireRun(ctx, c.req.valid("param").runId), true), 200),
+  );
+  openapi(app, getEvents, (c) => {
+    const run = requireRun(ctx, c.req.valid("param").runId);
+    const from = c.req.header("last-event-id") ?? c.req.valid("query").after ?? "0";
+    if (from !== "now" && !/^\d+$/.test(from)) {
+      throw new StationError(
+        "invalid_cursor",
+        `after / Last-Event-ID must be a seq number or "now", got ${from}`,
+        {
+          status: 400,
+        },
+      );
+    }
+    const after = from === "now" ? ledger.lastSeq(run.id) : Number(from);
+    const log = {
+      after: (seq: number) => ledger.eventsAfter(run.id, seq),
+      lastSeq: () => ledger.lastSeq(run.id),
+      ended: () => ledger.get(run.id)?.status !== "running",
+      watch: (fn: () => void) => ledger.watch(run.id, fn),
+    };
+    return streamSSE(c, async (stream) => {
+      const closed = new AbortController();
+      stream.onAbort(() => closed.abort());
+      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
+      const live = c.req.valid("query").follow !== "false";
+      for await (const e of followEvents(log, after, signal, live)) {
+        const event = {
+          seq: e.seq,
+          type: e.type,
+          data: e.data === null ? null : JSON.parse(e.data),
+          time: e.time,
+        };
+        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(event) });
+      }
+    });
+  });
+  openapi(app, cancelRun, (c) => {
+    const { runId } = c.req.valid("param");
+    requireRun(ctx, runId);
+    const row = ctx.agents.cancel(runId, c.req.valid("json").reason);
+    return c.json(agentRunView(ledger, row), 200);
+  });
+  return app;
+}

@@ -1,0 +1,63 @@
+import {
+  AgentRun,
+  AgentRunEvent,
+  AgentRunList,
+  type AgentRunListQuery,
+  type StartAgentRunBody,
+} from "../contract/agent_runs.ts";
+import { parseAnswer, type StationClient } from "./http.ts";
+import { sseMessages } from "./sse.ts";
+
+/** Calls of POST /api/v1/agents/{name}/runs and /api/v1/agent-runs. */
+
+const runPath = (runId: string) => `/api/v1/agent-runs/${encodeURIComponent(runId)}`;
+
+/** POST /api/v1/agents/:name/runs (with `wait`, answered when the run has ended). */
+export function startAgentRun(
+  client: StationClient,
+  agent: string,
+  body: StartAgentRunBody,
+  options: { wait?: boolean; signal?: AbortSignal } = {},
+): Promise<AgentRun> {
+  return client.json("POST", `/api/v1/agents/${encodeURIComponent(agent)}/runs`, {
+    body,
+    query: { wait: options.wait ? "1" : undefined },
+    schema: AgentRun,
+    signal: options.signal,
+  });
+}
+
+/** GET /api/v1/agent-runs */
+export function listAgentRuns(client: StationClient, query: AgentRunListQuery = {}): Promise<AgentRunList> {
+  return client.json("GET", "/api/v1/agent-runs", { query, schema: AgentRunList });
+}
+
+/** GET /api/v1/agent-runs/:id (with its turns and tool calls) */
+export function getAgentRun(client: StationClient, runId: string): Promise<AgentRun> {
+  return client.json("GET", runPath(runId), { schema: AgentRun });
+}
+
+/** POST /api/v1/agent-runs/:id/cancel */
+export function cancelAgentRun(client: StationClient, runId: string, reason?: string): Promise<AgentRun> {
+  return client.json("POST", `${runPath(runId)}/cancel`, {
+    body: reason ? { reason } : {},
+    schema: AgentRun,
+  });
+}
+
+/** GET /api/v1/agent-runs/:id/events as an async iterator, resuming after `after`; ends after the run's end. */
+export async function* agentRunEvents(
+  client: StationClient,
+  runId: string,
+  options: { after?: number | "now"; follow?: boolean; signal?: AbortSignal } = {},
+): AsyncGenerator<AgentRunEvent> {
+  const path = `${runPath(runId)}/events`;
+  const res = await client.fetch("GET", path, {
+    query: { after: options.after, follow: options.follow === false ? "false" : undefined },
+    headers: { accept: "text/event-stream" },
+    signal: options.signal,
+  });
+  for await (const message of sseMessages(res.body!)) {
+    if (message.data) yield parseAnswer(AgentRunEvent, JSON.parse(message.data), `GET ${path}`);
+  }
+}

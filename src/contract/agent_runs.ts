@@ -1,0 +1,115 @@
+import { z } from "zod";
+
+/** The states of an agent run. */
+export const AgentRunStatus = z.enum(["running", "completed", "failed", "canceled"]);
+/** Why an agent run ended (spec/agents.md "Runs"). */
+export const AgentFinishReason = z.enum([
+  "stop",
+  "max_steps",
+  "output_invalid",
+  "timeout",
+  "canceled",
+  "error",
+]);
+
+/** Token counts summed over a run's turns. */
+export const AgentUsage = z.looseObject({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cached_tokens: z.number(),
+  total_tokens: z.number(),
+}).meta({ id: "AgentUsage" });
+
+/** One tool call of a run: what the model asked for and how it went. */
+export const AgentToolCall = z.looseObject({
+  call_id: z.string(),
+  turn: z.number(),
+  name: z.string(),
+  arguments: z.unknown(),
+  output_bytes: z.number().nullable(),
+  truncated: z.boolean(),
+  duration_ms: z.number().nullable(),
+  error: z.string().optional(),
+  status: z.enum(["running", "completed", "failed"]),
+}).meta({ id: "AgentToolCall" });
+
+/** One model turn of a run. */
+export const AgentTurn = z.looseObject({
+  turn: z.number(),
+  text: z.string(),
+  finish_reason: z.string(),
+  tool_calls: z.array(z.string()),
+  usage: AgentUsage,
+  duration_ms: z.number(),
+}).meta({ id: "AgentTurn" });
+
+/** An agent run: the result of spec/agents.md plus its links, turns and tool calls. */
+export const AgentRun = z.looseObject({
+  run_id: z.string(),
+  agent: z.string(),
+  environment: z.string(),
+  model: z.string(),
+  task: z.string(),
+  variables: z.record(z.string(), z.unknown()),
+  status: AgentRunStatus,
+  finish_reason: AgentFinishReason.nullable(),
+  response: z.string().nullable(),
+  result: z.unknown().optional().describe("the parsed JSON answer, when the agent has an output schema"),
+  error: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
+  turns: z.number(),
+  usage: AgentUsage,
+  tool_calls: z.array(AgentToolCall),
+  history: z.array(AgentTurn).optional().describe("each model turn (GET of one run)"),
+  duration_ms: z.number().nullable(),
+  parent_run_id: z.string().nullable(),
+  workflow_run_id: z.string().nullable(),
+  step_path: z.string().nullable(),
+  step_attempt: z.number().nullable(),
+  trace_id: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+}).meta({ id: "AgentRun" });
+export type AgentRun = z.infer<typeof AgentRun>;
+
+/** POST /api/v1/agents/{name}/runs */
+export const StartAgentRunBody = z.strictObject({
+  task: z.string().min(1).describe("what the agent should do (the prompt's {{userInput}})"),
+  variables: z.record(z.string(), z.unknown()).default({}).describe("the agent's input variables"),
+  environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).optional().describe(
+    "the environment whose agent runs (default: workflows.environment)",
+  ),
+}).meta({ id: "StartAgentRunBody" });
+export type StartAgentRunBody = z.input<typeof StartAgentRunBody>;
+
+export const StartAgentRunQuery = z.object({
+  wait: z.enum(["1", "true", "0", "false"]).optional().describe("1: answer when the run has ended"),
+});
+
+export const AgentNameParam = z.object({ name: z.string().min(1) });
+export const AgentRunIdParam = z.object({ runId: z.string().min(1) });
+
+/** GET /api/v1/agent-runs */
+export const AgentRunListQuery = z.object({
+  agent: z.string().optional(),
+  workflow_run_id: z.string().optional().describe("only the runs of this workflow run's agent steps"),
+  status: AgentRunStatus.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().optional().describe("next_cursor of the previous page"),
+});
+// limit goes in as a number (the schema coerces the query string); the rest as the schema says.
+export type AgentRunListQuery = Omit<z.input<typeof AgentRunListQuery>, "limit"> & { limit?: number };
+
+export const AgentRunList = z.looseObject({
+  runs: z.array(AgentRun),
+  next_cursor: z.string().nullable().describe("pass as cursor for the next page; null on the last"),
+}).meta({ id: "AgentRunList" });
+export type AgentRunList = z.infer<typeof AgentRunList>;
+
+/** One event of an agent run, as sent in the `data` of an SSE message (`id` is `seq`, `event` is `type`). */
+export const AgentRunEvent = z.looseObject({
+  seq: z.number(),
+  type: z.string(),
+  data: z.unknown(),
+  time: z.string(),
+}).meta({ id: "AgentRunEvent" });
+export type AgentRunEvent = z.infer<typeof AgentRunEvent>;

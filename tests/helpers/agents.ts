@@ -1,0 +1,101 @@
+import { join } from "node:path";
+import { AgentService, type AgentSource, type McpTools } from "../../src/agents/service.ts";
+import type { AgentDefinition } from "../../src/agents/types.ts";
+import { type Database, openDatabase } from "../../src/db/database.ts";
+import type { SandboxService } from "../../src/sandbox/service.ts";
+import { openMcpToolbox } from "../../src/mcp/mod.ts";
+
+/**
+ * An agent definition as loading a `.prompt` file produces it (the loader is another module's; the
+ * loop only needs the definition): `source` is the real file text, the rest as the front matter says.
+ */
+export function agentDef(
+  name: string,
+  source: string,
+  fields: Partial<AgentDefinition> = {},
+): AgentDefinition {
+  return {
+    name,
+    environment: "default",
+    path: `/agents/${name}.prompt`,
+    checksum: "test",
+    max_steps: 5,
+    description: "",
+    tags: [],
+    tools: [],
+    agents: [],
+    timeout_ms: 60_000,
+    source,
+    extra: {},
+    ...fields,
+  };
+}
+
+/** A plain `.prompt`: a system block and the task. */
+export const PLAIN_PROMPT = `---
+model: openai/test-model
+---
+{{role "system"}}
+You are a careful assistant.
+{{role "user"}}
+{{userInput}}
+`;
+
+export interface AgentHarness {
+  db: Database;
+  service: AgentService;
+  defs: Map<string, AgentDefinition>;
+  /** A second service on the same ledger (a restarted station). */
+  restart(): AgentService;
+  close(): Promise<void>;
+}
+
+/** An AgentService on a real SQLite file, its models at the scripted server `baseUrl`. */
+export async function agentHarness(
+  baseUrl: string,
+  defs: AgentDefinition[],
+  options: {
+    provider?: "openai" | "anthropic";
+    env?: Record<string, string>;
+    mcpTools?: McpTools;
+    sandbox?: SandboxService;
+  } = {},
+): Promise<AgentHarness> {
+  const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
+  const db = openDatabase(join(dir, "station.db"));
+  const byName = new Map(defs.map((d) => [d.name, d]));
+  const source: AgentSource = (_env, name) => byName.get(name);
+  const services: AgentService[] = [];
+  const make = () => {
+    const s = new AgentService({
+      db,
+      config: {
+        ai: {
+          provider: options.provider ?? "openai",
+          model: "openai/test-model",
+          base_url: baseUrl,
+          api_key: "sk-test",
+        },
+        agents: { max_tool_output: 1024, default_max_steps: 5, timeout: 60_000 },
+      },
+      env: options.env ?? {},
+      source,
+      mcpTools: options.mcpTools ?? ((env, def, signal) => openMcpToolbox(db, env, def.tools, { signal })),
+      sandbox: options.sandbox,
+    });
+    services.push(s);
+    return s;
+  };
+  const service = make();
+  return {
+    db,
+    service,
+    defs: byName,
+    restart: make,
+    close: async () => {
+      for (const s of services) await s.stop();
+      db.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
