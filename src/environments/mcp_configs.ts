@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { parsableJson, placeholderNames } from "./placeholders.ts";
+import { placeholderNames, quoteBarePlaceholders } from "./placeholders.ts";
 
 /**
  * An environment's MCP server configs as files (spec/agents.md): `*.json` at the top of the folder and
@@ -49,7 +49,7 @@ export function parseMcpConfig(file: string, text: string): McpConfigFile {
   const variables = placeholderNames(text);
   let value: unknown;
   try {
-    value = JSON.parse(parsableJson(text));
+    value = JSON.parse(quoteBarePlaceholders(text));
   } catch (err) {
     return { file, servers: [], variables, error: `not valid JSON: ${(err as Error).message}` };
   }

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { sha256 } from "../../files/checksum.ts";
 import { jsonSyntaxError } from "../../lib/json_syntax.ts";
 import { parseSource } from "../../workflows/definition/source.ts";
-import { placeholdersIn, quoteBarePlaceholders } from "./placeholders.ts";
+import { placeholdersIn, quoteBarePlaceholders } from "../../environments/placeholders.ts";
 import { HttpServerEntry, McpConfigFileShape, StdioServerEntry } from "./schema.ts";
 
 /**
@@ -17,7 +17,8 @@ export interface ConfigIssue {
   file: string;
   line?: number;
   column?: number;
-  code: "mcp_config_invalid" | "mcp_tool_conflict";
+  /** `variables_invalid`: the environment's variables.yml, which every server's placeholders need. */
+  code: "mcp_config_invalid" | "mcp_tool_conflict" | "variables_invalid";
   message: string;
   hint?: string;
 }
