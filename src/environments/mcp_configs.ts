@@ -29,7 +29,8 @@ async function jsonFiles(dir: string, prefix: string): Promise<string[]> {
   const names: string[] = [];
   try {
     for await (const e of Deno.readDir(dir)) {
-      if (e.isFile && e.name.endsWith(".json") && !e.name.endsWith(".openapi.json")) {
+      // A linked config is one (sync reads it); packing a bundle checks links itself (files.ts).
+      if ((e.isFile || e.isSymlink) && e.name.endsWith(".json") && !e.name.endsWith(".openapi.json")) {
         names.push(prefix + e.name);
       }
     }
@@ -39,7 +40,10 @@ async function jsonFiles(dir: string, prefix: string): Promise<string[]> {
   return names.sort();
 }
 
-/** The MCP config files of an environment folder, relative paths: top-level ones first. */
+/**
+ * The MCP config files of an environment folder, relative paths: top-level ones first. The one rule
+ * for which files are configs, used by `env show`, bundles and the MCP layer's sync alike.
+ */
 export async function mcpConfigPaths(envDir: string): Promise<string[]> {
   return [...await jsonFiles(envDir, ""), ...await jsonFiles(join(envDir, "mcp-configs"), "mcp-configs/")];
 }

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { mcpConfigPaths } from "../../src/environments/mcp_configs.ts";
 import { listMcpConfigFiles, type McpConfigFile, readMcpConfigFile } from "../../src/mcp/config/files.ts";
 import { displayTemplate, renderServer } from "../../src/mcp/config/render.ts";
 import { readVariables, variableSource } from "../../src/environments/variables.ts";
@@ -30,9 +31,17 @@ Deno.test("mcp config: both locations are read, *.openapi.json and other files a
     "agents/x.json": "{}",
   });
   try {
+    await Deno.symlink(join(dir, "github.json"), join(dir, "mcp-configs", "linked.json"));
     assertEquals(await listMcpConfigFiles(dir), [
       join(dir, "github.json"),
       join(dir, "mcp-configs", "fs.json"),
+      join(dir, "mcp-configs", "linked.json"),
+    ]);
+    // `env show` and bundles see the same files as sync (one rule, environments/mcp_configs.ts).
+    assertEquals(await mcpConfigPaths(dir), [
+      "github.json",
+      "mcp-configs/fs.json",
+      "mcp-configs/linked.json",
     ]);
     const fs = await parsed(join(dir, "mcp-configs", "fs.json"));
     assertEquals(fs.servers.map((s) => [s.name, s.transport]), [["fs", "http"]]); // `servers` works as `mcpServers`
