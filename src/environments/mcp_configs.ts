@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { parsableJson, placeholderNames } from "./placeholders.ts";
+import { placeholderNames, quoteBarePlaceholders } from "./placeholders.ts";
 
 /**
  * An environment's MCP server configs as files (spec/agents.md): `*.json` at the top of the folder and
@@ -29,7 +29,8 @@ async function jsonFiles(dir: string, prefix: string): Promise<string[]> {
   const names: string[] = [];
   try {
     for await (const e of Deno.readDir(dir)) {
-      if (e.isFile && e.name.endsWith(".json") && !e.name.endsWith(".openapi.json")) {
+      // A linked config is one (sync reads it); packing a bundle checks links itself (files.ts).
+      if ((e.isFile || e.isSymlink) && e.name.endsWith(".json") && !e.name.endsWith(".openapi.json")) {
         names.push(prefix + e.name);
       }
     }
@@ -39,7 +40,10 @@ async function jsonFiles(dir: string, prefix: string): Promise<string[]> {
   return names.sort();
 }
 
-/** The MCP config files of an environment folder, relative paths: top-level ones first. */
+/**
+ * The MCP config files of an environment folder, relative paths: top-level ones first. The one rule
+ * for which files are configs, used by `env show`, bundles and the MCP layer's sync alike.
+ */
 export async function mcpConfigPaths(envDir: string): Promise<string[]> {
   return [...await jsonFiles(envDir, ""), ...await jsonFiles(join(envDir, "mcp-configs"), "mcp-configs/")];
 }
@@ -49,7 +53,7 @@ export function parseMcpConfig(file: string, text: string): McpConfigFile {
   const variables = placeholderNames(text);
   let value: unknown;
   try {
-    value = JSON.parse(parsableJson(text));
+    value = JSON.parse(quoteBarePlaceholders(text));
   } catch (err) {
     return { file, servers: [], variables, error: `not valid JSON: ${(err as Error).message}` };
   }

@@ -11,9 +11,14 @@ import {
   type McpServerTemplate,
   readMcpConfigFile,
 } from "./config/files.ts";
-import { masker } from "./config/placeholders.ts";
+import { masker } from "../environments/placeholders.ts";
+import {
+  readVariables,
+  variablesFile,
+  type VariableSource,
+  variableSource,
+} from "../environments/variables.ts";
 import { displayTemplate, renderServer } from "./config/render.ts";
-import { loadVariables, type VariableSource, variableSource } from "./config/variables.ts";
 
 /**
  * DeclarativeSync of MCP servers (runs before agents and workflows, whose validation reads the tool
@@ -83,13 +88,16 @@ export async function syncMcpServers(
 
   let vars: VariableSource | undefined;
   try {
-    vars = variableSource(directory, await loadVariables(directory));
+    vars = variableSource(directory, await readVariables(directory));
   } catch (err) {
     const e = toStationError(err);
+    // The place is the report's own fields; the message is the bare reason (no `file:line:` twice).
+    const at = (e.details ?? {}) as { line?: number; reason?: string };
     errors.push({
-      file: `${directory}/variables.yml`,
-      code: "mcp_config_invalid",
-      message: e.message,
+      file: variablesFile(directory),
+      line: at.line,
+      code: "variables_invalid",
+      message: at.reason ?? e.message,
       hint: e.hint,
     });
   }
@@ -105,7 +113,7 @@ export async function syncMcpServers(
       synced_at: now,
     };
     if (!vars) {
-      const error = { code: "mcp_config_invalid", message: "variables.yml is malformed (see the errors)" };
+      const error = { code: "variables_invalid", message: "variables.yml is malformed (see the errors)" };
       return { server: { ...base, error } };
     }
     try {

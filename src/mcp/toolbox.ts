@@ -6,9 +6,9 @@ import { didYouMean } from "../lib/did_you_mean.ts";
 import { listMcpServers, listMcpTools, type McpServerRecord, type McpToolRecord } from "./catalogue.ts";
 import { connectMcpServer, type McpConnection } from "./client/mod.ts";
 import { readMcpConfigFile } from "./config/files.ts";
-import { masker } from "./config/placeholders.ts";
+import { masker } from "../environments/placeholders.ts";
 import { renderServer } from "./config/render.ts";
-import { loadVariables, variableSource } from "./config/variables.ts";
+import { readVariables, variableSource } from "../environments/variables.ts";
 
 /**
  * The MCP tools of one agent run: the servers offering the requested tools are connected (their configs
@@ -84,7 +84,7 @@ async function connect(server: McpServerRecord, options: McpToolboxOptions): Pro
   const template = read.servers.find((s) => s.name === server.name);
   if (!template) throw changed(`its entry left ${server.config_file}`);
   const envDir = environmentDirOf(server.config_file);
-  const vars = variableSource(envDir, await loadVariables(envDir), options.variables);
+  const vars = variableSource(envDir, await readVariables(envDir), options.variables);
   const { spec, secrets } = renderServer(template, vars);
   return await connectMcpServer(spec, {
     server: server.name,

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { parsableJson, placeholderNames } from "../../src/environments/placeholders.ts";
+import { placeholderNames, quoteBarePlaceholders } from "../../src/environments/placeholders.ts";
 import { isSecretName } from "../../src/environments/secrets.ts";
 import { getVariable, listVariables, setVariable, unsetVariable } from "../../src/environments/variables.ts";
 import { parseMcpConfig } from "../../src/environments/mcp_configs.ts";
@@ -10,12 +10,12 @@ Deno.test("placeholders: found without filling; a bare one still parses as JSON"
   const text = `{"mcpServers": {"fs": {"command": "npx", "args": ["{{ .ROOT }}", "{{.ROOT}}"],
     "env": {"T": "Bearer {{- .API_TOKEN -}}"}, "port": {{ .PORT }}}}}`;
   assertEquals(placeholderNames(text), ["ROOT", "API_TOKEN", "PORT"]);
-  const parsed = JSON.parse(parsableJson(text));
-  assertEquals(parsed.mcpServers.fs.port, 0);
+  const parsed = JSON.parse(quoteBarePlaceholders(text));
+  assertEquals(parsed.mcpServers.fs.port, "{{ .PORT }}");
   assertEquals(parsed.mcpServers.fs.args, ["{{ .ROOT }}", "{{.ROOT}}"]);
   assertEquals(parseMcpConfig("x.json", text).servers, [{ name: "fs", transport: "stdio" }]);
   // A brace pair inside a string that is no placeholder, and escaped quotes, are left alone.
-  assertEquals(JSON.parse(parsableJson(`{"a": "{{ not one }} \\" {{ .X }}"}`)), {
+  assertEquals(JSON.parse(quoteBarePlaceholders(`{"a": "{{ not one }} \\" {{ .X }}"}`)), {
     a: '{{ not one }} " {{ .X }}',
   });
   assertEquals(parseMcpConfig("y.json", "{nope").error?.startsWith("not valid JSON"), true);
@@ -50,7 +50,10 @@ Deno.test("variables.yml: set/get/unset, mode 0600, comments kept, secrets maske
     assertStringIncludes(text, 'PORT: "9090"');
     assertEquals((await Deno.stat(file)).mode! & 0o777, 0o600, "rewriting makes the file private again");
 
+    // A key without a value is not set (spec/agents.md: the process environment fills it); "" is set.
+    await Deno.writeTextFile(file, `${await Deno.readTextFile(file)}EMPTY: ""\nBLANK:\n`);
     assertEquals(await listVariables(dir), [
+      { name: "EMPTY", value: "", secret: false },
       { name: "GITHUB_TOKEN", value: "********", secret: true },
       { name: "PORT", value: "9090", secret: false },
       { name: "REGION", value: "eu-west-1", secret: false },
@@ -58,8 +61,12 @@ Deno.test("variables.yml: set/get/unset, mode 0600, comments kept, secrets maske
     assertEquals((await getVariable(dir, "d", "GITHUB_TOKEN")).value, "********");
     assertEquals((await getVariable(dir, "d", "PORT")).value, "9090");
 
+    let err = await assertRejects(() => getVariable(dir, "d", "BLANK"), StationError) as StationError;
+    assertEquals(err.code, "variable_not_found");
+    await unsetVariable(dir, "d", "BLANK"); // the key is still in the file, and goes
+    assert(!(await Deno.readTextFile(file)).includes("BLANK"));
     await unsetVariable(dir, "d", "PORT");
-    let err = await assertRejects(() => getVariable(dir, "d", "PORT"), StationError) as StationError;
+    err = await assertRejects(() => getVariable(dir, "d", "PORT"), StationError) as StationError;
     assertEquals(err.code, "variable_not_found");
     err = await assertRejects(() => unsetVariable(dir, "d", "PORT"), StationError) as StationError;
     assertEquals(err.code, "variable_not_found");
@@ -69,7 +76,7 @@ Deno.test("variables.yml: set/get/unset, mode 0600, comments kept, secrets maske
     await Deno.writeTextFile(file, "A: [1, 2]\n");
     err = await assertRejects(() => listVariables(dir), StationError) as StationError;
     assertEquals(err.code, "variables_invalid");
-    assertStringIncludes(err.message, "A: expected a single value");
+    assertStringIncludes(err.message, "variables.yml:1: A: expected a single value");
     await Deno.writeTextFile(file, "A: 1\n  B: : :\n");
     err = await assertRejects(() => setVariable(dir, "C", "x"), StationError) as StationError;
     assertEquals(err.code, "variables_invalid");

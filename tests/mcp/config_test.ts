@@ -1,7 +1,8 @@
 import { join } from "node:path";
+import { mcpConfigPaths } from "../../src/environments/mcp_configs.ts";
 import { listMcpConfigFiles, type McpConfigFile, readMcpConfigFile } from "../../src/mcp/config/files.ts";
 import { displayTemplate, renderServer } from "../../src/mcp/config/render.ts";
-import { loadVariables, variableSource } from "../../src/mcp/config/variables.ts";
+import { readVariables, variableSource } from "../../src/environments/variables.ts";
 import { StationError } from "../../src/errors.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 
@@ -30,9 +31,17 @@ Deno.test("mcp config: both locations are read, *.openapi.json and other files a
     "agents/x.json": "{}",
   });
   try {
+    await Deno.symlink(join(dir, "github.json"), join(dir, "mcp-configs", "linked.json"));
     assertEquals(await listMcpConfigFiles(dir), [
       join(dir, "github.json"),
       join(dir, "mcp-configs", "fs.json"),
+      join(dir, "mcp-configs", "linked.json"),
+    ]);
+    // `env show` and bundles see the same files as sync (one rule, environments/mcp_configs.ts).
+    assertEquals(await mcpConfigPaths(dir), [
+      "github.json",
+      "mcp-configs/fs.json",
+      "mcp-configs/linked.json",
     ]);
     const fs = await parsed(join(dir, "mcp-configs", "fs.json"));
     assertEquals(fs.servers.map((s) => [s.name, s.transport]), [["fs", "http"]]); // `servers` works as `mcpServers`
@@ -47,13 +56,15 @@ Deno.test("mcp config: placeholders are filled from variables.yml first, then th
   Deno.env.set("STN_TEST_MCP_FROM_ENV", "env-value");
   Deno.env.set("STN_TEST_MCP_BOTH", "env-loses");
   const dir = await envWith({
-    "variables.yml": "ROOT: /data\nSTN_TEST_MCP_BOTH: yml-wins\nPORT: 8080\n",
+    // A key without a value is not set (the process environment fills it); "" is a value.
+    "variables.yml":
+      "ROOT: /data\nSTN_TEST_MCP_BOTH: yml-wins\nPORT: 8080\nSTN_TEST_MCP_FROM_ENV:\nBLANK: ''\n",
     "servers.json": JSON.stringify({
       mcpServers: {
         fs: {
           command: "fs-server",
           args: ["{{ .ROOT }}", "--port={{.PORT}}", "{{- .STN_TEST_MCP_BOTH -}}"],
-          env: { FROM_ENV: "{{ .STN_TEST_MCP_FROM_ENV }}", N: 3 },
+          env: { FROM_ENV: "{{ .STN_TEST_MCP_FROM_ENV }}", N: 3, B: "{{ .BLANK }}" },
         },
       },
     }),
@@ -63,16 +74,16 @@ Deno.test("mcp config: placeholders are filled from variables.yml first, then th
   });
   try {
     const [t] = (await parsed(join(dir, "servers.json"))).servers;
-    const { spec } = renderServer(t, variableSource(dir, await loadVariables(dir)));
+    const { spec } = renderServer(t, variableSource(dir, await readVariables(dir)));
     assertEquals(spec, {
       transport: "stdio",
       command: "fs-server",
       args: ["/data", "--port=8080", "yml-wins"],
-      env: { FROM_ENV: "env-value", N: "3" },
+      env: { FROM_ENV: "env-value", N: "3", B: "" },
       cwd: undefined,
     });
     const [bare] = (await parsed(join(dir, "mcp-configs", "bare.json"))).servers;
-    const rendered = renderServer(bare, variableSource(dir, await loadVariables(dir))).spec;
+    const rendered = renderServer(bare, variableSource(dir, await readVariables(dir))).spec;
     assertEquals(rendered.transport === "stdio" && [rendered.args, rendered.env], [["8080"], {
       P: "8080",
       Q: '{"/data"}',
@@ -86,6 +97,7 @@ Deno.test("mcp config: placeholders are filled from variables.yml first, then th
 
 Deno.test("mcp config: a variable without a value is an error naming the file, line and variable", async () => {
   const dir = await envWith({
+    "variables.yml": "STN_TEST_NO_SUCH_TOKEN: ~\n",
     "mcp-configs/remote.json": '{\n  "mcpServers": {\n    "remote": {\n      "url": "https://x/mcp",\n' +
       '      "headers": {"Authorization": "Bearer {{ .STN_TEST_NO_SUCH_TOKEN }}"}\n    }\n  }\n}\n',
   });
@@ -94,7 +106,7 @@ Deno.test("mcp config: a variable without a value is an error naming the file, l
     const [t] = (await parsed(file)).servers;
     let err: unknown;
     try {
-      renderServer(t, variableSource(dir, await loadVariables(dir)));
+      renderServer(t, variableSource(dir, await readVariables(dir)));
     } catch (e) {
       err = e;
     }
@@ -179,11 +191,11 @@ Deno.test("mcp config: variables.yml must be a flat map; secrets written in a fi
     }),
   });
   try {
-    const err = await loadVariables(dir).catch((e) => e);
+    const err = await readVariables(dir).catch((e) => e);
     assert(err instanceof StationError);
     assertEquals([err.code, err.message], [
-      "mcp_config_invalid",
-      `${join(dir, "variables.yml")}:2: NESTED is not a scalar`,
+      "variables_invalid",
+      `${join(dir, "variables.yml")}:2: NESTED: expected a single value, not a list or map`,
     ]);
 
     const [gh, web] = (await parsed(join(dir, "s.json"))).servers;
@@ -200,7 +212,7 @@ Deno.test("mcp config: variables.yml must be a flat map; secrets written in a fi
     assertEquals(displayTemplate(web).url, "https://h/mcp?api_key=********&q=1");
 
     // The rendered form lists every secret value, so messages about the server can hide them.
-    const { secrets } = renderServer(gh, variableSource(dir, new Map([["T", "from-vars-6"]])));
+    const { secrets } = renderServer(gh, variableSource(dir, { T: "from-vars-6" }));
     assertEquals(secrets.sort(), ["from-vars-6", "literal-key-2", "literal-token-1", "literal-token-3"]);
   } finally {
     await Deno.remove(dir, { recursive: true });

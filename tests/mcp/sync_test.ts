@@ -159,6 +159,17 @@ Deno.test("mcp sync: a tool offered by two servers is an error naming both; remo
     const web = third.servers.find((s) => s.name === "web")!;
     assertEquals([web.status, web.tools.length], ["failed", TOOLS.length + 1]);
     assertEquals(listMcpServers(db, "dup").map((s) => s.name), ["one", "web"]);
+    // A malformed variables.yml is the file's own error, with its line once; no server is started.
+    await write(dir, "variables.yml", "A: 1\nB: [2]\n");
+    const fourth = await syncMcpServers(db, { environment: "dup", directory: dir }, { timeoutMs: 3_000 });
+    assertEquals(fourth.errors.filter((e) => e.code !== "mcp_config_invalid"), [{
+      file: join(dir, "variables.yml"),
+      line: 2,
+      code: "variables_invalid",
+      message: "B: expected a single value, not a list or map",
+      hint: "variables.yml is a flat map of NAME: value lines, e.g. `GITHUB_TOKEN: ghp_…`",
+    }]);
+    assertEquals(fourth.servers.map((s) => [s.name, s.error?.code]), [["web", "variables_invalid"]]);
     // Another environment's catalogue is its own.
     assertEquals(knownMcpTools(db, "other").size, 0);
   } finally {

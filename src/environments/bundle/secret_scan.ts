@@ -1,5 +1,5 @@
 import { StationError } from "../../errors.ts";
-import { hasPlaceholder, parsableJson } from "../placeholders.ts";
+import { hasPlaceholder, quoteBarePlaceholders } from "../placeholders.ts";
 import { isSecretName } from "../secrets.ts";
 
 /**
@@ -24,7 +24,7 @@ function walk(value: unknown, path: string[], found: string[]): void {
 export function refuseLiteralSecrets(file: string, text: string): void {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(parsableJson(text));
+    parsed = JSON.parse(quoteBarePlaceholders(text));
   } catch {
     return; // not JSON: nothing keyed to check (sync reports the file as invalid)
   }

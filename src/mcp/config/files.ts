@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import type { z } from "zod";
 import { sha256 } from "../../files/checksum.ts";
+import { mcpConfigPaths } from "../../environments/mcp_configs.ts";
 import { jsonSyntaxError } from "../../lib/json_syntax.ts";
 import { parseSource } from "../../workflows/definition/source.ts";
-import { placeholdersIn, quoteBarePlaceholders } from "./placeholders.ts";
+import { placeholdersIn, quoteBarePlaceholders } from "../../environments/placeholders.ts";
 import { HttpServerEntry, McpConfigFileShape, StdioServerEntry } from "./schema.ts";
 
 /**
@@ -17,7 +18,8 @@ export interface ConfigIssue {
   file: string;
   line?: number;
   column?: number;
-  code: "mcp_config_invalid" | "mcp_tool_conflict";
+  /** `variables_invalid`: the environment's variables.yml, which every server's placeholders need. */
+  code: "mcp_config_invalid" | "mcp_tool_conflict" | "variables_invalid";
   message: string;
   hint?: string;
 }
@@ -41,21 +43,9 @@ export interface McpConfigFile {
 const SHAPE_HINT =
   'each server is {"command": "...", "args": [...], "env": {...}} (stdio) or {"url": "...", "headers": {...}} (Streamable HTTP)';
 
-/** The config files of an environment folder, sorted (an absent folder has none). */
+/** The config files of an environment folder, absolute and sorted (an absent folder has none). */
 export async function listMcpConfigFiles(envDir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const dir of [envDir, join(envDir, "mcp-configs")]) {
-    try {
-      for await (const e of Deno.readDir(dir)) {
-        if ((e.isFile || e.isSymlink) && e.name.endsWith(".json") && !e.name.endsWith(".openapi.json")) {
-          found.push(join(dir, e.name));
-        }
-      }
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    }
-  }
-  return found.sort();
+  return (await mcpConfigPaths(envDir)).map((file) => join(envDir, file)).sort();
 }
 
 /** Reads and checks one config file; a file that cannot be used at all is returned as its issues. */

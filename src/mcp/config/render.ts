@@ -2,8 +2,8 @@ import { StationError } from "../../errors.ts";
 import type { McpServerSpec } from "../client/mod.ts";
 import type { McpServerTemplate } from "./files.ts";
 import { isSecretName, MASK } from "../../environments/secrets.ts";
-import { fill, hasPlaceholder } from "./placeholders.ts";
-import type { VariableSource } from "./variables.ts";
+import { fill, hasPlaceholder } from "../../environments/placeholders.ts";
+import type { VariableSource } from "../../environments/variables.ts";
 
 /**
  * Turning a server template into what a connection needs (placeholders filled: only at connect time,
