@@ -118,6 +118,12 @@ export const ERROR_CODES = {
   not_a_directory: [400, 1, "a directory was asked for but the path is not one"],
   not_a_file: [400, 1, "the path is not a regular file"],
   size_mismatch: [400, 1, "the bytes sent differ from the announced size"],
+  // stn up: the station in a container
+  docker_unreachable: [503, 1, "`stn up`/`down`/`logs`: the Docker Engine does not answer"],
+  workspace_not_found: [400, 2, "`stn up --workspace`: the directory does not exist"],
+  image_build_failed: [500, 1, "building the station image failed (`stn up`, `stn image build`)"],
+  station_not_running: [404, 1, "no `stn up` container of that name is running"],
+  station_unhealthy: [503, 1, "`stn up`: the container did not become healthy (it was removed)"],
   // CLI (local input)
   confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
   input_invalid_json: [400, 2, "--input is not valid JSON"],

@@ -10,6 +10,7 @@ import { CliExit, disableColor, renderError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
+import { upCommands } from "./up.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand, workflowCommand } from "./workflow.ts";
 
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
     .exitOverride();
   serveCommand(program);
   statusCommand(program);
+  upCommands(program);
   doctorCommand(program);
   sandboxCommand(program);
   filesCommand(program);

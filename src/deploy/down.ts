@@ -1,0 +1,108 @@
+import type Docker from "dockerode";
+import type { StationPaths } from "../config/paths.ts";
+import { readServerFile } from "../runtime/server_file.ts";
+import { MANAGED_LABEL } from "../sandbox/docker.ts";
+import { connectEngine, inspectContainer, isMissing } from "./docker.ts";
+import { forget, tokenFile } from "./host.ts";
+import { type StationNames, stationNames, UP_LABEL } from "./names.ts";
+
+/** The station a command without --name means: the one server.json announces, else the current folder's. */
+export function targetNames(paths: StationPaths, name: string | undefined): StationNames {
+  if (name) return stationNames(name, Deno.cwd());
+  const announced = readServerFile(paths.serverJson)?.container;
+  if (announced?.startsWith("stn-")) return stationNames(announced.slice(4), Deno.cwd());
+  return stationNames(undefined, Deno.cwd());
+}
+
+/** What `stn down` removed. */
+export interface DownResult {
+  container: string;
+  /** False when there was no container to stop. */
+  stopped: boolean;
+  /** Sandbox containers the station had started, removed with it. */
+  sandboxes: number;
+  volume: string;
+  volume_removed: boolean;
+  image_removed: string | null;
+}
+
+/** Removes the sandbox containers a station started from inside (they carry its dev.stn.up label). */
+async function removeSandboxes(docker: Docker, name: string): Promise<number> {
+  const found = await docker.listContainers({
+    all: true,
+    filters: { label: [`${MANAGED_LABEL}=true`, `${UP_LABEL}=${name}`] },
+  });
+  await Promise.all(found.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  return found.length;
+}
+
+/** `stn down`: stops and removes the container and its sandboxes; with purge also the volume, image and token. */
+export async function down(paths: StationPaths, names: StationNames, purge: boolean): Promise<DownResult> {
+  const { docker } = await connectEngine();
+  const info = await inspectContainer(docker, names.container);
+  if (info) {
+    // A graceful stop first: the station closes its runs' state before it goes.
+    await docker.getContainer(names.container).stop({ t: 10 }).catch(() => {});
+    await docker.getContainer(names.container).remove({ force: true }).catch((err) => {
+      if (!isMissing(err)) throw err;
+    });
+  }
+  const sandboxes = await removeSandboxes(docker, names.name);
+  forget(paths, names.container);
+  const result: DownResult = {
+    container: names.container,
+    stopped: info !== null,
+    sandboxes,
+    volume: names.volume,
+    volume_removed: false,
+    image_removed: null,
+  };
+  if (!purge) return result;
+  result.volume_removed = await docker.getVolume(names.volume).remove().then(() => true, (err) => {
+    if (isMissing(err)) return false;
+    throw err;
+  });
+  if (info?.Config.Image) {
+    // Another station may still run the image: then it stays.
+    result.image_removed = await docker.getImage(info.Config.Image).remove().then(
+      () => info.Config.Image,
+      () => null,
+    );
+  }
+  try {
+    Deno.removeSync(tokenFile(paths, names.name));
+  } catch { /* never made */ }
+  return result;
+}
+
+/** A station container's state for `stn status`. */
+export interface ContainerState {
+  container: string;
+  state: string;
+  running: boolean;
+  started_at: string;
+  image: string;
+  /** "127.0.0.1:8585->8585/tcp", one per published port. */
+  ports: string[];
+}
+
+/** The station container's state, or null when it does not exist (docker_unreachable when Docker is down). */
+export async function containerState(name: string): Promise<ContainerState | null> {
+  const { docker } = await connectEngine();
+  const info = await inspectContainer(docker, name);
+  if (!info) return null;
+  const bindings = (info.HostConfig.PortBindings ?? {}) as Record<
+    string,
+    { HostIp: string; HostPort: string }[]
+  >;
+  return {
+    container: name,
+    state: info.State.Status,
+    running: info.State.Running,
+    started_at: info.State.StartedAt,
+    image: info.Config.Image,
+    ports: Object.entries(bindings).flatMap(([inside, list]) =>
+      list.map((b) => `${b.HostIp || "0.0.0.0"}:${b.HostPort}->${inside}`)
+    ).sort(),
+  };
+}
