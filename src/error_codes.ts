@@ -121,6 +121,7 @@ export const ERROR_CODES = {
   // stn up: the station in a container
   docker_unreachable: [503, 1, "`stn up`/`down`/`logs`: the Docker Engine does not answer"],
   workspace_not_found: [400, 2, "`stn up --workspace`: the directory does not exist"],
+  workspace_unreadable: [400, 2, "`stn up`: the station's user (uid 1000) cannot read the workspace"],
   image_build_failed: [500, 1, "building the station image failed (`stn up`, `stn image build`)"],
   station_not_running: [404, 1, "no `stn up` container of that name is running"],
   station_unhealthy: [503, 1, "`stn up`: the container did not become healthy (it was removed)"],

@@ -7,7 +7,7 @@ import { containerOptions, type HostPorts } from "./container.ts";
 import { connectEngine, inspectContainer, lastLogLines, requirePortFree } from "./docker.ts";
 import { announce, saveToken, stationToken, tokenFile } from "./host.ts";
 import { buildStationImage, stationImage } from "./image.ts";
-import { SPEC_LABEL, type StationNames, stationNames, UP_LABEL } from "./names.ts";
+import { SPEC_LABEL, STATION_UID, type StationNames, stationNames, UP_LABEL } from "./names.ts";
 
 /** What `stn up` was asked for. */
 export interface UpRequest {
@@ -52,6 +52,16 @@ function readWorkspace(raw: string): string {
       "workspace_not_found",
       `workspace ${workspace} is not a directory`,
       "give --workspace DIR (default: the current directory), a folder holding environments/<env>/",
+    );
+  }
+  // The station runs as uid STATION_UID, not as this user: the folder must be open to it.
+  const st = Deno.statSync(workspace);
+  const bits = st.uid === STATION_UID ? (st.mode! >> 6) & 5 : (st.mode! & 5);
+  if (bits !== 5) {
+    throw usageError(
+      "workspace_unreadable",
+      `workspace ${workspace} is not readable by the station's user (uid ${STATION_UID} in the container)`,
+      `let others read it: chmod o+rx ${workspace} (and o+r on the files under environments/)`,
     );
   }
   return workspace;
@@ -132,7 +142,8 @@ async function waitHealthy(docker: Docker, container: string, url: string, timeo
   let last = "no answer yet";
   while (Date.now() < deadline) {
     const info = await inspectContainer(docker, container);
-    if (!info?.State.Running) {
+    // The restart policy brings a crashed station back at once: a restart counts as an exit here.
+    if (!info?.State.Running || info.State.Restarting || info.RestartCount > 0) {
       last = `it exited (code ${info?.State.ExitCode ?? "?"})`;
       break;
     }
