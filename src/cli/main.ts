@@ -16,7 +16,7 @@ import { syncCommand, workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
-  --station URL, STATION_URL, a running \`stn serve\` ($STATION_HOME/run/server.json),
+  --station URL, STATION_URL, a running \`stn serve\` or \`stn up\` ($STATION_HOME/run/server.json),
   else an embedded runtime started for the one command.
 
 Output: results on stdout (with --json one JSON object; errors as {"error": {...}}), progress and

@@ -33,7 +33,9 @@ export function containerOptions(spec: StationSpec): ContainerCreateOptions {
   const env = {
     ...spec.env,
     // The station's own settings come last: --env cannot turn the token off or move the ports.
+    STATION_HOME: DATA_DIR,
     STATION_API_TOKEN: spec.token,
+    STN_SERVER_API_TOKEN: spec.token,
     STN_SERVER_HOST: "0.0.0.0",
     STN_SERVER_PORT: String(CONTAINER_PORTS.api),
     STN_SERVER_MCP_PORT: String(CONTAINER_PORTS.mcp),
