@@ -148,7 +148,9 @@ export function upCommands(program: Command): void {
     });
 
   program.command("logs")
-    .description("print the station container's log (stn up)")
+    .description(
+      "print the station container's log (stn up); with --json as {container, lines: [{stream, text}]}",
+    )
     .option("--name <name>", "station name (default: the running one in server.json, else the folder's)")
     .option("-f, --follow", "keep printing new lines until Ctrl-C")
     .option("--tail <n>", "only the last N lines", "100")
@@ -166,6 +168,10 @@ export function upCommands(program: Command): void {
       }
       const container = docker.getContainer(names.container);
       const tail = Number(opts.tail);
+      const json = jsonMode(cmd);
+      if (opts.follow && json) {
+        throw usageError("json_with_stdout", "--json cannot be used with --follow", "use --json without -f");
+      }
       if (opts.follow) {
         const stream = await container.logs({ stdout: true, stderr: true, tail, follow: true });
         docker.modem.demuxStream(stream, process.stdout, process.stderr);
@@ -178,7 +184,13 @@ export function upCommands(program: Command): void {
         tail,
         follow: false,
       }) as unknown as Uint8Array;
-      await writeFrames(buf);
+      if (!json) return await writeFrames(buf);
+      const dec = new TextDecoder();
+      const lines = [...logFrames(buf)].map((f) => ({
+        stream: f.stream === 2 ? "stderr" : "stdout",
+        text: dec.decode(f.data).replace(/\n$/, ""),
+      }));
+      render({ container: names.container, lines }, { json, text: () => [] });
     });
 
   program.command("image")

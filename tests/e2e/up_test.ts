@@ -70,9 +70,16 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     await Deno.mkdir(join(workspace, "environments/default/workflows"), { recursive: true });
     await Deno.writeTextFile(join(workspace, "environments/default/workflows/count.workflow.yaml"), WORKFLOW);
 
+    const build = await stn("--json", "image", "build");
+    assertEquals(build.code, 0, build.stderr);
+    const built = JSON.parse(build.stdout);
+    assertMatch(built.image, /^stn:\d+\.\d+\.\d+-[0-9a-f]{12}$/);
+    assert(built.size_bytes > 50e6, `${built.size_bytes} bytes`);
+
     const first = await stn(...upArgs);
     assertEquals(first.code, 0, first.stderr);
     const started = JSON.parse(first.stdout);
+    assertEquals([started.image, started.built], [built.image, false], "up uses the image just built");
     assertEquals([started.action, started.container, started.url], [
       "started",
       `stn-${name}`,
@@ -104,6 +111,13 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     assertEquals(await fetch(`${started.url}/health`).then((r) => r.text().then(() => r.status)), 200);
     const anonymous = await fetch(`${started.url}/api/v1/workflows`);
     assertEquals([anonymous.status, (await anonymous.json()).error.code], [401, "unauthorized"]);
+
+    const logs = await stn("--json", "logs", "--tail", "20");
+    assertEquals(logs.code, 0, logs.stderr);
+    assert(
+      JSON.parse(logs.stdout).lines.some((l: { text: string }) => l.text.includes("stn serve listening")),
+      logs.stdout,
+    );
 
     const status = await stn("status");
     assertEquals(status.code, 0, status.stderr);
