@@ -1,6 +1,13 @@
-import { assert, assertEquals, assertNotEquals, assertThrows } from "../helpers/assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertNotEquals,
+  assertStringIncludes,
+  assertThrows,
+} from "../helpers/assert.ts";
 import { containerOptions, type StationSpec } from "../../src/deploy/container.ts";
-import { lockedPackages } from "../../src/deploy/image.ts";
+import { lockedPackages, stationImage } from "../../src/deploy/image.ts";
+import { dockerClient } from "../../src/sandbox/docker.ts";
 import { SPEC_LABEL, stationNames } from "../../src/deploy/names.ts";
 import { envValues } from "../../src/deploy/up.ts";
 import { StationError } from "../../src/errors.ts";
@@ -78,4 +85,21 @@ Deno.test("up: the image carries every npm package deno.lock pins, by name", () 
     "@a/b",
     "c",
   ]);
+});
+
+Deno.test("up: a build that cannot find stn's npm packages fails before Docker is asked, saying what to run", async () => {
+  const empty = await Deno.makeTempDir({ prefix: "stn-empty-deno-dir-" });
+  const before = Deno.env.get("DENO_DIR");
+  Deno.env.set("DENO_DIR", empty); // `deno info` (run by the builder) then reports an empty npm cache
+  try {
+    const err = await stationImage(dockerClient()).then(() => null, (e) => e);
+    assert(err instanceof StationError, String(err));
+    assertEquals(err.code, "image_build_failed");
+    assertStringIncludes(err.message, "the Deno cache lacks npm packages stn needs");
+    assertStringIncludes(err.hint ?? "", "deno install");
+  } finally {
+    if (before === undefined) Deno.env.delete("DENO_DIR");
+    else Deno.env.set("DENO_DIR", before);
+    await Deno.remove(empty, { recursive: true });
+  }
 });

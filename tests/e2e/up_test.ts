@@ -162,6 +162,32 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     const runs = await stn("workflow", "runs");
     assertStringIncludes(runs.stdout, runId, "the data volume kept the earlier run");
 
+    // A station that cannot start (no nats-server) is removed with the volume this up made, and says why.
+    const broken = await runStn(
+      [
+        "up",
+        "--name",
+        `${name}-bad`,
+        "--port",
+        String(freePorts()),
+        "--timeout",
+        "60",
+        "--env",
+        "STN_NATS_SERVER_BIN=/nope",
+      ],
+      opts,
+    );
+    assertEquals(broken.code, 1, broken.stderr);
+    assertStringIncludes(broken.stderr, `error: stn-${name}-bad did not become healthy: it exited`);
+    assertStringIncludes(broken.stderr, "/nope");
+    assertEquals(await containersOf(`${name}-bad`), []);
+    assertEquals(await volumeExists(`stn-${name}-bad-data`), false);
+    assertEquals(
+      readServerFile(home.path("run", "server.json"))?.container,
+      `stn-${name}`,
+      "still the good one",
+    );
+
     await docker.getContainer(`stn-${name}`).stop({ t: 5 });
     const stopped = await stn("status");
     assertEquals(stopped.code, 1);
@@ -174,10 +200,12 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     assertEquals(await docker.getImage(started.image).inspect().then(() => true, () => false), false);
     assertEquals(await Deno.stat(tokenFile).then(() => true, () => false), false);
   } finally {
-    for (const c of await containersOf(name)) {
-      await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    for (const n of [name, `${name}-bad`]) {
+      for (const c of await containersOf(n)) {
+        await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+      }
+      await docker.getVolume(`stn-${n}-data`).remove().catch(() => {});
     }
-    await docker.getVolume(`stn-${name}-data`).remove().catch(() => {});
     await Deno.remove(workspace, { recursive: true });
     await home.cleanup();
   }
