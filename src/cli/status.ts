@@ -3,7 +3,7 @@ import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";
 import type { Target } from "../client/discovery.ts";
 import type { StationClient } from "../client/http.ts";
-import { type ContainerState, containerState } from "../deploy/down.ts";
+import { type ContainerState, containerState } from "../deploy/lookup.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 

@@ -3,7 +3,8 @@ import process from "node:process";
 import type { Readable } from "node:stream";
 import { StationError, usageError } from "../errors.ts";
 import { connectEngine, inspectContainer, logFrames } from "../deploy/docker.ts";
-import { down, targetNames } from "../deploy/down.ts";
+import { down } from "../deploy/down.ts";
+import { targetNames } from "../deploy/lookup.ts";
 import { buildStationImage, stationImage } from "../deploy/image.ts";
 import { CONTAINER_PORTS } from "../deploy/names.ts";
 import { up, type UpResult } from "../deploy/up.ts";
@@ -129,7 +130,7 @@ export function upCommands(program: Command): void {
           });
         }
       }
-      const result = await down(config.paths, names, Boolean(opts.purge));
+      const result = await down(config.paths, names, { purge: Boolean(opts.purge) });
       render(result, {
         json,
         text: (r) =>

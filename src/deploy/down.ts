@@ -1,18 +1,9 @@
 import type Docker from "dockerode";
 import type { StationPaths } from "../config/paths.ts";
-import { readServerFile } from "../runtime/server_file.ts";
 import { MANAGED_LABEL } from "../sandbox/docker.ts";
 import { connectEngine, inspectContainer, isMissing } from "./docker.ts";
 import { forget, tokenFile } from "./host.ts";
-import { type StationNames, stationNames, UP_LABEL } from "./names.ts";
-
-/** The station a command without --name means: the one server.json announces, else the current folder's. */
-export function targetNames(paths: StationPaths, name: string | undefined): StationNames {
-  if (name) return stationNames(name, Deno.cwd());
-  const announced = readServerFile(paths.serverJson)?.container;
-  if (announced?.startsWith("stn-")) return stationNames(announced.slice(4), Deno.cwd());
-  return stationNames(undefined, Deno.cwd());
-}
+import { type StationNames, UP_LABEL } from "./names.ts";
 
 /** What `stn down` removed. */
 export interface DownResult {
@@ -37,7 +28,11 @@ async function removeSandboxes(docker: Docker, name: string): Promise<number> {
 }
 
 /** `stn down`: stops and removes the container and its sandboxes; with purge also the volume, image and token. */
-export async function down(paths: StationPaths, names: StationNames, purge: boolean): Promise<DownResult> {
+export async function down(
+  paths: StationPaths,
+  names: StationNames,
+  options: { purge: boolean },
+): Promise<DownResult> {
   const { docker } = await connectEngine();
   const info = await inspectContainer(docker, names.container);
   if (info) {
@@ -57,7 +52,7 @@ export async function down(paths: StationPaths, names: StationNames, purge: bool
     volume_removed: false,
     image_removed: null,
   };
-  if (!purge) return result;
+  if (!options.purge) return result;
   result.volume_removed = await docker.getVolume(names.volume).remove().then(() => true, (err) => {
     if (isMissing(err)) return false;
     throw err;
@@ -73,36 +68,4 @@ export async function down(paths: StationPaths, names: StationNames, purge: bool
     Deno.removeSync(tokenFile(paths, names.name));
   } catch { /* never made */ }
   return result;
-}
-
-/** A station container's state for `stn status`. */
-export interface ContainerState {
-  container: string;
-  state: string;
-  running: boolean;
-  started_at: string;
-  image: string;
-  /** "127.0.0.1:8585->8585/tcp", one per published port. */
-  ports: string[];
-}
-
-/** The station container's state, or null when it does not exist (docker_unreachable when Docker is down). */
-export async function containerState(name: string): Promise<ContainerState | null> {
-  const { docker } = await connectEngine();
-  const info = await inspectContainer(docker, name);
-  if (!info) return null;
-  const bindings = (info.HostConfig.PortBindings ?? {}) as Record<
-    string,
-    { HostIp: string; HostPort: string }[]
-  >;
-  return {
-    container: name,
-    state: info.State.Status,
-    running: info.State.Running,
-    started_at: info.State.StartedAt,
-    image: info.Config.Image,
-    ports: Object.entries(bindings).flatMap(([inside, list]) =>
-      list.map((b) => `${b.HostIp || "0.0.0.0"}:${b.HostPort}->${inside}`)
-    ).sort(),
-  };
 }

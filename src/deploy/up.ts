@@ -56,7 +56,8 @@ function readWorkspace(raw: string): string {
   }
   // The station runs as uid STATION_UID, not as this user: the folder must be open to it.
   const st = Deno.statSync(workspace);
-  const bits = st.uid === STATION_UID ? (st.mode! >> 6) & 5 : (st.mode! & 5);
+  const shift = st.uid === STATION_UID ? 6 : st.gid === STATION_UID ? 3 : 0;
+  const bits = (st.mode! >> shift) & 5;
   if (bits !== 5) {
     throw usageError(
       "workspace_unreadable",
