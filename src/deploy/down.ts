@@ -3,6 +3,7 @@ import type { StationPaths } from "../config/paths.ts";
 import { MANAGED_LABEL } from "../sandbox/docker.ts";
 import { connectEngine, inspectContainer, isMissing } from "./docker.ts";
 import { forget, tokenFile } from "./host.ts";
+import { removeStationImage } from "./image.ts";
 import { type StationNames, UP_LABEL } from "./names.ts";
 
 /** What `stn down` removed. */
@@ -57,13 +58,8 @@ export async function down(
     if (isMissing(err)) return false;
     throw err;
   });
-  if (info?.Config.Image) {
-    // Another station may still run the image: then it stays.
-    result.image_removed = await docker.getImage(info.Config.Image).remove().then(
-      () => info.Config.Image,
-      () => null,
-    );
-  }
+  // Another station may still run the image: then it stays.
+  if (info && await removeStationImage(docker, info.Image)) result.image_removed = info.Config.Image;
   try {
     Deno.removeSync(tokenFile(paths, names.name));
   } catch { /* never made */ }

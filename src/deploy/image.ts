@@ -271,6 +271,7 @@ export async function buildStationImage(
   image: StationImage & { inputs: Inputs },
 ): Promise<string> {
   const rootfs = await debianRootfs();
+  const previous = await docker.getImage(image.tag).inspect().then((i) => i.Id, () => undefined);
   const pack = tar.pack();
   const filling = fillImage(pack, rootfs, image.inputs).catch((err) => {
     pack.destroy(err);
@@ -299,5 +300,14 @@ export async function buildStationImage(
       err,
     );
   }
+  // A rebuild moves the tag; the image it leaves behind is removed unless a container still runs it.
+  if (previous) await removeStationImage(docker, previous);
   return image.tag;
+}
+
+/** Removes a station image (by id or tag) when nothing uses it; true when it went. */
+export async function removeStationImage(docker: Docker, image: string): Promise<boolean> {
+  const info = await docker.getImage(image).inspect().catch(() => null);
+  if (info?.Config?.Labels?.[IMAGE_LABEL] === undefined) return false;
+  return await docker.getImage(image).remove().then(() => true, () => false);
 }

@@ -6,7 +6,7 @@ import { sleep } from "../lib/async.ts";
 import { containerOptions, type HostPorts } from "./container.ts";
 import { connectEngine, inspectContainer, lastLogLines, requirePortFree } from "./docker.ts";
 import { announce, saveToken, stationToken, tokenFile } from "./host.ts";
-import { buildStationImage, stationImage } from "./image.ts";
+import { buildStationImage, removeStationImage, stationImage } from "./image.ts";
 import { SPEC_LABEL, STATION_UID, type StationNames, stationNames, UP_LABEL } from "./names.ts";
 
 /** What `stn up` was asked for. */
@@ -251,6 +251,10 @@ export async function up(req: UpRequest): Promise<UpResult> {
       });
   }
   if (created) saveToken(tokenPath, token);
+  // The image the replaced container ran is not needed any more (unless another station runs it).
+  if (existing && existing.Image !== (await docker.getImage(image.tag).inspect()).Id) {
+    await removeStationImage(docker, existing.Image);
+  }
   announced((await inspectContainer(docker, names.container))?.State.Pid ?? 0);
   return result(existing ? "replaced" : "started");
 }

@@ -149,6 +149,11 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     assertEquals([again.code, JSON.parse(again.stdout).action], [0, "unchanged"]);
     assertEquals(JSON.parse(again.stdout).token, undefined, "the token is printed once");
 
+    // Other flags: the container is replaced, the volume (and so the run) stays.
+    const replaced = await stn(...upArgs, "--env", "STN_LOG_LEVEL=debug");
+    assertEquals([replaced.code, JSON.parse(replaced.stdout).action], [0, "replaced"], replaced.stderr);
+    assertStringIncludes((await stn("workflow", "runs")).stdout, runId);
+
     const downed = await stn("--json", "down");
     assertEquals(downed.code, 0, downed.stderr);
     // The open sandbox at least (a run's own sandbox may already be gone when its run ended).
