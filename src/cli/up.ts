@@ -11,17 +11,27 @@ import { up, type UpResult } from "../deploy/up.ts";
 import { commandConfig, jsonMode } from "./context.ts";
 import { fields, note, render } from "./output.ts";
 
-function port(raw: string | undefined, flag: string, fallback: number): number {
-  if (raw === undefined) return fallback;
+function port(raw: string): number {
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < 1 || n > 65535) {
     throw usageError(
       "invalid_usage",
-      `${flag} ${JSON.stringify(raw)} is not a port`,
+      `--port ${JSON.stringify(raw)} is not a port`,
       "give a number from 1 to 65535",
     );
   }
   return n;
+}
+
+function seconds(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+    throw usageError(
+      "invalid_timeout",
+      `--timeout ${JSON.stringify(raw)} is not a number of seconds`,
+      "e.g. --timeout 300",
+    );
+  }
+  return Number(raw);
 }
 
 function upText(r: UpResult): string[] {
@@ -47,7 +57,7 @@ export function upCommands(program: Command): void {
       "run the station in a Docker container built locally (data in a volume, workspace read-only)",
     )
     .option(
-      "-w, --workspace <dir>",
+      "--workspace <dir>",
       "folder mounted read-only at /workspace; its environments/ are synced",
       ".",
     )
@@ -81,7 +91,7 @@ export function upCommands(program: Command): void {
       timeout: string;
     }, cmd: Command) => {
       const config = commandConfig(cmd);
-      const api = port(opts.port, "--port", CONTAINER_PORTS.api);
+      const api = port(opts.port);
       if (api > 65533) {
         throw usageError(
           "invalid_usage",
@@ -97,7 +107,7 @@ export function upCommands(program: Command): void {
         ports: { api, mcp: api + 1, agent: api + 2 },
         env: opts.env,
         rebuild: Boolean(opts.rebuild),
-        healthTimeoutMs: port(opts.timeout, "--timeout", 120) * 1000,
+        healthTimeoutMs: seconds(opts.timeout) * 1000,
         say: (line) => note(line),
       });
       render(result, { json: jsonMode(cmd), text: upText });
@@ -107,7 +117,7 @@ export function upCommands(program: Command): void {
     .description("stop and remove the station container and its sandboxes (the data volume is kept)")
     .option("--name <name>", "station name (default: the running one in server.json, else the folder's)")
     .option("--purge", "also remove the data volume, the image and the token (asks first)")
-    .option("-y, --yes", "do not ask (needed for --purge without a terminal)")
+    .option("--yes", "do not ask (needed for --purge without a terminal)")
     .action(async (opts: { name?: string; purge?: boolean; yes?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd);
       const names = targetNames(config.paths, opts.name);
@@ -153,7 +163,7 @@ export function upCommands(program: Command): void {
       "print the station container's log (stn up); with --json as {container, lines: [{stream, text}]}",
     )
     .option("--name <name>", "station name (default: the running one in server.json, else the folder's)")
-    .option("-f, --follow", "keep printing new lines until Ctrl-C")
+    .option("-F, --follow", "keep printing new lines until Ctrl-C")
     .option("--tail <n>", "only the last N lines", "100")
     .action(async (opts: { name?: string; follow?: boolean; tail: string }, cmd: Command) => {
       const config = commandConfig(cmd);
