@@ -183,6 +183,13 @@ export const ERROR_CODES = {
   ],
   model_api_key_missing: [400, 2, "the model's provider needs an API key and none is configured"],
   model_error: [502, 1, "the model provider answered with an error or could not be reached"],
+  // stn up: the station in a container
+  docker_unreachable: [503, 1, "`stn up`/`down`/`logs`: the Docker Engine does not answer"],
+  workspace_not_found: [400, 2, "`stn up --workspace`: the directory does not exist"],
+  workspace_unreadable: [400, 2, "`stn up`: the station's user (uid 1000) cannot read the workspace"],
+  image_build_failed: [500, 1, "building the station image failed (`stn up`, `stn image build`)"],
+  station_not_running: [404, 1, "no `stn up` container of that name is running"],
+  station_unhealthy: [503, 1, "`stn up`: the container did not become healthy (it was removed)"],
   // CLI (local input)
   confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
   input_invalid_json: [400, 2, "--input is not valid JSON"],

@@ -49,7 +49,7 @@ export async function withStation<T>(
 ): Promise<T> {
   const config = commandConfig(cmd);
   const target = await discoverTarget({ station: globals(cmd).station, paths: config.paths });
-  const token = Deno.env.get("STATION_API_TOKEN") ?? config.values.server.api_token;
+  const token = Deno.env.get("STATION_API_TOKEN") ?? target.token ?? config.values.server.api_token;
   if (target.url) return fn(new StationClient(target.url, { token }), target);
 
   const embeddedConfig = options.embeddedFlags ? commandConfig(cmd, options.embeddedFlags) : config;

@@ -16,13 +16,14 @@ import { CliExit, disableColor, renderError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
+import { upCommands } from "./up.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand } from "./sync.ts";
 import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
-  --station URL, STATION_URL, a running \`stn serve\` ($STATION_HOME/run/server.json),
+  --station URL, STATION_URL, a running \`stn serve\` or \`stn up\` ($STATION_HOME/run/server.json),
   else an embedded runtime started for the one command.
 
 Output: results on stdout (with --json one JSON object; errors as {"error": {...}}), progress and
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   initCommand(program);
   serveCommand(program);
   statusCommand(program);
+  upCommands(program);
   doctorCommand(program);
   sandboxCommand(program);
   filesCommand(program);

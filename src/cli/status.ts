@@ -1,8 +1,11 @@
 import type { Command } from "commander";
-import { jsonMode, withStation } from "./context.ts";
+import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";
 import type { Target } from "../client/discovery.ts";
 import type { StationClient } from "../client/http.ts";
+import { type ContainerState, containerState } from "../deploy/lookup.ts";
+import { formatDuration } from "../lib/duration.ts";
+import { readServerFile } from "../runtime/server_file.ts";
 
 type Health = Awaited<ReturnType<StationClient["health"]>>;
 
@@ -13,8 +16,32 @@ const SOURCE_TEXT = {
   embedded: "embedded: started for this command",
 } as const;
 
-function statusText({ target, health }: { target: Target; health: Health }): string[] {
+function containerLines(c: ContainerState | undefined): [string, string][] {
+  if (!c) return [];
+  const up = formatDuration(Math.max(0, Date.now() - Date.parse(c.started_at)));
+  return [["container", `${c.container} ${c.state}, up ${up}`], ["ports", c.ports.join(", ")], [
+    "image",
+    c.image,
+  ]];
+}
+
+/** The `stn up` container server.json announces (when no --station / STATION_URL overrides it); fails when it is down. */
+async function upContainer(cmd: Command): Promise<ContainerState | undefined> {
+  if (globals(cmd).station || Deno.env.get("STATION_URL")) return undefined;
+  const name = readServerFile(commandConfig(cmd).paths.serverJson)?.container;
+  if (!name) return undefined;
+  const state = await containerState(name);
+  if (state?.running) return state;
+  throw new StationError("station_not_running", `${name} is not running (${state?.state ?? "removed"})`, {
+    hint: "stn up starts it again; stn logs shows why it stopped",
+  });
+}
+
+function statusText(
+  { target, health, container }: { target: Target; health: Health; container?: ContainerState },
+): string[] {
   return fields([
+    ...containerLines(container),
     ["server", `${target.url} (${SOURCE_TEXT[target.source]})`],
     ["status", health.status],
     ["version", health.version],
@@ -37,11 +64,13 @@ function statusText({ target, health }: { target: Target; health: Health }): str
 export function statusCommand(program: Command): void {
   program.command("status")
     .description(
-      "show which server commands talk to (--station, STATION_URL, server.json or embedded) and its health",
+      "show which server commands talk to (--station, STATION_URL, server.json or embedded) and its health; " +
+        "for a stn up station also its container (exit 1 when it is not running)",
     )
     .action(async (_opts: unknown, cmd: Command) => {
+      const container = await upContainer(cmd);
       await withStation(cmd, async (client, target) => {
-        const result = { target, health: await client.health() };
+        const result = { target, health: await client.health(), ...(container ? { container } : {}) };
         const view = { json: jsonMode(cmd), text: statusText };
         if (result.health.status === "ok") return render(result, view);
         fail(

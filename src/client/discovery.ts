@@ -9,6 +9,10 @@ export interface Target {
   source: TargetSource;
   /** The server's URL; absent for embedded mode, which starts one in-process. */
   url?: string;
+  /** The token a `stn up` container wants (from the file its server.json names). */
+  token?: string;
+  /** The `stn up` container serving url. */
+  container?: string;
 }
 
 export interface DiscoverOptions {
@@ -50,6 +54,16 @@ export function stationUrl(raw: string, from: "--station" | "STATION_URL"): stri
   return url.href.replace(/\/+$/, "");
 }
 
+/** The token in the file a server.json names (a `stn up` station's), if it can be read. */
+function readTokenFile(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  try {
+    return Deno.readTextFileSync(path).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Resolves the server to talk to: --station, STATION_URL, a live server.json, else embedded. */
 export async function discoverTarget(options: DiscoverOptions): Promise<Target> {
   const env = options.env ?? Deno.env.toObject();
@@ -57,6 +71,13 @@ export async function discoverTarget(options: DiscoverOptions): Promise<Target> 
   if (env.STATION_URL) return { source: "env", url: stationUrl(env.STATION_URL, "STATION_URL") };
   const file = readServerFile(options.paths.serverJson);
   // A server.json left by a crashed server is stale: only a live one counts.
-  if (file && await answers(file.url)) return { source: "server.json", url: file.url };
+  if (file && await answers(file.url)) {
+    return {
+      source: "server.json",
+      url: file.url,
+      token: readTokenFile(file.token_file),
+      container: file.container,
+    };
+  }
   return { source: "embedded" };
 }

@@ -62,6 +62,9 @@ export const ConfigSchema = z.strictObject({
     allowed_images: z.array(z.string().min(1)).default([]).describe(
       "images a sandbox may use besides those in `images` (empty: only the mapped ones)",
     ),
+    labels: z.record(z.string(), z.string()).default({}).describe(
+      "extra labels on every sandbox container (`stn up` sets dev.stn.up so `stn down` removes them)",
+    ),
     default_runtime: z.string().min(1).default("python").describe("runtime used when none is given"),
     user: z.string().regex(/^\d+:\d+$/).default("1000:1000").describe(
       "uid:gid that runs commands and owns /workspace",

@@ -7,6 +7,10 @@ export interface ServerFile {
   pid: number;
   started_at: string;
   version: string;
+  /** Set by `stn up`: the container serving at url (pid is then the container's main process). */
+  container?: string;
+  /** Set by `stn up`: the file holding the bearer token the server wants (0600). */
+  token_file?: string;
 }
 
 /** Writes server.json atomically (temp file + rename), so a reader never sees half of it. */

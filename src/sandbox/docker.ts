@@ -31,6 +31,8 @@ export interface DockerLimits {
   pullTimeoutMs: number;
   /** Deadline of each Docker Engine call made for a request (default 30 s). */
   callTimeoutMs?: number;
+  /** Extra labels on every container (sandbox.labels), under stn's own. */
+  labels?: Record<string, string>;
 }
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -76,7 +78,7 @@ export class DockerBackend implements SandboxBackend {
         User: l.user,
         WorkingDir: WORKSPACE,
         Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
-        Labels: { ...spec.labels, [MANAGED_LABEL]: "true" },
+        Labels: { ...l.labels, ...spec.labels, [MANAGED_LABEL]: "true" },
         AttachStdin: false,
         Tty: false,
         HostConfig: {

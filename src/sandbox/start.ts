@@ -46,6 +46,7 @@ export async function startSandboxService(
     pidsLimit: config.pids_limit,
     pullTimeoutMs: config.pull_timeout,
     callTimeoutMs: config.docker_timeout,
+    labels: config.labels,
   });
   const service = new SandboxService(backend, db, files, config, stationId(db));
   await service.start();

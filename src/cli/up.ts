@@ -1,0 +1,231 @@
+import type { Command } from "commander";
+import process from "node:process";
+import type { Readable } from "node:stream";
+import { StationError, usageError } from "../errors.ts";
+import { connectEngine, inspectContainer, logFrames } from "../deploy/docker.ts";
+import { down } from "../deploy/down.ts";
+import { targetNames } from "../deploy/lookup.ts";
+import { buildStationImage, stationImage } from "../deploy/image.ts";
+import { CONTAINER_PORTS } from "../deploy/names.ts";
+import { up, type UpResult } from "../deploy/up.ts";
+import { commandConfig, jsonMode } from "./context.ts";
+import { fields, note, render } from "./output.ts";
+
+function port(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 65535) {
+    throw usageError(
+      "invalid_usage",
+      `--port ${JSON.stringify(raw)} is not a port`,
+      "give a number from 1 to 65535",
+    );
+  }
+  return n;
+}
+
+function seconds(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+    throw usageError(
+      "invalid_timeout",
+      `--timeout ${JSON.stringify(raw)} is not a number of seconds`,
+      "e.g. --timeout 300",
+    );
+  }
+  return Number(raw);
+}
+
+function upText(r: UpResult): string[] {
+  const lines = fields([
+    ["station", `${r.container} (${r.action === "unchanged" ? "already up, nothing changed" : r.action})`],
+    ["api", r.url],
+    ["mcp", r.mcp_url],
+    ["agent mcp", r.agent_url],
+    ["image", r.image],
+    ["data", `volume ${r.volume}`],
+    ["token", r.token_file],
+  ]);
+  if (r.token) {
+    lines.push("", `API token (shown once; stn commands on this host use it by themselves): ${r.token}`);
+  }
+  return lines;
+}
+
+/** `stn up`, `stn down`, `stn logs` and `stn image build`: the station in a local container (docs/up.md). */
+export function upCommands(program: Command): void {
+  program.command("up")
+    .description(
+      "run the station in a Docker container built locally (data in a volume, workspace read-only)",
+    )
+    .option(
+      "--workspace <dir>",
+      "folder mounted read-only at /workspace; its environments/ are synced",
+      ".",
+    )
+    .option(
+      "--name <name>",
+      "station name: container stn-<name>, volume stn-<name>-data (default: the folder's)",
+    )
+    .option(
+      "--port <n>",
+      "host port of the API (MCP and agent MCP take the next two)",
+      String(CONTAINER_PORTS.api),
+    )
+    .option("--bind <addr>", "host address the ports are published on", "127.0.0.1")
+    .option("--publish-all", "publish on every interface (0.0.0.0); the API token guards it")
+    .option(
+      "-e, --env <NAME[=value]>",
+      "pass a variable, repeatable (e.g. --env OPENAI_API_KEY: its value here)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option("--rebuild", "build the image again even if it exists")
+    .option("--timeout <seconds>", "how long to wait for /health", "120")
+    .action(async (opts: {
+      workspace: string;
+      name?: string;
+      port: string;
+      bind: string;
+      publishAll?: boolean;
+      env: string[];
+      rebuild?: boolean;
+      timeout: string;
+    }, cmd: Command) => {
+      const config = commandConfig(cmd);
+      const api = port(opts.port);
+      if (api > 65533) {
+        throw usageError(
+          "invalid_usage",
+          `--port ${api} leaves no room for the two MCP ports`,
+          "give a port below 65534",
+        );
+      }
+      const result = await up({
+        paths: config.paths,
+        workspace: opts.workspace,
+        name: opts.name,
+        bind: opts.publishAll ? "0.0.0.0" : opts.bind,
+        ports: { api, mcp: api + 1, agent: api + 2 },
+        env: opts.env,
+        rebuild: Boolean(opts.rebuild),
+        healthTimeoutMs: seconds(opts.timeout) * 1000,
+        say: (line) => note(line),
+      });
+      render(result, { json: jsonMode(cmd), text: upText });
+    });
+
+  program.command("down")
+    .description("stop and remove the station container and its sandboxes (the data volume is kept)")
+    .option("--name <name>", "station name (default: the running one in server.json, else the folder's)")
+    .option("--purge", "also remove the data volume, the image and the token (asks first)")
+    .option("--yes", "do not ask (needed for --purge without a terminal)")
+    .action(async (opts: { name?: string; purge?: boolean; yes?: boolean }, cmd: Command) => {
+      const config = commandConfig(cmd);
+      const names = targetNames(config.paths, opts.name);
+      const json = jsonMode(cmd);
+      if (opts.purge && !opts.yes) {
+        if (json || !Deno.stdin.isTerminal()) {
+          throw usageError(
+            "confirmation_required",
+            `refusing to purge ${names.container} (its data volume ${names.volume}) without confirmation`,
+            "pass --yes",
+          );
+        }
+        const answer = prompt(
+          `Remove ${names.container}, its data volume ${names.volume} and its image? [y/N]`,
+        );
+        if (!/^y(es)?$/i.test(answer?.trim() ?? "")) {
+          return render({ purged: false }, {
+            json,
+            text: () => "Nothing removed.",
+          });
+        }
+      }
+      const result = await down(config.paths, names, { purge: Boolean(opts.purge) });
+      render(result, {
+        json,
+        text: (r) =>
+          fields([
+            ["station", `${r.container} ${r.stopped ? "stopped and removed" : "was not running"}`],
+            ["sandboxes", `${r.sandboxes} removed`],
+            [
+              "data",
+              `volume ${r.volume} ${r.volume_removed ? "removed" : opts.purge ? "was not there" : "kept"}`,
+            ],
+            ...(opts.purge
+              ? [["image", r.image_removed ? `${r.image_removed} removed` : "kept"] as [string, string]]
+              : []),
+          ]),
+      });
+    });
+
+  program.command("logs")
+    .description(
+      "print the station container's log (stn up); with --json as {container, lines: [{stream, text}]}",
+    )
+    .option("--name <name>", "station name (default: the running one in server.json, else the folder's)")
+    .option("-F, --follow", "keep printing new lines until Ctrl-C")
+    .option("--tail <n>", "only the last N lines", "100")
+    .action(async (opts: { name?: string; follow?: boolean; tail: string }, cmd: Command) => {
+      const config = commandConfig(cmd);
+      const names = targetNames(config.paths, opts.name);
+      if (!/^\d+$/.test(opts.tail)) {
+        throw usageError("invalid_limit", `--tail ${opts.tail} is not a number`, "e.g. --tail 50");
+      }
+      const { docker } = await connectEngine();
+      if (!await inspectContainer(docker, names.container)) {
+        throw new StationError("station_not_running", `there is no container ${names.container}`, {
+          hint: "start it with stn up (or name another with --name)",
+        });
+      }
+      const container = docker.getContainer(names.container);
+      const tail = Number(opts.tail);
+      const json = jsonMode(cmd);
+      if (opts.follow && json) {
+        throw usageError("json_with_stdout", "--json cannot be used with --follow", "use --json without -f");
+      }
+      if (opts.follow) {
+        const stream = await container.logs({ stdout: true, stderr: true, tail, follow: true });
+        docker.modem.demuxStream(stream, process.stdout, process.stderr);
+        await new Promise<void>((resolve) => (stream as Readable).on("end", resolve).on("close", resolve));
+        return;
+      }
+      const buf = await container.logs({
+        stdout: true,
+        stderr: true,
+        tail,
+        follow: false,
+      }) as unknown as Uint8Array;
+      if (!json) return await writeFrames(buf);
+      const dec = new TextDecoder();
+      const lines = [...logFrames(buf)].map((f) => ({
+        stream: f.stream === 2 ? "stderr" : "stdout",
+        text: dec.decode(f.data).replace(/\n$/, ""),
+      }));
+      render({ container: names.container, lines }, { json, text: () => [] });
+    });
+
+  program.command("image")
+    .description("the station image stn up runs")
+    .command("build")
+    .description("build the station image (Debian root + Deno + nats-server + stn) without starting it")
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { docker } = await connectEngine();
+      const image = await stationImage(docker);
+      const started = Date.now();
+      await buildStationImage(docker, image);
+      const info = await docker.getImage(image.tag).inspect();
+      const result = { image: image.tag, size_bytes: info.Size, seconds: (Date.now() - started) / 1000 };
+      render(result, {
+        json: jsonMode(cmd),
+        text: (r) => `built ${r.image} (${Math.round(r.size_bytes / 1e6)} MB) in ${r.seconds.toFixed(1)}s`,
+      });
+    });
+}
+
+/** Writes Docker's multiplexed log frames to stdout and stderr, each to its own stream. */
+async function writeFrames(buf: Uint8Array): Promise<void> {
+  for (const frame of logFrames(buf)) {
+    const out = frame.stream === 2 ? Deno.stderr : Deno.stdout;
+    for (let n = 0; n < frame.data.length;) n += await out.write(frame.data.subarray(n));
+  }
+}
