@@ -1,6 +1,8 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { StationError } from "../../errors.ts";
-import { log } from "../../log.ts";
+import { log, withLogFields } from "../../log.ts";
+import { observeStep } from "../../telemetry/metrics.ts";
+import { failSpan, inSpan } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
 import { executorFor } from "../steps/registry.ts";
 import type { Outcome } from "../steps/types.ts";
@@ -70,10 +72,7 @@ export class Consumer {
     try {
       core.stats.executed++;
       const state = core.stateOf(attempt);
-      const outcome = await this.#execute(attempt, state, abort.signal).catch((err): Outcome => ({
-        kind: "failed",
-        error: { code: "internal_error", message: (err as Error).message },
-      }));
+      const outcome = await this.#observed(msg, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return; // abandoned: the claim lapses and recovery re-runs it
       const prepared = await core.prepare(attempt, state, outcome);
       let traceparent: string | null = null;
@@ -94,7 +93,7 @@ export class Consumer {
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.
       log.error("step outcome not recorded", {
-        run: attempt.run_id,
+        run_id: attempt.run_id,
         step: attempt.path,
         error: (err as Error).message,
       });
@@ -103,6 +102,35 @@ export class Consumer {
       core.inflight.delete(attempt.id);
       if (recorded || !core.stopping) msg.ack();
     }
+  }
+
+  /**
+   * Executes the attempt inside its span (a child of the run's span, named by the message's traceparent or,
+   * for a message published before tracing was on, the run's stored one), timed for /metrics, with the
+   * run and step on its log lines.
+   */
+  #observed(msg: JsMsg, attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
+    const started = performance.now();
+    const attributes = {
+      "stn.run.id": attempt.run_id,
+      "stn.step.path": attempt.path,
+      "stn.step.attempt": attempt.attempt,
+      "stn.step.type": state.type,
+    };
+    const parent = msg.headers?.get("traceparent") || this.#core.repo.runs.get(attempt.run_id)?.traceparent;
+    return withLogFields(
+      { run_id: attempt.run_id, step: attempt.path },
+      () =>
+        inSpan(`workflow.step ${attempt.path}`, attributes, async (span) => {
+          const outcome = await this.#execute(attempt, state, signal).catch((err): Outcome => ({
+            kind: "failed",
+            error: { code: "internal_error", message: (err as Error).message },
+          }));
+          if (outcome.kind === "failed") failSpan(span, outcome.error);
+          observeStep(state.type, outcome.kind, (performance.now() - started) / 1000);
+          return outcome;
+        }, { parent: parent ?? null }),
+    );
   }
 
   /** A fanout's child scopes start from the parent's scope, as it is in the transaction. */

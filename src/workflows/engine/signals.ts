@@ -1,6 +1,7 @@
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import { countRunStarted } from "../../telemetry/metrics.ts";
 import { evaluateCondition } from "../expr.ts";
 import { stepType } from "../steps/registry.ts";
 import type { ReceivedEvent, Scope } from "../steps/types.ts";
@@ -131,6 +132,7 @@ export class Signals {
     });
     if (duplicate) return { event: duplicate, duplicate: true };
     for (const runId of traceparents.keys()) core.notify(runId);
+    for (const s of starts) countRunStarted(s.definition.id);
     await Promise.all(messages.map((m) => core.dispatch.publish(m, traceparents.get(m.run) ?? null)));
     return { event: core.repo.eventLog.get(event.id)!, duplicate: false };
   }
@@ -198,7 +200,7 @@ export class Signals {
         });
         if (!ok) return undefined;
       } catch (err) {
-        log.debug("await match failed", { run: c.run_id, step: c.path, error: (err as Error).message });
+        log.debug("await match failed", { run_id: c.run_id, step: c.path, error: (err as Error).message });
         return undefined;
       }
     }
