@@ -96,3 +96,24 @@ function fromTraceparent(tp: string | null): Context {
     isRemote: true,
   });
 }
+
+/**
+ * Wraps the named async methods of a class in spans `<prefix>.<method>`, the first argument (a session id,
+ * a file key) as the `attribute`. Done only when tracing is on, so the methods are untouched otherwise.
+ */
+export function traceMethods<T extends object>(
+  cls: { prototype: T },
+  prefix: string,
+  attribute: string,
+  names: (keyof T & string)[],
+): void {
+  if (!tracingEnabled) return;
+  const proto = cls.prototype as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const name of names) {
+    const method = proto[name];
+    proto[name] = function (this: unknown, ...args: unknown[]) {
+      const attributes = typeof args[0] === "string" ? { [attribute]: args[0] } : {};
+      return inSpan(`${prefix}.${name}`, attributes, () => method.apply(this, args));
+    };
+  }
+}
