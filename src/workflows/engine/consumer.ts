@@ -2,7 +2,7 @@ import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { StationError } from "../../errors.ts";
 import { log, withLogFields } from "../../log.ts";
 import { observeStep } from "../../telemetry/metrics.ts";
-import { failSpan, inSpan } from "../../telemetry/tracing.ts";
+import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
 import { executorFor } from "../steps/registry.ts";
 import type { Outcome } from "../steps/types.ts";
@@ -117,7 +117,9 @@ export class Consumer {
       "stn.step.attempt": attempt.attempt,
       "stn.step.type": state.type,
     };
-    const parent = msg.headers?.get("traceparent") || this.#core.repo.runs.get(attempt.run_id)?.traceparent;
+    const parent = tracingEnabled
+      ? msg.headers?.get("traceparent") || this.#core.repo.runs.get(attempt.run_id)?.traceparent
+      : undefined;
     return withLogFields(
       { run_id: attempt.run_id, step: attempt.path },
       () =>
