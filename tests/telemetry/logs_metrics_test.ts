@@ -8,10 +8,10 @@ import { startServe, waitFor } from "../helpers/stn.ts";
 
 const tiny = { id: "tiny", states: [{ id: "one", type: "transform", expression: "{'n': n * 2}" }] };
 
-Deno.test("logs: log.format json writes one object a line; each API request logs an access line with its request id", async () => {
+Deno.test("logs: log.format json writes one object a line with request, run and step ids; an access line per request", async () => {
   const home = await tempHome();
   const serve = await startServe({
-    env: { ...home.env, STN_LOG_FORMAT: "json", STN_LOG_LEVEL: "info" },
+    env: { ...home.env, STN_LOG_FORMAT: "json", STN_LOG_LEVEL: "debug" },
     home: home.home,
   });
   try {
@@ -46,8 +46,13 @@ Deno.test("logs: log.format json writes one object a line; each API request logs
     const started = access.find((l) => l.method === "POST");
     assertEquals([started?.route, started?.status], ["/api/v1/workflow-runs", 201]);
     assert(/^[0-9a-f-]{36}$/.test(started?.request_id), "a request without an id gets one");
-    // Health checks log at debug only: not at info.
-    assertEquals(access.filter((l) => l.path === "/health"), []);
+    // Health checks log at debug, not info, so probes do not flood the log.
+    assertEquals(access.filter((l) => l.path === "/health").map((l) => l.level), ["debug"]);
+    const step = lines.find((l) => l.message === "step attempt ran");
+    assertEquals(
+      [step?.run_id, step?.step, step?.type, step?.outcome],
+      [run.id, "one", "transform", "completed"],
+    );
   } finally {
     await serve.stop("SIGKILL").catch(() => {});
     await home.cleanup();

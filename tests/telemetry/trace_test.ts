@@ -34,6 +34,7 @@ Deno.test("traces: one trace links the API request, the run, every step attempt 
     OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     OTEL_SERVICE_NAME: "stn-trace-test",
     OTEL_BSP_SCHEDULE_DELAY: "100",
+    STN_LOG_FORMAT: "json",
   };
   let serve = await startServe({ env, home: home.home });
   try {
@@ -49,6 +50,10 @@ Deno.test("traces: one trace links the API request, the run, every step attempt 
       "the steps before the kill were exported",
     );
     assertEquals((await serve.stop("SIGKILL")).signal, "SIGKILL");
+    // Log lines written inside a span carry its trace id: the access line of the request that started the run.
+    const started = serve.stderr().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+      .find((l) => l.message === "request" && l.method === "POST");
+    assertEquals(started?.trace_id, traceId);
 
     serve = await startServe({ env, home: home.home });
     client = new StationClient(serve.url);

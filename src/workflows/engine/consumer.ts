@@ -1,6 +1,6 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { StationError } from "../../errors.ts";
-import { log, withLogFields } from "../../log.ts";
+import { log, logEnabled, withLogFields } from "../../log.ts";
 import { observeStep } from "../../telemetry/metrics.ts";
 import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
@@ -107,7 +107,7 @@ export class Consumer {
   /**
    * Executes the attempt inside its span (a child of the run's span, named by the message's traceparent or,
    * for a message published before tracing was on, the run's stored one), timed for /metrics, with the
-   * run and step on its log lines.
+   * run and step on its log lines (and a debug line for it).
    */
   #observed(msg: JsMsg, attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
     const started = performance.now();
@@ -129,7 +129,16 @@ export class Consumer {
             error: { code: "internal_error", message: (err as Error).message },
           }));
           if (outcome.kind === "failed") failSpan(span, outcome.error);
-          observeStep(state.type, outcome.kind, (performance.now() - started) / 1000);
+          const seconds = (performance.now() - started) / 1000;
+          observeStep(state.type, outcome.kind, seconds);
+          if (logEnabled("debug")) {
+            log.debug("step attempt ran", {
+              attempt: attempt.attempt,
+              type: state.type,
+              outcome: outcome.kind,
+              ms: Math.round(seconds * 10_000) / 10,
+            });
+          }
           return outcome;
         }, { parent: parent ?? null }),
     );
