@@ -21,6 +21,12 @@ const runsFinished = new Counter({
   registers: [registry],
 });
 
+const redeliveries = new Counter({
+  name: "stn_workflow_step_redeliveries_total",
+  help: "Step messages this process received again (a worker died, stalled or was busy)",
+  registers: [registry],
+});
+
 const stepDuration = new Histogram({
   name: "stn_workflow_step_duration_seconds",
   help: "Time a step attempt's executor took, by step type and outcome",
@@ -45,6 +51,11 @@ export function countRunStarted(workflow: string): void {
 /** Counts a run that just ended. */
 export function countRunFinished(workflow: string, status: string): void {
   runsFinished.inc({ workflow, status });
+}
+
+/** Counts a step message delivered more than once. */
+export function countRedelivery(): void {
+  redeliveries.inc();
 }
 
 /** Records one step attempt's executor time. */

@@ -4,6 +4,7 @@ import {
   context,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -55,6 +56,19 @@ export function inSpan<T>(
   });
 }
 
+/**
+ * Records the span of a run started by an event (a child of the active span, the event's request) and returns
+ * its traceparent for the run to store; undefined when tracing is off.
+ */
+export function startedRunSpan(workflowId: string, runId: string): string | undefined {
+  if (!tracingEnabled) return undefined;
+  const span = tracer.startSpan(`workflow.run ${workflowId}`, {
+    attributes: { "stn.run.id": runId, "stn.workflow.id": workflowId },
+  });
+  span.end();
+  return toTraceparent(span.spanContext());
+}
+
 /** Marks a span failed with an error's message (an error answered as an outcome, not thrown). */
 export function failSpan(span: Span | undefined, err: { message: string; code?: string }): void {
   if (!span) return;
@@ -72,7 +86,10 @@ export function currentTraceId(): string | undefined {
 export function currentTraceparent(): string | undefined {
   if (!tracingEnabled) return undefined;
   const sc = trace.getActiveSpan()?.spanContext();
-  if (!sc || !trace.isSpanContextValid(sc)) return undefined;
+  return sc && trace.isSpanContextValid(sc) ? toTraceparent(sc) : undefined;
+}
+
+function toTraceparent(sc: SpanContext): string {
   return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & TraceFlags.SAMPLED) ? "01" : "00"}`;
 }
 

@@ -98,6 +98,30 @@ Deno.test("traces: one trace links the API request, the run, every step attempt 
     // `shell` ran in the restarted process (its approval was decided there), yet joins the same trace.
     assertEquals(ancestors, ["workflow.step shell", "workflow.run traced", "POST /api/v1/workflow-runs"]);
 
+    // A run an event starts: the event's request → the run → its step.
+    await client.json("POST", "/api/v1/workflows", {
+      body: {
+        id: "hooked",
+        triggers: [{ event: "ping" }],
+        states: [{ id: "one", type: "inject", data: {} }],
+      },
+    });
+    const sent = await client.json<{ event: { started: { run_id: string }[] } }>("POST", "/api/v1/events", {
+      body: { name: "ping", data: {} },
+    });
+    const hooked = sent.event.started[0].run_id;
+    assert(await waitFor(async () => (await getRun(client, hooked)).status === "completed", 10_000));
+    const hookedTrace = (await getRun(client, hooked)).trace_id;
+    const chainOf = async () => {
+      const all = receiver.spans.filter((s) => s.traceId === hookedTrace);
+      const step = all.find((s) => s.name === "workflow.step one");
+      const names: string[] = [];
+      for (let s = step; s; s = all.find((p) => p.spanId === s!.parentSpanId)) names.push(s.name);
+      return names;
+    };
+    assert(await waitFor(async () => (await chainOf()).length === 3, 10_000), `${await chainOf()}`);
+    assertEquals(await chainOf(), ["workflow.step one", "workflow.run hooked", "POST /api/v1/events"]);
+
     const inspect = await runStn(["workflow", "inspect", run.id, "--trace", "--station", serve.url], { env });
     assertEquals([inspect.code, inspect.stdout.trim()], [0, traceId], inspect.stderr);
   } finally {

@@ -20,16 +20,14 @@ const metricsRoute = createRoute({
 /** The station's gauges, read when scraped: queue, sandboxes, file store. */
 function stationGauges(ctx: StationContext): Registry {
   const reg = new Registry();
-  const gauge = (name: string, help: string, read: () => Promise<number | undefined>) =>
+  const gauge = (name: string, help: string, read: () => Promise<number>) =>
     new Gauge({
       name,
       help,
       registers: [reg],
       async collect() {
-        // A part that is down leaves its gauge out of this scrape (an error would fail the whole page).
-        const v = await read().catch(() => undefined);
-        if (v === undefined) this.reset();
-        else this.set(v);
+        // A part that cannot be read is NaN in this scrape (throwing would fail the whole page).
+        this.set(await read().catch(() => NaN));
       },
     });
   let queue: Promise<Awaited<ReturnType<StationContext["engine"]["queueInfo"]>>> | undefined;
@@ -50,7 +48,11 @@ function stationGauges(ctx: StationContext): Registry {
     "Step messages delivered more than once and still unacknowledged (a worker died or stalled)",
     async () => (await queueInfo()).redelivered,
   );
-  gauge("stn_sandboxes_active", "Open sandbox sessions", () => Promise.resolve(ctx.sandbox?.list().length));
+  gauge(
+    "stn_sandboxes_active",
+    "Open sandbox sessions",
+    () => Promise.resolve(ctx.sandbox?.list().length ?? 0),
+  );
   gauge("stn_file_store_bytes", "Bytes the file store's bucket holds", () => ctx.files.usage());
   return reg;
 }

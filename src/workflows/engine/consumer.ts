@@ -1,7 +1,7 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { StationError } from "../../errors.ts";
 import { log, logEnabled, withLogFields } from "../../log.ts";
-import { observeStep } from "../../telemetry/metrics.ts";
+import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
 import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
 import { executorFor } from "../steps/registry.ts";
@@ -38,6 +38,7 @@ export class Consumer {
 
   async #onMessage(msg: JsMsg): Promise<void> {
     const core = this.#core;
+    if (msg.redelivered) countRedelivery();
     let m: StepMessage;
     try {
       m = JSON.parse(msg.string());

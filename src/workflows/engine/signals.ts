@@ -2,6 +2,7 @@ import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { countRunStarted } from "../../telemetry/metrics.ts";
+import { startedRunSpan } from "../../telemetry/tracing.ts";
 import { evaluateCondition } from "../expr.ts";
 import { stepType } from "../steps/registry.ts";
 import type { ReceivedEvent, Scope } from "../steps/types.ts";
@@ -88,7 +89,10 @@ export class Signals {
       const d = await this.#offer(c, event);
       if (d) deliveries.push({ ...d, runId: c.run_id, path: c.path });
     }
-    const starts = req.starts.map((s) => ({ ...s, id: ulid(), traceparent: newTraceparent(null) }));
+    const starts = req.starts.map((s) => {
+      const id = ulid();
+      return { ...s, id, traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null) };
+    });
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
     let duplicate: EventRecordRow | undefined;
     const messages = core.commit(() => {
