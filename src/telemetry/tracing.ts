@@ -18,7 +18,7 @@ import { VERSION } from "../version.ts";
  * `@opentelemetry/api`, configured by the usual `OTEL_*` variables. Without it every helper here calls
  * its function straight away: no span objects, no context switches.
  */
-export const tracingEnabled = ["true", "1"].includes((Deno.env.get("OTEL_DENO") ?? "").toLowerCase());
+export const tracingEnabled = Deno.env.get("OTEL_DENO") === "true"; // the only value Deno takes for on
 
 const tracer = trace.getTracer("stn", VERSION);
 
