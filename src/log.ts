@@ -1,23 +1,55 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { currentTraceId } from "./telemetry/tracing.ts";
+
 /** Levelled logging to stderr; stdout stays clean for command output (DESIGN §6). */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = typeof LOG_LEVELS[number];
+/** `text` for people at a terminal, `json` (one object a line) for log collectors. */
+export const LOG_FORMATS = ["text", "json"] as const;
+export type LogFormat = typeof LOG_FORMATS[number];
 
 let threshold = LOG_LEVELS.indexOf("info");
+let format: LogFormat = "text";
+/** Fields every line logged inside a scope carries (the API request's id). */
+const scope = new AsyncLocalStorage<Record<string, unknown>>();
 
 /** Sets the lowest level that is printed. */
 export function setLogLevel(level: LogLevel): void {
   threshold = LOG_LEVELS.indexOf(level);
 }
 
+/** Sets how lines are written. */
+export function setLogFormat(f: LogFormat): void {
+  format = f;
+}
+
+/** Whether a line at this level would be printed (to skip building costly fields). */
+export function logEnabled(level: LogLevel): boolean {
+  return LOG_LEVELS.indexOf(level) >= threshold;
+}
+
+/** Runs fn with fields added to every line it logs (e.g. `request_id`). */
+export function withLogFields<T>(fields: Record<string, unknown>, fn: () => T): T {
+  return scope.run({ ...scope.getStore(), ...fields }, fn);
+}
+
 function emit(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
   if (LOG_LEVELS.indexOf(level) < threshold) return;
-  const extra = fields && Object.keys(fields).length
+  const scoped = scope.getStore();
+  const traceId = currentTraceId();
+  const all = scoped || traceId
+    ? { ...scoped, ...fields, ...(traceId ? { trace_id: traceId } : {}) }
+    : fields;
+  const time = new Date().toISOString();
+  if (format === "json") {
+    console.error(JSON.stringify({ time, level, message: msg, ...all }));
+    return;
+  }
+  const extra = all && Object.keys(all).length
     ? " " +
-      Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(
-        " ",
-      )
+      Object.entries(all).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ")
     : "";
-  console.error(`${new Date().toISOString()} ${level.padEnd(5)} ${msg}${extra}`);
+  console.error(`${time} ${level.padEnd(5)} ${msg}${extra}`);
 }
 
 /** The process-wide logger. */

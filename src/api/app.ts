@@ -8,19 +8,22 @@ import { requestBodyLimit } from "./body_limit.ts";
 import { bundleRoutes } from "./routes/bundles.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { agentRunRoutes, agentRunStartRoutes } from "./routes/agent_runs.ts";
+import { observeRequests } from "./observe.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { environmentRoutes } from "./routes/environments.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
 
-/** Builds the HTTP API: error shape, auth, body limits, every resource's routes, and the OpenAPI document of them. */
+/** Builds the HTTP API: request ids, access log, spans and metrics, error shape, auth, body limits, every resource's routes, and the OpenAPI document of them. */
 export function createApp(ctx: StationContext): OpenAPIHono {
   const app = new OpenAPIHono();
+  app.use("*", ...observeRequests());
   const token = requiredToken(ctx.config.values.server);
   if (token) app.use("*", requireToken(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
@@ -29,6 +32,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   addWorkflowStartRoute(ctx, workflows);
 
   app.route("/health", healthRoutes(ctx));
+  app.route("/metrics", metricsRoutes(ctx));
   app.route("/api/v1/files", filesRoutes(ctx));
   app.route("/api/v1/workflow-runs", workflowRunRoutes(ctx));
   app.route("/api/v1/workflow-runs", signalRoutes(ctx));

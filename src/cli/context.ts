@@ -3,7 +3,7 @@ import { discoverTarget, type Target } from "../client/discovery.ts";
 import { startEmbedded } from "../client/embedded.ts";
 import { StationClient } from "../client/http.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
-import { log, LOG_LEVELS, setLogLevel } from "../log.ts";
+import { log, LOG_LEVELS, setLogFormat, setLogLevel } from "../log.ts";
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -30,6 +30,7 @@ export function jsonMode(cmd: Command): boolean {
 export function commandConfig(cmd: Command, flags: Record<string, unknown> = {}): LoadedConfig {
   const config = loadConfig({ configPath: globals(cmd).config, flags });
   setLogLevel(config.values.log.level);
+  setLogFormat(config.values.log.format);
   return config;
 }
 

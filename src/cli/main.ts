@@ -37,6 +37,7 @@ Environment:
   STATION_API_TOKEN    bearer token for servers bound beyond loopback
   STN_<SECTION>_<KEY>  any config.yaml key, e.g. STN_SERVER_PORT=9000
   NO_COLOR             plain output
+  OTEL_DENO=true       export OpenTelemetry traces to OTEL_EXPORTER_OTLP_ENDPOINT (docs/observability.md)
 
 Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   workflow run --wait: 3 run failed, 4 run canceled, 5 wait timed out;

@@ -211,8 +211,14 @@ export function workflowRunCommands(workflow: Command): void {
   workflow.command("inspect")
     .description("show a run and its steps: status, attempts, durations, errors")
     .argument("<run>", "run id")
-    .action(async (runId: string, _opts, cmd) => {
+    .option("--trace", "print only the run's trace id (to find its spans in Jaeger, Tempo, …)")
+    .action(async (runId: string, opts: { trace?: boolean }, cmd) => {
       await withStation(cmd, async (client) => {
+        if (opts.trace) {
+          const { trace_id } = await getRun(client, runId);
+          render({ run: runId, trace_id }, { json: jsonMode(cmd), text: (r) => [r.trace_id ?? "-"] });
+          return;
+        }
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
         const signals = await runSignals(client, runId);
         // Agent steps' runs, with their usage and tool calls (stn agent inspect shows one in full).
@@ -226,6 +232,7 @@ export function workflowRunCommands(workflow: Command): void {
               ["status", r.status],
               ["created", r.created_at],
               ["completed", r.completed_at ?? "-"],
+              ["trace", r.trace_id ?? "-"],
               ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
               ...(r.status === "completed" ? [["result", JSON.stringify(r.result)] as [string, string]] : []),
             ]),

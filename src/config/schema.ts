@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { durationSchema } from "../lib/duration.ts";
-import { LOG_LEVELS } from "../log.ts";
+import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
 
 const port = z.int().min(0).max(65535);
 
@@ -175,6 +175,9 @@ export const ConfigSchema = z.strictObject({
   }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
+    format: z.enum(LOG_FORMATS).default("text").describe(
+      "text, or json: one object a line with time, level, message, request_id, run_id, step, trace_id",
+    ),
   }).prefault({}),
 });
 

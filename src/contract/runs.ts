@@ -29,6 +29,7 @@ export const Run = z.looseObject({
   updated_at: z.string(),
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
+  trace_id: z.string().nullable().describe("the OpenTelemetry trace of the run (docs/observability.md)"),
 }).meta({ id: "Run" });
 export type Run = z.infer<typeof Run>;
 

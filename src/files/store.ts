@@ -4,6 +4,7 @@ import { headers, type NatsConnection } from "@nats-io/transport-node";
 import type { Config } from "../config/schema.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
+import { traceMethods } from "../telemetry/tracing.ts";
 import { digestToChecksum } from "./checksum.ts";
 import { chunkStream } from "./chunks.ts";
 import { contentTypeFor } from "./content_type.ts";
@@ -298,6 +299,9 @@ export class FileStore {
     await this.#reaping?.catch(() => {});
   }
 }
+
+// Uploads span the whole transfer; a download's span covers finding the file (its bytes stream after).
+traceMethods(FileStore, "files", "stn.file.key", ["put", "get", "delete"]);
 
 function tooLarge(max: number): StationError {
   return new StationError("file_too_large", `file exceeds the maximum size of ${formatBytes(max)}`, {

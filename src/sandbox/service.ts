@@ -5,6 +5,7 @@ import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
 import type { FileInfo, FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
+import { traceMethods } from "../telemetry/tracing.ts";
 import type { ExecResult, FileEntry, FileRead, OutputStream, SandboxBackend } from "./backend.ts";
 import { runCode, type RunRequest, type RunResult } from "./compute.ts";
 import { tooLarge } from "./errors.ts";
@@ -351,6 +352,19 @@ export class SandboxService {
     return runCode(this.backend, this.config, this.#stationId, request);
   }
 }
+
+traceMethods(SandboxService, "sandbox", "stn.sandbox.id", [
+  "open",
+  "exec",
+  "writeFile",
+  "readFile",
+  "listFiles",
+  "deleteFile",
+  "stage",
+  "publish",
+  "close",
+  "run",
+]);
 
 function view(s: SessionRecord): SessionView {
   return { ...s, workdir: WORKSPACE };

@@ -1,6 +1,8 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { StationError } from "../../errors.ts";
-import { log } from "../../log.ts";
+import { log, logEnabled, withLogFields } from "../../log.ts";
+import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
+import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
 import { executorFor } from "../steps/registry.ts";
 import type { Outcome } from "../steps/types.ts";
@@ -36,6 +38,7 @@ export class Consumer {
 
   async #onMessage(msg: JsMsg): Promise<void> {
     const core = this.#core;
+    if (msg.redelivered) countRedelivery();
     let m: StepMessage;
     try {
       m = JSON.parse(msg.string());
@@ -70,10 +73,7 @@ export class Consumer {
     try {
       core.stats.executed++;
       const state = core.stateOf(attempt);
-      const outcome = await this.#execute(attempt, state, abort.signal).catch((err): Outcome => ({
-        kind: "failed",
-        error: { code: "internal_error", message: (err as Error).message },
-      }));
+      const outcome = await this.#observed(msg, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return; // abandoned: the claim lapses and recovery re-runs it
       const prepared = await core.prepare(attempt, state, outcome);
       let traceparent: string | null = null;
@@ -94,7 +94,7 @@ export class Consumer {
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.
       log.error("step outcome not recorded", {
-        run: attempt.run_id,
+        run_id: attempt.run_id,
         step: attempt.path,
         error: (err as Error).message,
       });
@@ -103,6 +103,46 @@ export class Consumer {
       core.inflight.delete(attempt.id);
       if (recorded || !core.stopping) msg.ack();
     }
+  }
+
+  /**
+   * Executes the attempt inside its span (a child of the run's span, named by the message's traceparent or,
+   * for a message published before tracing was on, the run's stored one), timed for /metrics, with the
+   * run and step on its log lines (and a debug line for it).
+   */
+  #observed(msg: JsMsg, attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
+    const started = performance.now();
+    const attributes = {
+      "stn.run.id": attempt.run_id,
+      "stn.step.path": attempt.path,
+      "stn.step.attempt": attempt.attempt,
+      "stn.step.type": state.type,
+    };
+    const parent = tracingEnabled
+      ? msg.headers?.get("traceparent") || this.#core.repo.runs.get(attempt.run_id)?.traceparent
+      : undefined;
+    return withLogFields(
+      { run_id: attempt.run_id, step: attempt.path },
+      () =>
+        inSpan(`workflow.step ${attempt.path}`, attributes, async (span) => {
+          const outcome = await this.#execute(attempt, state, signal).catch((err): Outcome => ({
+            kind: "failed",
+            error: { code: "internal_error", message: (err as Error).message },
+          }));
+          if (outcome.kind === "failed") failSpan(span, outcome.error);
+          const seconds = (performance.now() - started) / 1000;
+          observeStep(state.type, outcome.kind, seconds);
+          if (logEnabled("debug")) {
+            log.debug("step attempt ran", {
+              attempt: attempt.attempt,
+              type: state.type,
+              outcome: outcome.kind,
+              ms: Math.round(seconds * 10_000) / 10,
+            });
+          }
+          return outcome;
+        }, { parent: parent ?? null }),
+    );
   }
 
   /** A fanout's child scopes start from the parent's scope, as it is in the transaction. */

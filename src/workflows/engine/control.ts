@@ -1,5 +1,7 @@
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
+import { countRunStarted } from "../../telemetry/metrics.ts";
+import { currentTraceparent, inSpan } from "../../telemetry/tracing.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { EngineCore } from "./core.ts";
 import { newTraceparent } from "./dispatch.ts";
@@ -31,13 +33,21 @@ export class Control {
     this.#core = core;
   }
 
-  /** Creates a run and dispatches its first step. */
-  async startRun(req: StartRunRequest): Promise<RunRow> {
+  /**
+   * Creates a run and dispatches its first step. With tracing on, the run's span (a child of the request
+   * that started it) is what the run stores: every step attempt, on any process and after restarts, is its child.
+   */
+  startRun(req: StartRunRequest): Promise<RunRow> {
+    const id = ulid();
+    const attributes = { "stn.run.id": id, "stn.workflow.id": req.definition.id };
+    return inSpan(`workflow.run ${req.definition.id}`, attributes, () => this.#start(id, req));
+  }
+
+  async #start(id: string, req: StartRunRequest): Promise<RunRow> {
     const core = this.#core;
     const def = req.definition;
     const input = checkInput(def, req.input);
-    const id = ulid();
-    const traceparent = newTraceparent(req.traceparent);
+    const traceparent = currentTraceparent() ?? newTraceparent(req.traceparent);
     const messages = core.commit(() =>
       createRun(
         {
@@ -52,6 +62,7 @@ export class Control {
       )
     );
     core.notify(id);
+    countRunStarted(def.id);
     await core.publishAll(messages, traceparent);
     return core.repo.runs.get(id)!;
   }

@@ -3,6 +3,7 @@ import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { AgentService } from "../../agents/service.ts";
+import { countRunFinished } from "../../telemetry/metrics.ts";
 import type { SandboxService } from "../../sandbox/service.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
@@ -178,12 +179,14 @@ export class EngineCore {
   notify(runId: string): void {
     for (const fn of this.#watchers.get(runId) ?? []) fn();
     // Only after the commit that ended it (a rolled-back transaction leaves the run active).
-    if (this.#ended.delete(runId) && TERMINAL_RUN.includes(this.repo.runs.get(runId)!.status)) {
+    const run = this.#ended.delete(runId) ? this.repo.runs.get(runId)! : undefined;
+    if (run && TERMINAL_RUN.includes(run.status)) {
+      countRunFinished(run.workflow_id, run.status);
       for (const fn of this.#endHooks) {
         try {
           fn(runId);
         } catch (err) {
-          log.warn("run-end hook failed", { run: runId, error: (err as Error).message });
+          log.warn("run-end hook failed", { run_id: runId, error: (err as Error).message });
         }
       }
     }

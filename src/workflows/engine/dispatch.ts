@@ -71,12 +71,28 @@ export async function provisionQueue(nc: NatsConnection, options: QueueOptions):
   }
 }
 
+/** What the queue holds now. */
+export interface QueueInfo {
+  /** Messages not yet delivered. */
+  pending: number;
+  /** Delivered, not yet acknowledged. */
+  ackPending: number;
+  /** Delivered more than once and not yet acknowledged. */
+  redelivered: number;
+}
+
+/** Reads the durable consumer's counts. */
+export async function queueInfo(nc: NatsConnection): Promise<QueueInfo> {
+  const info = await (await jetstreamManager(nc)).consumers.info(STREAM, CONSUMER);
+  return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
+}
+
 /** The subject of a step message (`workflow.run.<run>.step.<attempt id>.schedule`; paths may hold dots). */
 export function stepSubject(m: StepMessage): string {
   return `workflow.run.${m.run}.step.${m.id}.schedule`;
 }
 
-/** Publishes step messages to the queue with a W3C traceparent header. */
+/** Publishes step messages to the queue with the run's W3C traceparent header. */
 export class Dispatcher {
   readonly js: JetStreamClient;
 
@@ -87,7 +103,8 @@ export class Dispatcher {
   /** Publishes one step message; resolves once JetStream stored it. */
   async publish(m: StepMessage, traceparent: string | null): Promise<void> {
     const h = headers();
-    if (traceparent) h.set("traceparent", newTraceparent(traceparent));
+    // The run's own span context, as stored: its step attempts are that span's children (docs/observability.md).
+    if (traceparent) h.set("traceparent", traceparent);
     await this.js.publish(stepSubject(m), JSON.stringify(m), { headers: h });
   }
 

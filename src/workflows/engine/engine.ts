@@ -4,7 +4,7 @@ import { StationError } from "../../errors.ts";
 import { Consumer } from "./consumer.ts";
 import { CANCEL_SUBJECT, Control, type StartRunRequest } from "./control.ts";
 import { EngineCore, type EngineOptions, type EngineStats } from "./core.ts";
-import { provisionQueue } from "./dispatch.ts";
+import { provisionQueue, type QueueInfo, queueInfo } from "./dispatch.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import { Repository } from "./repository.ts";
 import {
@@ -111,6 +111,11 @@ export class Engine {
    */
   onRunEnd(fn: (runId: string) => void): () => void {
     return this.#core.onRunEnd(fn);
+  }
+
+  /** The dispatch queue's depth and redeliveries (JetStream consumer info), for /metrics. */
+  queueInfo(): Promise<QueueInfo> {
+    return queueInfo(this.#core.nc);
   }
 
   /** Creates a run and dispatches its first step. */

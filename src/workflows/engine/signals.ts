@@ -1,6 +1,8 @@
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
+import { countRunStarted } from "../../telemetry/metrics.ts";
+import { startedRunSpan } from "../../telemetry/tracing.ts";
 import { evaluateCondition } from "../expr.ts";
 import { stepType } from "../steps/registry.ts";
 import type { ReceivedEvent, Scope } from "../steps/types.ts";
@@ -87,7 +89,10 @@ export class Signals {
       const d = await this.#offer(c, event);
       if (d) deliveries.push({ ...d, runId: c.run_id, path: c.path });
     }
-    const starts = req.starts.map((s) => ({ ...s, id: ulid(), traceparent: newTraceparent(null) }));
+    const starts = req.starts.map((s) => {
+      const id = ulid();
+      return { ...s, id, traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null) };
+    });
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
     let duplicate: EventRecordRow | undefined;
     const messages = core.commit(() => {
@@ -131,6 +136,7 @@ export class Signals {
     });
     if (duplicate) return { event: duplicate, duplicate: true };
     for (const runId of traceparents.keys()) core.notify(runId);
+    for (const s of starts) countRunStarted(s.definition.id);
     await Promise.all(messages.map((m) => core.dispatch.publish(m, traceparents.get(m.run) ?? null)));
     return { event: core.repo.eventLog.get(event.id)!, duplicate: false };
   }
@@ -198,7 +204,7 @@ export class Signals {
         });
         if (!ok) return undefined;
       } catch (err) {
-        log.debug("await match failed", { run: c.run_id, step: c.path, error: (err as Error).message });
+        log.debug("await match failed", { run_id: c.run_id, step: c.path, error: (err as Error).message });
         return undefined;
       }
     }

@@ -7,6 +7,7 @@ import type {
   SignalRow,
   StepError,
 } from "./ledger.ts";
+import { traceIdOf } from "../../telemetry/tracing.ts";
 
 /** API shapes of the ledger rows (JSON columns parsed, internal columns left out). */
 
@@ -24,6 +25,8 @@ export interface RunView {
   updated_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** The trace its spans belong to (from the stored traceparent), to look it up in a tracing backend. */
+  trace_id: string | null;
 }
 
 /** A run as the API returns it. */
@@ -40,6 +43,7 @@ export function runView(r: RunRow): RunView {
     updated_at: r.updated_at,
     started_at: r.started_at,
     completed_at: r.completed_at,
+    trace_id: traceIdOf(r.traceparent),
   };
 }
 

@@ -1,0 +1,69 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { Gauge, Registry } from "prom-client";
+import type { StationContext } from "../../runtime/context.ts";
+import { registry as processMetrics } from "../../telemetry/metrics.ts";
+import { openapi, router } from "../openapi.ts";
+
+const metricsRoute = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["health"],
+  summary: "Prometheus metrics (text format 0.0.4); the same token rule as the API",
+  responses: {
+    200: {
+      description: "every metric (docs/observability.md lists them)",
+      content: { "text/plain": { schema: { type: "string" as const } } },
+    },
+  },
+});
+
+/** The station's gauges, read when scraped: queue, sandboxes, file store. */
+function stationGauges(ctx: StationContext): Registry {
+  const reg = new Registry();
+  const gauge = (name: string, help: string, read: () => Promise<number>) =>
+    new Gauge({
+      name,
+      help,
+      registers: [reg],
+      async collect() {
+        // A part that cannot be read is NaN in this scrape (throwing would fail the whole page).
+        this.set(await read().catch(() => NaN));
+      },
+    });
+  let queue: Promise<Awaited<ReturnType<StationContext["engine"]["queueInfo"]>>> | undefined;
+  // One consumer-info call serves the three queue gauges of a scrape.
+  const queueInfo = () => queue ??= ctx.engine.queueInfo().finally(() => setTimeout(() => queue = undefined));
+  gauge(
+    "stn_workflow_queue_pending",
+    "Step messages waiting in the queue",
+    async () => (await queueInfo()).pending,
+  );
+  gauge(
+    "stn_workflow_queue_ack_pending",
+    "Step messages delivered to a worker and not yet acknowledged",
+    async () => (await queueInfo()).ackPending,
+  );
+  gauge(
+    "stn_workflow_queue_redelivered",
+    "Step messages delivered more than once and still unacknowledged (a worker died or stalled)",
+    async () => (await queueInfo()).redelivered,
+  );
+  gauge(
+    "stn_sandboxes_active",
+    "Open sandbox sessions",
+    () => Promise.resolve(ctx.sandbox?.list().length ?? 0),
+  );
+  gauge("stn_file_store_bytes", "Bytes the file store's bucket holds", () => ctx.files.usage());
+  return reg;
+}
+
+/** GET /metrics: the process's counters and histograms and the station's gauges, in Prometheus text format. */
+export function metricsRoutes(ctx: StationContext): OpenAPIHono {
+  const app = router();
+  const merged = Registry.merge([processMetrics, stationGauges(ctx)]);
+  openapi(app, metricsRoute, async () => {
+    const text = await merged.metrics();
+    return new Response(text, { status: 200, headers: { "content-type": merged.contentType } }) as never;
+  });
+  return app;
+}

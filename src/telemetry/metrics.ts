@@ -1,0 +1,69 @@
+import { Counter, Histogram, Registry } from "prom-client";
+
+/**
+ * The process's own Prometheus instruments (docs/observability.md lists them). Counting costs a map
+ * lookup and an add; nothing is formatted until `/metrics` is scraped. Values the station can read at
+ * scrape time (queue depth, sandboxes, store bytes) are gauges of the route, not counters kept here.
+ */
+export const registry = new Registry();
+
+const runsStarted = new Counter({
+  name: "stn_workflow_runs_started_total",
+  help: "Workflow runs started in this process, by workflow id",
+  labelNames: ["workflow"] as const,
+  registers: [registry],
+});
+
+const runsFinished = new Counter({
+  name: "stn_workflow_runs_finished_total",
+  help: "Workflow runs that ended in this process, by workflow id and status (completed, failed, canceled)",
+  labelNames: ["workflow", "status"] as const,
+  registers: [registry],
+});
+
+const redeliveries = new Counter({
+  name: "stn_workflow_step_redeliveries_total",
+  help: "Step messages this process received again (a worker died, stalled or was busy)",
+  registers: [registry],
+});
+
+const stepDuration = new Histogram({
+  name: "stn_workflow_step_duration_seconds",
+  help: "Time a step attempt's executor took, by step type and outcome",
+  labelNames: ["type", "outcome"] as const,
+  buckets: [0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600],
+  registers: [registry],
+});
+
+const httpDuration = new Histogram({
+  name: "stn_http_request_duration_seconds",
+  help: "Time to answer an API request (until its headers), by method, route pattern and status",
+  labelNames: ["method", "route", "status"] as const,
+  buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 2, 10],
+  registers: [registry],
+});
+
+/** Counts a run that was just created (after its transaction committed). */
+export function countRunStarted(workflow: string): void {
+  runsStarted.inc({ workflow });
+}
+
+/** Counts a run that just ended. */
+export function countRunFinished(workflow: string, status: string): void {
+  runsFinished.inc({ workflow, status });
+}
+
+/** Counts a step message delivered more than once. */
+export function countRedelivery(): void {
+  redeliveries.inc();
+}
+
+/** Records one step attempt's executor time. */
+export function observeStep(type: string, outcome: string, seconds: number): void {
+  stepDuration.observe({ type, outcome }, seconds);
+}
+
+/** Records one API request's time to answer. */
+export function observeRequest(method: string, route: string, status: number, seconds: number): void {
+  httpDuration.observe({ method, route, status: String(status) }, seconds);
+}
