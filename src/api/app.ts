@@ -5,6 +5,7 @@ import { log } from "../log.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { requiredToken, requireToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
+import { refuseCrossSite } from "./origin.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { filesRoutes } from "./routes/files.ts";
@@ -13,11 +14,13 @@ import { sandboxRoutes } from "./routes/sandboxes.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
+import { dashboardRoutes } from "../ui/mod.ts";
 
 /** Builds the HTTP API: error shape, auth, body limits, every resource's routes, and the OpenAPI document of them. */
 export function createApp(ctx: StationContext): OpenAPIHono {
   const app = new OpenAPIHono();
   const token = requiredToken(ctx.config.values.server);
+  app.use("*", refuseCrossSite());
   if (token) app.use("*", requireToken(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
 
@@ -36,6 +39,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/version", versionRoutes(ctx));
   app.route("/api/v1", sandboxRoutes(ctx));
   app.route("/", docsRoutes(app, ctx.version));
+  app.route("/ui", dashboardRoutes(ctx, token));
 
   app.notFound((c) => {
     const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {
