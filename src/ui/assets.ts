@@ -9,6 +9,11 @@ const ASSETS: Record<string, { body: string; type: string }> = {
   "htmx.min.js": { body: htmx, type: "text/javascript; charset=utf-8" },
   "app.js": { body: app, type: "text/javascript; charset=utf-8" },
   "style.css": { body: style, type: "text/css; charset=utf-8" },
+  "favicon.svg": {
+    body: `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" ` +
+      `fill="#24292f"/><path d="M4 11 L8 4 L12 11" stroke="#ffb86b" stroke-width="2" fill="none"/></svg>`,
+    type: "image/svg+xml",
+  },
 };
 
 /** GET /ui/assets/<name>: the dashboard's script and style, open to anyone (they hold no data). */

@@ -27,6 +27,7 @@ export function Layout(
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title} · stn</title>
+        <link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/ui/assets/style.css" />
         <script src="/ui/assets/htmx.min.js" defer></script>
         <script src="/ui/assets/app.js" defer></script>

@@ -1,0 +1,186 @@
+import { Buffer } from "node:buffer";
+import type { Page } from "playwright-core";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
+import { startBrowser } from "../helpers/browser.ts";
+import { startTestStation } from "../helpers/station.ts";
+import { getRun, startRun } from "../../src/client/workflow_runs.ts";
+
+// The dashboard in a real Chromium (Debian's package, driven by playwright-core) against a real station:
+// keyboard navigation, starting a run from its workflow page and watching it finish without a reload,
+// an approval, a file's round trip, error states, and no console errors. Screenshots are kept in
+// .cache/test-artifacts/dashboard (docs/images holds the committed ones).
+
+const WORKFLOWS = [
+  {
+    id: "greet",
+    name: "Greet someone",
+    description: "Waits a moment, then greets.",
+    inputSchema: {
+      type: "object",
+      properties: { name: { type: "string", default: "Ada" } },
+      required: ["name"],
+    },
+    states: [
+      { id: "pause", type: "timer", duration: "1500ms", next: "hello" },
+      { id: "hello", type: "inject", data: { greeting: "hello ${$input.name}" } },
+    ],
+  },
+  {
+    id: "ship",
+    states: [
+      {
+        id: "ask",
+        type: "human_approval",
+        message: "Ship it?",
+        approvers: ["ops"],
+        onReject: "stop",
+        next: "go",
+      },
+      { id: "go", type: "inject", data: { shipped: true }, end: true },
+      { id: "stop", type: "inject", data: { shipped: false } },
+    ],
+  },
+  { id: "broken", states: [{ id: "explode", type: "transform", expression: '$error("boom")' }] },
+];
+
+// page.evaluate takes strings here: they run in the browser, and the tests are type-checked without the DOM lib.
+const FOCUSED_TEXT = `document.activeElement?.textContent?.trim() ?? ""`;
+
+/** Presses Tab until the focused element's text is `text` (at most 15 times); returns its tag. */
+async function tabTo(page: Page, text: string): Promise<void> {
+  for (let i = 0; i < 15; i++) {
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(FOCUSED_TEXT);
+    if (focused === text) return;
+  }
+  throw new Error(`Tab never reached "${text}"`);
+}
+
+/** The focused element shows a visible focus ring (:focus-visible outline). */
+async function focusRingVisible(page: Page): Promise<boolean> {
+  return await page.evaluate(`(() => {
+    const el = document.activeElement;
+    const style = getComputedStyle(el);
+    return el.matches(":focus-visible") && style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2;
+  })()`);
+}
+
+Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, approve, files, errors", async () => {
+  const ts = await startTestStation();
+  const b = await startBrowser("dashboard");
+  try {
+    const url = ts.station.url;
+    for (const w of WORKFLOWS) {
+      const res = await fetch(`${url}/api/v1/workflows`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(w),
+      });
+      assertEquals(res.status, 201, await res.text());
+    }
+    const { page, errors } = await b.page();
+
+    // Keyboard: the skip link comes first and shows a focus ring; the navigation is reachable by Tab.
+    await page.goto(`${url}/ui`);
+    assertEquals(new URL(page.url()).pathname, "/ui/runs");
+    await page.keyboard.press("Tab");
+    assertEquals(await page.evaluate(FOCUSED_TEXT), "Skip to content");
+    assert(await focusRingVisible(page), "the focused skip link has a visible outline");
+    await tabTo(page, "Workflows");
+    assert(await focusRingVisible(page));
+    await Promise.all([page.waitForURL("**/ui/workflows"), page.keyboard.press("Enter")]);
+    await tabTo(page, "greet");
+    await Promise.all([page.waitForURL("**/ui/workflows/greet"), page.keyboard.press("Enter")]);
+    assertEquals(await page.locator("svg[role=img] title").textContent(), "State graph: 2 states");
+    await b.screenshot(page, "workflow");
+
+    // Error states: input that is not JSON, then input the schema refuses; the page stays, the alert says why.
+    const input = page.getByLabel(/^Input \(JSON/);
+    await input.fill("{");
+    await page.getByRole("button", { name: "Start run of v1" }).click();
+    const alert = page.locator("form[aria-label='Start a run'] [role=alert]");
+    await page.waitForFunction(`document.querySelector("[role=alert]")?.textContent !== ""`);
+    assertMatch(await alert.textContent() ?? "", /input is not valid JSON/);
+    await input.fill('{"name": 42}');
+    await page.getByRole("button", { name: "Start run of v1" }).click();
+    await page.waitForFunction(`/name/.test(document.querySelector("[role=alert]")?.textContent ?? "")`);
+    assertMatch(await alert.textContent() ?? "", /input/i);
+    assertEquals(new URL(page.url()).pathname, "/ui/workflows/greet");
+    // The refused start is the only console error so far (Chromium logs the 400 answer).
+    assertEquals(errors.length, 1, errors.join("\n"));
+    assertMatch(errors[0], /status of 400/);
+    errors.length = 0;
+
+    // Start a run from the keyboard and watch it finish live: the page is never reloaded.
+    await input.fill('{"name": "Grace"}');
+    await input.focus();
+    await tabTo(page, "Start run of v1");
+    await Promise.all([page.waitForURL(/\/ui\/runs\/[0-9A-Z]{26}$/), page.keyboard.press("Enter")]);
+    await page.evaluate("globalThis.marker = 1");
+    await page.locator("#run-live dd .status:not(.status-completed)").waitFor();
+    await page.locator("#run-live dd .status-completed").waitFor({ timeout: 15_000 });
+    await page.locator("ol.events li", { hasText: "run_completed" }).waitFor();
+    assertEquals(await page.evaluate("globalThis.marker"), 1, "the run page was not reloaded");
+    assertMatch(await page.locator("pre[aria-label='Run result']").textContent() ?? "", /hello Grace/);
+    await b.screenshot(page, "run");
+
+    // The runs list shows it, and filters by workflow and status.
+    await page.goto(`${url}/ui/runs?workflow=greet&status=completed`);
+    assertEquals(await page.locator("#runs tbody tr").count(), 1);
+    await page.goto(`${url}/ui/runs?workflow=greet&status=failed`);
+    await page.getByText("No runs match.").waitFor();
+
+    // An approval: decided on the approvals page with a comment; the run goes on.
+    const ship = await startRun(ts.client, { workflowId: "ship", input: {} });
+    await page.goto(`${url}/ui/approvals`);
+    await page.getByText("Ship it?").first().waitFor();
+    await page.getByLabel("Your name").fill("ops");
+    await page.getByLabel("Comment").fill("looks good");
+    await b.screenshot(page, "approvals");
+    await Promise.all([page.waitForLoadState("load"), page.getByRole("button", { name: "Approve" }).click()]);
+    await page.locator("tbody tr", { hasText: "looks good" }).waitFor();
+    assertEquals(await page.locator("tbody tr .status-approved").count(), 1);
+    for (let i = 0; i < 50 && (await getRun(ts.client, ship.id)).status !== "completed"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assertEquals((await getRun(ts.client, ship.id)).result, { shipped: true });
+
+    // Files: upload, see it listed, download the same bytes, delete it.
+    await page.goto(`${url}/ui/files`);
+    await page.getByLabel("Key (optional)").fill("notes/hello.txt");
+    await page.getByLabel("File", { exact: true }).setInputFiles({
+      name: "hello.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("hello from the browser\n"),
+    });
+    await Promise.all([page.waitForLoadState("load"), page.getByRole("button", { name: "Upload" }).click()]);
+    await page.locator("tbody code", { hasText: "notes/hello.txt" }).waitFor();
+    await b.screenshot(page, "files");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Download notes/hello.txt" }).click(),
+    ]);
+    assertEquals(await Deno.readTextFile(await download.path()), "hello from the browser\n");
+    await page.getByRole("button", { name: "Delete notes/hello.txt" }).click();
+    await page.getByText("No files.").waitFor();
+
+    // A failed run shows its error; an unknown run is a page, not a JSON answer.
+    const broken = await startRun(ts.client, { workflowId: "broken", input: {} });
+    await page.goto(`${url}/ui/runs/${broken.id}`);
+    await page.locator("#run-live [role=alert]", { hasText: "Run failed" }).waitFor({ timeout: 10_000 });
+    assertMatch(await page.locator("#run-live [role=alert]").textContent() ?? "", /boom/);
+    await page.goto(`${url}/ui/runs`);
+    await b.screenshot(page, "runs");
+    const missing = await page.goto(`${url}/ui/runs/01NOSUCHRUN`);
+    assertEquals(missing?.status(), 404);
+    await page.getByText("run_not_found:").waitFor();
+    errors.splice(0, errors.length, ...errors.filter((e) => !/status of 404/.test(e)));
+
+    await page.goto(`${url}/ui/sandboxes`);
+    await page.getByRole("heading", { name: "Sandboxes" }).waitFor();
+    assertEquals(errors, []);
+  } finally {
+    await b.close();
+    await ts.close();
+  }
+});
