@@ -1,10 +1,12 @@
-import { transitions } from "../workflows/definition/graph.ts";
+import { blocks, transitions } from "../workflows/definition/graph.ts";
 
 type Obj = Record<string, unknown>;
 
 interface Node {
   id: string;
   type: string;
+  /** How many states its nested blocks hold (parallel branches, a foreach body, try/catch). */
+  inside: number;
   layer: number;
   slot: number;
 }
@@ -21,8 +23,9 @@ export function layout(def: { start?: string; states: Obj[] }): { nodes: Node[];
   const states = def.states.filter((s) => typeof s.id === "string");
   const edges: Edge[] = states.flatMap((s, i) =>
     transitions(s, `/states/${i}`).map((t) => {
-      const field = t.path.split("/").slice(3).join(".");
-      return { from: String(s.id), to: t.target, label: field === "next" ? "" : field };
+      const field = t.path.split("/").slice(3).join(".").replace(/\.next$/, "");
+      const label = field.replace(/^conditions\.(\d+)$/, (_, n) => `case ${Number(n) + 1}`);
+      return { from: String(s.id), to: t.target, label: label === "next" ? "" : label };
     })
   ).filter((e) => states.some((s) => s.id === e.to));
   const depth = new Map<string, number>();
@@ -42,7 +45,11 @@ export function layout(def: { start?: string; states: Obj[] }): { nodes: Node[];
     const layer = depth.get(String(s.id)) ?? last;
     const slot = perLayer.get(layer) ?? 0;
     perLayer.set(layer, slot + 1);
-    return { id: String(s.id), type: String(s.type ?? "?"), layer, slot };
+    const inside = blocks(s, "").reduce(
+      (n, b) => n + (Array.isArray(b.block.states) ? b.block.states.length : 0),
+      0,
+    );
+    return { id: String(s.id), type: String(s.type ?? "?"), inside, layer, slot };
   });
   return { nodes, edges };
 }
@@ -94,7 +101,7 @@ export function StateGraph(props: { definition: { start?: string; states: Obj[] 
               <path d={d} fill="none" stroke="#57606a" stroke-width="1.5" marker-end="url(#arrow)" />
               {e.label
                 ? (
-                  <text x={(x1 + x2) / 2 + 4} y={(y1 + y2) / 2} font-size="11" fill="#7a4d00">
+                  <text x={x1 + (x2 - x1) * 0.65 + 4} y={y1 + (y2 - y1) * 0.65} font-size="11" fill="#7a4d00">
                     {e.label}
                   </text>
                 )
@@ -111,7 +118,7 @@ export function StateGraph(props: { definition: { start?: string; states: Obj[] 
                 {n.id}
               </text>
               <text x={p.x + W / 2} y={p.y + 35} text-anchor="middle" font-size="11" fill="#57606a">
-                {n.type}
+                {n.inside ? `${n.type} · ${n.inside} inside` : n.type}
               </text>
             </g>
           );

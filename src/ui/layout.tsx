@@ -1,3 +1,4 @@
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 
 /** The dashboard's sections, in the order of the navigation bar. */
@@ -21,45 +22,51 @@ export interface PageContext {
 export function Layout(
   props: { title: string; section: Section; page: PageContext; children?: Child },
 ) {
+  // JSX cannot write a doctype; without one browsers render in quirks mode.
   return (
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{props.title} · stn</title>
-        <link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml" />
-        <link rel="stylesheet" href="/ui/assets/style.css" />
-        <script src="/ui/assets/htmx.min.js" defer></script>
-        <script src="/ui/assets/app.js" defer></script>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to content</a>
-        <header>
-          <nav aria-label="Main">
-            <a class="brand" href="/ui/runs">stn</a>
-            {props.section === "login" ? null : (
-              <ul>
-                {SECTIONS.map(([id, label]) => (
-                  <li>
-                    <a href={`/ui/${id}`} aria-current={id === props.section ? "page" : undefined}>{label}</a>
-                  </li>
-                ))}
-              </ul>
-            )}
-            {props.page.loggedIn
-              ? (
-                <form method="post" action="/ui/logout" class="logout">
-                  <button type="submit">Log out</button>
-                </form>
-              )
-              : null}
-          </nav>
-        </header>
-        <main id="main" tabindex={-1}>
-          <h1>{props.title}</h1>
-          {props.children}
-        </main>
-      </body>
-    </html>
+    <>
+      {raw("<!DOCTYPE html>")}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{props.title} · stn</title>
+          <link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml" />
+          <link rel="stylesheet" href="/ui/assets/style.css" />
+          <script src="/ui/assets/htmx.min.js" defer></script>
+          <script src="/ui/assets/app.js" defer></script>
+        </head>
+        <body>
+          <a class="skip" href="#main">Skip to content</a>
+          <header>
+            <nav aria-label="Main">
+              <a class="brand" href="/ui/runs">stn</a>
+              {props.section === "login" ? null : (
+                <ul>
+                  {SECTIONS.map(([id, label]) => (
+                    <li>
+                      <a href={`/ui/${id}`} aria-current={id === props.section ? "page" : undefined}>
+                        {label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              )}
+              {props.page.loggedIn
+                ? (
+                  <form method="post" action="/ui/logout" class="logout">
+                    <button type="submit">Log out</button>
+                  </form>
+                )
+                : null}
+            </nav>
+          </header>
+          <main id="main" tabindex={-1}>
+            <h1>{props.title}</h1>
+            {props.children}
+          </main>
+        </body>
+      </html>
+    </>
   );
 }

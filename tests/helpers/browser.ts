@@ -16,8 +16,8 @@ export interface TestBrowser {
   artifacts: string;
   /** A new page that records every console error and uncaught exception into `errors`. */
   page(): Promise<{ page: Page; errors: string[] }>;
-  /** Saves a full-page screenshot as <artifacts>/<name>.png and returns its path. */
-  screenshot(page: Page, name: string): Promise<string>;
+  /** Saves a screenshot of the viewport (or the full page) as <artifacts>/<name>.png and returns its path. */
+  screenshot(page: Page, name: string, options?: { fullPage?: boolean }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -36,7 +36,7 @@ export async function startBrowser(name: string): Promise<TestBrowser> {
     artifacts,
     async page() {
       const context = await browser.newContext({
-        viewport: { width: 1200, height: 800 },
+        viewport: { width: 1100, height: 720 },
         acceptDownloads: true,
       });
       const page = await context.newPage();
@@ -48,9 +48,9 @@ export async function startBrowser(name: string): Promise<TestBrowser> {
       page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
       return { page, errors };
     },
-    async screenshot(page, shot) {
+    async screenshot(page, shot, options = {}) {
       const path = join(artifacts, `${shot}.png`);
-      await page.screenshot({ path, fullPage: true });
+      await page.screenshot({ path, fullPage: options.fullPage ?? false });
       return path;
     },
     close: () => browser.close(),

@@ -78,6 +78,14 @@ Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, a
       });
       assertEquals(res.status, 201, await res.text());
     }
+    const example = await fetch(`${url}/api/v1/workflows`, {
+      method: "POST",
+      headers: { "content-type": "application/yaml" },
+      body: await Deno.readTextFile(
+        new URL("../../examples/workflows/deploy-with-approval.workflow.yaml", import.meta.url),
+      ),
+    });
+    assertEquals(example.status, 201, await example.text());
     const { page, errors } = await b.page();
 
     // Keyboard: the skip link comes first and shows a focus ring; the navigation is reachable by Tab.
@@ -92,7 +100,6 @@ Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, a
     await tabTo(page, "greet");
     await Promise.all([page.waitForURL("**/ui/workflows/greet"), page.keyboard.press("Enter")]);
     assertEquals(await page.locator("svg[role=img] title").textContent(), "State graph: 2 states");
-    await b.screenshot(page, "workflow");
 
     // Error states: input that is not JSON, then input the schema refuses; the page stays, the alert says why.
     const input = page.getByLabel(/^Input \(JSON/);
@@ -175,6 +182,11 @@ Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, a
     assertEquals(missing?.status(), 404);
     await page.getByText("run_not_found:").waitFor();
     errors.splice(0, errors.length, ...errors.filter((e) => !/status of 404/.test(e)));
+
+    // The example's graph: its branches are labelled with the field that takes them.
+    await page.goto(`${url}/ui/workflows/deploy-with-approval`);
+    assertMatch(await page.locator("svg desc").textContent() ?? "", /approve to rejected \(onReject\)/);
+    await b.screenshot(page, "workflow");
 
     await page.goto(`${url}/ui/sandboxes`);
     await page.getByRole("heading", { name: "Sandboxes" }).waitFor();

@@ -39,7 +39,10 @@ Deno.test("off loopback the dashboard asks for the token once and keeps an HttpO
     assertEquals(wrong.headers.get("set-cookie"), null);
     assertMatch(await wrong.text(), /not this server&#39;s API token/);
     // Only a dashboard path is followed after login, never another site.
-    assertEquals((await post({ token: TOKEN, next: "//evil.example/x" })).headers.get("location"), "/ui/runs");
+    assertEquals(
+      (await post({ token: TOKEN, next: "//evil.example/x" })).headers.get("location"),
+      "/ui/runs",
+    );
 
     const ok = await post({ token: TOKEN, next: "/ui/files" });
     assertEquals(ok.status, 303);

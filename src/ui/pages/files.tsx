@@ -66,18 +66,24 @@ export function addFileRoutes(ui: Hono, ctx: StationContext, page: (c: Context) 
                   <td>
                     <Time iso={f.expires_at ?? null} />
                   </td>
-                  <td class="actions">
-                    <a href={`/api/v1/files/${encodePath(f.key)}`} download aria-label={`Download ${f.key}`}>
-                      Download
-                    </a>
-                    <ApiForm
-                      action={`/api/v1/files/${encodePath(f.key)}`}
-                      method="DELETE"
-                      class="inline"
-                      label={`Delete ${f.key}`}
-                    >
-                      <button type="submit" class="danger" aria-label={`Delete ${f.key}`}>Delete</button>
-                    </ApiForm>
+                  <td>
+                    <div class="actions">
+                      <a
+                        href={`/api/v1/files/${encodePath(f.key)}`}
+                        download
+                        aria-label={`Download ${f.key}`}
+                      >
+                        Download
+                      </a>
+                      <ApiForm
+                        action={`/api/v1/files/${encodePath(f.key)}`}
+                        method="DELETE"
+                        class="inline"
+                        label={`Delete ${f.key}`}
+                      >
+                        <button type="submit" class="danger" aria-label={`Delete ${f.key}`}>Delete</button>
+                      </ApiForm>
+                    </div>
                   </td>
                 </tr>
               ))}

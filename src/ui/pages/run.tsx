@@ -52,7 +52,7 @@ function Timeline(props: { steps: StepView[]; now: number }) {
   if (steps.length === 0) return <p class="muted">No step has been scheduled yet.</p>;
   const starts = steps.map((s) => Date.parse(s.started_at ?? s.created_at));
   const t0 = Math.min(...starts);
-  const t1 = Math.max(now, ...steps.map((s) => (s.completed_at ? Date.parse(s.completed_at) : now)));
+  const t1 = Math.max(...steps.map((s) => (s.completed_at ? Date.parse(s.completed_at) : now)));
   const total = Math.max(1, t1 - t0);
   return (
     <table>

@@ -55,7 +55,7 @@ function RunTable(props: { runs: RunView[]; next: string | null; filter: RunFilt
               </td>
               <td>
                 <a href={`/ui/workflows/${encodeURIComponent(r.workflow_id)}`}>{r.workflow_id}</a>
-                {r.workflow_version ? <span class="muted">v{r.workflow_version}</span> : null}
+                {r.workflow_version ? <span class="muted">{` v${r.workflow_version}`}</span> : null}
               </td>
               <td>
                 <Status status={r.status} />

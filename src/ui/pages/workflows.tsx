@@ -75,6 +75,8 @@ export function addWorkflowRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
         <p>
           <Status status={record.status} /> · showing version {shown.version} of {record.version}
         </p>
+        <h2>State graph</h2>
+        <StateGraph definition={def as unknown as { start?: string; states: Record<string, unknown>[] }} />
         <h2>Start a run</h2>
         {record.status === "disabled"
           ? <p class="muted">This workflow is disabled; enable it to start runs.</p>
@@ -88,7 +90,7 @@ export function addWorkflowRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
               <input type="hidden" name="version" value={String(shown.version)} />
               <div class="field">
                 <label for="input">Input (JSON, checked against the workflow's input schema)</label>
-                <textarea id="input" name="input" rows={6} aria-describedby="input-help">
+                <textarea id="input" name="input" rows={4} aria-describedby="input-help">
                   {sampleInput(def.inputSchema as Record<string, unknown> | undefined)}
                 </textarea>
                 <p id="input-help" class="muted">
@@ -98,8 +100,6 @@ export function addWorkflowRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
               <button type="submit">Start run of v{shown.version}</button>
             </ApiForm>
           )}
-        <h2>State graph</h2>
-        <StateGraph definition={def as unknown as { start?: string; states: Record<string, unknown>[] }} />
         {def.inputSchema
           ? (
             <>

@@ -31,7 +31,7 @@ export function transitions(s: Obj, p: string): Array<{ target: string; path: st
 }
 
 /** The nested blocks of a state, with their pointers. */
-function blocks(s: Obj, p: string): Array<{ block: Obj; path: string }> {
+export function blocks(s: Obj, p: string): Array<{ block: Obj; path: string }> {
   const fields = stepType(String(s.type))?.blocks ?? [];
   return fields.flatMap((f) => valuesAt(s, f, p))
     .filter((b): b is { value: Obj; path: string } => isObj(b.value))
