@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { getCookie } from "hono/cookie";
+import { secureHeaders } from "hono/secure-headers";
 import { toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { SESSION_COOKIE, validSession } from "../lib/session.ts";
@@ -24,6 +25,22 @@ export function dashboardRoutes(ctx: StationContext, token: string | undefined):
   const page = (c: Context) => ({
     loggedIn: token !== undefined && validSession(token, getCookie(c, SESSION_COOKIE)),
   });
+  // Our own script and style only; no framing (clickjacking the buttons); forms post only to stn itself.
+  // Inline style attributes are allowed: the step timeline positions its bars with them.
+  ui.use(
+    "*",
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", "data:"],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'"],
+        baseUri: ["'none'"],
+        objectSrc: ["'none'"],
+      },
+    }),
+  );
   ui.use("*", dashboardGuard(token));
   addAssetRoutes(ui);
   addLoginRoutes(ui, token);
