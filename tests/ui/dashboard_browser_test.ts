@@ -4,6 +4,7 @@ import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { startBrowser } from "../helpers/browser.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { getRun, startRun } from "../../src/client/workflow_runs.ts";
+import { SANDBOX_CONFIG } from "../sandbox/backend.ts";
 
 // The dashboard in a real Chromium (Debian's package, driven by playwright-core) against a real station:
 // keyboard navigation, starting a run from its workflow page and watching it finish without a reload,
@@ -65,8 +66,8 @@ async function focusRingVisible(page: Page): Promise<boolean> {
   })()`);
 }
 
-Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, approve, files, errors", async () => {
-  const ts = await startTestStation();
+Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched live, an approval, files, a sandbox closed, errors", async () => {
+  const ts = await startTestStation({ configYaml: SANDBOX_CONFIG });
   const b = await startBrowser("dashboard");
   try {
     const url = ts.station.url;
@@ -110,7 +111,7 @@ Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, a
     assertMatch(await alert.textContent() ?? "", /input is not valid JSON/);
     await input.fill('{"name": 42}');
     await page.getByRole("button", { name: "Start run of v1" }).click();
-    await alert.filter({ hasText: "name" }).waitFor();
+    await alert.filter({ hasText: "must be string" }).waitFor();
     assertMatch(await alert.textContent() ?? "", /inputSchema of greet: \/name must be string/);
     assertEquals(new URL(page.url()).pathname, "/ui/workflows/greet");
     // The refused start is the only console error so far (Chromium logs the 400 answer).
@@ -188,8 +189,19 @@ Deno.test("dashboard in Chromium: navigate by keyboard, start and watch a run, a
     assertMatch(await page.locator("svg desc").textContent() ?? "", /approve to rejected \(onReject\)/);
     await b.screenshot(page, "workflow");
 
+    // Sandboxes: an open one is listed, and closed from the page.
+    const opened = await fetch(`${url}/api/v1/sandboxes`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ runtime: "sh" }),
+    });
+    assertEquals(opened.status, 201);
+    const { sandbox_id: sandboxId } = await opened.json();
     await page.goto(`${url}/ui/sandboxes`);
-    await page.getByRole("heading", { name: "Sandboxes" }).waitFor();
+    await page.getByRole("button", { name: `Close sandbox ${sandboxId}` }).click();
+    await page.getByText("No sandboxes.").waitFor();
+    await page.goto(`${url}/ui/sandboxes?all=1`);
+    await page.locator("tbody tr", { hasText: sandboxId }).locator(".status-closed").waitFor();
     assertEquals(errors, []);
   } finally {
     await b.close();
