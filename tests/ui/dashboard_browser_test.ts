@@ -47,6 +47,13 @@ const WORKFLOWS = [
 // page.evaluate takes strings here: they run in the browser, and the tests are type-checked without the DOM lib.
 const FOCUSED_TEXT = `document.activeElement?.textContent?.trim() ?? ""`;
 
+/** Form controls with no label and buttons or links with no text (their outerHTML). */
+const UNNAMED_CONTROLS =
+  `[...document.querySelectorAll("input:not([type=hidden]), select, textarea, button, a")]
+  .filter((el) => el.matches("button, a") ? !(el.textContent.trim() || el.getAttribute("aria-label"))
+    : !(el.labels?.length || el.getAttribute("aria-label")))
+  .map((el) => el.outerHTML)`;
+
 /** Presses Tab until the focused element's text is `text` (at most 15 times); returns its tag. */
 async function tabTo(page: Page, text: string): Promise<void> {
   for (let i = 0; i < 15; i++) {
@@ -177,7 +184,13 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.goto(`${url}/ui/runs/${broken.id}`);
     await page.locator("#run-live [role=alert]", { hasText: "Run failed" }).waitFor({ timeout: 10_000 });
     assertMatch(await page.locator("#run-live [role=alert]").textContent() ?? "", /boom/);
+    // The runs list picks up a new run by itself (htmx polls it), without a reload.
     await page.goto(`${url}/ui/runs`);
+    await page.evaluate("globalThis.marker = 2");
+    const late = await startRun(ts.client, { workflowId: "greet", input: { name: "Linus" } });
+    await page.locator("#runs tbody tr", { hasText: late.id }).waitFor();
+    assertEquals(await page.evaluate("globalThis.marker"), 2, "the runs page was not reloaded");
+    await page.locator("#runs tbody tr", { hasText: late.id }).locator(".status-completed").waitFor();
     await b.screenshot(page, "runs");
     const missing = await page.goto(`${url}/ui/runs/01NOSUCHRUN`);
     assertEquals(missing?.status(), 404);
@@ -202,6 +215,22 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.getByText("No sandboxes.").waitFor();
     await page.goto(`${url}/ui/sandboxes?all=1`);
     await page.locator("tbody tr", { hasText: sandboxId }).locator(".status-closed").waitFor();
+    // Every main page: the skip link comes first, every control has a label and every button a name.
+    for (
+      const path of [
+        "/ui/runs",
+        "/ui/approvals",
+        "/ui/workflows",
+        "/ui/workflows/greet",
+        "/ui/files",
+        "/ui/sandboxes",
+      ]
+    ) {
+      await page.goto(url + path);
+      await page.keyboard.press("Tab");
+      assertEquals(await page.evaluate(FOCUSED_TEXT), "Skip to content", path);
+      assertEquals(await page.evaluate(UNNAMED_CONTROLS), [], `${path}: controls without a label or name`);
+    }
     assertEquals(errors, []);
   } finally {
     await b.close();
