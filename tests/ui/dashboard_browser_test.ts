@@ -137,7 +137,12 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.locator("ol.events li", { hasText: "run_completed" }).waitFor();
     assertEquals(await page.evaluate("globalThis.marker"), 1, "the run page was not reloaded");
     assertMatch(await page.locator("pre[aria-label='Run result']").textContent() ?? "", /hello Grace/);
-    await b.screenshot(page, "run");
+    await page.getByText("output", { exact: true }).last().click();
+    assertMatch(
+      await page.locator("pre[aria-label='Output of hello, attempt 1']").textContent() ?? "",
+      /hello Grace/,
+    );
+    await b.screenshot(page, "run", { fullPage: true });
 
     // The runs list shows it, and filters by workflow and status.
     await page.goto(`${url}/ui/runs?workflow=greet&status=completed`);

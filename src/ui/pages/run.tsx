@@ -65,7 +65,7 @@ function Timeline(props: { steps: StepView[]; now: number }) {
           <th scope="col">Status</th>
           <th scope="col">Duration</th>
           <th scope="col">Timeline</th>
-          <th scope="col">Error</th>
+          <th scope="col">Output or error</th>
         </tr>
       </thead>
       <tbody>
@@ -94,6 +94,14 @@ function Timeline(props: { steps: StepView[]; now: number }) {
               </td>
               <td>
                 <StepErrorText error={s.error} />
+                {s.output !== null
+                  ? (
+                    <details>
+                      <summary>output</summary>
+                      <Json value={s.output} label={`Output of ${s.path}, attempt ${s.attempt}`} />
+                    </details>
+                  )
+                  : null}
               </td>
             </tr>
           );
