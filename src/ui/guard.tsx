@@ -8,6 +8,16 @@ import { ErrorBox } from "./parts.tsx";
 /** Pages anyone may open: the login page and the static assets. */
 const isOpen = (path: string) => path === "/ui/login" || path.startsWith("/ui/assets/");
 
+/** The path and query of a URL (empty when it is not one). */
+function pathOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.pathname + u.search;
+  } catch {
+    return "";
+  }
+}
+
 /** Where to go after logging in: only a dashboard path (never another site). */
 function safeNext(next: string | undefined): string {
   return next && /^\/ui(\/|$)/.test(next) && !next.startsWith("//") ? next : "/ui/runs";
@@ -24,7 +34,10 @@ export function dashboardGuard(token: string | undefined): MiddlewareHandler {
     }
     if (c.req.method !== "GET") return c.text("log in first: /ui/login", 401);
     const url = new URL(c.req.url);
-    return c.redirect(`/ui/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+    // A live part refreshing itself (htmx) after the session ended sends the whole page to the login.
+    const page = c.req.header("hx-request") ? (c.req.header("hx-current-url") ?? "") : url.href;
+    const login = `/ui/login?next=${encodeURIComponent(pathOf(page))}`;
+    return c.req.header("hx-request") ? c.body(null, 401, { "hx-redirect": login }) : c.redirect(login, 303);
   };
 }
 

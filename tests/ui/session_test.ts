@@ -27,6 +27,14 @@ Deno.test("off loopback the dashboard asks for the token once and keeps an HttpO
     const anonymous = await get("/ui/runs?status=failed");
     assertEquals(anonymous.status, 303);
     assertEquals(anonymous.headers.get("location"), "/ui/login?next=%2Fui%2Fruns%3Fstatus%3Dfailed");
+    // A live part polling after the session ended (htmx) is told to send its page to the login.
+    const poll = await fetch(`${url}/ui/runs/rows`, {
+      headers: { "hx-request": "true", "hx-current-url": `${url}/ui/runs?workflow=w` },
+    });
+    assertEquals([poll.status, poll.headers.get("hx-redirect")], [
+      401,
+      "/ui/login?next=%2Fui%2Fruns%3Fworkflow%3Dw",
+    ]);
     assertEquals((await get("/ui/assets/style.css")).status, 200);
     const login = await get("/ui/login");
     assertMatch(await login.text(), /<label for="token">API token<\/label>/);
