@@ -22,7 +22,7 @@ const WORKFLOWS = [
       required: ["name"],
     },
     states: [
-      { id: "pause", type: "timer", duration: "1500ms", next: "hello" },
+      { id: "pause", type: "timer", duration: "2s", next: "hello" },
       { id: "hello", type: "inject", data: { greeting: "hello ${$input.name}" } },
     ],
   },
