@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   invalid_cursor: [400, 1, "an event cursor is neither a sequence number nor `now`"],
   invalid_key: [400, 1, "a file key is malformed (bad segment, encoding or length)"],
   unauthorized: [401, 1, "the API token is missing or wrong"],
+  cross_site_request: [403, 1, "a browser sent a state-changing request from another site (CSRF protection)"],
   not_found: [404, 1, "no such API route"],
   http_error: [500, 1, "an HTTP-level failure without a more specific code"],
   internal_error: [500, 1, "an unexpected failure inside stn (a bug: please report it)"],

@@ -7,7 +7,7 @@ const SRC = fileURLToPath(new URL("../src", import.meta.url));
 function sources(dir = SRC): string[] {
   return [...Deno.readDirSync(dir)].flatMap((e) => {
     const path = join(dir, e.name);
-    return e.isDirectory ? sources(path) : path.endsWith(".ts") ? [path] : [];
+    return e.isDirectory ? sources(path) : /\.tsx?$/.test(path) ? [path] : [];
   });
 }
 

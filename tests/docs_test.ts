@@ -7,7 +7,13 @@ import { childEnv, MAIN } from "./helpers/stn.ts";
 import { tempHome } from "./helpers/home.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const PAGES = ["README.md", ...[...Deno.readDirSync(join(ROOT, "docs"))].map((e) => `docs/${e.name}`).sort()];
+const PAGES = [
+  "README.md",
+  ...[...Deno.readDirSync(join(ROOT, "docs"))].filter((e) => e.name.endsWith(".md")).map((e) =>
+    `docs/${e.name}`
+  )
+    .sort(),
+];
 const read = (page: string) => Deno.readTextFileSync(join(ROOT, page));
 
 /** A fenced code block: its info string's words and its text. */

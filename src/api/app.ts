@@ -9,6 +9,7 @@ import { bundleRoutes } from "./routes/bundles.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { agentRunRoutes, agentRunStartRoutes } from "./routes/agent_runs.ts";
 import { observeRequests } from "./observe.ts";
+import { refuseCrossSite } from "./origin.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { environmentRoutes } from "./routes/environments.ts";
@@ -19,12 +20,14 @@ import { sandboxRoutes } from "./routes/sandboxes.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
+import { dashboardRoutes } from "../ui/mod.ts";
 
 /** Builds the HTTP API: request ids, access log, spans and metrics, error shape, auth, body limits, every resource's routes, and the OpenAPI document of them. */
 export function createApp(ctx: StationContext): OpenAPIHono {
   const app = new OpenAPIHono();
   app.use("*", ...observeRequests());
   const token = requiredToken(ctx.config.values.server);
+  app.use("*", refuseCrossSite());
   if (token) app.use("*", requireToken(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
 
@@ -49,6 +52,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/version", versionRoutes(ctx));
   app.route("/api/v1", sandboxRoutes(ctx));
   app.route("/", docsRoutes(app, ctx.version));
+  app.route("/ui", dashboardRoutes(ctx, token));
 
   app.notFound((c) => {
     const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {

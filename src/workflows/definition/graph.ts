@@ -23,7 +23,7 @@ export interface GraphFinding {
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The outgoing transitions of a state (`next` and its type's own), with their pointers. */
-function transitions(s: Obj, p: string): Array<{ target: string; path: string }> {
+export function transitions(s: Obj, p: string): Array<{ target: string; path: string }> {
   const fields = [["next"], ...(stepType(String(s.type))?.targets ?? [])];
   return fields.flatMap((f) => valuesAt(s, f, p))
     .filter((t): t is { value: string; path: string } => typeof t.value === "string")
@@ -31,7 +31,7 @@ function transitions(s: Obj, p: string): Array<{ target: string; path: string }>
 }
 
 /** The nested blocks of a state, with their pointers. */
-function blocks(s: Obj, p: string): Array<{ block: Obj; path: string }> {
+export function blocks(s: Obj, p: string): Array<{ block: Obj; path: string }> {
   const fields = stepType(String(s.type))?.blocks ?? [];
   return fields.flatMap((f) => valuesAt(s, f, p))
     .filter((b): b is { value: Obj; path: string } => isObj(b.value))

@@ -1,0 +1,89 @@
+// The dashboard's own script: sends forms marked data-api to the JSON API, and follows a run's events
+// over SSE. Everything else is server-rendered HTML (htmx refreshes the live parts).
+
+/** The API's error body as one line of text, with its hint and the first details. */
+function errorText(body, status) {
+  const e = body && body.error;
+  if (!e) return `request failed (HTTP ${status})`;
+  let text = e.message;
+  const issues = e.details && (e.details.errors || e.details.issues);
+  if (Array.isArray(issues) && issues.length) {
+    text += " — " + issues.slice(0, 5).map((i) => (i.path ? `${i.path}: ` : "") + i.message).join("; ");
+  }
+  return e.hint ? `${text} (${e.hint})` : text;
+}
+
+/** A form's fields as the JSON body the API takes; the fields named in data-json are parsed. */
+function jsonBody(form) {
+  const data = {};
+  for (const [name, value] of new FormData(form)) {
+    if (value === "") continue;
+    if ((form.dataset.json || "").split(" ").includes(name)) {
+      try {
+        data[name] = JSON.parse(value);
+      } catch (err) {
+        throw new Error(`${name} is not valid JSON: ${err.message}`);
+      }
+    } else data[name] = value;
+  }
+  return JSON.stringify(data);
+}
+
+document.addEventListener("submit", async (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || !form.dataset.api) return;
+  event.preventDefault();
+  const submitter = event.submitter;
+  const url = (submitter && submitter.getAttribute("formaction")) || form.getAttribute("action");
+  const alert = form.querySelector(".form-error");
+  alert.textContent = "";
+  const init = { method: form.dataset.api, headers: { accept: "application/json" } };
+  try {
+    if (form.enctype === "multipart/form-data") init.body = new FormData(form);
+    else {
+      init.body = jsonBody(form);
+      init.headers["content-type"] = "application/json";
+    }
+  } catch (err) {
+    alert.textContent = err.message;
+    return;
+  }
+  if (submitter) submitter.disabled = true;
+  try {
+    const res = await fetch(url, init);
+    const body = await res.json().catch(() => null);
+    if (!res.ok) {
+      alert.textContent = errorText(body, res.status);
+      return;
+    }
+    const then = form.dataset.then;
+    location.assign(then ? then.replace("{id}", encodeURIComponent(body && body.id)) : location.href);
+  } catch (err) {
+    alert.textContent = `request failed: ${err.message}`;
+  } finally {
+    if (submitter) submitter.disabled = false;
+  }
+});
+
+const TERMINAL = ["run_completed", "run_failed", "run_canceled"];
+
+/** Follows a run's events (SSE, resumed by the browser with Last-Event-ID): each one is listed, and the live parts refresh. */
+function followEvents(list) {
+  const source = new EventSource(list.dataset.sse);
+  const seen = new Set();
+  source.onmessage = (message) => {
+    const e = JSON.parse(message.data);
+    if (seen.has(e.seq)) return;
+    seen.add(e.seq);
+    const item = document.createElement("li");
+    item.textContent = `#${e.seq} ${e.time.slice(11, 19)} ${e.type}${e.step ? " · " + e.step : ""}`;
+    list.append(item);
+    document.body.dispatchEvent(new CustomEvent("run-event"));
+    if (TERMINAL.includes(e.type)) source.close();
+  };
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED) list.dataset.state = "closed";
+  };
+}
+
+for (const list of document.querySelectorAll("[data-sse]")) followEvents(list);

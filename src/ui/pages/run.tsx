@@ -1,0 +1,202 @@
+import type { Context, Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import { notFound } from "../../errors.ts";
+import { followRunEvents } from "../../events/run_events.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { TERMINAL_RUN } from "../../workflows/engine/ledger.ts";
+import {
+  approvalView,
+  type RunView,
+  runView,
+  type StepView,
+  stepView,
+} from "../../workflows/engine/views.ts";
+import { Layout, type PageContext } from "../layout.tsx";
+import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
+import { DecisionForm } from "./approval_form.tsx";
+
+function requireRun(ctx: StationContext, id: string) {
+  const run = ctx.engine.reads.runs.get(id);
+  if (!run) throw notFound("run", id, "the runs page lists every run");
+  return run;
+}
+
+/** Cancel, pause and resume, as the run's status allows. */
+function Controls(props: { run: RunView }) {
+  const { run } = props;
+  if ((TERMINAL_RUN as readonly string[]).includes(run.status)) return null;
+  const base = `/api/v1/workflow-runs/${run.id}`;
+  return (
+    <div class="actions">
+      {run.status === "paused"
+        ? (
+          <ApiForm action={`${base}/resume`} label="Resume run" class="inline">
+            <button type="submit">Resume</button>
+          </ApiForm>
+        )
+        : (
+          <ApiForm action={`${base}/pause`} label="Pause run" class="inline">
+            <button type="submit" class="secondary">Pause</button>
+          </ApiForm>
+        )}
+      <ApiForm action={`${base}/cancel`} label="Cancel run" class="inline">
+        <button type="submit" class="danger">Cancel run</button>
+      </ApiForm>
+    </div>
+  );
+}
+
+/** Each attempt of each step: a bar on the run's time axis, its duration, status and error. */
+function Timeline(props: { steps: StepView[]; now: number }) {
+  const { steps, now } = props;
+  if (steps.length === 0) return <p class="muted">No step has been scheduled yet.</p>;
+  const starts = steps.map((s) => Date.parse(s.started_at ?? s.created_at));
+  const t0 = Math.min(...starts);
+  const t1 = Math.max(...steps.map((s) => (s.completed_at ? Date.parse(s.completed_at) : now)));
+  const total = Math.max(1, t1 - t0);
+  return (
+    <table>
+      <caption>Step attempts in the order they were scheduled</caption>
+      <thead>
+        <tr>
+          <th scope="col">Step</th>
+          <th scope="col">Type</th>
+          <th scope="col">Attempt</th>
+          <th scope="col">Status</th>
+          <th scope="col">Duration</th>
+          <th scope="col">Timeline</th>
+          <th scope="col">Output or error</th>
+        </tr>
+      </thead>
+      <tbody>
+        {steps.map((s, i) => {
+          const end = s.completed_at ? Date.parse(s.completed_at) : now;
+          const left = ((starts[i] - t0) / total) * 100;
+          const width = s.started_at ? ((end - starts[i]) / total) * 100 : 0;
+          return (
+            <tr>
+              <td>
+                <code>{s.path}</code>
+              </td>
+              <td>{s.type}</td>
+              <td>{s.attempt}</td>
+              <td>
+                <Status status={s.status} />
+              </td>
+              <td>{formatDuration(s.duration_ms ?? span(s.started_at, s.completed_at, now))}</td>
+              <td>
+                <div class="bar" aria-hidden="true">
+                  <span
+                    class={s.status === "failed" ? "failed" : undefined}
+                    style={`left:${left.toFixed(1)}%;width:${width.toFixed(1)}%`}
+                  />
+                </div>
+              </td>
+              <td>
+                <StepErrorText error={s.error} />
+                {s.output !== null
+                  ? (
+                    <details>
+                      <summary>output</summary>
+                      <Json value={s.output} label={`Output of ${s.path}, attempt ${s.attempt}`} />
+                    </details>
+                  )
+                  : null}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** The parts of a run page that change: status, controls, pending approvals, timeline, result. */
+function Live(props: { ctx: StationContext; id: string }) {
+  const reads = props.ctx.engine.reads;
+  const run = runView(requireRun(props.ctx, props.id));
+  const steps = reads.attempts.list(run.id).map(stepView);
+  const pending = reads.approvals.list({ runId: run.id, status: "pending" }).map(approvalView);
+  return (
+    <>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <Status status={run.status} />
+        </dd>
+        <dt>Workflow</dt>
+        <dd>
+          <a href={`/ui/workflows/${encodeURIComponent(run.workflow_id)}`}>{run.workflow_id}</a>
+          {run.workflow_version ? ` v${run.workflow_version}` : ""}
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <Time iso={run.started_at ?? run.created_at} />
+        </dd>
+        <dt>Duration</dt>
+        <dd>{formatDuration(span(run.started_at, run.completed_at))}</dd>
+      </dl>
+      {run.error
+        ? (
+          <div class="error" role="alert">
+            <strong>Run failed:</strong> <StepErrorText error={run.error} />
+            {run.error.step ? <span>(step {run.error.step})</span> : null}
+          </div>
+        )
+        : null}
+      <Controls run={run} />
+      {pending.map((a) => (
+        <section aria-label={`Approval ${a.id}`}>
+          <h2>Waiting for approval: {a.step_id}</h2>
+          <p>{a.message}</p>
+          <DecisionForm approval={a} />
+        </section>
+      ))}
+      <h2>Steps</h2>
+      <Timeline steps={steps} now={Date.now()} />
+      {run.status === "completed"
+        ? (
+          <>
+            <h2>Result</h2>
+            <Json value={run.result} label="Run result" />
+          </>
+        )
+        : null}
+    </>
+  );
+}
+
+/** /ui/runs/:id — a run's page, its live fragment, and its events as SSE. */
+export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) => PageContext): void {
+  ui.get("/runs/:id/live", (c) => c.html(<Live ctx={ctx} id={c.req.param("id")} />));
+
+  // The page's event log: the run's stream (as /api/v1/workflow-runs/{id}/events) as unnamed
+  // messages, so the page lists every type without knowing them; Last-Event-ID resumes it.
+  ui.get("/runs/:id/events", (c) => {
+    const run = requireRun(ctx, c.req.param("id"));
+    const after = Number(/^\d+$/.exec(c.req.header("last-event-id") ?? "")?.[0] ?? 0);
+    return streamSSE(c, async (stream) => {
+      const closed = new AbortController();
+      stream.onAbort(() => closed.abort());
+      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
+      for await (const e of followRunEvents(ctx.engine, run.id, after, signal)) {
+        await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(e) });
+      }
+    });
+  });
+
+  ui.get("/runs/:id", (c) => {
+    const run = runView(requireRun(ctx, c.req.param("id")));
+    return c.html(
+      <Layout title={`Run ${run.id}`} section="runs" page={page(c)}>
+        <div id="run-live" hx-get={`/ui/runs/${run.id}/live`} hx-trigger="run-event from:body delay:200ms">
+          <Live ctx={ctx} id={run.id} />
+        </div>
+        <h2>Input</h2>
+        <Json value={run.input} label="Run input" />
+        <h2 id="events-title">Events</h2>
+        <ol class="events" aria-labelledby="events-title" data-sse={`/ui/runs/${run.id}/events`}></ol>
+      </Layout>,
+    );
+  });
+}
