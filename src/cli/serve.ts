@@ -27,9 +27,11 @@ export function serveCommand(program: Command): void {
         const signalled = new Promise<void>((resolve) => (onSignal = resolve));
         for (const s of signals) Deno.addSignalListener(s, onSignal);
         try {
-          const station = await startStation(config, { announce: true });
+          const station = await startStation(config, { announce: true, mcp: true });
           const { nats } = station.ctx;
           log.info(`stn serve listening on ${station.url}`, {
+            mcp: station.mcp?.url,
+            agent_mcp: station.mcp?.agentUrl,
             nats: nats.managed ? `managed ${nats.url}` : nats.url,
             db: config.paths.db,
           });

@@ -1,0 +1,56 @@
+import type { StationClient } from "../../client/http.ts";
+import { log } from "../../log.ts";
+import { VERSION } from "../../version.ts";
+import type { WorkflowStore } from "../../workflows/store.ts";
+import { agentTools } from "./agent_tools.ts";
+import { runStatusTool, workflowRunTools } from "./agent_workflows.ts";
+import type { McpCatalog } from "./server.ts";
+import type { McpToolSpec } from "./tool.ts";
+
+const INSTRUCTIONS =
+  "Each workflow_<id> tool starts a run of that workflow with the arguments as its input " +
+  "and returns run_id (or, with wait: true, the finished run); get_run_status follows a run.";
+
+/** The agent server (:8587/mcp): one tool per agent and per active workflow, and get_run_status. */
+export function agentCatalog(store: WorkflowStore, client: StationClient): McpCatalog {
+  const status = runStatusTool(client);
+  return {
+    name: "stn-agents",
+    version: VERSION,
+    instructions: INSTRUCTIONS,
+    tools: (): McpToolSpec[] => [...agentTools(), ...workflowRunTools(store, client), status],
+  };
+}
+
+/** A tool list's identity: the names and input schemas clients see. */
+function fingerprint(tools: McpToolSpec[]): string {
+  return JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema]));
+}
+
+/**
+ * Calls `notify` when the catalog's tool list has changed (after workflow store changes; a sync saves many
+ * files at once, so changes in one tick are looked at once). Returns the unsubscribe.
+ */
+export function watchTools(
+  catalog: McpCatalog,
+  store: WorkflowStore,
+  notify: () => Promise<void>,
+): () => void {
+  let last = fingerprint(catalog.tools() as McpToolSpec[]);
+  let pending = false;
+  return store.onChange(() => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => {
+      pending = false;
+      try {
+        const now = fingerprint(catalog.tools() as McpToolSpec[]);
+        if (now === last) return;
+        last = now;
+        notify().catch((err: Error) => log.warn("mcp: list_changed failed", { error: err.message }));
+      } catch (err) {
+        log.warn("mcp: reading the agent tools failed", { error: (err as Error).message });
+      }
+    }, 0);
+  });
+}
