@@ -7,6 +7,7 @@ import { doctorCommand } from "./doctor.ts";
 import { filesCommand } from "./files.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
+import { mcpCommand } from "./mcp.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
   filesCommand(program);
   workflowRunCommands(workflowCommand(program));
   syncCommand(program);
+  mcpCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;
