@@ -51,3 +51,14 @@ export async function connectHttp(url: string, headers: Record<string, string> =
 export function toolJson(result: { content: { type: string; text: string }[] }): any {
   return JSON.parse(result.content[0].text);
 }
+
+/** Polls `read` until `done` holds (every 50 ms, up to 20 s). */
+export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -12,7 +12,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -126,7 +125,19 @@ export function newStdioTransport(): McpTransport {
   return new StdioServerTransport();
 }
 
-/** A JSON-RPC error answer (an unknown tool or resource: a protocol error, not a tool's failure). */
-export function invalidParams(message: string): Error {
-  return new McpError(ErrorCode.InvalidParams, message);
+/**
+ * A JSON-RPC error answer: an unknown tool (-32602 invalid params) or resource (-32002), a protocol error
+ * rather than a tool's failure. The SDK sends an error's `code` and `message` as they are (an McpError's
+ * message would carry its "MCP error -32602:" prefix twice by the time a client prints it).
+ */
+export function protocolError(
+  kind: "invalid_params" | "resource_not_found",
+  message: string,
+  data?: unknown,
+): Error {
+  const code = kind === "invalid_params" ? ErrorCode.InvalidParams : RESOURCE_NOT_FOUND;
+  return Object.assign(new Error(message), { code, data });
 }
+
+/** The spec's code for resources/read of a URI the server does not have. */
+const RESOURCE_NOT_FOUND = -32002;

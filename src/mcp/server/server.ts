@@ -1,4 +1,5 @@
-import { invalidParams, newSdkServer, type SdkServer } from "./sdk.ts";
+import { toStationError } from "../../errors.ts";
+import { newSdkServer, protocolError, type SdkServer } from "./sdk.ts";
 import { callToolSafely, type McpToolSpec } from "./tool.ts";
 
 /** A resource listed by resources/list. */
@@ -53,7 +54,8 @@ export function serverFor(catalog: McpCatalog): SdkServer {
     async (params: { name: string; arguments?: Record<string, unknown> }, extra) => {
       const tool = (await catalog.tools()).find((t) => t.name === params.name);
       if (!tool) {
-        throw invalidParams(
+        throw protocolError(
+          "invalid_params",
           `unknown tool ${params.name}: tools/list names the tools of this server`,
         );
       }
@@ -68,8 +70,20 @@ export function serverFor(catalog: McpCatalog): SdkServer {
       () => Promise.resolve({ resourceTemplates: resources.templates() }),
     );
     server.handle("resources/read", async (params: { uri: string }) => {
-      const content = await resources.read(params.uri);
-      if (!content) throw invalidParams(`unknown resource ${params.uri}: resources/list names them`);
+      let content: { mimeType: string; text: string } | undefined;
+      try {
+        content = await resources.read(params.uri);
+      } catch (err) {
+        // A resource that names a missing thing (station://runs/<unknown>) carries the API's error body.
+        const body = toStationError(err).toBody();
+        throw protocolError("resource_not_found", `${params.uri}: ${body.error.message}`, body);
+      }
+      if (!content) {
+        throw protocolError(
+          "resource_not_found",
+          `unknown resource ${params.uri}: resources/list names them`,
+        );
+      }
       return { contents: [{ uri: params.uri, ...content }] };
     });
   }
