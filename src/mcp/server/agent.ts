@@ -4,6 +4,7 @@ import { VERSION } from "../../version.ts";
 import type { WorkflowStore } from "../../workflows/store.ts";
 import { agentTools } from "./agent_tools.ts";
 import { runStatusTool, workflowRunTools } from "./agent_workflows.ts";
+import { managementResources } from "./resources.ts";
 import type { McpCatalog } from "./server.ts";
 import type { McpToolSpec } from "./tool.ts";
 
@@ -11,7 +12,10 @@ const INSTRUCTIONS =
   "Each workflow_<id> tool starts a run of that workflow with the arguments as its input " +
   "and returns run_id (or, with wait: true, the finished run); get_run_status follows a run.";
 
-/** The agent server (:8587/mcp): one tool per agent and per active workflow, and get_run_status. */
+/**
+ * The agent server (:8587/mcp): one tool per agent and per active workflow, and get_run_status; and the
+ * management server's read-only resources (the DSL reference, the workflows, runs by id).
+ */
 export function agentCatalog(store: WorkflowStore, client: StationClient): McpCatalog {
   const status = runStatusTool(client);
   return {
@@ -19,6 +23,7 @@ export function agentCatalog(store: WorkflowStore, client: StationClient): McpCa
     version: VERSION,
     instructions: INSTRUCTIONS,
     tools: (): McpToolSpec[] => [...agentTools(), ...workflowRunTools(store, client), status],
+    resources: managementResources(client),
   };
 }
 
