@@ -10,13 +10,27 @@ export function serveCommand(program: Command): void {
     .description("run the stn runtime: API, workflow engine and managed NATS, until Ctrl-C")
     .option("--host <addr>", "address to listen on (server.host; non-loopback needs an API token)")
     .option("--port <n>", "API port (server.port)")
+    .option("--mcp-port <n>", "MCP management server port (server.mcp_port)")
+    .option("--agent-port <n>", "MCP agent server port (server.agent_port)")
     .option("--nats-url <url>", "use this NATS server instead of starting one (nats.url)")
     .option("--log-level <level>", "debug, info, warn, error or silent (log.level)")
     .action(
-      async (opts: { host?: string; port?: string; natsUrl?: string; logLevel?: string }, cmd: Command) => {
+      async (
+        opts: {
+          host?: string;
+          port?: string;
+          mcpPort?: string;
+          agentPort?: string;
+          natsUrl?: string;
+          logLevel?: string;
+        },
+        cmd: Command,
+      ) => {
         const config = commandConfig(cmd, {
           "server.host": opts.host,
           "server.port": numberFlag(opts.port),
+          "server.mcp_port": numberFlag(opts.mcpPort),
+          "server.agent_port": numberFlag(opts.agentPort),
           "nats.url": opts.natsUrl,
           "log.level": opts.logLevel,
         });

@@ -172,14 +172,19 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "sandbox close", args: () => ["sbx_nope"], ok: false },
     { cmd: "sandbox run", args: () => ["-c", "echo hi"], ok: true },
     { cmd: "sandbox run", ok: false, code: 2 },
+    { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
+    { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
+    { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
   ];
 
   try {
     // The table covers every command with a success and a failure (`serve` succeeds by running until
-    // stopped, so only its failure prints a result).
+    // stopped, and `mcp stdio` by speaking MCP on stdout, so only their failures print a result).
     for (const leaf of leafCommands(buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
-      if (leaf !== "serve") assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);
+      if (!["serve", "mcp stdio"].includes(leaf)) {
+        assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);
+      }
     }
     for (const row of rows) {
       await row.before?.();
