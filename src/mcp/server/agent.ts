@@ -32,18 +32,23 @@ function fingerprint(tools: McpToolSpec[]): string {
   return JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema]));
 }
 
+/** Something whose changes may change the agent server's tools (the workflow store; the agent registry later). */
+export interface ChangeSource {
+  onChange(listener: () => void): () => void;
+}
+
 /**
- * Calls `notify` when the catalog's tool list has changed (after workflow store changes; a sync saves many
- * files at once, so changes in one tick are looked at once). Returns the unsubscribe.
+ * Calls `notify` when the catalog's tool list has changed, looked at after each change of a source (a sync
+ * saves many files at once: the changes of one tick are looked at once). Returns the unsubscribe.
  */
 export function watchTools(
   catalog: McpCatalog,
-  store: WorkflowStore,
+  sources: ChangeSource[],
   notify: () => Promise<void>,
 ): () => void {
   let last = fingerprint(catalog.tools() as McpToolSpec[]);
   let pending = false;
-  return store.onChange(() => {
+  const look = () => {
     if (pending) return;
     pending = true;
     setTimeout(() => {
@@ -57,5 +62,7 @@ export function watchTools(
         log.warn("mcp: reading the agent tools failed", { error: (err as Error).message });
       }
     }, 0);
-  });
+  };
+  const stops = sources.map((s) => s.onChange(look));
+  return () => stops.forEach((stop) => stop());
 }

@@ -14,8 +14,6 @@ export interface McpServers {
   mcpUrl: string;
   /** http://host:port/mcp of the agent server. */
   agentUrl: string;
-  /** The agent server's sessions are told their tools changed (the agent layer calls this after a sync). */
-  agentToolsChanged(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,7 +63,8 @@ export async function startMcpServers(
   const management = new McpSessions(() => serverFor(catalog), options);
   const agentTools = agentCatalog(ctx.workflows, client);
   const agents = new McpSessions(() => serverFor(agentTools), options);
-  const unwatch = watchTools(agentTools, ctx.workflows, () => agents.toolsChanged());
+  // The agent layer adds its registry here, so a sync that changes agents tells sessions too.
+  const unwatch = watchTools(agentTools, [ctx.workflows], () => agents.toolsChanged());
   const opened: { listener: Listener; sessions: McpSessions }[] = [];
   try {
     const ports = [["mcp_port", management], ["agent_port", agents]] as const;
@@ -84,7 +83,6 @@ export async function startMcpServers(
   return {
     mcpUrl: url(opened[0].listener),
     agentUrl: url(opened[1].listener),
-    agentToolsChanged: () => agents.toolsChanged(),
     close: async () => {
       unwatch();
       for (const { listener, sessions } of opened) {
