@@ -98,6 +98,12 @@ Deno.test("mcp: on loopback, mcp_auth always requires the token; Host and Origin
     assertEquals((await send(s.mcpUrl, { headers, body: ping })).status, 200);
     await new Promise((r) => setTimeout(r, 1_600));
     assertEquals((await send(s.mcpUrl, { headers, body: ping })).status, 404);
+
+    // DELETE ends a session at once.
+    const again = await send(s.mcpUrl, { headers: auth });
+    const ended = { ...headers, "mcp-session-id": again.headers.get("mcp-session-id")! };
+    assertEquals((await send(s.mcpUrl, { method: "DELETE", headers: ended })).status, 200);
+    assertEquals((await send(s.mcpUrl, { headers: ended, body: ping })).status, 404);
   } finally {
     await s.close();
   }
