@@ -13,8 +13,8 @@ export const ConfigSchema = z.strictObject({
   server: z.strictObject({
     host: z.string().min(1).default("127.0.0.1").describe("address the API listens on"),
     port: port.default(8585).describe("API port (0 = any free port)"),
-    mcp_port: port.default(8586).describe("MCP port"),
-    agent_port: port.default(8587).describe("agent MCP port"),
+    mcp_port: port.default(8586).describe("MCP management server port, /mcp (0 = any free port)"),
+    agent_port: port.default(8587).describe("MCP agent server port, /mcp: workflows and agents as tools"),
     mcp_auth: z.enum(["auto", "always"]).default("auto").describe(
       "MCP token rule: auto = the API token off loopback only, as the API; always = on loopback too",
     ),

@@ -17,6 +17,9 @@ interface Session {
   open: number;
 }
 
+/** Open sessions per endpoint at most; each holds an SDK server and up to 200 buffered events. */
+const MAX_SESSIONS = 1000;
+
 /** How long a client waits before it reconnects a closed SSE stream (sent as the SSE `retry` field). */
 const RETRY_MS = 1_000;
 
@@ -47,6 +50,8 @@ export class McpSessions {
       session.lastSeen = Date.now();
       return this.#tracked(session, await session.transport.handleRequest(req));
     }
+    // Sessions hold memory until they end or idle out: a client that initializes in a loop is refused.
+    if (this.#sessions.size >= MAX_SESSIONS) return tooMany();
     // No session yet: a new transport, kept only if this request initialized it (it refuses anything else).
     const session = await this.#create();
     const res = await session.transport.handleRequest(req);
@@ -152,4 +157,15 @@ function notFound(id: string): Response {
     error: { code: -32001, message: `session ${id} not found (expired or closed): initialize a new one` },
     id: null,
   }, { status: 404 });
+}
+
+function tooMany(): Response {
+  return Response.json({
+    jsonrpc: "2.0",
+    error: {
+      code: -32000,
+      message: `too many open sessions (${MAX_SESSIONS}): close one (DELETE /mcp) or retry later`,
+    },
+    id: null,
+  }, { status: 503, headers: { "retry-after": "60" } });
 }
