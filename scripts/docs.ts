@@ -30,6 +30,11 @@ export function withSection(page: string, name: string, body: string): string {
 export function mcpToolRows(): string[][] {
   return managementTools(new StationClient("http://127.0.0.1:8585")).map((t) => [
     `\`${t.name}\``,
+    t.annotations?.readOnlyHint
+      ? "reads"
+      : t.annotations?.destructiveHint
+      ? "changes, destructive"
+      : "changes",
     t.description.replaceAll("|", "\\|"),
   ]);
 }
@@ -70,7 +75,7 @@ const GENERATED = [
   {
     page: "docs/mcp.md",
     section: "mcp-tools",
-    table: () => markdownTable(["tool", "what it does"], mcpToolRows()),
+    table: () => markdownTable(["tool", "effect", "what it does"], mcpToolRows()),
   },
 ];
 

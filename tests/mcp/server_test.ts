@@ -16,11 +16,18 @@ Deno.test("mcp: the management server over Streamable HTTP runs workflows, appro
       () => exerciseManagement(client, "http"),
     );
 
-    await t.step("input schemas are the API's contract schemas", async () => {
-      const tools = (await client.listTools()).tools;
-      const runs = tools.find((x: { name: string }) => x.name === "list_workflow_runs");
-      assertEquals(runs.inputSchema, inputJsonSchema(RunListQuery));
-    });
+    await t.step(
+      "input schemas are the API's contract schemas; annotations say what a tool changes",
+      async () => {
+        const tools = (await client.listTools()).tools;
+        const runs = tools.find((x: { name: string }) => x.name === "list_workflow_runs");
+        assertEquals(runs.inputSchema, inputJsonSchema(RunListQuery));
+        const hints = (name: string) => tools.find((x: { name: string }) => x.name === name).annotations;
+        assertEquals(hints("list_workflow_runs"), { readOnlyHint: true });
+        assertEquals(hints("delete_file"), { readOnlyHint: false, destructiveHint: true });
+        assertEquals(hints("start_workflow_run"), { readOnlyHint: false, destructiveHint: false });
+      },
+    );
 
     await t.step("API errors are tool errors with the code and hint; the session lives on", async () => {
       const missing = await client.callTool({ name: "get_workflow_run", arguments: { runId: "r-none" } });

@@ -75,10 +75,11 @@ export function workflowRunTools(store: WorkflowStore, client: StationClient): M
 
 /** `get_run_status`: a run's status and, once it ended, its result or error. */
 export function runStatusTool(client: StationClient): McpToolSpec {
-  return zodTool(
+  const tool = zodTool(
     "get_run_status",
     "A run's status (pending, running, waiting, paused, completed, failed, canceled) with its result or error.",
     z.strictObject({ run_id: z.string().min(1).describe("the run_id a workflow_* tool returned") }),
     (a) => getRun(client, a.run_id),
   );
+  return { ...tool, annotations: { readOnlyHint: true } };
 }

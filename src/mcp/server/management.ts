@@ -24,7 +24,39 @@ export function managementTools(client: StationClient): McpToolSpec[] {
     ...fileTools(client),
     ...sandboxTools(client),
     ...environmentTools(client),
-  ];
+  ].map((t) => ({ ...t, annotations: annotations(t.name) }));
+}
+
+/** Tools that only read: a client may call them without asking. */
+const READ_ONLY = new Set([
+  "list_workflows",
+  "get_workflow",
+  "validate_workflow",
+  "get_workflow_run",
+  "list_workflow_runs",
+  "get_workflow_run_steps",
+  "list_workflow_approvals",
+  "list_files",
+  "get_file_info",
+  "download_file",
+  "list_environments",
+]);
+
+/** Tools that remove or end something for good: a client should ask first. */
+const DESTRUCTIVE = new Set([
+  "delete_workflow",
+  "cancel_workflow_run",
+  "reject_workflow_step",
+  "delete_file",
+  "upload_file",
+  "sandbox_fs_delete",
+  "sandbox_close",
+]);
+
+function annotations(name: string): McpToolSpec["annotations"] {
+  return READ_ONLY.has(name)
+    ? { readOnlyHint: true }
+    : { readOnlyHint: false, destructiveHint: DESTRUCTIVE.has(name) };
 }
 
 /** The management server (:8586/mcp and `stn mcp stdio`): its tools and resources over one API client. */

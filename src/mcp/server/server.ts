@@ -47,6 +47,7 @@ export function serverFor(catalog: McpCatalog): SdkServer {
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema,
+      ...(t.annotations && { annotations: t.annotations }),
     })),
   }));
   server.handle(

@@ -11,6 +11,8 @@ export interface McpToolSpec {
   description: string;
   /** JSON Schema of the arguments: an object schema. */
   inputSchema: Record<string, unknown>;
+  /** What the tool does to the world, for clients that ask before calling (MCP tool annotations). */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
   /** Runs the tool; throws a StationError for an answer the caller must see as a tool error. */
   call(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
