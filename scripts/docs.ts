@@ -8,7 +8,7 @@
 import { StationClient } from "../src/client/http.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { ERROR_CODES } from "../src/error_codes.ts";
-import { managementTools } from "../src/mcp/server/management.ts";
+import { managementTools } from "../src/mcp/server/mod.ts";
 
 /** A Markdown table with padded columns (as `deno fmt` writes them). */
 export function markdownTable(header: string[], rows: string[][]): string {

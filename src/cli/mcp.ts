@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { mcpToken } from "../mcp/server/token.ts";
-import { serveStdio } from "../mcp/server/stdio.ts";
+import { mcpToken, serveStdio } from "../mcp/server/mod.ts";
 import { usageError } from "../errors.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 import { answers } from "../client/discovery.ts";

@@ -11,7 +11,7 @@ import { type McpToolSpec, zodTool } from "./tool.ts";
  * Largest file the MCP file tools move inline (text or base64 in one JSON-RPC message). Bigger files go
  * through the HTTP API or `stn files`, which stream.
  */
-export const MCP_FILE_LIMIT_BYTES = 1024 * 1024;
+const MCP_FILE_LIMIT_BYTES = 1024 * 1024;
 
 const tooLarge = (what: string, size: number) =>
   new StationError(

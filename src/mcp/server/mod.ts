@@ -8,6 +8,11 @@ import { managementCatalog } from "./management.ts";
 import { serverFor } from "./server.ts";
 import { McpSessions } from "./sessions.ts";
 
+/** The MCP servers' public door (STYLE): the station starts them, the CLI serves stdio, docs list the tools. */
+export { managementTools } from "./management.ts";
+export { serveStdio } from "./stdio.ts";
+export { mcpToken } from "./token.ts";
+
 /** The two MCP endpoints of a running station. */
 export interface McpServers {
   /** http://host:port/mcp of the management server. */

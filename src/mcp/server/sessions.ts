@@ -36,11 +36,6 @@ export class McpSessions {
     Deno.unrefTimer(this.#sweeper);
   }
 
-  /** How many sessions are open. */
-  get size(): number {
-    return this.#sessions.size;
-  }
-
   /** Answers one HTTP request to the endpoint (POST messages, GET stream, DELETE session). */
   async handle(req: Request): Promise<Response> {
     const id = req.headers.get("mcp-session-id");
