@@ -46,7 +46,7 @@ export function mcpCommand(program: Command): void {
 
   mcp.command("config")
     .description("print the JSON a client needs to reach stn (add it to the client's MCP config file)")
-    .option("--client <name>", `claude, cursor or vscode (default claude)`, "claude")
+    .option("--client <name>", "claude, cursor or vscode", "claude")
     .option("--stdio", "launch `stn mcp stdio` instead of connecting to the server's URL (claude's default)")
     .option("--http", "connect to the server's URL (the default for cursor and vscode)")
     .option(
@@ -67,7 +67,7 @@ export function mcpCommand(program: Command): void {
           throw usageError(
             "invalid_usage",
             opts.agent ? "the agent server has no stdio mode" : "--stdio and --http exclude each other",
-            "the agent server is reached over HTTP: drop --stdio",
+            opts.agent ? "the agent server is reached over HTTP: drop --stdio" : "give one of them",
           );
         }
         const stdio = opts.stdio || (client === "claude" && !opts.http && !opts.agent);
@@ -82,8 +82,7 @@ export function mcpCommand(program: Command): void {
           const port = opts.agent ? server.agent_port : server.mcp_port;
           const fallback = `http://${host.includes(":") ? `[${host}]` : host}:${port}/mcp`;
           const url = (opts.agent ? live?.agent_mcp_url : live?.mcp_url) ?? fallback;
-          target = { url, token: mcpToken(server) ?? Deno.env.get("STATION_API_TOKEN") };
-          if (!mcpToken(server)) target.token = undefined;
+          target = { url, token: mcpToken(server) };
         }
         const name = opts.agent ? "stn-agents" : "stn";
         console.log(JSON.stringify(snippet(client, name, entry(client, target)), null, 2));
