@@ -6,7 +6,6 @@ import type { StationContext } from "../runtime/context.ts";
 import { requiredToken, requireToken } from "./auth.ts";
 import { requestBodyLimit } from "./body_limit.ts";
 import { docsRoutes } from "./routes/docs.ts";
-import { environmentRoutes } from "./routes/environments.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
@@ -30,7 +29,6 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflows);
   app.route("/api/v1/sync", syncRoutes(ctx));
-  app.route("/api/v1/environments", environmentRoutes(ctx));
   app.route("/api/v1/version", versionRoutes(ctx));
   app.route("/api/v1", sandboxRoutes(ctx));
   app.route("/", docsRoutes(app, ctx.version));

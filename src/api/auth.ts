@@ -4,6 +4,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { StationError } from "../errors.ts";
 import { isLoopback } from "../lib/loopback.ts";
 
+
 const HINT = "send 'Authorization: Bearer <token>' (the CLI reads STATION_API_TOKEN or server.api_token)";
 
 // Hono answers a malformed header 400; for a client it is one more way of not being authenticated.

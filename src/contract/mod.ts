@@ -4,7 +4,6 @@
  * Nothing here imports the server.
  */
 export * from "./approvals.ts";
-export * from "./environments.ts";
 export * from "./errors.ts";
 export * from "./files.ts";
 export * from "./health.ts";

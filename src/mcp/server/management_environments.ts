@@ -1,6 +1,5 @@
 import type { StationClient } from "../../client/http.ts";
 import { syncWorkflows } from "../../client/workflows.ts";
-import { EnvironmentList } from "../../contract/environments.ts";
 import { SyncBody } from "../../contract/sync.ts";
 import { z } from "zod";
 import { type McpToolSpec, zodTool } from "./tool.ts";
@@ -12,12 +11,14 @@ export function environmentTools(client: StationClient): McpToolSpec[] {
       "list_environments",
       "List the environments (folders of workflow and agent files under $STATION_HOME/environments).",
       z.strictObject({}),
-      () => client.json("GET", "/api/v1/environments", { schema: EnvironmentList }),
+      // The environments API (GET /api/v1/environments) answers the summaries; its schema is its own.
+      () => client.json("GET", "/api/v1/environments"),
     ),
     zodTool(
       "sync_environment",
-      "Sync an environment's files into the station (default: the configured environment): new and " +
-        "changed workflows are stored, removed ones disabled. Reports what changed and the invalid files.",
+      "Sync an environment's files into the station as `stn sync` does (default: the configured " +
+        "environment): new and changed files are stored, removed ones disabled. Reports what changed and " +
+        "the invalid files.",
       SyncBody,
       (a) => syncWorkflows(client, a.environment),
     ),

@@ -1,7 +1,6 @@
 import type { StationClient } from "../../client/http.ts";
 import { getRun } from "../../client/workflow_runs.ts";
 import { listWorkflows } from "../../client/workflows.ts";
-import { EnvironmentList } from "../../contract/environments.ts";
 import type { McpResourceInfo, McpResourceTemplateInfo, ResourceCatalog } from "./server.ts";
 import { WORKFLOW_DSL } from "./workflow_dsl.ts";
 
@@ -20,8 +19,7 @@ const STATIC: (McpResourceInfo & { read(client: StationClient): Promise<string> 
     name: "environments",
     description: "The environments under $STATION_HOME/environments",
     mimeType: JSON_TYPE,
-    read: async (client) =>
-      JSON.stringify(await client.json("GET", "/api/v1/environments", { schema: EnvironmentList })),
+    read: async (client) => JSON.stringify(await client.json("GET", "/api/v1/environments")),
   },
   {
     uri: "station://docs/workflow-dsl",
