@@ -1,10 +1,14 @@
 /**
  * Regenerates the parts of docs/ that are derived from code: the configuration table (from the config
- * schema's defaults and descriptions) and the error table (from the error catalogue). `deno task docs`;
+ * schema's defaults and descriptions), the error table (from the error catalogue) and the MCP tool table
+ * (from the tool definitions); and the other way round, the module that serves docs/workflows.md as the
+ * MCP resource station://docs/workflow-dsl (a compiled stn cannot read the source tree). `deno task docs`;
  * tests/docs_test.ts and tests/contract/error_codes_test.ts fail when they drift.
  */
+import { StationClient } from "../src/client/http.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { ERROR_CODES } from "../src/error_codes.ts";
+import { managementTools } from "../src/mcp/server/mod.ts";
 
 /** A Markdown table with padded columns (as `deno fmt` writes them). */
 export function markdownTable(header: string[], rows: string[][]): string {
@@ -21,6 +25,28 @@ export function withSection(page: string, name: string, body: string): string {
   if (from < 0 || to < from) throw new Error(`the page lacks the ${start} … ${end} markers`);
   return page.slice(0, from + start.length) + "\n\n" + body + "\n\n" + page.slice(to);
 }
+
+/** The management server's tools: name and description (a client that is never called lists them). */
+export function mcpToolRows(): string[][] {
+  return managementTools(new StationClient("http://127.0.0.1:8585")).map((t) => [
+    `\`${t.name}\``,
+    t.annotations?.readOnlyHint
+      ? "reads"
+      : t.annotations?.destructiveHint
+      ? "changes, destructive"
+      : "changes",
+    t.description.replaceAll("|", "\\|"),
+  ]);
+}
+
+/** The TypeScript module holding docs/workflows.md's text (src/mcp/server/workflow_dsl.ts). */
+export function workflowDslModule(markdown: string): string {
+  return "// Generated from docs/workflows.md by `deno task docs`; tests/docs_test.ts checks it. Do not edit.\n\n" +
+    "/** The workflow DSL reference (docs/workflows.md), served as the MCP resource station://docs/workflow-dsl. */\n" +
+    `export const WORKFLOW_DSL = ${JSON.stringify(markdown)};\n`;
+}
+
+export const WORKFLOW_DSL_MODULE = "src/mcp/server/workflow_dsl.ts";
 
 const GENERATED = [
   {
@@ -46,6 +72,11 @@ const GENERATED = [
         ]),
       ),
   },
+  {
+    page: "docs/mcp.md",
+    section: "mcp-tools",
+    table: () => markdownTable(["tool", "effect", "what it does"], mcpToolRows()),
+  },
 ];
 
 if (import.meta.main) {
@@ -54,4 +85,7 @@ if (import.meta.main) {
     Deno.writeTextFileSync(path, withSection(Deno.readTextFileSync(path), section, table()));
     console.log(`docs: wrote ${page}`);
   }
+  const dsl = Deno.readTextFileSync(new URL("../docs/workflows.md", import.meta.url));
+  Deno.writeTextFileSync(new URL(`../${WORKFLOW_DSL_MODULE}`, import.meta.url), workflowDslModule(dsl));
+  console.log(`docs: wrote ${WORKFLOW_DSL_MODULE}`);
 }

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   invalid_key: [400, 1, "a file key is malformed (bad segment, encoding or length)"],
   unauthorized: [401, 1, "the API token is missing or wrong"],
   cross_site_request: [403, 1, "a browser sent a state-changing request from another site (CSRF protection)"],
+  origin_not_allowed: [403, 1, "an MCP request's Origin or Host is not allowed (DNS-rebinding protection)"],
   not_found: [404, 1, "no such API route"],
   http_error: [500, 1, "an HTTP-level failure without a more specific code"],
   internal_error: [500, 1, "an unexpected failure inside stn (a bug: please report it)"],
@@ -120,6 +121,7 @@ export const ERROR_CODES = {
   // Sandboxes
   sandbox_unavailable: [503, 1, "sandboxes are disabled or Docker is not reachable"],
   sandbox_not_found: [404, 1, "no sandbox with that id"],
+  tool_not_found: [404, 1, "no sandbox tool by that name (GET /api/v1/sandbox/tools lists them)"],
   sandbox_closed: [410, 1, "the sandbox was closed"],
   sandbox_gone: [410, 1, "the sandbox's container has disappeared"],
   sandbox_not_running: [409, 1, "the sandbox's container is not running"],

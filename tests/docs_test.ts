@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
+import { mcpToolRows, WORKFLOW_DSL_MODULE, workflowDslModule } from "../scripts/docs.ts";
 import { STN_RUN_ARGS } from "../scripts/stn_flags.ts";
 import { childEnv, MAIN } from "./helpers/stn.ts";
 import { tempHome } from "./helpers/home.ts";
@@ -45,6 +46,15 @@ Deno.test("docs: the configuration table is the one generated from the config sc
     "<!-- config-table:end -->",
   );
   assertEquals(rows, configReferenceRows().map((r) => [r.key, r.env, r.default, r.meaning]));
+});
+
+Deno.test("docs: the MCP tool table is the one generated from the tool definitions (deno task docs)", () => {
+  const rows = tableRows(read("docs/mcp.md"), "<!-- mcp-tools:start -->", "<!-- mcp-tools:end -->");
+  assertEquals(rows, mcpToolRows());
+});
+
+Deno.test("docs: the MCP resource station://docs/workflow-dsl is docs/workflows.md as it is (deno task docs)", () => {
+  assertEquals(read(WORKFLOW_DSL_MODULE), workflowDslModule(read("docs/workflows.md")));
 });
 
 Deno.test("docs: every page is linked from the README and every relative link resolves", () => {

@@ -53,7 +53,7 @@ const env: Record<string, string> = {
 for (const k of ["STATION_URL", "STATION_API_TOKEN"]) delete env[k];
 
 const serve = new Deno.Command(Deno.execPath(), {
-  args: [...STN_RUN_ARGS, MAIN, "serve", "--port", "0"],
+  args: [...STN_RUN_ARGS, MAIN, "serve", "--port", "0", "--mcp-port", "0", "--agent-port", "0"],
   env,
   clearEnv: true,
   stdout: "null",

@@ -80,7 +80,19 @@ async function stnServe(measureRss: boolean): Promise<{ ms: number; rss?: { stn:
   const port = freePort();
   const t0 = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...STN_RUN_ARGS, MAIN, "serve", "--port", String(port), "--log-level", "warn"],
+    args: [
+      ...STN_RUN_ARGS,
+      MAIN,
+      "serve",
+      "--port",
+      String(port),
+      "--mcp-port",
+      "0",
+      "--agent-port",
+      "0",
+      "--log-level",
+      "warn",
+    ],
     env: { STATION_HOME: home },
     stdout: "null",
     stderr: "null",

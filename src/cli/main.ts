@@ -13,6 +13,7 @@ import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
+import { mcpCommand } from "./mcp.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { statusCommand } from "./status.ts";
@@ -76,6 +77,7 @@ export function buildProgram(): Command {
   syncCommand(program);
   envCommand(program);
   bundleCommand(program);
+  mcpCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

@@ -11,6 +11,7 @@ import {
   runEvents,
   runSteps,
   startRun,
+  waitForRun,
 } from "../client/workflow_runs.ts";
 import { runSignals } from "../client/events.ts";
 import { StationError, usageError } from "../errors.ts";
@@ -79,31 +80,6 @@ function describeEvent(e: RunEvent, style: Style): string {
     .trimEnd();
 }
 
-/** Waits for the run's end by following its event stream; null when the timeout passes first. */
-async function waitForRun(
-  client: StationClient,
-  runId: string,
-  timeoutMs: number | undefined,
-  onEvent?: (e: RunEvent) => void,
-): Promise<RunView | null> {
-  const signal = timeoutMs !== undefined ? AbortSignal.timeout(timeoutMs) : undefined;
-  let after = 0;
-  // A dropped connection resumes from the last seq seen (Last-Event-ID semantics).
-  for (;;) {
-    try {
-      for await (const e of runEvents(client, runId, { after, signal })) {
-        after = e.seq;
-        onEvent?.(e);
-      }
-      const run = await getRun(client, runId);
-      if (["completed", "failed", "canceled"].includes(run.status)) return run;
-    } catch (err) {
-      if (signal?.aborted) return null;
-      if (err instanceof StationError) throw err;
-    }
-  }
-}
-
 /** Shows a finished run: its result on stdout (the whole run with --json), or fails with exit 3 or 4. */
 function finish(run: RunView, json: boolean): void {
   if (run.status === "completed") {
@@ -158,12 +134,10 @@ export function workflowRunCommands(workflow: Command): void {
           const wait = opts.wait || opts.follow || where.source === "embedded";
           if (!wait) return render(run, { json, text: (r) => r.id });
           note((style) => style.dim(`run ${run.id} started`));
-          const done = await waitForRun(
-            client,
-            run.id,
+          const done = await waitForRun(client, run.id, {
             timeoutMs,
-            opts.follow ? (e) => note(describeEvent(e, errStyle)) : undefined,
-          );
+            onEvent: opts.follow ? (e) => note(describeEvent(e, errStyle)) : undefined,
+          });
           if (!done) {
             throw new StationError("wait_timeout", `timed out waiting for run ${run.id}; it keeps running`, {
               hint: `\`stn workflow inspect ${run.id}\` shows where it is`,

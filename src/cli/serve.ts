@@ -10,13 +10,27 @@ export function serveCommand(program: Command): void {
     .description("run the stn runtime: API, workflow engine and managed NATS, until Ctrl-C")
     .option("--host <addr>", "address to listen on (server.host; non-loopback needs an API token)")
     .option("--port <n>", "API port (server.port)")
+    .option("--mcp-port <n>", "MCP management server port (server.mcp_port)")
+    .option("--agent-port <n>", "MCP agent server port (server.agent_port)")
     .option("--nats-url <url>", "use this NATS server instead of starting one (nats.url)")
     .option("--log-level <level>", "debug, info, warn, error or silent (log.level)")
     .action(
-      async (opts: { host?: string; port?: string; natsUrl?: string; logLevel?: string }, cmd: Command) => {
+      async (
+        opts: {
+          host?: string;
+          port?: string;
+          mcpPort?: string;
+          agentPort?: string;
+          natsUrl?: string;
+          logLevel?: string;
+        },
+        cmd: Command,
+      ) => {
         const config = commandConfig(cmd, {
           "server.host": opts.host,
           "server.port": numberFlag(opts.port),
+          "server.mcp_port": numberFlag(opts.mcpPort),
+          "server.agent_port": numberFlag(opts.agentPort),
           "nats.url": opts.natsUrl,
           "log.level": opts.logLevel,
         });
@@ -27,9 +41,11 @@ export function serveCommand(program: Command): void {
         const signalled = new Promise<void>((resolve) => (onSignal = resolve));
         for (const s of signals) Deno.addSignalListener(s, onSignal);
         try {
-          const station = await startStation(config, { announce: true });
+          const station = await startStation(config, { announce: true, mcp: true });
           const { nats } = station.ctx;
           log.info(`stn serve listening on ${station.url}`, {
+            mcp: station.mcp?.url,
+            agent_mcp: station.mcp?.agentUrl,
             nats: nats.managed ? `managed ${nats.url}` : nats.url,
             db: config.paths.db,
           });

@@ -1,5 +1,6 @@
 import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
 import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
+import { StationError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 import { sseMessages } from "./sse.ts";
 
@@ -79,5 +80,41 @@ export async function* runEvents(
   });
   for await (const message of sseMessages(res.body!)) {
     if (message.data) yield parseAnswer(RunEvent, JSON.parse(message.data), `GET ${path}`);
+  }
+}
+
+/** Whether a run has ended (completed, failed or canceled). */
+export function runEnded(run: Run): boolean {
+  return ["completed", "failed", "canceled"].includes(run.status);
+}
+
+/**
+ * Waits for a run's end by following its event stream; null when the timeout passes (or the signal
+ * aborts) first. A dropped connection resumes from the last seq seen (Last-Event-ID semantics).
+ */
+export async function waitForRun(
+  client: StationClient,
+  runId: string,
+  options: { timeoutMs?: number; signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {},
+): Promise<Run | null> {
+  const signals = [
+    options.signal,
+    options.timeoutMs !== undefined ? AbortSignal.timeout(options.timeoutMs) : undefined,
+  ]
+    .filter((s): s is AbortSignal => s !== undefined);
+  const signal = signals.length ? AbortSignal.any(signals) : undefined;
+  let after = 0;
+  for (;;) {
+    try {
+      for await (const e of runEvents(client, runId, { after, signal })) {
+        after = e.seq;
+        options.onEvent?.(e);
+      }
+      const run = await getRun(client, runId);
+      if (runEnded(run)) return run;
+    } catch (err) {
+      if (signal?.aborted) return null;
+      if (err instanceof StationError) throw err;
+    }
   }
 }

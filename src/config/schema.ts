@@ -13,8 +13,14 @@ export const ConfigSchema = z.strictObject({
   server: z.strictObject({
     host: z.string().min(1).default("127.0.0.1").describe("address the API listens on"),
     port: port.default(8585).describe("API port (0 = any free port)"),
-    mcp_port: port.default(8586).describe("MCP port"),
-    agent_port: port.default(8587).describe("agent MCP port"),
+    mcp_port: port.default(8586).describe("MCP management server port, /mcp (0 = any free port)"),
+    agent_port: port.default(8587).describe("MCP agent server port, /mcp: workflows and agents as tools"),
+    mcp_auth: z.enum(["auto", "always"]).default("auto").describe(
+      "MCP token rule: auto = the API token off loopback only, as the API; always = on loopback too",
+    ),
+    mcp_session_idle: durationSchema.default(30 * 60_000).describe(
+      "close an MCP session after this long without a request or an open stream (its client re-initializes)",
+    ),
     // The characters a bearer token may hold (RFC 6750): Hono's bearer auth refuses any other.
     api_token: z.string().min(16).regex(/^[A-Za-z0-9._~+/-]+=*$/, "letters, digits and . _ ~ + / - only")
       .optional().describe(

@@ -128,5 +128,9 @@ export const WriteFileQuery = z.object({
   mode: z.string().optional().describe("octal permissions like 644"),
 });
 export const DeleteFileQuery = z.object({ recursive: flag });
+/** POST /api/v1/sandbox/tools/{name}: a tool's input, checked by the tool itself as a model's call is. */
+export const ToolInput = z.record(z.string(), z.unknown()).meta({ id: "SandboxToolInput" });
+export const ToolOutput = z.record(z.string(), z.unknown()).meta({ id: "SandboxToolOutput" });
+export const ToolNameParam = z.object({ name: z.string().min(1) });
 export const SandboxIdParam = z.object({ id: z.string().min(1) });
 export const SandboxPathParam = z.object({ id: z.string().min(1), path: z.string() });

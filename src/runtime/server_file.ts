@@ -4,6 +4,9 @@ import { dirname } from "node:path";
 /** $STATION_HOME/run/server.json: how CLI commands find a running server (DESIGN §2). */
 export interface ServerFile {
   url: string;
+  /** The MCP endpoints (management, agents), for `stn mcp config`. */
+  mcp_url?: string;
+  agent_mcp_url?: string;
   pid: number;
   started_at: string;
   version: string;

@@ -11,6 +11,7 @@ import { StationError, usageError } from "../errors.ts";
 import { hookProblems } from "../events/webhooks.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
+import { startMcpServers } from "../mcp/server/mod.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { startSandboxService } from "../sandbox/start.ts";
@@ -29,12 +30,19 @@ export interface StartStationOptions {
   busyWaitMs?: number;
   /** Exit code when the store stays busy (embedded mode: EXIT_HOME_BUSY). */
   busyExitCode?: number;
+  /**
+   * Listen on server.mcp_port and server.agent_port too (stn serve). Embedded mode does not: a one-shot
+   * command has no MCP clients, and `stn mcp stdio` serves the management tools over stdio itself.
+   */
+  mcp?: boolean;
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
 export interface Station {
   /** Base URL of the API, e.g. http://127.0.0.1:8585 */
   url: string;
+  /** The MCP endpoints (management and agent servers) when started with `mcp: true`. */
+  mcp?: { url: string; agentUrl: string };
   ctx: StationContext;
   /** Resolves with an error when a part the station cannot live without fails (the managed nats-server dies). */
   fatal: Promise<StationError>;
@@ -46,7 +54,14 @@ type Closer = { name: string; close: () => void | Promise<void> };
 
 /** Checks the settings that must hold before anything starts. */
 function preflight(config: LoadedConfig): void {
-  const { host, api_token } = config.values.server;
+  const { host, api_token, mcp_auth } = config.values.server;
+  if (mcp_auth === "always" && !api_token) {
+    throw usageError(
+      "api_token_required",
+      "server.mcp_auth is `always`, but there is no token to require",
+      "set server.api_token in config.yaml or STATION_API_TOKEN (16+ characters, e.g. `openssl rand -hex 32`)",
+    );
+  }
   if (!isLoopback(host) && !api_token) {
     throw usageError(
       "api_token_required",
@@ -181,10 +196,17 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       ? `[${host}]`
       : host;
     const url = `http://${clientHost}:${http.port}`;
+    let mcp: Station["mcp"];
+    if (options.mcp) {
+      const servers = await startMcpServers(ctx, app.fetch, clientHost);
+      closers.push({ name: "mcp servers", close: () => servers.close() });
+      mcp = { url: servers.mcpUrl, agentUrl: servers.agentUrl };
+    }
 
     if (options.announce) {
       writeServerFile(config.paths.serverJson, {
         url,
+        ...(mcp && { mcp_url: mcp.url, agent_mcp_url: mcp.agentUrl }),
         pid: Deno.pid,
         started_at: ctx.startedAt.toISOString(),
         version: VERSION,
@@ -192,7 +214,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       // Pushed last so it is removed first: no client is sent to a server that is stopping.
       closers.push({ name: "server.json", close: () => removeServerFile(config.paths.serverJson) });
     }
-    return { url, ctx, fatal, stop };
+    return { url, mcp, ctx, fatal, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -113,14 +113,27 @@ function notFound(id: string): StationError {
 
 /** The workflows table and its versions. */
 export class WorkflowStore {
+  #listeners = new Set<() => void>();
+
   constructor(private readonly db: Database) {}
+
+  /** Calls `listener` after each change to the stored workflows (the agent MCP server's tools follow them). */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  private changed<T>(result: T): T {
+    for (const listener of this.#listeners) listener();
+    return result;
+  }
 
   /** Stores a validated definition: a new version when its content changed, and marks it active. */
   save(def: WorkflowDefinition, origin: WorkflowOrigin): SaveResult {
     const hash = definitionHash(def);
     const now = new Date().toISOString();
     const label = def.version === undefined ? null : String(def.version);
-    return transaction(this.db, () => {
+    return this.changed(transaction(this.db, () => {
       const row = this.db.prepare("SELECT * FROM workflows WHERE id = ?").get(def.id) as Row | undefined;
       const origin_ = [origin.source, origin.environment ?? null, origin.path ?? null] as const;
       if (!row) {
@@ -155,7 +168,7 @@ export class WorkflowStore {
            source = ?, environment = ?, source_path = ?, updated_at = ? WHERE id = ?`,
       ).run(def.name ?? null, def.description ?? null, status, reason, version, ...origin_, now, def.id);
       return { workflow: this.record(def.id), version, outcome: "updated", enabled };
-    });
+    }));
   }
 
   private insertVersion(
@@ -232,7 +245,7 @@ export class WorkflowStore {
       `UPDATE workflows SET status = 'disabled', disabled_reason = ?,
          updated_at = CASE WHEN status = 'disabled' THEN updated_at ELSE ? END WHERE id = ?`,
     ).run(reason, new Date().toISOString(), id);
-    return this.record(id);
+    return this.changed(this.record(id));
   }
 
   /** Marks a workflow active again. */
@@ -242,7 +255,7 @@ export class WorkflowStore {
       `UPDATE workflows SET status = 'active', disabled_reason = NULL,
          updated_at = CASE WHEN status = 'active' THEN updated_at ELSE ? END WHERE id = ?`,
     ).run(new Date().toISOString(), id);
-    return this.record(id);
+    return this.changed(this.record(id));
   }
 
   /** Deletes a workflow and all its versions; refused (409) while something still references it. */
@@ -250,6 +263,7 @@ export class WorkflowStore {
     this.record(id);
     try {
       this.db.prepare("DELETE FROM workflows WHERE id = ?").run(id);
+      this.changed(undefined);
     } catch (err) {
       if (/FOREIGN KEY/i.test((err as Error).message)) {
         throw new StationError("workflow_in_use", `workflow \`${id}\` still has runs and cannot be deleted`, {

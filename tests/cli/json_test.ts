@@ -230,13 +230,16 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "agent runs", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "agent inspect", args: () => [agentRun], ok: true },
     { cmd: "agent inspect", args: () => ["arun_nope"], ok: false },
+    { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
+    { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
+    { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
   ];
 
   try {
     // The table covers every command with a success and a failure (`serve` succeeds by running until
-    // stopped, so only its failure prints a result; the successes of `up`, `logs` and `image build` need
+    // stopped, and `mcp stdio` by speaking MCP on stdout, so only their failures print a result; the successes of `up`, `logs` and `image build` need
     // the station image and are checked with --json in tests/e2e/up_test.ts).
-    const failureOnly = ["serve", "up", "logs", "image build"];
+    const failureOnly = ["serve", "up", "logs", "image build", "mcp stdio"];
     for (const leaf of leafCommands(buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
       if (!failureOnly.includes(leaf)) {

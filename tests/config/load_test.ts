@@ -13,6 +13,8 @@ Deno.test("config: defaults when there is no file", async () => {
       port: 8585,
       mcp_port: 8586,
       agent_port: 8587,
+      mcp_auth: "auto",
+      mcp_session_idle: 30 * 60_000,
       max_body_bytes: 4 * 1024 * 1024,
     });
     assertEquals(values.nats.server_bin, "nats-server");

@@ -14,7 +14,8 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
   const base = Deno.env.toObject();
   for (const k of SCRUB) delete base[k];
   for (const k of Object.keys(base)) if (k.startsWith("STN_")) delete base[k];
-  return { ...base, ...env };
+  // Tests run many `stn serve` at once: like the API port (--port 0), the MCP ports are any free ones.
+  return { ...base, STN_SERVER_MCP_PORT: "0", STN_SERVER_AGENT_PORT: "0", ...env };
 }
 
 export interface StnResult {

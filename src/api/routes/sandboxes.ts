@@ -24,7 +24,10 @@ import {
   SandboxPathParam,
   StageBody,
   StagedFile,
+  ToolInput,
   ToolList,
+  ToolNameParam,
+  ToolOutput,
   WriteFileQuery,
   WrittenFile,
 } from "../../contract/sandboxes.ts";
@@ -33,6 +36,7 @@ import type { StationContext } from "../../runtime/context.ts";
 import { requireSandbox } from "../../sandbox/required.ts";
 import {
   callTool,
+  SANDBOX_TOOLS,
   sandboxClose,
   sandboxExec,
   sandboxFsList,
@@ -83,6 +87,20 @@ const tools = createRoute({
   tags,
   summary: "The sandbox tools as a model sees them (name, description, input JSON Schema)",
   responses: { 200: json(ToolList, "the tools") },
+});
+const callToolRoute = createRoute({
+  method: "post",
+  path: "/sandbox/tools/{name}",
+  tags,
+  summary: "Call a sandbox tool by name with its input (what a model's or an MCP client's tool call does)",
+  request: {
+    params: ToolNameParam,
+    body: { required: true, content: { "application/json": { schema: ToolInput } } },
+  },
+  responses: {
+    200: json(ToolOutput, "the tool's result (the shape of the route of the same operation)"),
+    ...errors(...inSandbox, ...pathErrors, "tool_not_found", "unknown_runtime", "image_not_allowed"),
+  },
 });
 const runCode = createRoute({
   method: "post",
@@ -220,6 +238,16 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
     await callTool(t, input, { sandbox: requireSandbox(ctx), signal: c.req.raw.signal });
 
   openapi(app, tools, (c) => c.json({ tools: toolDefinitions() }, 200));
+  openapi(app, callToolRoute, async (c) => {
+    const { name } = c.req.valid("param");
+    const t = SANDBOX_TOOLS.find((t) => t.name === name);
+    if (!t) {
+      throw new StationError("tool_not_found", `no sandbox tool ${name}`, {
+        hint: `the tools are ${SANDBOX_TOOLS.map((t) => t.name).join(", ")} (GET /api/v1/sandbox/tools)`,
+      });
+    }
+    return c.json(await call(t, c.req.valid("json"), c) as Record<string, unknown>, 200);
+  });
   openapi(
     app,
     runCode,

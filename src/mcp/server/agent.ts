@@ -1,0 +1,68 @@
+import type { StationClient } from "../../client/http.ts";
+import { log } from "../../log.ts";
+import { VERSION } from "../../version.ts";
+import type { WorkflowStore } from "../../workflows/store.ts";
+import { agentTools } from "./agent_tools.ts";
+import { runStatusTool, workflowRunTools } from "./agent_workflows.ts";
+import { managementResources } from "./resources.ts";
+import type { McpCatalog } from "./server.ts";
+import type { McpToolSpec } from "./tool.ts";
+
+const INSTRUCTIONS =
+  "Each workflow_<id> tool starts a run of that workflow with the arguments as its input " +
+  "and returns run_id (or, with wait: true, the finished run); get_run_status follows a run.";
+
+/**
+ * The agent server (:8587/mcp): one tool per agent and per active workflow, and get_run_status; and the
+ * management server's read-only resources (the DSL reference, the workflows, runs by id).
+ */
+export function agentCatalog(store: WorkflowStore, client: StationClient): McpCatalog {
+  const status = runStatusTool(client);
+  return {
+    name: "stn-agents",
+    version: VERSION,
+    instructions: INSTRUCTIONS,
+    tools: (): McpToolSpec[] => [...agentTools(), ...workflowRunTools(store, client), status],
+    resources: managementResources(client),
+  };
+}
+
+/** A tool list's identity: the names and input schemas clients see. */
+function fingerprint(tools: McpToolSpec[]): string {
+  return JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema]));
+}
+
+/** Something whose changes may change the agent server's tools (the workflow store; the agent registry later). */
+export interface ChangeSource {
+  onChange(listener: () => void): () => void;
+}
+
+/**
+ * Calls `notify` when the catalog's tool list has changed, looked at after each change of a source (a sync
+ * saves many files at once: the changes of one tick are looked at once). Returns the unsubscribe.
+ */
+export function watchTools(
+  catalog: McpCatalog,
+  sources: ChangeSource[],
+  notify: () => Promise<void>,
+): () => void {
+  let last = fingerprint(catalog.tools() as McpToolSpec[]);
+  let pending = false;
+  const look = () => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => {
+      pending = false;
+      try {
+        const now = fingerprint(catalog.tools() as McpToolSpec[]);
+        if (now === last) return;
+        last = now;
+        notify().catch((err: Error) => log.warn("mcp: list_changed failed", { error: err.message }));
+      } catch (err) {
+        log.warn("mcp: reading the agent tools failed", { error: (err as Error).message });
+      }
+    }, 0);
+  };
+  const stops = sources.map((s) => s.onChange(look));
+  return () => stops.forEach((stop) => stop());
+}

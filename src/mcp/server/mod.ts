@@ -1,0 +1,99 @@
+import { StationClient } from "../../client/http.ts";
+import { StationError } from "../../errors.ts";
+import { listen, type Listener } from "../../api/listen.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { agentCatalog, watchTools } from "./agent.ts";
+import { mcpApp } from "./http.ts";
+import { managementCatalog } from "./management.ts";
+import { serverFor } from "./server.ts";
+import { McpSessions } from "./sessions.ts";
+
+/** The MCP servers' public door (STYLE): the station starts them, the CLI serves stdio, docs list the tools. */
+export { managementTools } from "./management.ts";
+export { serveStdio } from "./stdio.ts";
+export { mcpToken } from "./token.ts";
+
+/** The two MCP endpoints of a running station. */
+export interface McpServers {
+  /** http://host:port/mcp of the management server. */
+  mcpUrl: string;
+  /** http://host:port/mcp of the agent server. */
+  agentUrl: string;
+  close(): Promise<void>;
+}
+
+/** A client of the API that calls the app in-process (no socket), with the token the app may require. */
+export function inProcessClient(
+  api: (req: Request) => Response | Promise<Response>,
+  token?: string,
+): StationClient {
+  return new StationClient("http://stn.internal", {
+    token,
+    fetch: (input, init) => Promise.resolve(api(new Request(input, init))),
+  });
+}
+
+/** listen(), with a port clash naming the config key of that port. */
+async function listenOn(
+  fetch: (req: Request) => Response | Promise<Response>,
+  host: string,
+  port: number,
+  key: string,
+): Promise<Listener> {
+  try {
+    return await listen(fetch, host, port);
+  } catch (err) {
+    if (!(err instanceof StationError) || err.code !== "port_in_use") throw err;
+    throw new StationError("port_in_use", err.message, {
+      hint:
+        `another stn serve may be running (stn status); choose another port with server.${key} (0 = any free port)`,
+      exitCode: 1,
+    });
+  }
+}
+
+/**
+ * Listens on server.mcp_port (management tools) and server.agent_port (agents and workflows as tools),
+ * both Streamable HTTP at /mcp, both thin adapters over the API app.
+ */
+export async function startMcpServers(
+  ctx: StationContext,
+  api: (req: Request) => Response | Promise<Response>,
+  clientHost: string,
+): Promise<McpServers> {
+  const server = ctx.config.values.server;
+  const client = inProcessClient(api, server.api_token);
+  const options = { idleMs: server.mcp_session_idle, maxBodyBytes: server.max_body_bytes };
+  const catalog = managementCatalog(client);
+  const management = new McpSessions(() => serverFor(catalog), options);
+  const agentTools = agentCatalog(ctx.workflows, client);
+  const agents = new McpSessions(() => serverFor(agentTools), options);
+  // The agent layer adds its registry here, so a sync that changes agents tells sessions too.
+  const unwatch = watchTools(agentTools, [ctx.workflows], () => agents.toolsChanged());
+  const opened: { listener: Listener; sessions: McpSessions }[] = [];
+  try {
+    const ports = [["mcp_port", management], ["agent_port", agents]] as const;
+    for (const [key, sessions] of ports) {
+      opened.push({
+        listener: await listenOn(mcpApp(server, sessions).fetch, server.host, server[key], key),
+        sessions,
+      });
+    }
+  } catch (err) {
+    unwatch();
+    for (const o of opened) await o.listener.close();
+    throw err;
+  }
+  const url = (l: Listener) => `http://${clientHost}:${l.port}/mcp`;
+  return {
+    mcpUrl: url(opened[0].listener),
+    agentUrl: url(opened[1].listener),
+    close: async () => {
+      unwatch();
+      for (const { listener, sessions } of opened) {
+        await sessions.close();
+        await listener.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import process from "node:process";
+import type { StationClient } from "../../client/http.ts";
+import { managementCatalog } from "./management.ts";
+import { newStdioTransport } from "./sdk.ts";
+import { serverFor } from "./server.ts";
+
+/**
+ * Serves the management server over this process's stdin/stdout (`stn mcp stdio`) until the client
+ * closes stdin. Its tools call the API through `client`: a running server's, or the embedded runtime's.
+ */
+export async function serveStdio(client: StationClient): Promise<void> {
+  const server = serverFor(managementCatalog(client));
+  const ended = new Promise<void>((resolve) => {
+    process.stdin.once("end", resolve);
+    process.stdin.once("close", resolve);
+  });
+  await server.connect(newStdioTransport());
+  await ended;
+  await server.close();
+}
