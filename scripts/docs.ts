@@ -8,6 +8,7 @@
 import { StationClient } from "../src/client/http.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { ERROR_CODES } from "../src/error_codes.ts";
+import { importGraphText } from "./import_graph.ts";
 import { managementTools } from "../src/mcp/server/mod.ts";
 
 /** A Markdown table with padded columns (as `deno fmt` writes them). */
@@ -77,6 +78,7 @@ const GENERATED = [
     section: "mcp-tools",
     table: () => markdownTable(["tool", "effect", "what it does"], mcpToolRows()),
   },
+  { page: "docs/architecture.md", section: "import-graph", table: importGraphText },
 ];
 
 if (import.meta.main) {

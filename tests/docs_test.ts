@@ -4,6 +4,7 @@ import { assert, assertEquals } from "./helpers/assert.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { mcpToolRows, WORKFLOW_DSL_MODULE, workflowDslModule } from "../scripts/docs.ts";
 import { STN_RUN_ARGS } from "../scripts/stn_flags.ts";
+import { importGraphText } from "../scripts/import_graph.ts";
 import { childEnv, MAIN } from "./helpers/stn.ts";
 import { tempHome } from "./helpers/home.ts";
 
@@ -51,6 +52,12 @@ Deno.test("docs: the configuration table is the one generated from the config sc
 Deno.test("docs: the MCP tool table is the one generated from the tool definitions (deno task docs)", () => {
   const rows = tableRows(read("docs/mcp.md"), "<!-- mcp-tools:start -->", "<!-- mcp-tools:end -->");
   assertEquals(rows, mcpToolRows());
+});
+
+Deno.test("docs: the import graph in architecture.md is the one of src/ (deno task docs)", () => {
+  const page = read("docs/architecture.md");
+  const from = page.indexOf("<!-- import-graph:start -->") + "<!-- import-graph:start -->".length;
+  assertEquals(page.slice(from, page.indexOf("<!-- import-graph:end -->")).trim(), importGraphText());
 });
 
 Deno.test("docs: the MCP resource station://docs/workflow-dsl is docs/workflows.md as it is (deno task docs)", () => {
