@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { agentRunTable } from "./agent_runs.ts";
-import type { StationClient } from "../client/http.ts";
 import {
   controlRun,
   decideApproval,
