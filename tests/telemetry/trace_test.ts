@@ -112,15 +112,15 @@ Deno.test("traces: one trace links the API request, the run, every step attempt 
     const hooked = sent.event.started[0].run_id;
     assert(await waitFor(async () => (await getRun(client, hooked)).status === "completed", 10_000));
     const hookedTrace = (await getRun(client, hooked)).trace_id;
-    const chainOf = async () => {
+    const chainOf = () => {
       const all = receiver.spans.filter((s) => s.traceId === hookedTrace);
       const step = all.find((s) => s.name === "workflow.step one");
       const names: string[] = [];
       for (let s = step; s; s = all.find((p) => p.spanId === s!.parentSpanId)) names.push(s.name);
       return names;
     };
-    assert(await waitFor(async () => (await chainOf()).length === 3, 10_000), `${await chainOf()}`);
-    assertEquals(await chainOf(), ["workflow.step one", "workflow.run hooked", "POST /api/v1/events"]);
+    assert(await waitFor(() => chainOf().length === 3, 10_000), `${chainOf()}`);
+    assertEquals(chainOf(), ["workflow.step one", "workflow.run hooked", "POST /api/v1/events"]);
 
     const inspect = await runStn(["workflow", "inspect", run.id, "--trace", "--station", serve.url], { env });
     assertEquals([inspect.code, inspect.stdout.trim()], [0, traceId], inspect.stderr);
