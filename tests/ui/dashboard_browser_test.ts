@@ -56,11 +56,18 @@ const AGENTS = {
     '---\nmodel: openai/test-model\n---\n{{role "system"}}\nYou help.\n{{role "user"}}\n{{userInput}}\n',
 };
 
-/** The scripted model: Boss calls Helper, then answers; Helper answers at length; "wait" is held (to cancel it). */
+/** Released by the test: the answer to "take your time" waits for it. */
+const slow = Promise.withResolvers<void>();
+
+/**
+ * The scripted model: Boss calls Helper, then answers; Helper answers at length; "take your time" waits
+ * for the test; "wait for me" never gets an answer (it is canceled).
+ */
 function bossAndHelper(r: ModelRequest) {
   const system = String(r.body.messages[0]?.content ?? "");
   const last = String(r.body.messages.at(-1)?.content ?? "");
   if (last.includes("wait for me")) return { hold: new Promise<void>(() => {}) };
+  if (last.includes("take your time")) return { hold: slow.promise, text: "Took my time." };
   if (system.includes("You help")) return { text: "step ".repeat(100), usage: { input: 8, output: 100 } };
   if (!r.body.messages.some((m: { role: string }) => m.role === "tool")) {
     return {
@@ -101,7 +108,7 @@ async function focusRingVisible(page: Page): Promise<boolean> {
   })()`);
 }
 
-Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched live, an approval, files, a sandbox closed, errors", async () => {
+Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched live, an approval, files, a sandbox closed, agent runs, errors", async () => {
   const model = startModelServer();
   model.route(bossAndHelper);
   const home = await tempHome();
@@ -284,6 +291,15 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.locator("#agent-runs tbody tr", { hasText: held.run_id }).locator(".status-running").waitFor();
     assertEquals(await page.evaluate("globalThis.marker"), 3, "the agent runs page was not reloaded");
     await b.screenshot(page, "agent-runs");
+    // An agent run's page follows the run live: its answer shows up without a reload.
+    const later = await startAgentRun(ts.client, "Helper", { task: "take your time" });
+    await page.goto(`${url}/ui/agent-runs/${later.run_id}`);
+    await page.locator("#agent-run-live dd .status-running").waitFor();
+    await page.evaluate("globalThis.marker = 4");
+    slow.resolve();
+    await page.locator("#agent-run-live dd .status-completed").waitFor();
+    assertMatch(await page.getByLabel("Agent response").textContent() ?? "", /Took my time/);
+    assertEquals(await page.evaluate("globalThis.marker"), 4, "the agent run page was not reloaded");
     // Cancel from its page: the model call is aborted and the run ends canceled.
     await page.goto(`${url}/ui/agent-runs/${held.run_id}`);
     await page.getByRole("button", { name: "Cancel agent run" }).click();
