@@ -1,5 +1,6 @@
 import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
+import { countAgentRunFinished } from "../telemetry/metrics.ts";
 import { Statements } from "../workflows/engine/repository.ts";
 import type {
   AgentEventRow,
@@ -229,6 +230,8 @@ export class AgentLedger {
         runId,
       ) > 0;
       if (ended) {
+        const { agent, duration_ms } = this.get(runId)!;
+        countAgentRunFinished(agent, end.status, (duration_ms ?? 0) / 1000);
         this.#event(runId, TERMINAL_EVENT[end.status], {
           finish_reason: end.finish_reason,
           ...(end.error ? { error: end.error } : {}),

@@ -4,6 +4,8 @@ import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
 import type { RenderedPrompt } from "./render.ts";
 import { cutToolOutput } from "./tool_output.ts";
+import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
+import type { Span } from "../telemetry/tracing.ts";
 
 /** What a run starts with, stored on its row: a resume replays exactly this, whatever the file says now. */
 export interface RunPlan extends RenderedPrompt {
@@ -18,6 +20,8 @@ export interface LoopTool {
   description: string;
   inputSchema: Record<string, unknown>;
   run(args: unknown, signal: AbortSignal, callId: string): Promise<string>;
+  /** The MCP server serving it, when one does (for its span). */
+  server?: string;
 }
 
 export interface LoopOptions {
@@ -88,14 +92,28 @@ export async function runLoop(
       const done = stored[turn - 1];
       const step = done
         ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text }
-        : await modelTurn(run, plan, turn, messages, toolSet, o);
+        : await traceModelCall(
+          { runId: run.id, model: run.model, turn },
+          (span) => modelTurn(run, plan, turn, messages, toolSet, o, span),
+        );
       messages.push(...step.messages);
       if (step.text) lastText = step.text;
       const calls = toolCallsOf(step.messages);
       if (calls.length > 0) {
         const outputs: string[] = [];
         for (const [position, call] of calls.entries()) {
-          outputs.push(await runTool(run.id, turn, position, call, results.get(call.id), byName, o));
+          const traced = {
+            runId: run.id,
+            callId: call.id,
+            name: call.name,
+            server: byName.get(call.name)?.server,
+          };
+          outputs.push(
+            await traceToolCall(
+              traced,
+              (span) => runTool(run.id, turn, position, call, results.get(call.id), byName, o, span),
+            ),
+          );
         }
         messages.push({
           role: "tool",
@@ -154,6 +172,7 @@ async function modelTurn(
   messages: ModelMessage[],
   tools: ToolSet,
   o: LoopOptions,
+  span?: Span,
 ): Promise<{ messages: ModelMessage[]; text: string }> {
   o.ledger.event(run.id, "turn_started", { turn });
   const started = performance.now();
@@ -170,6 +189,7 @@ async function modelTurn(
     cached_tokens: r.usage.inputTokenDetails?.cacheReadTokens ?? 0,
     total_tokens: r.usage.totalTokens ?? (r.usage.inputTokens ?? 0) + (r.usage.outputTokens ?? 0),
   };
+  recordModelCall(span, run.model, usage, r.finishReason);
   const out = r.response.messages as ModelMessage[];
   const names = toolCallsOf(out).map((c) => c.name);
   o.ledger.turnCompleted({
@@ -199,6 +219,7 @@ async function runTool(
   done: ToolCallRow | undefined,
   tools: Map<string, LoopTool>,
   o: LoopOptions,
+  span?: Span,
 ): Promise<string> {
   if (done && done.status !== "running") return done.output ?? "";
   o.ledger.toolStarted({
@@ -232,6 +253,7 @@ async function runTool(
     error,
     duration_ms: Math.round(performance.now() - started),
   });
+  recordToolCall(span, { output_bytes: cut.bytes, truncated: cut.truncated, error });
   return cut.text;
 }
 

@@ -2,6 +2,8 @@ import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
+import { traceAgentRun } from "../telemetry/agents.ts";
+import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { AgentLedger, type AgentRunRow } from "./ledger.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
@@ -103,7 +105,7 @@ export class AgentService {
       parentRunId: req.parent?.runId,
       parentCallId: req.parent?.callId,
       step: req.step,
-      traceId: req.traceId,
+      traceId: req.traceId ?? currentTraceId(),
     });
     return { run, done: this.#launch(run, plan, def, req.signal) };
   }
@@ -211,7 +213,8 @@ export class AgentService {
     if (outer?.aborted) onOuter();
     else outer?.addEventListener("abort", onOuter, { once: true });
     if (this.#stopping) abort.abort(new StationError("shutdown", "station stopping"));
-    const done = (async () => {
+    // The run's span: a child of the active one (the step attempt, the parent's tool call, the API request).
+    const done = traceAgentRun(run, async () => {
       let toolbox: { tools: LoopTool[]; close(): Promise<void> } | undefined;
       try {
         toolbox = await this.#tools(run, def, abort.signal);
@@ -245,7 +248,7 @@ export class AgentService {
         );
         this.#active.delete(run.id);
       }
-    })();
+    });
     this.#active.set(run.id, { abort, done });
     return done;
   }

@@ -79,6 +79,8 @@ export interface AgentTool {
    * the work (an MCP call sends its cancellation).
    */
   call(args: unknown, signal: AbortSignal): Promise<string>;
+  /** The MCP server that serves it, when one does (shown on its trace span). */
+  server?: string;
 }
 
 /** Tools opened for one agent run; `close` ends their connections or sessions when the run ends. */

@@ -123,6 +123,7 @@ export async function openMcpToolbox(
       description: t.description,
       inputSchema: t.input_schema,
       call: (args, signal) => conn.callTool(t.name, args, { signal }),
+      server: t.server,
     };
   });
   return { tools, close };

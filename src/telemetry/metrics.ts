@@ -67,3 +67,41 @@ export function observeStep(type: string, outcome: string, seconds: number): voi
 export function observeRequest(method: string, route: string, status: number, seconds: number): void {
   httpDuration.observe({ method, route, status: String(status) }, seconds);
 }
+
+const agentTokens = new Counter({
+  name: "stn_agent_tokens_total",
+  help: "Tokens agents' model calls used in this process, by model and kind (input, output, cached)",
+  labelNames: ["model", "kind"] as const,
+  registers: [registry],
+});
+
+const agentRunsFinished = new Counter({
+  name: "stn_agent_runs_finished_total",
+  help: "Agent runs that ended in this process, by agent and status (completed, failed, canceled)",
+  labelNames: ["agent", "status"] as const,
+  registers: [registry],
+});
+
+const agentRunDuration = new Histogram({
+  name: "stn_agent_run_duration_seconds",
+  help: "Time from an agent run's start to its end, by agent and status",
+  labelNames: ["agent", "status"] as const,
+  buckets: [1, 5, 15, 60, 300, 900, 3600],
+  registers: [registry],
+});
+
+/** Counts one model call's tokens (cached tokens are a part of the input ones, counted again under their kind). */
+export function countAgentTokens(
+  model: string,
+  usage: { input_tokens: number; output_tokens: number; cached_tokens: number },
+): void {
+  agentTokens.inc({ model, kind: "input" }, usage.input_tokens);
+  agentTokens.inc({ model, kind: "output" }, usage.output_tokens);
+  agentTokens.inc({ model, kind: "cached" }, usage.cached_tokens);
+}
+
+/** Counts an agent run that just ended, and its duration. */
+export function countAgentRunFinished(agent: string, status: string, seconds: number): void {
+  agentRunsFinished.inc({ agent, status });
+  agentRunDuration.observe({ agent, status }, seconds);
+}

@@ -4,6 +4,7 @@ import type { Child } from "hono/jsx";
 /** The dashboard's sections, in the order of the navigation bar. */
 const SECTIONS = [
   ["runs", "Runs"],
+  ["agent-runs", "Agent runs"],
   ["approvals", "Approvals"],
   ["workflows", "Workflows"],
   ["files", "Files"],

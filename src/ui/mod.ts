@@ -8,6 +8,8 @@ import type { StationContext } from "../runtime/context.ts";
 import { addAssetRoutes } from "./assets.ts";
 import { addLoginRoutes, dashboardGuard } from "./guard.tsx";
 import { errorPage } from "./error_page.tsx";
+import { addAgentRunRoutes } from "./pages/agent_run.tsx";
+import { addAgentRunListRoutes } from "./pages/agent_runs.tsx";
 import { addApprovalRoutes } from "./pages/approvals.tsx";
 import { addFileRoutes } from "./pages/files.tsx";
 import { addRunRoutes } from "./pages/run.tsx";
@@ -47,6 +49,8 @@ export function dashboardRoutes(ctx: StationContext, token: string | undefined):
   ui.get("/", (c) => c.redirect("/ui/runs", 303));
   addRunListRoutes(ui, ctx, page);
   addRunRoutes(ui, ctx, page);
+  addAgentRunListRoutes(ui, ctx, page);
+  addAgentRunRoutes(ui, ctx, page);
   addApprovalRoutes(ui, ctx, page);
   addWorkflowRoutes(ui, ctx, page);
   addFileRoutes(ui, ctx, page);

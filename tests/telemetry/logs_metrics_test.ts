@@ -5,6 +5,9 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { startServe, waitFor } from "../helpers/stn.ts";
+import { PLAIN_PROMPT } from "../helpers/agents.ts";
+import { startModelServer } from "../helpers/model_server.ts";
+import { startAgentRun } from "../../src/client/agent_runs.ts";
 
 const tiny = { id: "tiny", states: [{ id: "one", type: "transform", expression: "{'n': n * 2}" }] };
 
@@ -66,9 +69,17 @@ function freePort(): number {
   return port;
 }
 
-Deno.test("metrics: a real Prometheus scrapes /metrics (with the API token) and its query API returns the run counter", async () => {
+Deno.test("metrics: a real Prometheus scrapes /metrics (with the API token) and its query API returns the run and agent counters", async () => {
   const token = "metrics-test-token-0123456789";
-  const t = await startTestStation({ configYaml: `server:\n  host: 0.0.0.0\n  api_token: ${token}\n` });
+  const model = startModelServer();
+  const home = await tempHome();
+  Deno.mkdirSync(home.path("environments", "default", "agents"), { recursive: true });
+  Deno.writeTextFileSync(home.path("environments", "default", "agents", "Counter.prompt"), PLAIN_PROMPT);
+  const t = await startTestStation({
+    home,
+    configYaml: `server:\n  host: 0.0.0.0\n  api_token: ${token}\n` +
+      `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\n`,
+  });
   const dir = await Deno.makeTempDir({ prefix: "stn-prom-" });
   let prometheus: Deno.ChildProcess | undefined;
   try {
@@ -91,6 +102,15 @@ Deno.test("metrics: a real Prometheus scrapes /metrics (with the API token) and 
         return all.every((r) => ["completed", "failed"].includes(r.status));
       }),
     );
+
+    // Two agent runs: one answers, one fails (the model refuses the request).
+    model.script({ text: "one", usage: { input: 30, output: 6, cached: 10 } }, {
+      status: 400,
+      text: "refused",
+    });
+    for (const task of ["count", "fail"]) {
+      await startAgentRun(client, "Counter", { task }, { wait: true });
+    }
 
     const promPort = freePort();
     Deno.writeTextFileSync(
@@ -134,12 +154,25 @@ Deno.test("metrics: a real Prometheus scrapes /metrics (with the API token) and 
     assert(routes.length > 0, "request durations are labelled by route pattern, not by the raw path");
     assertEquals((await query("stn_workflow_queue_pending"))[0].value[1], "0");
     assertEquals((await query('up{job="stn"}'))[0].value[1], "1");
+    const tokens = await query('stn_agent_tokens_total{model="openai/test-model"}');
+    assertEquals(
+      Object.fromEntries(tokens.map((r) => [r.metric.kind, r.value[1]])),
+      { input: "30", output: "6", cached: "10" },
+    );
+    const agentRuns = await query('stn_agent_runs_finished_total{agent="Counter"}');
+    assertEquals(
+      Object.fromEntries(agentRuns.map((r) => [r.metric.status, r.value[1]])),
+      { completed: "1", failed: "1" },
+    );
+    assertEquals((await query('stn_agent_run_duration_seconds_count{agent="Counter"}')).length, 2);
   } finally {
     try {
       prometheus?.kill("SIGTERM");
       await prometheus?.status;
     } catch { /* exited */ }
     await t.close();
+    await model.close();
+    await home.cleanup();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });

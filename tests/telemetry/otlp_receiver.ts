@@ -6,6 +6,8 @@ export interface ReceivedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  /** The span's status: code 2 is an error, with its message. */
+  status: { code?: number; message?: string };
 }
 
 /** A real OTLP/HTTP receiver (JSON encoding) on a free port: keeps every span exported to /v1/traces. */
@@ -43,6 +45,7 @@ export function startOtlpReceiver(): OtlpReceiver {
               parentSpanId: s.parentSpanId ?? "",
               name: s.name,
               kind: s.kind,
+              status: s.status ?? {},
               attributes: Object.fromEntries(
                 (s.attributes ?? []).map((a: { key: string; value: AnyValue }) => [a.key, valueOf(a.value)]),
               ),

@@ -5,6 +5,9 @@ import { startBrowser } from "../helpers/browser.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { getRun, startRun } from "../../src/client/workflow_runs.ts";
 import { SANDBOX_CONFIG } from "../sandbox/backend.ts";
+import { getAgentRun, startAgentRun } from "../../src/client/agent_runs.ts";
+import { tempHome } from "../helpers/home.ts";
+import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
 
 // The dashboard in a real Chromium (Debian's package, driven by playwright-core) against a real station:
 // keyboard navigation, starting a run from its workflow page and watching it finish without a reload,
@@ -42,7 +45,39 @@ const WORKFLOWS = [
     ],
   },
   { id: "broken", states: [{ id: "explode", type: "transform", expression: '$error("boom")' }] },
+  { id: "delegate", states: [{ id: "plan", type: "agent", agent: "Boss", task: "plan the ${$input.what}" }] },
 ];
+
+// Boss asks its child agent Helper (a tool call), whose long answer is cut to agents.max_tool_output.
+const AGENTS = {
+  Boss: '---\nmodel: openai/test-model\nagents: [Helper]\n---\n{{role "system"}}\nYou are the boss.\n' +
+    '{{role "user"}}\n{{userInput}}\n',
+  Helper:
+    '---\nmodel: openai/test-model\n---\n{{role "system"}}\nYou help.\n{{role "user"}}\n{{userInput}}\n',
+};
+
+/** Released by the test: the answer to "take your time" waits for it. */
+const slow = Promise.withResolvers<void>();
+
+/**
+ * The scripted model: Boss calls Helper, then answers; Helper answers at length; "take your time" waits
+ * for the test; "wait for me" never gets an answer (it is canceled).
+ */
+function bossAndHelper(r: ModelRequest) {
+  const system = String(r.body.messages[0]?.content ?? "");
+  const last = String(r.body.messages.at(-1)?.content ?? "");
+  if (last.includes("wait for me")) return { hold: new Promise<void>(() => {}) };
+  if (last.includes("take your time")) return { hold: slow.promise, text: "Took my time." };
+  if (system.includes("You help")) return { text: "step ".repeat(100), usage: { input: 8, output: 100 } };
+  if (!r.body.messages.some((m: { role: string }) => m.role === "tool")) {
+    return {
+      text: "Let me ask Helper.",
+      calls: [{ name: "__agent_helper", args: { task: "list the steps" } }],
+      usage: { input: 120, output: 30, cached: 20 },
+    };
+  }
+  return { text: "The plan is ready.", usage: { input: 200, output: 10, cached: 100 } };
+}
 
 // page.evaluate takes strings here: they run in the browser, and the tests are type-checked without the DOM lib.
 const FOCUSED_TEXT = `document.activeElement?.textContent?.trim() ?? ""`;
@@ -73,8 +108,19 @@ async function focusRingVisible(page: Page): Promise<boolean> {
   })()`);
 }
 
-Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched live, an approval, files, a sandbox closed, errors", async () => {
-  const ts = await startTestStation({ configYaml: SANDBOX_CONFIG });
+Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched live, an approval, files, a sandbox closed, agent runs, errors", async () => {
+  const model = startModelServer();
+  model.route(bossAndHelper);
+  const home = await tempHome();
+  Deno.mkdirSync(home.path("environments", "default", "agents"), { recursive: true });
+  for (const [name, text] of Object.entries(AGENTS)) {
+    Deno.writeTextFileSync(home.path("environments", "default", "agents", `${name}.prompt`), text);
+  }
+  const ts = await startTestStation({
+    home,
+    configYaml: SANDBOX_CONFIG +
+      `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nagents:\n  max_tool_output: 256\n`,
+  });
   const b = await startBrowser("dashboard");
   try {
     const url = ts.station.url;
@@ -207,6 +253,59 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     assertMatch(await page.locator("svg desc").textContent() ?? "", /approve to rejected \(onReject\)/);
     await b.screenshot(page, "workflow");
 
+    // An agent step: the run page links its agent run, whose page shows the turns, the tool call and the usage.
+    const delegated = await startRun(ts.client, { workflowId: "delegate", input: { what: "launch" } });
+    await page.goto(`${url}/ui/runs/${delegated.id}`);
+    await page.locator("#run-live dd .status-completed").waitFor({ timeout: 15_000 });
+    const agentLink = page.locator("#run-live table", { hasText: "Agent runs of this run" }).locator("a")
+      .first();
+    await Promise.all([page.waitForURL(/\/ui\/agent-runs\/arun_/), agentLink.click()]);
+    await page.locator("#agent-run-live dd .status-completed").waitFor();
+    const call = page.locator("table", { hasText: "Tool calls of turn 1" }).locator("tbody tr");
+    assertEquals(await call.count(), 1);
+    assertMatch(await call.locator("td").first().textContent() ?? "", /__agent_helper/);
+    assertMatch(await call.locator("pre").textContent() ?? "", /"task": "list the steps"/);
+    assertMatch(await call.textContent() ?? "", /500 bytes\s*truncated/);
+    assertEquals(
+      await page.locator("table.usage tbody td").allTextContents(),
+      ["320", "40", "120", "360"],
+      "usage in, out, cached, total over both turns",
+    );
+    assertMatch(await page.getByLabel("The model's text in turn 1").textContent() ?? "", /Let me ask Helper/);
+    assertMatch(await page.getByLabel("Agent response").textContent() ?? "", /The plan is ready/);
+    await page.locator("ol.events li", { hasText: "run_completed" }).waitFor();
+    await b.screenshot(page, "agent-run", { fullPage: true });
+    // The child agent's run is linked from its tool call, and links back to its parent.
+    await Promise.all([page.waitForURL(/\/ui\/agent-runs\/arun_/), call.locator("a").click()]);
+    await page.getByText("agent run", { exact: false }).locator("a").first().waitFor();
+    assertMatch(await page.locator("#agent-run-live dl").textContent() ?? "", /Helper/);
+
+    // The agent runs list: filtered by agent and status, and a new run shows up by itself.
+    await page.goto(`${url}/ui/agent-runs?agent=Boss&status=completed`);
+    assertEquals(await page.locator("#agent-runs tbody tr").count(), 1);
+    await page.goto(`${url}/ui/agent-runs?agent=Boss&status=failed`);
+    await page.getByText("No agent runs match.").waitFor();
+    await page.goto(`${url}/ui/agent-runs`);
+    await page.evaluate("globalThis.marker = 3");
+    const held = await startAgentRun(ts.client, "Helper", { task: "wait for me" });
+    await page.locator("#agent-runs tbody tr", { hasText: held.run_id }).locator(".status-running").waitFor();
+    assertEquals(await page.evaluate("globalThis.marker"), 3, "the agent runs page was not reloaded");
+    await b.screenshot(page, "agent-runs");
+    // An agent run's page follows the run live: its answer shows up without a reload.
+    const later = await startAgentRun(ts.client, "Helper", { task: "take your time" });
+    await page.goto(`${url}/ui/agent-runs/${later.run_id}`);
+    await page.locator("#agent-run-live dd .status-running").waitFor();
+    await page.evaluate("globalThis.marker = 4");
+    slow.resolve();
+    await page.locator("#agent-run-live dd .status-completed").waitFor();
+    assertMatch(await page.getByLabel("Agent response").textContent() ?? "", /Took my time/);
+    assertEquals(await page.evaluate("globalThis.marker"), 4, "the agent run page was not reloaded");
+    // Cancel from its page: the model call is aborted and the run ends canceled.
+    await page.goto(`${url}/ui/agent-runs/${held.run_id}`);
+    await page.getByRole("button", { name: "Cancel agent run" }).click();
+    await page.locator("#agent-run-live dd .status-canceled").waitFor();
+    assertEquals((await getAgentRun(ts.client, held.run_id)).status, "canceled");
+
     // Sandboxes: an open one is listed, and closed from the page.
     const opened = await fetch(`${url}/api/v1/sandboxes`, {
       method: "POST",
@@ -229,6 +328,8 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
         "/ui/workflows/greet",
         "/ui/files",
         "/ui/sandboxes",
+        "/ui/agent-runs",
+        `/ui/agent-runs/${held.run_id}`,
       ]
     ) {
       await page.goto(url + path);
@@ -240,5 +341,7 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
   } finally {
     await b.close();
     await ts.close();
+    await model.close();
+    await home.cleanup();
   }
 });

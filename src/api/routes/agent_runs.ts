@@ -13,7 +13,7 @@ import {
 } from "../../contract/agent_runs.ts";
 import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { StationError } from "../../errors.ts";
-import { followEvents } from "../../events/follow.ts";
+import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
@@ -147,25 +147,13 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
       );
     }
     const after = from === "now" ? ledger.lastSeq(run.id) : Number(from);
-    const log = {
-      after: (seq: number) => ledger.eventsAfter(run.id, seq),
-      lastSeq: () => ledger.lastSeq(run.id),
-      ended: () => ledger.get(run.id)?.status !== "running",
-      watch: (fn: () => void) => ledger.watch(run.id, fn),
-    };
     return streamSSE(c, async (stream) => {
       const closed = new AbortController();
       stream.onAbort(() => closed.abort());
       const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
       const live = c.req.valid("query").follow !== "false";
-      for await (const e of followEvents(log, after, signal, live)) {
-        const event = {
-          seq: e.seq,
-          type: e.type,
-          data: e.data === null ? null : JSON.parse(e.data),
-          time: e.time,
-        };
-        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(event) });
+      for await (const e of followAgentRunEvents(ledger, run.id, after, signal, live)) {
+        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
       }
     });
   });

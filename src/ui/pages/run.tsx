@@ -14,6 +14,8 @@ import {
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
 import { DecisionForm } from "./approval_form.tsx";
+import { AgentRunTable } from "./agent_runs.tsx";
+import { agentRunView } from "../../agents/views.ts";
 
 function requireRun(ctx: StationContext, id: string) {
   const run = ctx.engine.reads.runs.get(id);
@@ -117,6 +119,10 @@ function Live(props: { ctx: StationContext; id: string }) {
   const run = runView(requireRun(props.ctx, props.id));
   const steps = reads.attempts.list(run.id).map(stepView);
   const pending = reads.approvals.list({ runId: run.id, status: "pending" }).map(approvalView);
+  const ledger = props.ctx.agents.ledger;
+  const agentRuns = ledger.byWorkflowRun(run.id).filter((r) => !r.parent_run_id).map((r) =>
+    agentRunView(ledger, r)
+  );
   return (
     <>
       <dl class="facts">
@@ -154,6 +160,14 @@ function Live(props: { ctx: StationContext; id: string }) {
       ))}
       <h2>Steps</h2>
       <Timeline steps={steps} now={Date.now()} />
+      {agentRuns.length > 0
+        ? (
+          <>
+            <h2>Agent runs</h2>
+            <AgentRunTable runs={agentRuns} caption="Agent runs of this run's agent steps" step />
+          </>
+        )
+        : null}
       {run.status === "completed"
         ? (
           <>

@@ -1,0 +1,22 @@
+import type { AgentLedger } from "../agents/ledger.ts";
+import type { AgentRunEvent } from "../contract/agent_runs.ts";
+import { followEvents } from "./follow.ts";
+
+/** An agent run's events after `after`, then live ones, ending after its terminal event (see followEvents). */
+export async function* followAgentRunEvents(
+  ledger: AgentLedger,
+  runId: string,
+  after: number,
+  signal: AbortSignal,
+  live = true,
+): AsyncGenerator<AgentRunEvent> {
+  const log = {
+    after: (seq: number) => ledger.eventsAfter(runId, seq),
+    lastSeq: () => ledger.lastSeq(runId),
+    ended: () => ledger.get(runId)?.status !== "running",
+    watch: (fn: () => void) => ledger.watch(runId, fn),
+  };
+  for await (const e of followEvents(log, after, signal, live)) {
+    yield { seq: e.seq, type: e.type, data: e.data === null ? null : JSON.parse(e.data), time: e.time };
+  }
+}

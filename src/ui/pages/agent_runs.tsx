@@ -1,0 +1,175 @@
+import type { Context, Hono } from "hono";
+import { listAgents } from "../../agents/store.ts";
+import { agentRunView } from "../../agents/views.ts";
+import { type AgentRun, AgentRunStatus } from "../../contract/agent_runs.ts";
+import type { StationContext } from "../../runtime/context.ts";
+import { Layout, type PageContext } from "../layout.tsx";
+import { formatDuration, span, Status, Time } from "../parts.tsx";
+
+interface AgentRunFilter {
+  agent?: string;
+  status?: AgentRun["status"];
+  cursor?: string;
+}
+
+function filterOf(q: Record<string, string>): AgentRunFilter {
+  const status = AgentRunStatus.safeParse(q.status);
+  return {
+    agent: q.agent || undefined,
+    status: status.success ? status.data : undefined,
+    cursor: q.cursor || undefined,
+  };
+}
+
+function query(f: AgentRunFilter): string {
+  const p = new URLSearchParams();
+  if (f.agent) p.set("agent", f.agent);
+  if (f.status) p.set("status", f.status);
+  if (f.cursor) p.set("cursor", f.cursor);
+  const s = p.toString();
+  return s ? `?${s}` : "";
+}
+
+/** A run's status, with why it ended when that says more (`completed (max_steps)`). */
+export function AgentStatus(props: { run: AgentRun }) {
+  const { status, finish_reason } = props.run;
+  const more = finish_reason && !["stop", status].includes(finish_reason) ? ` (${finish_reason})` : "";
+  return (
+    <>
+      <Status status={status} />
+      {more ? <span class="muted">{more}</span> : null}
+    </>
+  );
+}
+
+/** Agent runs as a table (the runs list, and a workflow run's page for its agent steps). */
+export function AgentRunTable(props: { runs: AgentRun[]; caption: string; step?: boolean }) {
+  return (
+    <table>
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Agent run</th>
+          <th scope="col">{props.step ? "Step" : "Agent"}</th>
+          <th scope="col">Status</th>
+          <th scope="col">Turns</th>
+          <th scope="col">Tokens</th>
+          {props.step ? null : <th scope="col">Started by</th>}
+          <th scope="col">Started</th>
+          <th scope="col">Duration</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.runs.map((r) => (
+          <tr>
+            <td>
+              <a href={`/ui/agent-runs/${r.run_id}`}>
+                <code>{r.run_id}</code>
+              </a>
+            </td>
+            <td>
+              {props.step ? <code>{r.step_path}</code> : null} {r.agent}
+            </td>
+            <td>
+              <AgentStatus run={r} />
+            </td>
+            <td>{r.turns}</td>
+            <td>{r.usage.total_tokens}</td>
+            {props.step ? null : (
+              <td>
+                <StartedBy run={r} />
+              </td>
+            )}
+            <td>
+              <Time iso={r.started_at} />
+            </td>
+            <td>{formatDuration(r.duration_ms ?? span(r.started_at, r.ended_at))}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** What started a run: a workflow run's step, a parent agent's tool call, or a direct request. */
+export function StartedBy(props: { run: AgentRun }) {
+  const r = props.run;
+  if (r.workflow_run_id) {
+    return (
+      <>
+        step <code>{r.step_path}</code> of <a href={`/ui/runs/${r.workflow_run_id}`}>{r.workflow_run_id}</a>
+      </>
+    );
+  }
+  if (r.parent_run_id) {
+    return (
+      <>
+        agent run <a href={`/ui/agent-runs/${r.parent_run_id}`}>{r.parent_run_id}</a>
+      </>
+    );
+  }
+  return <span class="muted">a request</span>;
+}
+
+function Rows(props: { runs: AgentRun[]; next: string | null; filter: AgentRunFilter }) {
+  if (props.runs.length === 0) return <p class="muted">No agent runs match.</p>;
+  return (
+    <>
+      <AgentRunTable runs={props.runs} caption="Agent runs, newest first" />
+      {props.next
+        ? <a href={`/ui/agent-runs${query({ ...props.filter, cursor: props.next })}`}>Older agent runs</a>
+        : null}
+    </>
+  );
+}
+
+function readRuns(ctx: StationContext, f: AgentRunFilter) {
+  const ledger = ctx.agents.ledger;
+  const page = ledger.list({ agent: f.agent, status: f.status, cursor: f.cursor, limit: 50 });
+  return { runs: page.runs.map((r) => agentRunView(ledger, r)), next: page.nextCursor };
+}
+
+/** /ui/agent-runs: every agent run, filtered by agent and status, refreshed every two seconds. */
+export function addAgentRunListRoutes(
+  ui: Hono,
+  ctx: StationContext,
+  page: (c: Context) => PageContext,
+): void {
+  ui.get("/agent-runs/rows", (c) => {
+    const f = filterOf(c.req.query());
+    return c.html(<Rows {...readRuns(ctx, f)} filter={f} />);
+  });
+  ui.get("/agent-runs", (c) => {
+    const f = filterOf(c.req.query());
+    const agents = listAgents(ctx.db, ctx.agents.environment).map((a) => a.definition.name);
+    if (f.agent && !agents.includes(f.agent)) agents.push(f.agent);
+    return c.html(
+      <Layout title="Agent runs" section="agent-runs" page={page(c)}>
+        <form method="get" action="/ui/agent-runs" class="filters" aria-label="Filter agent runs">
+          <div>
+            <label for="agent">Agent</label>
+            <select id="agent" name="agent">
+              <option value="">any</option>
+              {agents.map((name) => (
+                <option key={name} value={name} selected={name === f.agent}>{name}</option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="status">Status</label>
+            <select id="status" name="status">
+              <option value="">any</option>
+              {AgentRunStatus.options.map((s) => (
+                <option key={s} value={s} selected={s === f.status}>{s}</option>
+              ))}
+            </select>
+          </div>
+          <button type="submit">Filter</button>
+        </form>
+        <div id="agent-runs" hx-get={`/ui/agent-runs/rows${query(f)}`} hx-trigger="every 2s">
+          <Rows {...readRuns(ctx, f)} filter={f} />
+        </div>
+      </Layout>,
+    );
+  });
+}
