@@ -7,6 +7,7 @@ import type {
   AgentRunStatus,
   FinishReason,
   RunError,
+  RunTrigger,
   ToolCallRow,
   TurnRow,
 } from "./run_rows.ts";
@@ -17,6 +18,7 @@ export type {
   AgentRunStatus,
   FinishReason,
   RunError,
+  RunTrigger,
   ToolCallRow,
   TurnRow,
   Usage,
@@ -40,6 +42,8 @@ export interface NewRun {
   parentCallId?: string;
   step?: { runId: string; path: string; visit: number; attempt: number };
   traceId?: string;
+  /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
+  trigger?: RunTrigger;
 }
 
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
@@ -73,11 +77,13 @@ export class AgentLedger {
   create(r: NewRun): AgentRunRow {
     const id = `arun_${ulid()}`;
     const at = now();
+    const trigger = r.trigger ?? (r.parentRunId ? "agent" : r.step ? "workflow" : "manual");
     this.#write(id, () => {
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
-           parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, created_at, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
+           started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -92,6 +98,7 @@ export class AgentLedger {
         r.step?.visit ?? null,
         r.step?.attempt ?? null,
         r.traceId ?? null,
+        trigger,
         at,
         at,
       );
@@ -99,6 +106,7 @@ export class AgentLedger {
         agent: r.agent,
         model: r.model,
         task: r.task,
+        trigger,
         parent_run_id: r.parentRunId,
       });
     });

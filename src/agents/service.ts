@@ -3,7 +3,7 @@ import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { SandboxService } from "../sandbox/service.ts";
-import { AgentLedger, type AgentRunRow } from "./ledger.ts";
+import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
@@ -40,6 +40,8 @@ export interface AgentRunRequest {
   /** A workflow step's run: the step attempt it belongs to (and its session scope). */
   step?: { runId: string; path: string; visit: number; attempt: number };
   traceId?: string;
+  /** `schedule` for the agent scheduler's runs (the others are derived from `parent` and `step`). */
+  trigger?: RunTrigger;
   /** The caller's cancel (a workflow run's cancel, a parent's abort). */
   signal?: AbortSignal;
 }
@@ -104,6 +106,7 @@ export class AgentService {
       parentCallId: req.parent?.callId,
       step: req.step,
       traceId: req.traceId,
+      trigger: req.trigger,
     });
     return { run, done: this.#launch(run, plan, def, req.signal) };
   }
