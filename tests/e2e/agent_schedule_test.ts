@@ -40,7 +40,7 @@ Deno.test("e2e: a .prompt schedule runs the agent on its cron (trigger schedule)
   const stopped = async () => {
     await new Promise((r) => setTimeout(r, 3000));
     const settled = (await runs()).length;
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 1200));
     assertEquals((await runs()).length, settled, "no run started after the schedule went away");
     return settled;
   };
@@ -55,6 +55,8 @@ Deno.test("e2e: a .prompt schedule runs the agent on its cron (trigger schedule)
       false,
     ]);
     assertStringIncludes(String(model.requests[0].body.messages[0].content), "You report to the cron.");
+    const inspect = await runStn(["agent", "inspect", run.run_id], { env: home.env });
+    assertStringIncludes(inspect.stdout, "trigger:  schedule");
 
     Deno.writeTextFileSync(file, ticker(every(false)));
     await sync();
