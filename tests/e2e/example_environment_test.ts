@@ -1,4 +1,6 @@
 import { cp } from "node:fs/promises";
+import { StationClient } from "../../src/client/http.ts";
+import { getRun, listApprovals } from "../../src/client/workflow_runs.ts";
 import { fileURLToPath } from "node:url";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
@@ -105,12 +107,13 @@ Deno.test("e2e: the example environment synced and run end to end (three agents,
     // The workflow: audit (high) → switch → approval → quantify (sandbox) → summarize.
     const runId = (await stn("workflow", "run", "audit-and-report", "--input", '{"focus": "secrets"}'))
       .trim();
+    // Polled over the API (a CLI process per poll is slow on a loaded machine); decided through the CLI.
+    const client = new StationClient(serve.url);
     let approvalId = "";
     let status = "running";
     await waitFor(async () => {
-      const r = await runStn(["workflow", "approvals", "list", "--run", runId, "--json"], { env });
-      approvalId = JSON.parse(r.stdout).approvals[0]?.id ?? "";
-      status = JSON.parse((await runStn(["workflow", "inspect", runId, "--json"], { env })).stdout).status;
+      approvalId = (await listApprovals(client, { run_id: runId }))[0]?.id ?? "";
+      status = (await getRun(client, runId)).status;
       return approvalId !== "" || !["running", "waiting"].includes(status);
     }, 60_000);
     if (!approvalId) {
@@ -120,10 +123,10 @@ Deno.test("e2e: the example environment synced and run end to end (three agents,
     await stn("workflow", "approvals", "list", "--run", runId);
     await stn("workflow", "approvals", "approve", approvalId, "--comment", "go ahead");
     assert(
-      await waitFor(async () => {
-        const r = await runStn(["workflow", "inspect", runId, "--json"], { env });
-        return !["running", "waiting"].includes(JSON.parse(r.stdout).status);
-      }, 90_000),
+      await waitFor(
+        async () => !["running", "waiting"].includes((await getRun(client, runId)).status),
+        90_000,
+      ),
       "the run ends",
     );
     const inspect = await stn("workflow", "inspect", runId);
