@@ -4,7 +4,11 @@
  *       prompt, checkpoints every turn and tool result in a SQLite ledger and appends its events —
  *       against a bare AI SDK `generateText` with the same tool and `stopWhen: stepCountIs(5)`, to the
  *       same server: time per turn and the ratio;
- *   (b) the per-turn checkpoint alone: the ledger writes of one turn with one tool call.
+ *   (b) the per-turn checkpoint alone: the ledger writes of one turn with one tool call;
+ *   (c) an MCP tool call round trip through the loop — the same run with `__echo` served by the tests' MCP
+ *       server over Streamable HTTP (synced as `stn sync` does, the connection opened per run as a run
+ *       does) instead of in-process — per call, against a bare SDK client making the same calls on its own
+ *       connection per run (and on one kept open).
  *
  *   deno run -A scripts/bench/agents.ts [runs=40]
  */
@@ -14,6 +18,10 @@ import { createModels } from "../../src/agents/providers.ts";
 import { AgentService } from "../../src/agents/service.ts";
 import type { AgentDefinition } from "../../src/agents/types.ts";
 import { openDatabase } from "../../src/db/database.ts";
+import { openMcpToolbox, syncMcpServers } from "../../src/mcp/mod.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startHttpMcpServer } from "../../tests/helpers/mcp_http_server.ts";
 import { startModelServer } from "../../tests/helpers/model_server.ts";
 
 const RUNS = Number(Deno.args[0] ?? 40);
@@ -138,6 +146,66 @@ console.log(
   `(b) checkpoint of one turn with one tool call (4 transactions, WAL): ${(each * 1000).toFixed(0)} µs`,
 );
 console.log(`    = ${(each / perTurn(tBare) * 100).toFixed(1)}% of a bare turn against a local server`);
+
+// (c) The same run with the echo tool behind a real MCP server.
+const mcp = await startHttpMcpServer();
+await Deno.writeTextFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { bench: { url: mcp.url } } }));
+const synced = await syncMcpServers(db, { environment: "default", directory: dir });
+if (synced.servers[0]?.status !== "ok") throw new Error(`MCP sync failed: ${JSON.stringify(synced)}`);
+const viaMcp = new AgentService({
+  db,
+  config: { ai, agents: { max_tool_output: 10_240, default_max_steps: TURNS, timeout: 60_000 } },
+  env: {},
+  source: () => def,
+  mcpTools: (env, d, signal) => openMcpToolbox(db, env, d.tools, { signal }),
+});
+const oursMcp = async () => {
+  const r = await viaMcp.run({ agent: "Bench", environment: "default", task: "go" });
+  if (r.turns !== TURNS || r.response !== "done") {
+    throw new Error(`unexpected MCP run: ${r.status} ${r.error}`);
+  }
+};
+const CALLS = TURNS - 1;
+const connect = async () => {
+  const c = new Client({ name: "bench", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(mcp.url)));
+  return c;
+};
+const bareCalls = async (c: Client) => {
+  for (let i = 0; i < CALLS; i++) await c.callTool({ name: "echo", arguments: { x: String(i) } });
+};
+const kept = await connect();
+for (let i = 0; i < 5; i++) await oursMcp(), await ours(), await bareCalls(kept); // warm-up
+let tMcp = 0, tLocal = 0, tClient = 0, tKept = 0;
+for (let i = 0; i < RUNS; i++) {
+  let t = performance.now();
+  await ours();
+  tLocal += performance.now() - t;
+  t = performance.now();
+  await oursMcp();
+  tMcp += performance.now() - t;
+  t = performance.now();
+  const c = await connect();
+  await bareCalls(c);
+  await c.close();
+  tClient += performance.now() - t;
+  t = performance.now();
+  await bareCalls(kept);
+  tKept += performance.now() - t;
+}
+const perCall = (ms: number) => ms / RUNS / CALLS;
+const loopCall = perCall(tMcp - tLocal);
+console.log(`(c) MCP echo over Streamable HTTP, ${RUNS} runs × ${CALLS} calls`);
+console.log(`    bare SDK client, kept connection:        ${perCall(tKept).toFixed(2)} ms per call`);
+console.log(`    bare SDK client, a connection per run:   ${perCall(tClient).toFixed(2)} ms per call`);
+console.log(
+  `    through the loop (run with MCP − in-process): ${loopCall.toFixed(2)} ms per call — ${
+    (loopCall / perCall(tClient)).toFixed(2)
+  }× the bare client with a connection per run`,
+);
+await kept.close();
+await viaMcp.stop();
+await mcp.close();
 
 await service.stop();
 db.close();

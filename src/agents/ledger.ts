@@ -8,6 +8,7 @@ import type {
   AgentRunStatus,
   FinishReason,
   RunError,
+  RunTrigger,
   ToolCallRow,
   TurnRow,
 } from "./run_rows.ts";
@@ -18,6 +19,7 @@ export type {
   AgentRunStatus,
   FinishReason,
   RunError,
+  RunTrigger,
   ToolCallRow,
   TurnRow,
   Usage,
@@ -41,6 +43,8 @@ export interface NewRun {
   parentCallId?: string;
   step?: { runId: string; path: string; visit: number; attempt: number };
   traceId?: string;
+  /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
+  trigger?: RunTrigger;
 }
 
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
@@ -74,11 +78,13 @@ export class AgentLedger {
   create(r: NewRun): AgentRunRow {
     const id = `arun_${ulid()}`;
     const at = now();
+    const trigger = r.trigger ?? (r.parentRunId ? "agent" : r.step ? "workflow" : "manual");
     this.#write(id, () => {
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
-           parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, created_at, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
+           started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -93,6 +99,7 @@ export class AgentLedger {
         r.step?.visit ?? null,
         r.step?.attempt ?? null,
         r.traceId ?? null,
+        trigger,
         at,
         at,
       );
@@ -100,6 +107,7 @@ export class AgentLedger {
         agent: r.agent,
         model: r.model,
         task: r.task,
+        trigger,
         parent_run_id: r.parentRunId,
       });
     });

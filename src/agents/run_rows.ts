@@ -1,6 +1,8 @@
 /** Row types of the agent-run tables (migration 0007); `ledger.ts` is the only code that queries them. */
 
 export type AgentRunStatus = "running" | "completed" | "failed" | "canceled";
+/** What started a run: a caller (CLI, API, MCP), its schedule, a workflow step or a parent agent. */
+export type RunTrigger = "manual" | "schedule" | "workflow" | "agent";
 export type FinishReason = "stop" | "max_steps" | "output_invalid" | "timeout" | "canceled" | "error";
 
 /** Token counts, summed over a run's turns. */
@@ -39,6 +41,7 @@ export interface AgentRunRow extends Usage {
   step_visit: number | null;
   step_attempt: number | null;
   trace_id: string | null;
+  trigger: RunTrigger;
   created_at: string;
   started_at: string;
   ended_at: string | null;

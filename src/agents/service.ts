@@ -5,7 +5,7 @@ import { log } from "../log.ts";
 import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
-import { AgentLedger, type AgentRunRow } from "./ledger.ts";
+import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
@@ -42,6 +42,8 @@ export interface AgentRunRequest {
   /** A workflow step's run: the step attempt it belongs to (and its session scope). */
   step?: { runId: string; path: string; visit: number; attempt: number };
   traceId?: string;
+  /** `schedule` for the agent scheduler's runs (the others are derived from `parent` and `step`). */
+  trigger?: RunTrigger;
   /** The caller's cancel (a workflow run's cancel, a parent's abort). */
   signal?: AbortSignal;
 }
@@ -106,6 +108,7 @@ export class AgentService {
       parentCallId: req.parent?.callId,
       step: req.step,
       traceId: req.traceId ?? currentTraceId(),
+      trigger: req.trigger,
     });
     return { run, done: this.#launch(run, plan, def, req.signal) };
   }

@@ -66,3 +66,13 @@ export function putAgent(db: Database, def: AgentDefinition, now: string): void 
 export function deleteAgent(db: Database, environment: string, name: string): void {
   db.prepare("DELETE FROM agents WHERE environment = ? AND name = ?").run(environment, name);
 }
+
+/** Every agent of every environment with an enabled `schedule:` (what the agent scheduler runs). */
+export function scheduledAgents(db: Database): AgentDefinition[] {
+  const rows = db.prepare("SELECT definition FROM agents ORDER BY environment, name").all() as {
+    definition: string;
+  }[];
+  return rows
+    .map((r) => AgentDefinitionSchema.parse(JSON.parse(r.definition)))
+    .filter((d) => d.schedule && d.schedule.enabled !== false);
+}

@@ -42,6 +42,7 @@ export function agentRunView(ledger: AgentLedger, row: AgentRunRow, history = fa
     step_path: row.step_path,
     step_attempt: row.step_attempt,
     trace_id: row.trace_id,
+    trigger: row.trigger,
     started_at: row.started_at,
     ended_at: row.ended_at,
   };

@@ -173,6 +173,7 @@ function inspectLines(r: AgentRun): string[] {
       ["model", r.model],
       ["status", `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`],
       ["task", r.task],
+      ["trigger", r.trigger],
       ["usage", usageText(r)],
       ["duration", r.duration_ms === null ? "-" : formatDuration(r.duration_ms)],
       ...(r.workflow_run_id ? [["workflow", `${r.workflow_run_id} ${r.step_path}`] as [string, string]] : []),

@@ -66,6 +66,9 @@ export const AgentRun = z.looseObject({
   step_path: z.string().nullable(),
   step_attempt: z.number().nullable(),
   trace_id: z.string().nullable(),
+  trigger: z.enum(["manual", "schedule", "workflow", "agent"]).describe(
+    "what started the run: a caller (CLI, API, MCP), the agent's schedule, a workflow step, a parent agent",
+  ),
   started_at: z.string(),
   ended_at: z.string().nullable(),
 }).meta({ id: "AgentRun" });

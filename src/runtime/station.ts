@@ -18,6 +18,7 @@ import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
 import { Engine } from "../workflows/engine/engine.ts";
 import { Scheduler } from "../workflows/engine/scheduler.ts";
+import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
@@ -185,6 +186,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const scheduler = new Scheduler(engine, workflows, db);
     scheduler.start();
     closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
+    const agentScheduler = new AgentScheduler(agents, db);
+    agentScheduler.start();
+    closers.push({ name: "agent scheduler", close: () => agentScheduler.stop() });
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);

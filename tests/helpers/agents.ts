@@ -59,6 +59,8 @@ export async function agentHarness(
     env?: Record<string, string>;
     mcpTools?: McpTools;
     sandbox?: SandboxService;
+    /** `agents.max_tool_output` (default 1024 bytes, so cuts show with small outputs). */
+    maxToolOutput?: number;
   } = {},
 ): Promise<AgentHarness> {
   const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
@@ -76,7 +78,7 @@ export async function agentHarness(
           base_url: baseUrl,
           api_key: "sk-test",
         },
-        agents: { max_tool_output: 1024, default_max_steps: 5, timeout: 60_000 },
+        agents: { max_tool_output: options.maxToolOutput ?? 1024, default_max_steps: 5, timeout: 60_000 },
       },
       env: options.env ?? {},
       source,

@@ -43,14 +43,14 @@ Deno.test("workflow agent step: templated task and variables, linked run, result
           agent: "Triage",
           task: "Rate: ${alert}",
           input: { variables: { team: "${team}" } },
-          output: { level: "$.severity" },
+          output: { level: "$.result.severity", tokens: "$.usage.total_tokens" },
           next: "done",
-        }, { id: "done", type: "transform", expression: "{'level': level}" }],
+        }, { id: "done", type: "transform", expression: "{'level': level, 'tokens': tokens}" }],
       }),
       input: { alert: "disk full", team: "ops" },
     });
     const done = await waitRun(engine, run.id);
-    assertEquals([done.status, JSON.parse(done.result!)], ["completed", { level: "high" }]);
+    assertEquals([done.status, JSON.parse(done.result!)], ["completed", { level: "high", tokens: 26 }]);
     const sent = model.requests[0].body.messages;
     assertEquals(sent[0].content, "You triage alerts for ops.");
     assertStringIncludes(sent[1].content, "Rate: disk full");
@@ -133,13 +133,14 @@ Deno.test("workflow agent steps share the run's workflow-scoped sandbox session,
         id: "pair",
         states: [
           { id: "write", type: "agent", agent: "Writer", task: "write the note", next: "read" },
-          { id: "read", type: "agent", agent: "Reader", task: "read the note" },
+          { id: "read", type: "agent", agent: "Reader", task: "read the note", next: "answer" },
+          { id: "answer", type: "transform", expression: "read.response" },
         ],
       }),
       input: {},
     });
     const done = await waitRun(engine, run.id, undefined, 60_000);
-    assertEquals([done.status, JSON.parse(done.result!)], ["completed", "from step one"]);
+    assertEquals([done.status, JSON.parse(done.result!)], ["completed", { result: "from step one" }]);
     const sessions = sandbox!.list(true).filter((s) => s.run_id === run.id);
     assertEquals(sessions.map((s) => s.scope), ["workflow"], "one session for the whole run");
     assert(await waitFor(() => sandbox!.list().length === 0, 15_000), "the run's session is closed with it");

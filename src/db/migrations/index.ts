@@ -7,9 +7,20 @@ import m0005 from "./0005_mcp.ts";
 import m0006 from "./0006_agents.ts";
 import m0007 from "./0007_agent_runs.ts";
 import m0008 from "./0008_events.ts";
+import m0014 from "./0014_agent_schedules.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
  * has shipped. (Listed statically so `deno compile` bundles them.)
  */
-export const MIGRATIONS: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008];
+export const MIGRATIONS: readonly Migration[] = [
+  m0001,
+  m0002,
+  m0003,
+  m0004,
+  m0005,
+  m0006,
+  m0007,
+  m0008,
+  m0014,
+];

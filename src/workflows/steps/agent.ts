@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { common, rule, templates } from "./fields.ts";
 import { contextScope, renderTemplates } from "../expr.ts";
+import type { AgentRunRow, ToolCallRow } from "../../agents/ledger.ts";
 import type { Executor, Outcome, StepType } from "./types.ts";
 
 const AGENT_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
@@ -27,8 +28,9 @@ export type AgentState = z.infer<ReturnType<typeof schema>>;
  * agent: runs an agent through THE agent loop (spec/workflows.md, DESIGN §8). `task` and
  * `input.variables` are templated over the run context; the agent run is linked to this step
  * attempt, so a redelivered attempt finds the run it started instead of starting another. The
- * step's output is the agent's answer: its JSON `result` when it has an output schema, else its
- * `response`. Canceling the workflow run aborts the signal, which cancels the agent run.
+ * step's output is `{response, result, tool_calls, usage}` (spec/workflows.md), `result` being the
+ * JSON answer (an output schema's, or the response parsed when it is JSON). Canceling the workflow run
+ * aborts the signal, which cancels the agent run.
  */
 const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome> => {
   if (!ctx.agents) {
@@ -51,7 +53,7 @@ const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome>
     signal: ctx.signal,
   });
   if (run.status === "completed" && (run.finish_reason === "stop" || run.response)) {
-    return { kind: "completed", output: run.result !== null ? JSON.parse(run.result) : run.response };
+    return { kind: "completed", output: stepOutput(run, ctx.agents.ledger.toolCalls(run.id)) };
   }
   const error = run.error ? JSON.parse(run.error) as { code: string; message: string } : undefined;
   return {
@@ -64,6 +66,29 @@ const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome>
     },
   };
 };
+
+/** The step output: the answer as text and as JSON, the tool calls made and the tokens used. */
+function stepOutput(run: AgentRunRow, calls: ToolCallRow[]): Record<string, unknown> {
+  let result: unknown = run.result !== null ? JSON.parse(run.result) : undefined;
+  if (result === undefined) {
+    try {
+      result = JSON.parse(run.response ?? "");
+    } catch {
+      // Plain text: no `result`.
+    }
+  }
+  return {
+    response: run.response ?? "",
+    ...(result !== undefined ? { result } : {}),
+    tool_calls: calls.map((c) => ({ name: c.name, status: c.status, truncated: c.truncated === 1 })),
+    usage: {
+      input_tokens: run.input_tokens,
+      output_tokens: run.output_tokens,
+      cached_tokens: run.cached_tokens,
+      total_tokens: run.total_tokens,
+    },
+  };
+}
 
 export const agent: StepType<AgentState> = {
   type: "agent",
