@@ -1,3 +1,4 @@
+import { onAgentsChange } from "../../agents/changes.ts";
 import { StationClient } from "../../client/http.ts";
 import { StationError } from "../../errors.ts";
 import { listen, type Listener } from "../../api/listen.ts";
@@ -66,10 +67,12 @@ export async function startMcpServers(
   const options = { idleMs: server.mcp_session_idle, maxBodyBytes: server.max_body_bytes };
   const catalog = managementCatalog(client);
   const management = new McpSessions(() => serverFor(catalog), options);
-  const agentTools = agentCatalog(ctx.workflows, client);
+  const environment = ctx.config.values.workflows.environment;
+  const agentTools = agentCatalog({ db: ctx.db, environment, workflows: ctx.workflows }, client);
   const agents = new McpSessions(() => serverFor(agentTools), options);
-  // The agent layer adds its registry here, so a sync that changes agents tells sessions too.
-  const unwatch = watchTools(agentTools, [ctx.workflows], () => agents.toolsChanged());
+  // A sync that changes workflows or agents tells every session its tool list changed.
+  const agentSync = { onChange: (listener: () => void) => onAgentsChange(ctx.db, listener) };
+  const unwatch = watchTools(agentTools, [ctx.workflows, agentSync], () => agents.toolsChanged());
   const opened: { listener: Listener; sessions: McpSessions }[] = [];
   try {
     const ports = [["mcp_port", management], ["agent_port", agents]] as const;
