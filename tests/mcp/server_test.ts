@@ -52,7 +52,12 @@ Deno.test("mcp: the management server over Streamable HTTP runs workflows, appro
 
     await t.step("resources: the workflows, the DSL reference, a run by id", async () => {
       const uris = (await client.listResources()).resources.map((r: { uri: string }) => r.uri);
-      assertEquals(uris, ["station://workflows", "station://environments", "station://docs/workflow-dsl"]);
+      assertEquals(uris, [
+        "station://workflows",
+        "station://agents",
+        "station://environments",
+        "station://docs/workflow-dsl",
+      ]);
       const dsl = await client.readResource({ uri: "station://docs/workflow-dsl" });
       assertEquals([dsl.contents[0].mimeType, dsl.contents[0].text], ["text/markdown", WORKFLOW_DSL]);
       assertMatch(WORKFLOW_DSL, /human_approval/);
