@@ -128,10 +128,44 @@ Deno.test("mcp: agents run through both servers against the scripted model; sync
     assertEquals(done.history.length, 1);
     const { runs } = await call(management, "list_agent_runs", { agent: "Greeter", status: "completed" });
     assertEquals(runs.length, 4);
+    assertEquals(runs[0].run_id, asynchronous.run_id, "newest first");
     const resource = await management.readResource({ uri: "station://agents" });
     assertEquals(JSON.parse(resource.contents[0].text).agents.map((a: { name: string }) => a.name), [
       "Greeter",
     ]);
+
+    // A wait that runs out answers the run as it is; cancel_agent_run ends a running one.
+    let release!: () => void;
+    model.script({ text: "late", hold: new Promise<void>((r) => release = r) });
+    const cut = await call(agents, "agent_Greeter", {
+      task: "slow",
+      variables: { who: "Gus" },
+      wait: true,
+      timeout_seconds: 1,
+    });
+    assertEquals([cut.status, cut.response], ["running", null]);
+    release();
+    const late = await until(
+      () => call(agents, "get_run_status", { run_id: cut.run_id }),
+      (r) => r.status === "completed",
+      "the run the wait left",
+    );
+    assertEquals(late.response, "late");
+    model.script({ text: "never", hold: new Promise<void>(() => {}) });
+    const before = model.requests.length;
+    const held = await call(management, "run_agent", {
+      name: "Greeter",
+      task: "held",
+      variables: { who: "H" },
+    });
+    await model.waitForRequests(before + 1);
+    await call(management, "cancel_agent_run", { runId: held.run_id, reason: "enough" });
+    const canceled = await until(
+      () => call(management, "get_agent_run", { runId: held.run_id }),
+      (r) => r.status !== "running",
+      "the canceled run",
+    );
+    assertEquals([canceled.status, canceled.error.code], ["canceled", "canceled"]);
 
     // Errors are tool errors with the API's code and hint; the session lives on.
     const unknown = await toolError(management, "run_agent", { name: "Greeterr", task: "x" });

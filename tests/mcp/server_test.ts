@@ -142,6 +142,19 @@ Deno.test("mcp: the agent server offers one tool per workflow and tells sessions
     await call(management, "sync_environment", {});
     await until(() => Promise.resolve(changes), (n) => n === 2, "tools/list_changed after the removal");
     assertEquals(await names(), ["get_run_status"]);
+
+    // A wait that runs out answers the run as it is (the in-process event stream stops following).
+    await call(management, "apply_workflow", {
+      yaml: "id: nap\nstates:\n  - id: nap\n    type: timer\n    duration: 1h\n",
+    });
+    const napping = await until(
+      () => agents.callTool({ name: "workflow_nap", arguments: { wait: true, timeout_seconds: 1 } }),
+      (r: any) => !r.isError,
+      "the nap tool",
+    );
+    const napRun = toolJson(napping);
+    assertEquals([napRun.workflow_id, napRun.status], ["nap", "waiting"]);
+    await call(management, "cancel_workflow_run", { runId: napRun.id });
   } finally {
     await management.close();
     await agents.close();

@@ -23,14 +23,28 @@ export interface McpServers {
   close(): Promise<void>;
 }
 
-/** A client of the API that calls the app in-process (no socket), with the token the app may require. */
+/**
+ * A client of the API that calls the app in-process (no socket), with the token the app may require.
+ * A network fetch's body fails when its signal aborts, ending the server's stream; the app's own answer
+ * does not, so an event stream is piped through the signal: a wait that runs out stops following (the
+ * SSE route sees the cancel) instead of reading until the run ends.
+ */
 export function inProcessClient(
   api: (req: Request) => Response | Promise<Response>,
   token?: string,
 ): StationClient {
   return new StationClient("http://stn.internal", {
     token,
-    fetch: (input, init) => Promise.resolve(api(new Request(input, init))),
+    fetch: async (input, init) => {
+      const res = await api(new Request(input, init));
+      const signal = init?.signal;
+      if (!signal || !res.body || !res.headers.get("content-type")?.startsWith("text/event-stream")) {
+        return res;
+      }
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      res.body.pipeTo(writable, { signal }).catch(() => {}); // the reader sees the abort as a failed read
+      return new Response(readable, { status: res.status, statusText: res.statusText, headers: res.headers });
+    },
   });
 }
 
