@@ -1,6 +1,7 @@
 import { transaction } from "../db/database.ts";
 import type { Database } from "../db/database.ts";
 import type { ValidationIssue } from "../workflows/definition/validate.ts";
+import { agentsChanged } from "./changes.ts";
 import { loadAgentsFolder } from "./definition/mod.ts";
 import { deleteAgent, putAgent, storedDefinitions } from "./store.ts";
 
@@ -79,5 +80,6 @@ export async function syncAgents(
       report.deleted.push(name);
     }
   });
+  if (report.created.length || report.updated.length || report.deleted.length) agentsChanged(db);
   return report;
 }

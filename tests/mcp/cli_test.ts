@@ -19,7 +19,7 @@ Deno.test("mcp: stn serve listens on both MCP ports, and stn mcp config prints w
     const cursor = (await config("--client", "cursor")).mcpServers.stn;
     assertEquals(cursor.headers, { Authorization: `Bearer ${TOKEN}` });
     const management = await connectHttp(cursor.url, cursor.headers);
-    assertEquals((await management.listResources()).resources.length, 3);
+    assertEquals((await management.listResources()).resources.length, 4);
     await management.close();
 
     const vscode = (await config("--client", "vscode", "--agent")).servers["stn-agents"];

@@ -52,7 +52,12 @@ Deno.test("mcp: the management server over Streamable HTTP runs workflows, appro
 
     await t.step("resources: the workflows, the DSL reference, a run by id", async () => {
       const uris = (await client.listResources()).resources.map((r: { uri: string }) => r.uri);
-      assertEquals(uris, ["station://workflows", "station://environments", "station://docs/workflow-dsl"]);
+      assertEquals(uris, [
+        "station://workflows",
+        "station://agents",
+        "station://environments",
+        "station://docs/workflow-dsl",
+      ]);
       const dsl = await client.readResource({ uri: "station://docs/workflow-dsl" });
       assertEquals([dsl.contents[0].mimeType, dsl.contents[0].text], ["text/markdown", WORKFLOW_DSL]);
       assertMatch(WORKFLOW_DSL, /human_approval/);
@@ -137,6 +142,19 @@ Deno.test("mcp: the agent server offers one tool per workflow and tells sessions
     await call(management, "sync_environment", {});
     await until(() => Promise.resolve(changes), (n) => n === 2, "tools/list_changed after the removal");
     assertEquals(await names(), ["get_run_status"]);
+
+    // A wait that runs out answers the run as it is (the in-process event stream stops following).
+    await call(management, "apply_workflow", {
+      yaml: "id: nap\nstates:\n  - id: nap\n    type: timer\n    duration: 1h\n",
+    });
+    const napping = await until(
+      () => agents.callTool({ name: "workflow_nap", arguments: { wait: true, timeout_seconds: 1 } }),
+      (r: any) => !r.isError,
+      "the nap tool",
+    );
+    const napRun = toolJson(napping);
+    assertEquals([napRun.workflow_id, napRun.status], ["nap", "waiting"]);
+    await call(management, "cancel_workflow_run", { runId: napRun.id });
   } finally {
     await management.close();
     await agents.close();

@@ -1,4 +1,5 @@
 import type { StationClient } from "../../client/http.ts";
+import type { Database } from "../../db/database.ts";
 import { log } from "../../log.ts";
 import { VERSION } from "../../version.ts";
 import type { WorkflowStore } from "../../workflows/store.ts";
@@ -8,21 +9,34 @@ import { managementResources } from "./resources.ts";
 import type { McpCatalog } from "./server.ts";
 import type { McpToolSpec } from "./tool.ts";
 
-const INSTRUCTIONS =
-  "Each workflow_<id> tool starts a run of that workflow with the arguments as its input " +
-  "and returns run_id (or, with wait: true, the finished run); get_run_status follows a run.";
+const INSTRUCTIONS = "Each agent_<name> tool runs that agent on a task (with its variables); each " +
+  "workflow_<id> tool starts a run of that workflow with the arguments as its input. Both return run_id " +
+  "(or, with wait: true, the finished run); get_run_status follows a run.";
+
+/** What the agent server serves: the agents of one environment, the active workflows. */
+export interface AgentServerSources {
+  db: Database;
+  /** The served environment (`workflows.environment`). */
+  environment: string;
+  workflows: WorkflowStore;
+}
 
 /**
- * The agent server (:8587/mcp): one tool per agent and per active workflow, and get_run_status; and the
- * management server's read-only resources (the DSL reference, the workflows, runs by id).
+ * The agent server (:8587/mcp): one tool per agent of the served environment and per active workflow,
+ * and get_run_status; and the management server's read-only resources (the DSL reference, the
+ * workflows, the agents, runs by id).
  */
-export function agentCatalog(store: WorkflowStore, client: StationClient): McpCatalog {
+export function agentCatalog(sources: AgentServerSources, client: StationClient): McpCatalog {
   const status = runStatusTool(client);
   return {
     name: "stn-agents",
     version: VERSION,
     instructions: INSTRUCTIONS,
-    tools: (): McpToolSpec[] => [...agentTools(), ...workflowRunTools(store, client), status],
+    tools: (): McpToolSpec[] => [
+      ...agentTools(sources.db, sources.environment, client),
+      ...workflowRunTools(sources.workflows, client),
+      status,
+    ],
     resources: managementResources(client),
   };
 }
@@ -32,7 +46,7 @@ function fingerprint(tools: McpToolSpec[]): string {
   return JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema]));
 }
 
-/** Something whose changes may change the agent server's tools (the workflow store; the agent registry later). */
+/** Something whose changes may change the agent server's tools (the workflow store, the agents' sync). */
 export interface ChangeSource {
   onChange(listener: () => void): () => void;
 }

@@ -1,18 +1,20 @@
 import { z } from "zod";
+import { getAgentRun } from "../../client/agent_runs.ts";
 import type { StationClient } from "../../client/http.ts";
 import { getRun, startRun, waitForRun } from "../../client/workflow_runs.ts";
 import type { WorkflowStore } from "../../workflows/store.ts";
 import { type McpToolSpec, zodTool } from "./tool.ts";
 
 /** How long `wait: true` waits by default: under MCP clients' usual 60 s request timeout. */
-const DEFAULT_WAIT_S = 50;
+export const DEFAULT_WAIT_S = 50;
 
 /** The tool name of a workflow: `workflow_<id>`, with characters MCP tool names may not hold as `_`. */
 export function workflowToolName(id: string): string {
   return `workflow_${id.replace(/[^A-Za-z0-9_.-]/g, "_")}`.slice(0, 128);
 }
 
-const CONTROL = {
+/** The `wait` and `timeout_seconds` controls of the run tools (workflows and agents), as JSON Schema. */
+export const CONTROL = {
   wait: {
     type: "boolean",
     description: "wait for the run to end and return its result (default: return the run id at once)",
@@ -73,13 +75,18 @@ export function workflowRunTools(store: WorkflowStore, client: StationClient): M
   });
 }
 
-/** `get_run_status`: a run's status and, once it ended, its result or error. */
+/** `get_run_status`: a workflow or agent run's status and, once it ended, its result or error. */
 export function runStatusTool(client: StationClient): McpToolSpec {
   const tool = zodTool(
     "get_run_status",
-    "A run's status (pending, running, waiting, paused, completed, failed, canceled) with its result or error.",
-    z.strictObject({ run_id: z.string().min(1).describe("the run_id a workflow_* tool returned") }),
-    (a) => getRun(client, a.run_id),
+    "A run's status with its result or error, for the run_id a workflow_* or agent_* tool returned " +
+      "(workflow runs: pending, running, waiting, paused, completed, failed, canceled; agent runs: running, " +
+      "completed, failed, canceled, with the agent's response).",
+    z.strictObject({
+      run_id: z.string().min(1).describe("the run_id a workflow_* or agent_* tool returned"),
+    }),
+    // Agent run ids carry their own prefix (arun_), workflow run ids are bare ULIDs.
+    (a) => a.run_id.startsWith("arun_") ? getAgentRun(client, a.run_id) : getRun(client, a.run_id),
   );
   return { ...tool, annotations: { readOnlyHint: true } };
 }

@@ -1,5 +1,6 @@
 import type { StationClient } from "../../client/http.ts";
 import { VERSION } from "../../version.ts";
+import { agentManagementTools } from "./management_agents.ts";
 import { environmentTools } from "./management_environments.ts";
 import { fileTools } from "./management_files.ts";
 import { sandboxTools } from "./management_sandboxes.ts";
@@ -9,18 +10,18 @@ import type { McpCatalog } from "./server.ts";
 import type { McpToolSpec } from "./tool.ts";
 
 const INSTRUCTIONS =
-  "stn runs durable workflows, sandboxes and files. Read station://docs/workflow-dsl before " +
-  "writing a workflow; validate_workflow, then apply_workflow, then start_workflow_run. Errors carry a code " +
-  "and a hint.";
+  "stn runs durable workflows, AI agents, sandboxes and files. Read station://docs/workflow-dsl before " +
+  "writing a workflow; validate_workflow, then apply_workflow, then start_workflow_run. list_agents names " +
+  "the agents run_agent runs. Errors carry a code and a hint.";
 
 /**
  * Every management tool, calling the HTTP API through `client`: in-process (the app's own fetch) on
- * :8586, over the network for `stn mcp stdio` against a running server. Agent tools join when the agent
- * layer lands.
+ * :8586, over the network for `stn mcp stdio` against a running server.
  */
 export function managementTools(client: StationClient): McpToolSpec[] {
   return [
     ...workflowTools(client),
+    ...agentManagementTools(client),
     ...fileTools(client),
     ...sandboxTools(client),
     ...environmentTools(client),
@@ -36,6 +37,10 @@ const READ_ONLY = new Set([
   "list_workflow_runs",
   "get_workflow_run_steps",
   "list_workflow_approvals",
+  "list_agents",
+  "get_agent",
+  "get_agent_run",
+  "list_agent_runs",
   "list_files",
   "get_file_info",
   "download_file",
@@ -47,6 +52,7 @@ const DESTRUCTIVE = new Set([
   "delete_workflow",
   "cancel_workflow_run",
   "reject_workflow_step",
+  "cancel_agent_run",
   "delete_file",
   "upload_file",
   "sandbox_fs_delete",

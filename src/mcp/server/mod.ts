@@ -1,3 +1,4 @@
+import { onAgentsChange } from "../../agents/changes.ts";
 import { StationClient } from "../../client/http.ts";
 import { StationError } from "../../errors.ts";
 import { listen, type Listener } from "../../api/listen.ts";
@@ -22,14 +23,28 @@ export interface McpServers {
   close(): Promise<void>;
 }
 
-/** A client of the API that calls the app in-process (no socket), with the token the app may require. */
+/**
+ * A client of the API that calls the app in-process (no socket), with the token the app may require.
+ * A network fetch's body fails when its signal aborts, ending the server's stream; the app's own answer
+ * does not, so an event stream is piped through the signal: a wait that runs out stops following (the
+ * SSE route sees the cancel) instead of reading until the run ends.
+ */
 export function inProcessClient(
   api: (req: Request) => Response | Promise<Response>,
   token?: string,
 ): StationClient {
   return new StationClient("http://stn.internal", {
     token,
-    fetch: (input, init) => Promise.resolve(api(new Request(input, init))),
+    fetch: async (input, init) => {
+      const res = await api(new Request(input, init));
+      const signal = init?.signal;
+      if (!signal || !res.body || !res.headers.get("content-type")?.startsWith("text/event-stream")) {
+        return res;
+      }
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      res.body.pipeTo(writable, { signal }).catch(() => {}); // the reader sees the abort as a failed read
+      return new Response(readable, { status: res.status, statusText: res.statusText, headers: res.headers });
+    },
   });
 }
 
@@ -66,10 +81,12 @@ export async function startMcpServers(
   const options = { idleMs: server.mcp_session_idle, maxBodyBytes: server.max_body_bytes };
   const catalog = managementCatalog(client);
   const management = new McpSessions(() => serverFor(catalog), options);
-  const agentTools = agentCatalog(ctx.workflows, client);
+  const environment = ctx.config.values.workflows.environment;
+  const agentTools = agentCatalog({ db: ctx.db, environment, workflows: ctx.workflows }, client);
   const agents = new McpSessions(() => serverFor(agentTools), options);
-  // The agent layer adds its registry here, so a sync that changes agents tells sessions too.
-  const unwatch = watchTools(agentTools, [ctx.workflows], () => agents.toolsChanged());
+  // A sync that changes workflows or agents tells every session its tool list changed.
+  const agentSync = { onChange: (listener: () => void) => onAgentsChange(ctx.db, listener) };
+  const unwatch = watchTools(agentTools, [ctx.workflows, agentSync], () => agents.toolsChanged());
   const opened: { listener: Listener; sessions: McpSessions }[] = [];
   try {
     const ports = [["mcp_port", management], ["agent_port", agents]] as const;

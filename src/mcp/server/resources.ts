@@ -1,3 +1,4 @@
+import { listAgents } from "../../client/agents.ts";
 import type { StationClient } from "../../client/http.ts";
 import { getRun } from "../../client/workflow_runs.ts";
 import { listWorkflows } from "../../client/workflows.ts";
@@ -13,6 +14,13 @@ const STATIC: (McpResourceInfo & { read(client: StationClient): Promise<string> 
     description: "The stored workflows (as GET /api/v1/workflows answers)",
     mimeType: JSON_TYPE,
     read: async (client) => JSON.stringify({ workflows: await listWorkflows(client) }),
+  },
+  {
+    uri: "station://agents",
+    name: "agents",
+    description: "The agents of the configured environment (as GET /api/v1/agents answers)",
+    mimeType: JSON_TYPE,
+    read: async (client) => JSON.stringify(await listAgents(client)),
   },
   {
     uri: "station://environments",
