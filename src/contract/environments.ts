@@ -41,7 +41,12 @@ export type NeededVariable = z.infer<typeof NeededVariable>;
 /** An MCP config file as read (placeholders not filled, servers not started). */
 export const McpConfigFile = z.looseObject({
   file: z.string(),
-  servers: z.array(z.looseObject({ name: z.string(), transport: z.enum(["stdio", "http", "unknown"]) })),
+  servers: z.array(z.looseObject({
+    name: z.string(),
+    transport: z.enum(["stdio", "http", "unknown"]),
+    program: z.string().optional().describe("the program a stdio server runs"),
+    variables: z.array(z.string()).describe("the placeholders this server uses"),
+  })),
   variables: z.array(z.string()),
   error: z.string().optional(),
 }).meta({ id: "McpConfigFile" });

@@ -43,6 +43,14 @@ export interface EnvironmentStatus extends Omit<EnvironmentDetails, "agents"> {
   mcp_servers: McpServerStatus[];
 }
 
+/**
+ * The MCP tools an environment's agents are checked against, or undefined before its first sync: then
+ * every tool would look unknown, which says nothing about the agent file.
+ */
+export function catalogueTools(db: Database, environment: string): ReadonlyMap<string, string> | undefined {
+  return listMcpServers(db, environment).length ? knownMcpTools(db, environment) : undefined;
+}
+
 /** The environment's files (showEnvironment) joined with the MCP catalogue and the agents table. */
 export async function environmentStatus(
   db: Database,
@@ -71,10 +79,10 @@ export async function environmentStatus(
       };
     })
   );
-  // Tools are checked only against a catalogue that exists: before the first sync every tool would
-  // look unknown, which says nothing about the file.
-  const knownTools = stored.size ? knownMcpTools(db, name) : undefined;
-  const parsed = await loadAgentsFolder(join(details.path, "agents"), { environment: name, knownTools });
+  const parsed = await loadAgentsFolder(join(details.path, "agents"), {
+    environment: name,
+    knownTools: catalogueTools(db, name),
+  });
   const agents = parsed.map((a): AgentStatus => {
     const row = getStoredAgent(db, name, a.name);
     const synced: AgentSyncState = !row

@@ -177,6 +177,22 @@ Deno.test("API: bundles — create (no secrets inside), install into a new envir
       "workflows/greet.workflow.yaml",
     ]);
     assertEquals(installed.manifest.version, "2.0.0");
+    // The manifest says what the agents and MCP servers need; the install synced them too.
+    assertEquals(installed.manifest.agents, [{
+      name: "Helper",
+      file: "agents/Helper.prompt",
+      tools: [],
+      agents: [],
+    }]);
+    assertEquals(installed.manifest.mcp_servers?.map((m) => [m.name, m.transport, m.program, m.variables]), [
+      ["github", "stdio", "github-mcp", ["GITHUB_TOKEN"]],
+      ["docs", "http", undefined, ["DOCS_AUTH"]],
+    ]);
+    assertEquals(installed.sync.agents?.created.map((a) => a.name), ["Helper"]);
+    assertEquals(installed.sync.mcp_servers.servers.map((m) => [m.name, m.status, m.error?.code]), [
+      ["github", "failed", "mcp_variable_missing"],
+      ["docs", "failed", "mcp_variable_missing"],
+    ]);
     assertEquals(installed.missing, ["DOCS_AUTH", "GITHUB_TOKEN"]);
     assertEquals(installed.sync.created.map((w) => w.id), ["greet"]);
     const a = await showEnvironment(from.client, "team");
@@ -209,6 +225,16 @@ Deno.test("API: bundles — create (no secrets inside), install into a new envir
     }).catch((e) => e);
     assertEquals([big.code, big.status], ["bundle_too_large", 413]);
     assertEquals((await listEnvironments(to.client)).map((e) => e.name), ["imported"]);
+
+    // An invalid agent stops the bundle, naming file:line.
+    await Deno.writeTextFile(join(dir, "agents", "Bad.prompt"), "---\nmax_steps: lots\n---\nhi\n");
+    const bad = await assertRejects(
+      () => createBundle(from.client, { environment: "team" }),
+      StationError,
+    ) as StationError;
+    assertEquals([bad.code, bad.status], ["agent_invalid", 422]);
+    assert(bad.message.includes("agents/Bad.prompt:2:12: error invalid_value"), bad.message);
+    await Deno.remove(join(dir, "agents", "Bad.prompt"));
 
     // A literal secret in an MCP config stops the bundle.
     await Deno.writeTextFile(
