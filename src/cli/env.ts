@@ -45,7 +45,10 @@ export function environmentText(d: EnvironmentDetails, style: Style): string[] {
     const tools = `${s.tools} tool${s.tools === 1 ? "" : "s"}`;
     if (s.status === "ok") return `  ${s.name} (${s.transport})  ${tools}  ${where}`;
     const hint = s.error?.hint ? style.dim(` (${s.error.hint})`) : "";
-    return `  ${s.name} (${s.transport})  ${style.red("failed")}: ${s.error?.message}${hint}  ${where}`;
+    const kept = s.tools ? ` (keeps the ${tools} found before)` : "";
+    return `  ${s.name} (${s.transport})  ${
+      style.red("failed")
+    }: ${s.error?.message}${hint}${kept}  ${where}`;
   });
   const invalidConfigs = d.mcp_configs.filter((c) => c.error).map((c) =>
     `  ${style.red("invalid")} ${c.file}: ${c.error}`
