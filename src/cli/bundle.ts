@@ -10,13 +10,17 @@ import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { formatInvalid } from "../workflows/sync.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalBytes } from "./local_files.ts";
-import { fields, note, render } from "./output.ts";
+import { agentSyncLines } from "./agent.ts";
+import { mcpErrorLines, mcpSyncLines } from "./mcp_sync.ts";
+import { fields, note, render, type Style } from "./output.ts";
 
 /** Bundle commands sync only what they install, not the default environment at start-up. */
 const NO_SYNC = { embeddedFlags: { "workflows.sync_on_start": false } };
 
+/** A list for people: comma-separated, `-` when empty. */
+const list = (xs: string[]) => xs.length ? xs.join(", ") : "-";
+
 function manifestLines(m: BundleManifest): string[] {
-  const list = (xs: string[]) => xs.length ? xs.join(", ") : "-";
   return fields([
     ["bundle", `${m.name} ${m.version}`],
     ...(m.description ? [["description", m.description] as [string, string]] : []),
@@ -27,6 +31,29 @@ function manifestLines(m: BundleManifest): string[] {
     ["variables", list(m.variables.map((v) => v.name + (v.secret ? " [secret]" : "")))],
     ["files", `${m.files.length} (checksums verified)`],
   ]);
+}
+
+/** What the bundle's agents and MCP servers need where it is installed (manifests made by newer stn). */
+function needsLines(m: BundleManifest): string[] {
+  const lines: string[] = [];
+  for (const a of m.agents ?? []) {
+    const tools = a.tools.map((t) => t.server ? `${t.name} (${t.server})` : t.name);
+    const parts = [
+      `model ${a.model ?? "ai.model"}`,
+      tools.length ? `tools ${tools.join(", ")}` : "no tools",
+      ...(a.agents.length ? [`child agents ${a.agents.join(", ")}`] : []),
+      ...(a.sandbox ? [`sandbox ${a.sandbox}`] : []),
+    ];
+    lines.push(`  agent ${a.name}: ${parts.join("; ")}`);
+  }
+  for (const s of m.mcp_servers ?? []) {
+    const parts = [
+      ...(s.program ? [`runs ${s.program}`] : []),
+      s.variables.length ? `variables ${s.variables.join(", ")}` : "no variables",
+    ];
+    lines.push(`  mcp server ${s.name} (${s.transport}): ${parts.join("; ")}`);
+  }
+  return lines.length ? ["needs:", ...lines] : [];
 }
 
 /** Reads a bundle from a path, or downloads it from an http(s) URL, at most the bundle size limit. */
@@ -64,16 +91,23 @@ async function bundleBytes(source: string): Promise<Uint8Array> {
   return bytes;
 }
 
-function installText(r: InstallResult): string[] {
+function installText(r: InstallResult, style: Style): string[] {
   const lines = [
     `${
       r.created ? "installed" : "updated"
     } environment ${r.environment} (${r.path}): ${r.files.length} files`,
-    ...manifestLines(r.manifest).slice(3, 6),
   ];
-  const s = r.sync;
+  const c = r.manifest.contents;
   lines.push(
-    `synced: ${s.created.length} created, ${s.updated.length} updated, ${s.unchanged.length} unchanged`,
+    `  agents: ${list(c.agents)}; mcp servers: ${list(c.mcp_servers)}; workflows: ${list(c.workflows)}`,
+  );
+  const s = r.sync;
+  // The install synced MCP servers, agents and workflows, in that order, as `stn sync` does.
+  lines.push(...mcpSyncLines(s.mcp_servers, style).map((l) => `synced ${l}`));
+  note((errStyle) => mcpErrorLines(s.mcp_servers, errStyle));
+  lines.push(...agentSyncLines(s).filter((l) => l.startsWith("agents:")).map((l) => `synced ${l}`));
+  lines.push(
+    `synced workflows: ${s.created.length} created, ${s.updated.length} updated, ${s.unchanged.length} unchanged`,
   );
   note((style) => s.invalid.flatMap((inv) => formatInvalid(inv).map((l) => `${style.red("invalid:")} ${l}`)));
   if (r.missing.length) {
@@ -134,6 +168,7 @@ export function bundleCommand(program: Command): void {
           ) => [
             `wrote ${opts.output ?? basename(target)} (${formatBytes(r.size_bytes)})`,
             ...manifestLines(r.manifest),
+            ...needsLines(r.manifest),
           ],
         });
       },
@@ -142,7 +177,10 @@ export function bundleCommand(program: Command): void {
     .description("verify a bundle (paths, links, limits, checksums) and show its manifest; installs nothing")
     .action(async (file: string, _o: unknown, cmd: Command) => {
       const { manifest } = await readBundle(await bundleBytes(file));
-      render({ valid: true, manifest }, { json: jsonMode(cmd), text: (r) => manifestLines(r.manifest) });
+      render({ valid: true, manifest }, {
+        json: jsonMode(cmd),
+        text: (r) => [...manifestLines(r.manifest), ...needsLines(r.manifest)],
+      });
     });
   bundle.command("install <source> [env]")
     .description(

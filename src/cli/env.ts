@@ -18,16 +18,42 @@ import { fields, note, render, type Style, table } from "./output.ts";
 /** Environment commands need no start-up sync (their own answers are read from the folders). */
 const NO_SYNC = { embeddedFlags: { "workflows.sync_on_start": false } };
 
+/** How `env show` says whether the station holds an agent file's current version. */
+const SYNCED: Record<EnvironmentDetails["agents"][number]["synced"], string> = {
+  current: "synced",
+  outdated: "changed since the last sync",
+  never: "not synced yet",
+};
+
 /** The text view of `env show`, `env create` and `env copy`. */
 export function environmentText(d: EnvironmentDetails, style: Style): string[] {
   const lines = fields([["environment", d.name], ["path", d.path]]);
-  lines.push("", `agents (${d.agents.length}):`, ...d.agents.map((a) => `  ${a.name}  ${style.dim(a.file)}`));
-  const servers = d.mcp_configs.flatMap((c) =>
-    c.error
-      ? [`  ${style.red("invalid")} ${c.file}: ${c.error}`]
-      : c.servers.map((s) => `  ${s.name} (${s.transport})  ${style.dim(c.file)}`)
+  lines.push("", `agents (${d.agents.length}):`);
+  for (const a of d.agents) {
+    const state = a.status === "valid" ? `valid, ${SYNCED[a.synced]}` : style.red("invalid");
+    lines.push(`  ${a.name}  ${state}  ${style.dim(a.file)}`);
+    for (const e of a.errors) {
+      const at = e.line ? `:${e.line}${e.column ? `:${e.column}` : ""}` : "";
+      lines.push(`    ${a.file}${at}: ${e.message}${e.hint ? style.dim(` (${e.hint})`) : ""}`);
+    }
+  }
+  const servers = d.mcp_servers.map((s) => {
+    const where = style.dim(s.file);
+    if (s.status === "never_synced") {
+      return `  ${s.name} (${s.transport})  not synced yet (stn sync)  ${where}`;
+    }
+    const tools = `${s.tools} tool${s.tools === 1 ? "" : "s"}`;
+    if (s.status === "ok") return `  ${s.name} (${s.transport})  ${tools}  ${where}`;
+    const hint = s.error?.hint ? style.dim(` (${s.error.hint})`) : "";
+    const kept = s.tools ? ` (keeps the ${tools} found before)` : "";
+    return `  ${s.name} (${s.transport})  ${
+      style.red("failed")
+    }: ${s.error?.message}${hint}${kept}  ${where}`;
+  });
+  const invalidConfigs = d.mcp_configs.filter((c) => c.error).map((c) =>
+    `  ${style.red("invalid")} ${c.file}: ${c.error}`
   );
-  lines.push(`mcp servers (${servers.length}):`, ...servers);
+  lines.push(`mcp servers (${servers.length}):`, ...servers, ...invalidConfigs);
   lines.push(
     `workflows (${d.workflows.length}):`,
     ...d.workflows.map((w) => `  ${w.id ?? style.red("(no id)")}  ${style.dim(w.file)}`),

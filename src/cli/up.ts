@@ -10,6 +10,7 @@ import { CONTAINER_PORTS } from "../deploy/names.ts";
 import { up, type UpResult } from "../deploy/up.ts";
 import { commandConfig, jsonMode } from "./context.ts";
 import { fields, note, render } from "./output.ts";
+import { installUpBundle, readUpBundle, type UpBundleResult } from "./up_bundle.ts";
 
 function port(raw: string): number {
   const n = Number(raw);
@@ -34,7 +35,7 @@ function seconds(raw: string): number {
   return Number(raw);
 }
 
-function upText(r: UpResult): string[] {
+function upText(r: UpResult & { bundle?: UpBundleResult }): string[] {
   const lines = fields([
     ["station", `${r.container} (${r.action === "unchanged" ? "already up, nothing changed" : r.action})`],
     ["api", r.url],
@@ -44,6 +45,15 @@ function upText(r: UpResult): string[] {
     ["data", `volume ${r.volume}`],
     ["token", r.token_file],
   ]);
+  if (r.bundle) {
+    const b = r.bundle;
+    lines.push(
+      b.installed
+        ? `bundle: installed into environment ${b.environment} (${b.files.length} files)`
+        : `bundle: environment ${b.environment} is already there (installed on the first start); kept`,
+    );
+    if (b.missing.length) lines.push(`  variables still to set there: ${b.missing.join(", ")}`);
+  }
   if (r.token) {
     lines.push("", `API token (shown once; stn commands on this host use it by themselves): ${r.token}`);
   }
@@ -78,6 +88,11 @@ export function upCommands(program: Command): void {
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
+    .option(
+      "--bundle <file>",
+      "install this bundle (stn bundle create) into the station's environments on its first start",
+    )
+    .option("--bundle-env <env>", "the environment the bundle goes into (default: the bundle's name)")
     .option("--rebuild", "build the image again even if it exists")
     .option("--timeout <seconds>", "how long to wait for /health", "120")
     .action(async (opts: {
@@ -89,9 +104,22 @@ export function upCommands(program: Command): void {
       env: string[];
       rebuild?: boolean;
       timeout: string;
+      bundle?: string;
+      bundleEnv?: string;
     }, cmd: Command) => {
       const config = commandConfig(cmd);
       const api = port(opts.port);
+      if (opts.bundleEnv && !opts.bundle) {
+        throw usageError(
+          "invalid_usage",
+          "--bundle-env needs --bundle",
+          "e.g. --bundle team.tar.gz --bundle-env team",
+        );
+      }
+      // Checked before anything is built or started: a bad bundle costs nothing.
+      const bundle = opts.bundle
+        ? await readUpBundle(opts.bundle, opts.workspace, opts.bundleEnv)
+        : undefined;
       if (api > 65533) {
         throw usageError(
           "invalid_usage",
@@ -110,7 +138,11 @@ export function upCommands(program: Command): void {
         healthTimeoutMs: seconds(opts.timeout) * 1000,
         say: (line) => note(line),
       });
-      render(result, { json: jsonMode(cmd), text: upText });
+      const installed = bundle && await installUpBundle(result.url, result.token_file, bundle);
+      render({ ...result, ...(installed ? { bundle: installed } : {}) }, {
+        json: jsonMode(cmd),
+        text: upText,
+      });
     });
 
   program.command("down")

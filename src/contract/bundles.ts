@@ -24,6 +24,23 @@ export const BundleManifest = z.looseObject({
   }),
   variables: z.array(z.looseObject({ name: z.string(), secret: z.boolean(), used_by: z.array(z.string()) }))
     .describe("placeholders its MCP configs use; their values are never in the bundle"),
+  agents: z.array(z.looseObject({
+    name: z.string(),
+    file: z.string(),
+    model: z.string().optional().describe("absent: the installing station's ai.model"),
+    tools: z.array(z.looseObject({ name: z.string(), server: z.string().optional() })).describe(
+      "MCP tools it uses, with the server that offered each where the bundle was made",
+    ),
+    agents: z.array(z.string()).describe("child agents it calls"),
+    sandbox: z.string().optional().describe("the sandbox runtime or image it runs code in"),
+  })).optional().describe("what each agent needs (validated when the bundle was made)"),
+  mcp_servers: z.array(z.looseObject({
+    name: z.string(),
+    file: z.string(),
+    transport: z.enum(["stdio", "http", "unknown"]),
+    program: z.string().optional().describe("the program a stdio server runs: the installer needs it"),
+    variables: z.array(z.string()),
+  })).optional().describe("what each MCP server needs"),
   files: z.array(BundleFile),
 }).meta({ id: "BundleManifest" });
 export type BundleManifest = z.infer<typeof BundleManifest>;

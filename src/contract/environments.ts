@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ValidationIssue } from "./workflows.ts";
 
 /** An environment name in a path: a folder name under $STATION_HOME/environments. */
 export const EnvironmentParam = z.object({
@@ -40,17 +41,46 @@ export type NeededVariable = z.infer<typeof NeededVariable>;
 /** An MCP config file as read (placeholders not filled, servers not started). */
 export const McpConfigFile = z.looseObject({
   file: z.string(),
-  servers: z.array(z.looseObject({ name: z.string(), transport: z.enum(["stdio", "http", "unknown"]) })),
+  servers: z.array(z.looseObject({
+    name: z.string(),
+    transport: z.enum(["stdio", "http", "unknown"]),
+    program: z.string().optional().describe("the program a stdio server runs"),
+    variables: z.array(z.string()).describe("the placeholders this server uses"),
+  })),
   variables: z.array(z.string()),
   error: z.string().optional(),
 }).meta({ id: "McpConfigFile" });
 
-/** GET /api/v1/environments/{name}: its agents, MCP configs, workflows and the variables it needs. */
+/** An agent file of the environment: checked as sync checks it, and compared with the agents table. */
+export const AgentStatus = z.looseObject({
+  name: z.string(),
+  file: z.string(),
+  status: z.enum(["valid", "invalid"]),
+  errors: z.array(ValidationIssue).describe("why it is invalid, with line and column"),
+  synced: z.enum(["current", "outdated", "never"]).describe(
+    "whether the station holds this version of the file (`stn sync` stores it)",
+  ),
+}).meta({ id: "EnvironmentAgent" });
+
+/** An MCP server of the environment's configs, with what its last discovery (`stn sync`) found. */
+export const McpServerStatus = z.looseObject({
+  name: z.string(),
+  file: z.string().describe("the config file it is defined in"),
+  transport: z.enum(["stdio", "http", "unknown"]),
+  status: z.enum(["ok", "failed", "never_synced"]),
+  tools: z.number().nullable().describe("tools in the catalogue; null when never synced"),
+  discovered_at: z.string().nullable(),
+  error: z.looseObject({ code: z.string(), message: z.string(), hint: z.string().optional() }).optional()
+    .describe("why the last discovery failed"),
+}).meta({ id: "EnvironmentMcpServer" });
+
+/** GET /api/v1/environments/{name}: its agents, MCP servers, workflows and the variables it needs. */
 export const EnvironmentDetails = z.looseObject({
   name: z.string(),
   path: z.string(),
-  agents: z.array(z.looseObject({ name: z.string(), file: z.string() })),
+  agents: z.array(AgentStatus),
   mcp_configs: z.array(McpConfigFile),
+  mcp_servers: z.array(McpServerStatus),
   workflows: z.array(z.looseObject({ id: z.string().nullable(), file: z.string() })),
   variables: z.array(NeededVariable),
   missing: z.array(z.string()),

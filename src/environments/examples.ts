@@ -21,14 +21,26 @@ filesystem MCP server in mcp-configs/filesystem.json) and run \`stn sync\`.
 {{userInput}}
 `;
 
+/**
+ * The MCP filesystem server of the example, pinned. It runs under Deno (which stn already needs) rather
+ * than npx: no Node.js, offline from Deno's cache after the first download (scripts/setup fetches it),
+ * `--no-config` so it never reads or rewrites a deno.json/deno.lock of the folder stn runs in, and
+ * Deno's permissions hold it to FILESYSTEM_ROOT whatever the server itself does.
+ */
+export const EXAMPLE_MCP_SERVER = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+
 /** mcp-configs/filesystem.json: the MCP filesystem server from npm, rooted at a variable. */
 export const EXAMPLE_MCP_CONFIG = `{
   "name": "filesystem",
-  "description": "Files under FILESYSTEM_ROOT as agent tools (the MCP filesystem server from npm; needs npx).",
+  "description": "Files under FILESYSTEM_ROOT as agent tools (the MCP filesystem server from npm, run by Deno).",
   "mcpServers": {
     "filesystem": {
-      "command": "npx",
-      "args": ["-y", "@modelcontextprotocol/server-filesystem", "{{ .FILESYSTEM_ROOT }}"]
+      "command": "deno",
+      "args": [
+        "run", "--no-config", "--allow-env",
+        "--allow-read={{ .FILESYSTEM_ROOT }}", "--allow-write={{ .FILESYSTEM_ROOT }}",
+        "${EXAMPLE_MCP_SERVER}", "{{ .FILESYSTEM_ROOT }}"
+      ]
     }
   }
 }

@@ -13,6 +13,10 @@ export interface McpServerEntry {
   name: string;
   /** stdio (`command`) or http (`url`); unknown when it has neither. */
   transport: "stdio" | "http" | "unknown";
+  /** The program a stdio server runs (what the machine must have: `deno`, `npx`, …). */
+  program?: string;
+  /** The `{{ .NAME }}` placeholders this server's entry uses. */
+  variables: string[];
 }
 
 /** One MCP config file, relative to the environment folder. */
@@ -69,13 +73,12 @@ export function parseMcpConfig(file: string, text: string): McpConfigFile {
     variables,
     servers: Object.entries(servers as Record<string, unknown>).map(([name, s]) => {
       const spec = (s && typeof s === "object" ? s : {}) as Record<string, unknown>;
+      const program = typeof spec.command === "string" ? spec.command : undefined;
       return {
         name,
-        transport: typeof spec.command === "string"
-          ? "stdio"
-          : typeof spec.url === "string"
-          ? "http"
-          : "unknown",
+        transport: program !== undefined ? "stdio" : typeof spec.url === "string" ? "http" : "unknown",
+        ...(program !== undefined ? { program } : {}),
+        variables: placeholderNames(JSON.stringify(spec)),
       };
     }),
   };

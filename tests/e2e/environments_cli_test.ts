@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { type TempHome, tempHome } from "../helpers/home.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe } from "../helpers/stn.ts";
 import { manifestFor, tarGz } from "../environments/bundle_fixtures.ts";
 
@@ -63,16 +64,62 @@ Deno.test("stn init: an empty home, then sync and a run of the example workflow;
       assertEquals(JSON.parse(long.stdout).greeting, "Hello, Bartholomew! That is a long name: 11 letters.");
     });
 
-    await t.step("env show lists the example and its variable", async () => {
-      const r = await ok(home, ["env", "show", "default", "--json"]);
-      const d = JSON.parse(r.stdout);
-      assertEquals(d.agents, [{ name: "hello", file: "agents/hello.prompt" }]);
-      assertEquals(d.mcp_configs[0].servers, [{ name: "filesystem", transport: "stdio" }]);
-      assertEquals(d.variables.map((v: { name: string; source: string }) => [v.name, v.source]), [[
-        "FILESYSTEM_ROOT",
-        "variables.yml",
-      ]]);
-    });
+    await t.step(
+      "env show lists the example, its MCP tools, its agent's status and its variable",
+      async () => {
+        const r = await ok(home, ["env", "show", "default", "--json"]);
+        const d = JSON.parse(r.stdout);
+        assertEquals(d.agents, [{
+          name: "hello",
+          file: "agents/hello.prompt",
+          status: "valid",
+          errors: [],
+          synced: "current",
+        }]);
+        assertEquals(d.mcp_configs[0].servers, [{
+          name: "filesystem",
+          transport: "stdio",
+          program: "deno",
+          variables: ["FILESYSTEM_ROOT"],
+        }]);
+        // The sync started the example's filesystem server (offline, from Deno's cache) and stored its tools.
+        assertEquals(d.mcp_servers.map((s: { name: string; status: string }) => [s.name, s.status]), [[
+          "filesystem",
+          "ok",
+        ]]);
+        assert(d.mcp_servers[0].tools > 5, `tools: ${d.mcp_servers[0].tools}`);
+        const text = await ok(home, ["env", "show", "default"]);
+        assertMatch(text.stdout, /hello {2}valid, synced/);
+        assertMatch(text.stdout, /filesystem \(stdio\) {2}\d+ tools/);
+        assertEquals(d.variables.map((v: { name: string; source: string }) => [v.name, v.source]), [[
+          "FILESYSTEM_ROOT",
+          "variables.yml",
+        ]]);
+      },
+    );
+
+    await t.step(
+      "the example agent runs once the provider answers: ai.base_url at the scripted model",
+      async () => {
+        const model = startModelServer();
+        try {
+          // init adds the key the user chose now (base_url) and keeps the others.
+          const set = await ok(home, ["init", "--base-url", model.url]);
+          assertStringIncludes(set.stdout, "config: set ai.base_url");
+          model.script({ text: "Hello from the example agent, in five words." });
+          const run = await runStn(["agent", "run", "hello", "Say hello in five words"], {
+            env: { ...home.env, OPENAI_API_KEY: "sk-test" },
+          });
+          assertEquals(run.code, 0, run.stderr);
+          assertEquals(run.stdout.trim(), "Hello from the example agent, in five words.");
+          const sent = model.requests[0].body;
+          assertEquals(sent.model, "gpt-4o-mini");
+          assertStringIncludes(JSON.stringify(sent.messages), "Say hello in five words");
+        } finally {
+          await model.close();
+        }
+      },
+    );
 
     await t.step("a value already in config.yaml is kept unless --force", async () => {
       const kept = await ok(home, ["init", "--provider", "anthropic"]);
@@ -82,9 +129,10 @@ Deno.test("stn init: an empty home, then sync and a run of the example workflow;
       );
       assertStringIncludes(Deno.readTextFileSync(home.path("config.yaml")), "provider: openai");
       await ok(home, ["init", "--provider", "anthropic", "--force"]);
-      assertEquals(
+      // base_url was not asked for this time, so it stays as the earlier step set it.
+      assertMatch(
         Deno.readTextFileSync(home.path("config.yaml")),
-        "ai:\n  provider: anthropic\n  model: anthropic/claude-3-5-haiku-latest\n",
+        /^ai:\n {2}provider: anthropic\n {2}model: anthropic\/claude-3-5-haiku-latest\n {2}base_url: http:\/\/127\.0\.0\.1:\d+\/v1\n$/,
       );
     });
   } finally {

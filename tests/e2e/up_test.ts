@@ -4,6 +4,7 @@ import { tempHome } from "../helpers/home.ts";
 import { runStn } from "../helpers/stn.ts";
 import { dockerClient } from "../../src/sandbox/docker.ts";
 import { readServerFile } from "../../src/runtime/server_file.ts";
+import { packEnvironment } from "../../src/environments/bundle/pack.ts";
 
 // `stn up` against the real Docker Engine: the image is built from this checkout (the Debian root comes
 // from the cache scripts/images/python fills), the station runs in a container, the host's CLI finds it.
@@ -198,14 +199,65 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     assertEquals(stopped.code, 1);
     assertStringIncludes(stopped.stderr, `stn-${name} is not running (exited)`);
 
-    const purged = await stn("--json", "down", "--purge", "--yes");
+    // --bundle: on its first start a station whose workspace has no environments/ gets the bundle's.
+    const bare = await Deno.makeTempDir({ prefix: "stn-up-bundle-" });
+    await Deno.chmod(bare, 0o755);
+    const team = join(bare, "src", "team");
+    await Deno.mkdir(join(team, "agents"), { recursive: true });
+    await Deno.mkdir(join(team, "workflows"), { recursive: true });
+    await Deno.writeTextFile(
+      join(team, "agents", "helper.prompt"),
+      "---\nmax_steps: 2\n---\n{{userInput}}\n",
+    );
+    await Deno.writeTextFile(
+      join(team, "workflows", "greet.workflow.yaml"),
+      "id: greet\nstates:\n  - {id: a, type: inject, data: {msg: hi}}\n",
+    );
+    const bundleFile = join(bare, "team.tar.gz");
+    await Deno.writeFile(bundleFile, (await packEnvironment(join(bare, "src"), "team")).bytes);
+    await Deno.remove(join(bare, "src"), { recursive: true });
+    const bundled = `${name}-b`;
+    const bundleArgs = ["--json", "up", "--name", bundled, "--port", String(freePorts())];
+    bundleArgs.push("--workspace", bare, "--bundle", bundleFile);
+    const bundledUp = await stn(...bundleArgs);
+    assertEquals(bundledUp.code, 0, bundledUp.stderr);
+    assertEquals(JSON.parse(bundledUp.stdout).bundle, {
+      environment: "team",
+      installed: true,
+      files: ["agents/helper.prompt", "workflows/greet.workflow.yaml"],
+      missing: [],
+    });
+    const teamShown = JSON.parse((await stn("env", "show", "team", "--json")).stdout);
+    assertEquals(teamShown.agents.map((a: { name: string; synced: string }) => [a.name, a.synced]), [[
+      "helper",
+      "current",
+    ]]);
+    const greeted = await stn("workflow", "run", "greet", "--wait");
+    assertEquals([greeted.code, JSON.parse(greeted.stdout)], [0, { msg: "hi" }], greeted.stderr);
+    const bundledAgain = await stn(...bundleArgs);
+    assertEquals(JSON.parse(bundledAgain.stdout).action, "unchanged", bundledAgain.stderr);
+    assertEquals(JSON.parse(bundledAgain.stdout).bundle, {
+      environment: "team",
+      installed: false,
+      files: [],
+      missing: [],
+    });
+    // A workspace with its own environments/ (read-only in the container) cannot take a bundle.
+    const refused = await stn("up", "--name", bundled, "--bundle", bundleFile);
+    assertEquals(refused.code, 2);
+    assertStringIncludes(refused.stderr, "has environments/, which the station uses read-only");
+    assertEquals((await stn("down", "--name", bundled)).code, 0);
+    await docker.getVolume(`stn-${bundled}-data`).remove();
+    await Deno.remove(bare, { recursive: true });
+
+    const purged = await stn("--json", "down", "--purge", "--yes", "--name", name);
     assertEquals(purged.code, 0, purged.stderr);
     assertEquals(await containersOf(name), []);
     assertEquals(await volumeExists(`stn-${name}-data`), false);
     assertEquals(await docker.getImage(started.image).inspect().then(() => true, () => false), false);
     assertEquals(await Deno.stat(tokenFile).then(() => true, () => false), false);
   } finally {
-    for (const n of [name, `${name}-bad`]) {
+    for (const n of [name, `${name}-bad`, `${name}-b`]) {
       for (const c of await containersOf(n)) {
         await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
       }

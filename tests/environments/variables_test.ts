@@ -13,7 +13,12 @@ Deno.test("placeholders: found without filling; a bare one still parses as JSON"
   const parsed = JSON.parse(quoteBarePlaceholders(text));
   assertEquals(parsed.mcpServers.fs.port, "{{ .PORT }}");
   assertEquals(parsed.mcpServers.fs.args, ["{{ .ROOT }}", "{{.ROOT}}"]);
-  assertEquals(parseMcpConfig("x.json", text).servers, [{ name: "fs", transport: "stdio" }]);
+  assertEquals(parseMcpConfig("x.json", text).servers, [{
+    name: "fs",
+    transport: "stdio",
+    program: "npx",
+    variables: ["ROOT", "API_TOKEN", "PORT"],
+  }]);
   // A brace pair inside a string that is no placeholder, and escaped quotes, are left alone.
   assertEquals(JSON.parse(quoteBarePlaceholders(`{"a": "{{ not one }} \\" {{ .X }}"}`)), {
     a: '{{ not one }} " {{ .X }}',

@@ -7,6 +7,7 @@ import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { log } from "../../log.ts";
 import type { StationContext } from "../../runtime/context.ts";
+import { catalogueTools } from "../../environments/status.ts";
 import { syncWholeEnvironment } from "../../environments/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
@@ -38,6 +39,7 @@ const create = createRoute({
       "bundle_secret",
       "bundle_too_large",
       "unsafe_path",
+      "agent_invalid",
     ),
   },
 });
@@ -90,7 +92,11 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
   const dir = ctx.config.paths.environments;
   openapi(app, create, async (c) => {
     const { environment, version, description } = c.req.valid("json");
-    const packed = await packEnvironment(dir, environment, { version, description });
+    const packed = await packEnvironment(dir, environment, {
+      version,
+      description,
+      knownTools: catalogueTools(ctx.db, environment),
+    });
     const sha = new Uint8Array(await crypto.subtle.digest("SHA-256", packed.bytes as BufferSource));
     log.info("bundle created", { environment, files: packed.manifest.files.length });
     return c.body(packed.bytes as Uint8Array<ArrayBuffer>, 200, {

@@ -18,8 +18,8 @@ import {
   createEnvironment,
   deleteEnvironment,
   listEnvironments,
-  showEnvironment,
 } from "../../environments/environments.ts";
+import { environmentStatus } from "../../environments/status.ts";
 import { requireEnvironment } from "../../environments/names.ts";
 import { getVariable, listVariables, setVariable, unsetVariable } from "../../environments/variables.ts";
 import { log } from "../../log.ts";
@@ -53,11 +53,12 @@ const create = createRoute({
     ...errors("invalid_json", "invalid_request", "invalid_environment", "environment_exists"),
   },
 });
-const show = createRoute({
+const showRoute = createRoute({
   method: "get",
   path: "/{name}",
   tags,
-  summary: "An environment's agents, MCP servers, workflows and the variables it needs (missing marked)",
+  summary:
+    "An environment's agents (validated), MCP servers (tools and errors of the last sync), workflows and the variables it needs",
   request: byName,
   responses: {
     200: json(EnvironmentDetails, "the environment"),
@@ -161,14 +162,15 @@ const unsetVar = createRoute({
 export function environmentRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   const dir = ctx.config.paths.environments;
+  const show = (name: string) => environmentStatus(ctx.db, dir, name);
   openapi(app, list, async (c) => c.json({ environments: await listEnvironments(dir) }, 200));
   openapi(app, create, async (c) => {
     const { name } = c.req.valid("json");
     await createEnvironment(dir, name);
     log.info("environment created", { environment: name });
-    return c.json(await showEnvironment(dir, name), 201);
+    return c.json(await show(name), 201);
   });
-  openapi(app, show, async (c) => c.json(await showEnvironment(dir, c.req.valid("param").name), 200));
+  openapi(app, showRoute, async (c) => c.json(await show(c.req.valid("param").name), 200));
   openapi(app, remove, async (c) => {
     const { name } = c.req.valid("param");
     await deleteEnvironment(dir, name);
@@ -184,7 +186,7 @@ export function environmentRoutes(ctx: StationContext): OpenAPIHono {
     const { to } = c.req.valid("json");
     await copyEnvironment(dir, name, to);
     log.info("environment copied", { from: name, to });
-    return c.json(await showEnvironment(dir, to), 201);
+    return c.json(await show(to), 201);
   });
   openapi(app, listVars, async (c) => {
     const { name } = c.req.valid("param");

@@ -12,6 +12,7 @@ import { type McpConfigFile, parseMcpConfig } from "../mcp_configs.ts";
 import { neededVariables } from "../environments.ts";
 import { requireEnvironment } from "../names.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST } from "./layout.ts";
+import { bundledAgents, bundledServers } from "./needs.ts";
 import { refuseLiteralSecrets } from "./secret_scan.ts";
 
 /** A packed bundle: the .tar.gz bytes, its manifest, and the folder's files it left out. */
@@ -26,6 +27,8 @@ export interface PackOptions {
   description?: string;
   /** Fixed creation time (tests); default now. */
   now?: Date;
+  /** The environment's MCP tools (exposed name → server) to check the agents' `tools` against. */
+  knownTools?: ReadonlyMap<string, string>;
 }
 
 function tooLarge(message: string): StationError {
@@ -69,6 +72,7 @@ export async function packEnvironment(
       servers.push(...config.servers.map((s) => s.name));
     }
   }
+  const bundled = await bundledAgents(dir, name, options.knownTools);
   const created = options.now ?? new Date();
   const manifest: BundleManifest = {
     format: "stn-bundle/1",
@@ -83,6 +87,8 @@ export async function packEnvironment(
       secret,
       used_by,
     })),
+    agents: bundled,
+    mcp_servers: bundledServers(configs),
     files: files.map((f) => ({
       path: f.path,
       size: f.bytes.length,

@@ -16,6 +16,7 @@ import {
 import { listWorkflows } from "../../../src/client/workflows.ts";
 import { StationError } from "../../../src/errors.ts";
 import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
+import { stdioServerEntry } from "../../helpers/mcp_stdio_server.ts";
 import { startTestStation } from "../../helpers/station.ts";
 
 const WORKFLOW = "id: greet\nstates:\n  - {id: a, type: inject, data: {msg: hi}}\n";
@@ -50,7 +51,17 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
     await Deno.writeTextFile(join(dir, "workflows", "greet.workflow.yaml"), WORKFLOW);
 
     let shown = await showEnvironment(c, "team");
-    assertEquals(shown.agents, [{ name: "Helper", file: "agents/Helper.prompt" }]);
+    assertEquals(shown.agents, [{
+      name: "Helper",
+      file: "agents/Helper.prompt",
+      status: "valid",
+      errors: [],
+      synced: "never",
+    }]);
+    assertEquals(shown.mcp_servers.map((s) => [s.name, s.status, s.tools]), [
+      ["github", "never_synced", null],
+      ["docs", "never_synced", null],
+    ]);
     assertEquals(shown.mcp_configs[0].servers.map((s) => [s.name, s.transport]), [["github", "stdio"], [
       "docs",
       "http",
@@ -96,8 +107,31 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
     await unsetVariable(c, "team2", "GITHUB_TOKEN");
     assertEquals((await showEnvironment(c, "team2")).missing, ["GITHUB_TOKEN"]);
 
-    // Delete: the folder goes, and the workflows its files defined are disabled.
+    // After a sync, show reads the catalogue (tool counts, discovery errors) and the agents table.
+    const team2 = t.home.path("environments", "team2");
+    await Deno.writeTextFile(
+      join(team2, "mcp-configs", "test.json"),
+      JSON.stringify({ mcpServers: { probe: stdioServerEntry() } }),
+    );
+    await Deno.writeTextFile(join(team2, "agents", "Broken.prompt"), "---\nmax_steps: lots\n---\nhi\n");
     await c.json("POST", "/api/v1/sync", { body: { environment: "team2" } });
+    await Deno.writeTextFile(join(team2, "agents", "Later.prompt"), "---\nmax_steps: 1\n---\nhi\n");
+    const synced = await showEnvironment(c, "team2");
+    assertEquals(synced.agents.map((a) => [a.name, a.status, a.synced]), [
+      ["Broken", "invalid", "never"],
+      ["Helper", "valid", "current"],
+      ["Later", "valid", "never"],
+    ]);
+    assertEquals(synced.agents[0].errors.map((e) => [e.line, e.path]), [[2, "/max_steps"]]);
+    assertEquals(synced.mcp_servers.map((s) => [s.name, s.file, s.status, s.tools]), [
+      ["probe", "mcp-configs/test.json", "ok", 8],
+      ["github", "mcp-configs/tools.json", "failed", 0],
+      ["docs", "mcp-configs/tools.json", "failed", 0],
+    ]);
+    assertEquals(synced.mcp_servers[1].error?.code, "mcp_variable_missing");
+    await Deno.remove(join(team2, "agents", "Broken.prompt"));
+
+    // Delete: the folder goes, and the workflows its files defined are disabled.
     assertEquals((await listWorkflows(c, "active")).map((w) => [w.id, w.environment]), [["greet", "team2"]]);
     const deleted = await deleteEnvironment(c, "team2");
     assertEquals([deleted.deleted, deleted.disabled_workflows], [true, ["greet"]]);
@@ -143,11 +177,30 @@ Deno.test("API: bundles — create (no secrets inside), install into a new envir
       "workflows/greet.workflow.yaml",
     ]);
     assertEquals(installed.manifest.version, "2.0.0");
+    // The manifest says what the agents and MCP servers need; the install synced them too.
+    assertEquals(installed.manifest.agents, [{
+      name: "Helper",
+      file: "agents/Helper.prompt",
+      tools: [],
+      agents: [],
+    }]);
+    assertEquals(installed.manifest.mcp_servers?.map((m) => [m.name, m.transport, m.program, m.variables]), [
+      ["github", "stdio", "github-mcp", ["GITHUB_TOKEN"]],
+      ["docs", "http", undefined, ["DOCS_AUTH"]],
+    ]);
+    assertEquals(installed.sync.agents?.created.map((a) => a.name), ["Helper"]);
+    assertEquals(installed.sync.mcp_servers.servers.map((m) => [m.name, m.status, m.error?.code]), [
+      ["github", "failed", "mcp_variable_missing"],
+      ["docs", "failed", "mcp_variable_missing"],
+    ]);
     assertEquals(installed.missing, ["DOCS_AUTH", "GITHUB_TOKEN"]);
     assertEquals(installed.sync.created.map((w) => w.id), ["greet"]);
     const a = await showEnvironment(from.client, "team");
     const b = await showEnvironment(to.client, "imported");
-    assertEquals([b.agents, b.workflows, b.mcp_configs], [a.agents, a.workflows, a.mcp_configs]);
+    assertEquals([b.workflows, b.mcp_configs], [a.workflows, a.mcp_configs]);
+    // The install synced the agents; the origin never did.
+    assertEquals(b.agents.map((x) => [x.name, x.status, x.synced]), [["Helper", "valid", "current"]]);
+    assertEquals(a.agents.map((x) => [x.name, x.status, x.synced]), [["Helper", "valid", "never"]]);
     assertEquals((await listWorkflows(to.client, "active")).map((w) => [w.id, w.environment]), [[
       "greet",
       "imported",
@@ -172,6 +225,16 @@ Deno.test("API: bundles — create (no secrets inside), install into a new envir
     }).catch((e) => e);
     assertEquals([big.code, big.status], ["bundle_too_large", 413]);
     assertEquals((await listEnvironments(to.client)).map((e) => e.name), ["imported"]);
+
+    // An invalid agent stops the bundle, naming file:line.
+    await Deno.writeTextFile(join(dir, "agents", "Bad.prompt"), "---\nmax_steps: lots\n---\nhi\n");
+    const bad = await assertRejects(
+      () => createBundle(from.client, { environment: "team" }),
+      StationError,
+    ) as StationError;
+    assertEquals([bad.code, bad.status], ["agent_invalid", 422]);
+    assert(bad.message.includes("agents/Bad.prompt:2:12: error invalid_value"), bad.message);
+    await Deno.remove(join(dir, "agents", "Bad.prompt"));
 
     // A literal secret in an MCP config stops the bundle.
     await Deno.writeTextFile(
