@@ -71,7 +71,8 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     await Deno.mkdir(join(workspace, "environments/default/workflows"), { recursive: true });
     await Deno.writeTextFile(join(workspace, "environments/default/workflows/count.workflow.yaml"), WORKFLOW);
 
-    const build = await stn("--json", "image", "build");
+    // A cold build assembles a Debian root, Deno and the dependency cache: minutes on a loaded machine.
+    const build = await runStn(["--json", "image", "build"], { ...opts, timeoutMs: 300_000 });
     assertEquals(build.code, 0, build.stderr);
     const built = JSON.parse(build.stdout);
     assertMatch(built.image, /^stn:\d+\.\d+\.\d+-[0-9a-f]{12}$/);

@@ -28,6 +28,8 @@ export interface RunStnOptions {
   env: Record<string, string>;
   stdin?: Uint8Array | string;
   cwd?: string;
+  /** Kill it after this long (default EXIT_WITHIN_MS); for commands that are slow by nature, like an image build. */
+  timeoutMs?: number;
 }
 
 /** A command still running after this is killed and its test fails: a hang, not slowness (~100x a normal run). */
@@ -51,9 +53,10 @@ export async function runStn(args: string[], options: RunStnOptions): Promise<St
     );
     await writer.close();
   }
-  const out = await within(child.output(), EXIT_WITHIN_MS, () => {
+  const limit = options.timeoutMs ?? EXIT_WITHIN_MS;
+  const out = await within(child.output(), limit, () => {
     child.kill("SIGKILL");
-    throw new Error(`stn ${args.join(" ")} did not exit within ${EXIT_WITHIN_MS / 1000} s (killed)`);
+    throw new Error(`stn ${args.join(" ")} did not exit within ${limit / 1000} s (killed)`);
   });
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
