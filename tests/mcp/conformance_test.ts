@@ -60,7 +60,9 @@ Deno.test("mcp: the MCP conformance suite passes every applicable server scenari
       assertEquals(failed, notApplicable(), `${url}\n${text.slice(text.indexOf("=== SUMMARY"))}`);
       for (const name of REQUIRED) assertEquals(results.get(name), true, `${name} on ${url}`);
       assertEquals(/Passed: \d+\/\d+, 0 failed/.test(polling), true, polling);
-      console.log(`${url}: ${text.slice(text.indexOf("Total:")).trim()}; server-sse-polling passed`);
+      // Worded so that no line looks like a test runner's "N passed, N failed" closing line (CI reads those).
+      const passed = [...results].filter(([, ok]) => ok).length;
+      console.log(`conformance ${url}: ${passed} scenarios pass, ${failed.length} not applicable; sse-polling ok`);
     }));
   } finally {
     await s.close();
