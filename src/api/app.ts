@@ -12,6 +12,7 @@ import { environmentRoutes } from "./routes/environments.ts";
 import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
+import { workerRoutes } from "./routes/workers.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
 import { syncRoutes, workflowRoutes } from "./routes/workflows.ts";
@@ -35,6 +36,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/workflow-approvals", workflowApprovalRoutes(ctx));
   app.route("/api/v1/workflows", workflows);
   app.route("/api/v1/sync", syncRoutes(ctx));
+  app.route("/api/v1/workers", workerRoutes(ctx));
   app.route("/api/v1/environments", environmentRoutes(ctx));
   app.route("/api/v1/bundles", bundleRoutes(ctx));
   app.route("/api/v1/version", versionRoutes(ctx));

@@ -13,6 +13,7 @@ import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
+import { workerCommand, workersCommand } from "./worker.ts";
 import { statusCommand } from "./status.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand, workflowCommand } from "./workflow.ts";
@@ -57,6 +58,8 @@ export function buildProgram(): Command {
     .exitOverride();
   initCommand(program);
   serveCommand(program);
+  workerCommand(program);
+  workersCommand(program);
   statusCommand(program);
   doctorCommand(program);
   sandboxCommand(program);

@@ -11,14 +11,19 @@ export function serveCommand(program: Command): void {
     .option("--host <addr>", "address to listen on (server.host; non-loopback needs an API token)")
     .option("--port <n>", "API port (server.port)")
     .option("--nats-url <url>", "use this NATS server instead of starting one (nats.url)")
+    .option("--no-local-workers", "run no steps here: only `stn worker` processes do (engine.workers = 0)")
     .option("--log-level <level>", "debug, info, warn, error or silent (log.level)")
     .action(
-      async (opts: { host?: string; port?: string; natsUrl?: string; logLevel?: string }, cmd: Command) => {
+      async (
+        opts: { host?: string; port?: string; natsUrl?: string; logLevel?: string; localWorkers: boolean },
+        cmd: Command,
+      ) => {
         const config = commandConfig(cmd, {
           "server.host": opts.host,
           "server.port": numberFlag(opts.port),
           "nats.url": opts.natsUrl,
           "log.level": opts.logLevel,
+          ...(opts.localWorkers ? {} : { "engine.workers": 0 }),
         });
         // Listen before starting: a signal that arrives while the station comes up (or right after
         // server.json appears) must still stop it cleanly, not kill the process half-way.

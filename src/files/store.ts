@@ -121,7 +121,7 @@ export class FileStore {
   }
 
   /** Opens (creating if needed) the bucket and keeps its byte limit equal to storage.max_total_bytes. */
-  static async open(nc: NatsConnection, settings: StorageSettings): Promise<FileStore> {
+  static async open(nc: NatsConnection, settings: StorageSettings, replicas = 1): Promise<FileStore> {
     // The store's default digest is pure-JS SHA-256, which caps a put at about 85 MB/s; node:crypto's runs
     // about 3x faster. The choice is process-wide and must precede the first put.
     setSha256Backend("native");
@@ -130,13 +130,14 @@ export class FileStore {
       description: "File staging for sandbox operations",
       storage: StorageType.File,
       max_bytes: settings.max_total_bytes,
+      replicas,
     });
     // The bucket may predate a changed limit; the stream's own limit is the backstop for racing uploads.
     const jsm = await js.jetstreamManager();
     const stream = `OBJ_${settings.bucket}`;
     const si = await jsm.streams.info(stream);
-    if (si.config.max_bytes !== settings.max_total_bytes) {
-      await jsm.streams.update(stream, { ...si.config, max_bytes: settings.max_total_bytes });
+    if (si.config.max_bytes !== settings.max_total_bytes || si.config.num_replicas !== replicas) {
+      await jsm.streams.update(stream, { ...si.config, max_bytes: settings.max_total_bytes, num_replicas: replicas });
     }
     return new FileStore(settings, obj, js);
   }
