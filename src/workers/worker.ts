@@ -48,6 +48,7 @@ interface InFlight {
 }
 
 const REQUEST_TIMEOUT_MS = 5_000;
+const STREAM_WAIT_MS = 30_000;
 
 /**
  * A `stn worker` (DESIGN §12): pulls step messages of its task queues from JetStream, asks the
@@ -88,13 +89,22 @@ export class StepWorker {
   async start(): Promise<void> {
     const { ackWaitMs, maxDeliver } = this.#opts;
     for (const queue of this.#opts.queues) {
-      try {
-        await provisionQueue(this.#nc, { ackWaitMs, maxDeliver, maxAckPending: 1000 }, queue);
-      } catch (err) {
-        throw new StationError("station_unreachable", `cannot open task queue ${queue}: ${(err as Error).message}`, {
-          hint: "start `stn serve` against the same NATS first: it creates the workflow stream",
-          cause: err,
-        });
+      // The station creates the stream; a worker started first waits for it (up to STREAM_WAIT_MS).
+      for (const deadline = Date.now() + STREAM_WAIT_MS;;) {
+        try {
+          await provisionQueue(this.#nc, { ackWaitMs, maxDeliver, maxAckPending: 1000 }, queue, true);
+          break;
+        } catch (err) {
+          const message = (err as Error).message;
+          if (!/stream not found/i.test(message) || Date.now() > deadline) {
+            throw new StationError("station_unreachable", `cannot open task queue ${queue}: ${message}`, {
+              hint: "start `stn serve` against the same NATS (--nats-url): it creates the workflow stream",
+              cause: err,
+            });
+          }
+          log.info("waiting for a station to create the workflow stream", { queue });
+          await new Promise((r) => setTimeout(r, 1000));
+        }
       }
     }
     this.#cancelSub = this.#nc.subscribe(`${CANCEL_SUBJECT}.*`, {

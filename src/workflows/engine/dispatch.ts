@@ -94,11 +94,15 @@ export function queueFilter(queue: string): string {
   return queue === DEFAULT_QUEUE ? STEP_FILTER : `workflow.queue.${queue}.run.*.step.*.schedule`;
 }
 
-/** Creates (or updates) the stream's consumer of one task queue (the stream must exist). */
+/**
+ * Creates the stream's consumer of one task queue (the stream must exist), or updates its settings
+ * unless `keep` (a worker leaves the station's settings of an existing consumer alone).
+ */
 export async function provisionQueue(
   nc: NatsConnection,
   options: QueueOptions,
   queue: string = DEFAULT_QUEUE,
+  keep = false,
 ): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const name = consumerName(queue);
@@ -113,6 +117,7 @@ export async function provisionQueue(
   };
   try {
     await jsm.consumers.info(STREAM, name);
+    if (keep) return;
     await jsm.consumers.update(STREAM, name, {
       ack_wait: consumer.ack_wait,
       max_deliver: consumer.max_deliver,
