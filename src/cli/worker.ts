@@ -11,7 +11,10 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 function positive(flag: string, value: string, max: number): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1 || n > max) {
-    throw usageError("invalid_usage", `${flag} must be a whole number from 1 to ${max}, not ${JSON.stringify(value)}`);
+    throw usageError(
+      "invalid_usage",
+      `${flag} must be a whole number from 1 to ${max}, not ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }
@@ -19,13 +22,19 @@ function positive(flag: string, value: string, max: number): number {
 /** `stn worker`: runs steps for a station over its NATS cluster, until SIGINT/SIGTERM (then drains). */
 export function workerCommand(program: Command): void {
   program.command("worker")
-    .description("run workflow steps for a station on this machine, pulled from its NATS cluster (docs/workers.md)")
+    .description(
+      "run workflow steps for a station on this machine, pulled from its NATS cluster (docs/workers.md)",
+    )
     .option("--nats-url <urls>", "the station's NATS server or cluster, comma-separated (nats.url)")
     .option("--queue <name>", "serve this task queue (repeatable; default: the default queue)", collect)
     .option("--concurrency <n>", "steps run at once", "10")
     .option("--name <name>", "name shown in `stn workers` (default: host:pid)")
     .option("--port <n>", "serve /health and /metrics on this port (server.host; 0 = any free port)")
-    .option("--drain-timeout <seconds>", "on SIGTERM, how long in-flight steps may take before they are handed back", "30")
+    .option(
+      "--drain-timeout <seconds>",
+      "on SIGTERM, how long in-flight steps may take before they are handed back",
+      "30",
+    )
     .option("--log-level <level>", "debug, info, warn, error or silent (log.level)")
     .action(async (opts: {
       natsUrl?: string;
@@ -60,7 +69,9 @@ export function workerCommand(program: Command): void {
           nats: running.url,
           queues: (opts.queue ?? ["default"]).join(","),
           concurrency,
-          ...(running.health ? { health: `http://${config.values.server.host}:${running.health.port}/health` } : {}),
+          ...(running.health
+            ? { health: `http://${config.values.server.host}:${running.health.port}/health` }
+            : {}),
         });
         await signalled;
         log.info("stn worker draining", { in_flight: worker.inflight.size });

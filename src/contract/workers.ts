@@ -28,6 +28,8 @@ const UnservedQueue = z.looseObject({
 export const WorkerList = z.looseObject({
   workers: z.array(Worker),
   local_workers: z.number().describe("steps the station runs itself at once (0 with --no-local-workers)"),
-  unserved: z.array(UnservedQueue).describe("queues whose steps wait for a worker: no live process serves them"),
+  unserved: z.array(UnservedQueue).describe(
+    "queues whose steps wait for a worker: no live process serves them",
+  ),
 }).meta({ id: "WorkerList" });
 export type WorkerList = z.infer<typeof WorkerList>;

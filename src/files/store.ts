@@ -137,7 +137,11 @@ export class FileStore {
     const stream = `OBJ_${settings.bucket}`;
     const si = await jsm.streams.info(stream);
     if (si.config.max_bytes !== settings.max_total_bytes || si.config.num_replicas !== replicas) {
-      await jsm.streams.update(stream, { ...si.config, max_bytes: settings.max_total_bytes, num_replicas: replicas });
+      await jsm.streams.update(stream, {
+        ...si.config,
+        max_bytes: settings.max_total_bytes,
+        num_replicas: replicas,
+      });
     }
     return new FileStore(settings, obj, js);
   }

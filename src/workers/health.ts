@@ -24,7 +24,12 @@ export function workerMetrics(w: StepWorker, concurrency: number): string {
 }
 
 /** Serves `GET /health` (JSON; 503 while draining) and `GET /metrics` (Prometheus text) for a worker. */
-export function serveHealth(w: StepWorker, concurrency: number, host: string, port: number): Promise<HealthServer> {
+export function serveHealth(
+  w: StepWorker,
+  concurrency: number,
+  host: string,
+  port: number,
+): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/metrics") {
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(workerMetrics(w, concurrency));

@@ -3,12 +3,30 @@ import { StationClient } from "../../src/client/http.ts";
 import { getRun, listRuns, runSteps, startRun } from "../../src/client/workflow_runs.ts";
 import { listWorkers } from "../../src/client/workers.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { delayServer, HTTP_STN, type NatsCluster, startCluster, startWorkerProcess } from "../helpers/cluster.ts";
+import {
+  delayServer,
+  HTTP_STN,
+  type NatsCluster,
+  startCluster,
+  startWorkerProcess,
+} from "../helpers/cluster.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startServe, waitFor } from "../helpers/stn.ts";
+import { sleep } from "../../src/lib/async.ts";
 
 const DELAY_MS = 250;
 const CONCURRENCY = 5;
+
+/** Waits until every run of the workflow completed, polling gently (the test shares the CPU with what it measures). */
+async function allCompleted(client: StationClient, workflowId: string, n: number, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const done = await listRuns(client, { workflow_id: workflowId, status: "completed", limit: 500 });
+    if (done.runs.length === n) return true;
+    await sleep(400);
+  }
+  return false;
+}
 
 /** Steps completed per run and path, and the runs with a reclaimed step, read from the station's ledger. */
 function ledger(dbPath: string, runIds: string[]) {
@@ -67,14 +85,19 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
     );
     const metricsUrl = (w: { stderr(): string }) => /health=(\S+)\/health/.exec(w.stderr())![1] + "/metrics";
     const executed = async (w: { stderr(): string }) =>
-      Number(/stn_worker_steps_executed_total\{[^}]*\} (\d+)/.exec(await (await fetch(metricsUrl(w))).text())![1]);
+      Number(
+        /stn_worker_steps_executed_total\{[^}]*\} (\d+)/.exec(await (await fetch(metricsUrl(w))).text())![1],
+      );
     const inFlight = async (w: { stderr(): string }) =>
       Number(/stn_worker_steps_in_flight\{[^}]*\} (\d+)/.exec(await (await fetch(metricsUrl(w))).text())![1]);
 
     const fetchFlow = (id: string, queue: string, extra: unknown[] = []) => ({
       id,
       defaults: { queue },
-      states: [{ id: "fetch", type: "http_get", url: io.url, ...(extra.length ? { next: "sum" } : {}) }, ...extra],
+      states: [
+        { id: "fetch", type: "http_get", url: io.url, ...(extra.length ? { next: "sum" } : {}) },
+        ...extra,
+      ],
     });
     const sum = { id: "sum", type: "transform", expression: "{'ok': fetch.ok}" };
 
@@ -90,13 +113,7 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
       }
       io.open();
       const id = (definition as { id: string }).id;
-      assert(
-        await waitFor(async () => {
-          const done = await listRuns(client, { workflow_id: id, status: "completed", limit: 500 });
-          return done.runs.length === n;
-        }, 60_000),
-        `all ${n} runs of ${id} completed`,
-      );
+      assert(await allCompleted(client, id, n, 60_000), `all ${n} runs of ${id} completed`);
       const done = await listRuns(client, { workflow_id: id, limit: 500 });
       const last = Math.max(...done.runs.map((r) => Date.parse(r.completed_at!)));
       return { runs, perSecond: n / ((last - io.openedAt) / 1000) };
@@ -106,7 +123,9 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
     const exactlyOnce = (runs: string[], paths: string[]) => {
       const { completed, reclaimed } = ledger(home.path("station.db"), runs);
       for (const run of runs) {
-        for (const path of paths) assertEquals(completed.get(`${run}|${path}`), 1, `${run} ${path} completed once`);
+        for (const path of paths) {
+          assertEquals(completed.get(`${run}|${path}`), 1, `${run} ${path} completed once`);
+        }
       }
       return reclaimed;
     };
@@ -118,81 +137,99 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
       for (const run of [...one.runs, ...three.runs]) assertEquals(io.hits.get(`${run}|fetch`), 1);
       const ratio = three.perSecond / one.perSecond;
       console.log(
-        `steps/s: 1 worker ${one.perSecond.toFixed(1)}, 3 workers ${three.perSecond.toFixed(1)} (×${ratio.toFixed(2)})`,
+        `steps/s: 1 worker ${one.perSecond.toFixed(1)}, 3 workers ${three.perSecond.toFixed(1)} (×${
+          ratio.toFixed(2)
+        })`,
       );
       assert(ratio >= 2.4, `3 workers give ×${ratio.toFixed(2)} of one worker's throughput (want ≥ 2.4)`);
     });
 
     await t.step("queue routing: `queue: special` runs only on the worker serving it", async () => {
       const before = await Promise.all([a, b, c].map(executed));
-      const { runs } = await batch({ id: "special", states: [{ id: "fetch", type: "http_get", url: io.url, queue: "special" }] }, 10);
+      const { runs } = await batch({
+        id: "special",
+        states: [{ id: "fetch", type: "http_get", url: io.url, queue: "special" }],
+      }, 10);
       const after = await Promise.all([a, b, c].map(executed));
       assertEquals([after[0] - before[0], after[1] - before[1], after[2] - before[2]], [0, 10, 0]);
       exactlyOnce(runs, ["fetch"]);
     });
 
-    await t.step("a queue nobody serves: the step shows it is waiting, then times out per its policy", async () => {
-      const run = await startRun(client, {
-        definition: {
-          id: "nobody",
-          states: [{ id: "gpu", type: "transform", expression: "{'x': 1}", queue: "gpu", timeout: "1500ms" }],
-        },
-        input: {},
-      });
-      const [step] = await runSteps(client, run.id);
-      assertEquals(step.waiting_for, "waiting for a worker on queue gpu");
-      assertEquals((await listWorkers(client)).unserved, [{ queue: "gpu", waiting: 1 }]);
-      assert(await waitFor(async () => (await getRun(client, run.id)).status === "failed", 10_000));
-      const ended = await getRun(client, run.id);
-      assertEquals(ended.error?.code, "no_worker");
-    });
+    await t.step(
+      "a queue nobody serves: the step shows it is waiting, then times out per its policy",
+      async () => {
+        const run = await startRun(client, {
+          definition: {
+            id: "nobody",
+            states: [{
+              id: "gpu",
+              type: "transform",
+              expression: "{'x': 1}",
+              queue: "gpu",
+              timeout: "1500ms",
+            }],
+          },
+          input: {},
+        });
+        const [step] = await runSteps(client, run.id);
+        assertEquals(step.waiting_for, "waiting for a worker on queue gpu");
+        assertEquals((await listWorkers(client)).unserved, [{ queue: "gpu", waiting: 1 }]);
+        assert(await waitFor(async () => (await getRun(client, run.id)).status === "failed", 10_000));
+        const ended = await getRun(client, run.id);
+        assertEquals(ended.error?.code, "no_worker");
+      },
+    );
 
-    await t.step("kill -9 of a worker mid-step and of one NATS node: runs finish on the others, none twice", async () => {
-      io.gate();
-      const definition = fetchFlow("crash", "trio", [sum]);
-      const runs = (await Promise.all(Array.from({ length: 30 }, () => startRun(client, { definition, input: {} }))))
-        .map((r) => r.id);
-      assert(await waitFor(async () => (await inFlight(c)) === CONCURRENCY, 10_000), "worker c holds steps");
-      assertEquals((await c.stop("SIGKILL")).signal, "SIGKILL");
-      Deno.kill(cluster!.pid(2), "SIGKILL");
-      io.open();
-      assert(
-        await waitFor(async () => {
-          const done = await listRuns(client, { workflow_id: "crash", status: "completed", limit: 500 });
-          return done.runs.length === 30;
-        }, 30_000),
-        "every run completes on the remaining workers and nodes",
-      );
-      const reclaimed = exactlyOnce(runs, ["fetch", "sum"]);
-      // c's steps ran again elsewhere after its lease (the HTTP server saw them twice); no other step did.
-      assert(reclaimed.size >= 1, "c's steps were reclaimed after its lease");
-      for (const run of runs) {
-        const hits = io.hits.get(`${run}|fetch`)!;
-        assert(hits === 1 || (hits === 2 && reclaimed.has(run)), `${run}: fetched ${hits} times`);
-      }
-    });
+    await t.step(
+      "kill -9 of a worker mid-step and of one NATS node: runs finish on the others, none twice",
+      async () => {
+        io.gate();
+        const definition = fetchFlow("crash", "trio", [sum]);
+        const runs = (await Promise.all(Array.from({ length: 30 }, () =>
+          startRun(client, { definition, input: {} }))))
+          .map((r) => r.id);
+        assert(
+          await waitFor(async () => (await inFlight(c)) === CONCURRENCY, 10_000),
+          "worker c holds steps",
+        );
+        assertEquals((await c.stop("SIGKILL")).signal, "SIGKILL");
+        Deno.kill(cluster!.pid(2), "SIGKILL");
+        io.open();
+        assert(
+          await allCompleted(client, "crash", 30, 30_000),
+          "every run completes on the remaining workers and nodes",
+        );
+        const reclaimed = exactlyOnce(runs, ["fetch", "sum"]);
+        // c's steps ran again elsewhere after its lease (the HTTP server saw them twice); no other step did.
+        assert(reclaimed.size >= 1, "c's steps were reclaimed after its lease");
+        for (const run of runs) {
+          const hits = io.hits.get(`${run}|fetch`)!;
+          assert(hits === 1 || (hits === 2 && reclaimed.has(run)), `${run}: fetched ${hits} times`);
+        }
+      },
+    );
 
     await t.step("SIGTERM of a worker: it finishes its steps first; none lost or repeated", async () => {
       io.gate();
       const definition = fetchFlow("drain", "trio", [sum]);
-      const runs = (await Promise.all(Array.from({ length: 20 }, () => startRun(client, { definition, input: {} }))))
+      const runs = (await Promise.all(Array.from({ length: 20 }, () =>
+        startRun(client, { definition, input: {} }))))
         .map((r) => r.id);
       assert(await waitFor(async () => (await inFlight(b)) > 0, 10_000), "worker b holds steps");
       b.child.kill("SIGTERM");
       await new Promise((r) => setTimeout(r, 300));
       io.open();
       assertEquals((await b.stop()).code, 0, b.stderr());
-      assert(
-        await waitFor(async () => {
-          const done = await listRuns(client, { workflow_id: "drain", status: "completed", limit: 500 });
-          return done.runs.length === 20;
-        }, 20_000),
-        "every run completes",
-      );
+      assert(await allCompleted(client, "drain", 20, 20_000), "every run completes");
       assertEquals(exactlyOnce(runs, ["fetch", "sum"]).size, 0, "no step was reclaimed");
       for (const run of runs) assertEquals(io.hits.get(`${run}|fetch`), 1, `${run} fetched once`);
       // b's last heartbeat said it was draining; c's stopped: both drop out of the list after the lease.
-      assert(await waitFor(async () => (await listWorkers(client)).workers.map((w) => w.name).join() === "a", 5000));
+      assert(
+        await waitFor(
+          async () => (await listWorkers(client)).workers.map((w) => w.name).join() === "a",
+          5000,
+        ),
+      );
     });
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => {});

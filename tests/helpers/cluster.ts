@@ -34,7 +34,10 @@ export async function startCluster(): Promise<NatsCluster> {
     const ports = [0, 1, 2].flatMap((i) => [base + i, base + 2000 + i]);
     if (!(await Promise.all(ports.map(portFree))).every(Boolean)) continue;
     const out = await new Deno.Command(CLUSTER_SCRIPT, { args: ["start", dir, String(base)] }).output();
-    if (!out.success) throw new Error(`nats-cluster start failed: ${new TextDecoder().decode(out.stderr)}`);
+    if (!out.success) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      throw new Error(`nats-cluster start failed (${out.code}): ${new TextDecoder().decode(out.stderr)}`);
+    }
     const pid = (i: number) => Number(Deno.readTextFileSync(`${dir}/n${i}.pid`).trim());
     return {
       urls: new TextDecoder().decode(out.stdout).trim(),
@@ -110,7 +113,16 @@ export function startWorkerProcess(
   options: { env: Record<string, string>; natsUrl: string; name: string; args?: string[] },
 ): WorkerProcess {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...STN_RUN_ARGS, HTTP_STN, "worker", "--nats-url", options.natsUrl, "--name", options.name, ...(options.args ?? [])],
+    args: [
+      ...STN_RUN_ARGS,
+      HTTP_STN,
+      "worker",
+      "--nats-url",
+      options.natsUrl,
+      "--name",
+      options.name,
+      ...(options.args ?? []),
+    ],
     env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",

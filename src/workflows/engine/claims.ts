@@ -60,7 +60,9 @@ export async function recordOutcome(
       attemptId: attempt.id,
       from: "running",
       prepared,
-      ...(prepared.outcome.kind === "fanout" ? { scopeContext: core.scope(attempt.run_id, attempt.scope) } : {}),
+      ...(prepared.outcome.kind === "fanout"
+        ? { scopeContext: core.scope(attempt.run_id, attempt.scope) }
+        : {}),
     }, { ...core.env(), owner });
     recorded = commands.length > 0;
     return commands;

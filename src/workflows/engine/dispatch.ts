@@ -50,6 +50,20 @@ export function defaultReplicas(nc: NatsConnection): number {
  * fewer JetStream servers than that is a clear error, not a stream that silently has fewer copies.
  */
 export async function provisionStream(nc: NatsConnection, replicas: number): Promise<void> {
+  // A cluster that is still forming has too few peers for a moment: only a lasting shortage is an error.
+  for (const deadline = Date.now() + PLACEMENT_WAIT_MS;;) {
+    try {
+      return await placeStream(nc, replicas);
+    } catch (err) {
+      if (!(err instanceof StationError) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+const PLACEMENT_WAIT_MS = 5000;
+
+async function placeStream(nc: NatsConnection, replicas: number): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const stream = {
     name: STREAM,
@@ -66,7 +80,9 @@ export async function provisionStream(nc: NatsConnection, replicas: number): Pro
       await jsm.streams.add(stream);
       return;
     }
-    if (info.config.num_replicas !== replicas) await jsm.streams.update(STREAM, { ...info.config, num_replicas: replicas });
+    if (info.config.num_replicas !== replicas) {
+      await jsm.streams.update(STREAM, { ...info.config, num_replicas: replicas });
+    }
   } catch (err) {
     const message = (err as Error).message;
     if (!/replica|insufficient resources|cluster|peer/i.test(message)) throw err;

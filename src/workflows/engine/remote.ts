@@ -9,13 +9,13 @@ import { expireUnserved } from "./fencing.ts";
 import type { AttemptRow } from "./ledger.ts";
 import {
   CLAIM_SUBJECT,
-  ClaimRequest,
   type ClaimReply,
+  ClaimRequest,
   Heartbeat,
   HEARTBEAT_SUBJECT,
   OUTCOME_SUBJECT,
-  OutcomeRequest,
   type OutcomeReply,
+  OutcomeRequest,
   RELEASE_SUBJECT,
   ReleaseRequest,
 } from "./remote_protocol.ts";
@@ -167,7 +167,9 @@ export class RemoteWorkers {
     const { step, worker } = req;
     const a = core.repo.attempts.get(step.id);
     // Fenced: only the worker that holds the claim of exactly this attempt may settle it, once.
-    if (!a || a.run_id !== step.run || a.path !== step.path || a.attempt !== step.attempt) return { recorded: false };
+    if (!a || a.run_id !== step.run || a.path !== step.path || a.attempt !== step.attempt) {
+      return { recorded: false };
+    }
     if (a.status !== "running" || a.owner !== worker) return { recorded: false };
     const recorded = await recordOutcome(core, a, core.stateOf(a), req.outcome as Outcome, worker);
     if (recorded) core.stats.remote++;
