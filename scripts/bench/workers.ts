@@ -12,6 +12,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import type { Database } from "../../src/db/database.ts";
 import { setLogLevel } from "../../src/log.ts";
 import { startStation } from "../../src/runtime/station.ts";
+import { definitionSchema, WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
 import { registerStepType } from "../../src/workflows/steps/registry.ts";
 import {
   delayServer,
@@ -68,11 +69,12 @@ try {
   };
 
   // (a) throughput with 1, 2, 3 workers: runs are queued while the I/O is held, then released at once.
-  const scale = {
+  // definitionSchema(), not the WorkflowDefinition built at import: it knows the http_get type registered above.
+  const scale = definitionSchema().parse({
     id: "scale",
     defaults: { queue: "scale" },
     states: [{ id: "fetch", type: "http_get", url: io.url }],
-  };
+  });
   const rows: { workers: number; perSecond: number }[] = [];
   for (let n = 1; n <= 3; n++) {
     await addWorker(["scale", "hop"]);
@@ -102,20 +104,21 @@ try {
   }
 
   // (b) the remote hop: the same chain on the station's own workers and on a stn worker.
-  const chain = (id: string, queue?: string) => ({
-    id,
-    ...(queue ? { defaults: { queue } } : {}),
-    states: Array.from({ length: 20 }, (_, i) => ({
-      id: `s${i}`,
-      type: "transform",
-      expression: "{'n': n + 1}",
-      output: { n: "$.n" },
-      ...(i < 19 ? { next: `s${i + 1}` } : {}),
-    })),
-  });
+  const chain = (id: string, queue?: string) =>
+    WorkflowDefinition.parse({
+      id,
+      ...(queue ? { defaults: { queue } } : {}),
+      states: Array.from({ length: 20 }, (_, i) => ({
+        id: `s${i}`,
+        type: "transform",
+        expression: "{'n': n + 1}",
+        output: { n: "$.n" },
+        ...(i < 19 ? { next: `s${i + 1}` } : {}),
+      })),
+    });
   // Per chain: (last completion − first completion) / 19, so the ledger's millisecond timestamps still
   // resolve sub-millisecond differences.
-  const perStep = async (definition: unknown) => {
+  const perStep = async (definition: WorkflowDefinition) => {
     const out: number[] = [];
     for (let c = 0; c < CHAINS; c++) {
       const run = await engine.startRun({ definition, input: { n: 0 } });

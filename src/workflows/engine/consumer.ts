@@ -1,5 +1,4 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { State } from "../definition/schema.ts";
 import { executeStep } from "../steps/execute.ts";
