@@ -7,11 +7,12 @@ import {
   delayServer,
   HTTP_STN,
   type NatsCluster,
+  singleNats,
   startCluster,
   startWorkerProcess,
 } from "../helpers/cluster.ts";
 import { tempHome } from "../helpers/home.ts";
-import { startServe, waitFor } from "../helpers/stn.ts";
+import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { sleep } from "../../src/lib/async.ts";
 
 const DELAY_MS = 250;
@@ -235,6 +236,26 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
     for (const stop of stops.reverse()) await stop().catch(() => {});
     await io.close();
     await cluster?.stop();
+    await home.cleanup();
+  }
+});
+
+Deno.test("workers: nats.replicas beyond what the NATS server can keep is a clear error at start", async () => {
+  const home = await tempHome();
+  const nats = await singleNats();
+  try {
+    const r = await runStn(["serve", "--port", "0", "--nats-url", nats.url], {
+      env: { ...home.env, STN_NATS_REPLICAS: "3" },
+    });
+    assertEquals(r.code, 1, r.stderr);
+    assert(r.stderr.includes("error: NATS cannot keep 3 replicas of the WORKFLOWS stream"), r.stderr);
+    assert(r.stderr.includes("set nats.replicas (STN_NATS_REPLICAS) to at most"), r.stderr);
+    assert(!r.stderr.includes("    at "), "no stack trace");
+    const w = await runStn(["worker"], { env: home.env });
+    assertEquals(w.code, 2, w.stderr);
+    assert(w.stderr.includes("stn worker needs the NATS server or cluster its station uses"), w.stderr);
+  } finally {
+    await nats.stop();
     await home.cleanup();
   }
 });

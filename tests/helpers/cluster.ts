@@ -53,6 +53,30 @@ export async function startCluster(): Promise<NatsCluster> {
   throw new Error("no free ports for a NATS cluster");
 }
 
+/** One nats-server with JetStream (no cluster) on a free loopback port, store in a temp dir. */
+export async function singleNats(): Promise<{ url: string; stop(): Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "stn-nats-" });
+  let port = 0;
+  while (port === 0) {
+    const p = 20_000 + Math.floor(Math.random() * 20_000);
+    if (await portFree(p)) port = p;
+  }
+  const child = new Deno.Command("nats-server", {
+    args: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  while (await portFree(port)) await sleep(50);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await child.status;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
 /** A local HTTP server whose answers wait `delayMs` (the I/O a step waits on); it counts each request. */
 export interface DelayServer {
   url: string;

@@ -55,7 +55,7 @@ export async function provisionStream(nc: NatsConnection, replicas: number): Pro
     try {
       return await placeStream(nc, replicas);
     } catch (err) {
-      if (!(err instanceof StationError) || Date.now() > deadline) throw err;
+      if (!/no suitable peers/i.test((err as Error).message) || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
