@@ -1,7 +1,11 @@
 import type { LoadedConfig } from "../config/load.ts";
 import { usageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { connectNats, natsTarget } from "../nats/connection.ts";
+import { openDatabase } from "../db/database.ts";
+import { FileStore } from "../files/store.ts";
+import { connectNats, type NatsConnection, natsTarget } from "../nats/connection.ts";
+import type { SandboxService } from "../sandbox/service.ts";
+import { startSandboxService } from "../sandbox/start.ts";
 import { type HealthServer, serveHealth } from "../workers/health.ts";
 import { StepWorker } from "../workers/worker.ts";
 import { QUEUE_NAME } from "../workflows/steps/fields.ts";
@@ -44,6 +48,13 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
   }
   const target = natsTarget({ ...nats, url: nats.url });
   const nc = await connectNats(target, "stn-worker");
+  let sandbox: SandboxService | undefined;
+  try {
+    sandbox = await startSandbox(config, nc);
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
   const e = config.values.engine;
   const worker = new StepWorker(nc, {
     name: settings.name,
@@ -51,6 +62,7 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
     concurrency: settings.concurrency,
     ackWaitMs: e.ack_wait,
     maxDeliver: e.max_deliver,
+    sandbox,
   });
   let health: HealthServer | undefined;
   try {
@@ -69,6 +81,11 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
     stop: async (graceMs) => {
       await worker.drain(graceMs);
       await health?.close();
+      if (sandbox) {
+        sandbox.stop();
+        // Its sessions live in this process only: nobody else could close their containers.
+        for (const s of sandbox.list()) await sandbox.close(s.id, "worker_stopped").catch(() => {});
+      }
       try {
         await nc.drain();
       } catch (err) {
@@ -77,4 +94,22 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
       }
     },
   };
+}
+
+/**
+ * The worker's own sandboxes (sandbox.enabled and a reachable Docker Engine): sessions are kept in an
+ * in-memory table, not a ledger, and end with their run (the station says when) or with the worker.
+ */
+async function startSandbox(config: LoadedConfig, nc: NatsConnection): Promise<SandboxService | undefined> {
+  if (!config.values.sandbox.enabled) return undefined;
+  const files = await FileStore.open(nc, config.values.storage);
+  const { service, unavailable } = await startSandboxService(
+    config.values.sandbox,
+    openDatabase(":memory:"),
+    files,
+  );
+  if (unavailable) {
+    log.warn(`sandbox steps will fail here: ${unavailable.message}`, { fix: unavailable.hint });
+  }
+  return service;
 }

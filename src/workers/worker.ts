@@ -15,6 +15,7 @@ import {
   OUTCOME_SUBJECT,
   type OutcomeReply,
   RELEASE_SUBJECT,
+  RUN_ENDED_SUBJECT,
 } from "../workflows/engine/remote_protocol.ts";
 import type { State } from "../workflows/definition/schema.ts";
 import { executeStep } from "../workflows/steps/execute.ts";
@@ -67,6 +68,7 @@ export class StepWorker {
   #startedAt = new Date().toISOString();
   #messages: ConsumerMessages[] = [];
   #cancelSub?: Subscription;
+  #runEndSub?: Subscription;
   #heartbeat?: ReturnType<typeof setTimeout>;
   #heartbeatMs = 1000;
   #draining = false;
@@ -110,6 +112,16 @@ export class StepWorker {
     this.#cancelSub = this.#nc.subscribe(`${CANCEL_SUBJECT}.*`, {
       callback: (_err, msg) => this.#abortRun(msg.subject.slice(CANCEL_SUBJECT.length + 1)),
     });
+    const sandbox = this.#opts.sandbox;
+    if (sandbox) {
+      // A run's sandbox here lives until the run ends (as on the station), not until the idle reaper.
+      this.#runEndSub = this.#nc.subscribe(`${RUN_ENDED_SUBJECT}.*`, {
+        callback: (_err, msg) =>
+          void sandbox.closeRun(msg.subject.slice(RUN_ENDED_SUBJECT.length + 1)).catch((err) =>
+            log.warn("closing a run's sandbox failed", { error: (err as Error).message })
+          ),
+      });
+    }
     await this.#beat();
     const js = jetstream(this.#nc);
     for (const queue of this.#opts.queues) {
@@ -143,6 +155,7 @@ export class StepWorker {
     }
     clearTimeout(this.#heartbeat);
     this.#cancelSub?.unsubscribe();
+    this.#runEndSub?.unsubscribe();
   }
 
   async #pump(messages: ConsumerMessages): Promise<void> {

@@ -12,6 +12,7 @@ import {
   startWorkerProcess,
 } from "../helpers/cluster.ts";
 import { tempHome } from "../helpers/home.ts";
+import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox/backend.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { sleep } from "../../src/lib/async.ts";
 
@@ -256,6 +257,58 @@ Deno.test("workers: nats.replicas beyond what the NATS server can keep is a clea
     assert(w.stderr.includes("stn worker needs the NATS server or cluster its station uses"), w.stderr);
   } finally {
     await nats.stop();
+    await home.cleanup();
+  }
+});
+
+Deno.test("workers: a sandbox step runs on the worker's Docker Engine; its container goes when the run ends", async () => {
+  const home = await tempHome();
+  home.writeConfig(SANDBOX_CONFIG);
+  const nats = await singleNats();
+  const serve = await startServe({
+    env: home.env,
+    home: home.home,
+    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
+  });
+  const worker = startWorkerProcess({
+    env: home.env,
+    natsUrl: nats.url,
+    name: "docker-1",
+    args: ["--queue", "docker"],
+  });
+  try {
+    const client = new StationClient(serve.url);
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 1, 20_000),
+      worker.stderr(),
+    );
+    const run = await startRun(client, {
+      definition: {
+        id: "sbx",
+        defaults: { queue: "docker" },
+        states: [{ id: "hello", type: "sandbox", command: ["sh", "-c", "echo hello from $(hostname)"] }],
+      },
+      input: {},
+    });
+    assert(
+      await waitFor(async () => (await getRun(client, run.id)).status === "completed", 30_000),
+      worker.stderr(),
+    );
+    const [step] = await runSteps(client, run.id);
+    assert(
+      String((step.output as { stdout: string }).stdout).startsWith("hello from "),
+      JSON.stringify(step),
+    );
+    const backend = testBackend();
+    assert(
+      await waitFor(async () => (await backend.listManaged({ "dev.stn.run": run.id })).length === 0, 10_000),
+      "the run's container is removed once the run ended",
+    );
+  } finally {
+    await worker.stop();
+    await serve.stop();
+    await nats.stop();
+    await removeStationContainers(home.path("station.db"));
     await home.cleanup();
   }
 });

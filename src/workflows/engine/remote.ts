@@ -18,6 +18,7 @@ import {
   OutcomeRequest,
   RELEASE_SUBJECT,
   ReleaseRequest,
+  RUN_ENDED_SUBJECT,
 } from "./remote_protocol.ts";
 
 /** A live `stn worker` as `GET /api/v1/workers` lists it. */
@@ -44,6 +45,7 @@ export class RemoteWorkers {
   #subs: Subscription[] = [];
   #seen = new Map<string, { hb: Heartbeat; at: number }>();
   #expiry?: ReturnType<typeof setInterval>;
+  #offRunEnd?: () => void;
 
   constructor(core: EngineCore) {
     this.#core = core;
@@ -60,6 +62,7 @@ export class RemoteWorkers {
     serve(OUTCOME_SUBJECT, (b) => this.#outcome(OutcomeRequest.parse(b)));
     serve(HEARTBEAT_SUBJECT, (b) => this.#heartbeat(Heartbeat.parse(b)));
     serve(RELEASE_SUBJECT, (b) => this.#release(ReleaseRequest.parse(b)));
+    this.#offRunEnd = this.#core.onRunEnd((runId) => nc.publish(`${RUN_ENDED_SUBJECT}.${runId}`));
     const every = Math.max(250, Math.min(1000, this.#core.opts.leaseMs / 2));
     this.#expiry = setInterval(() => void this.#core.track(this.#expireUnserved()), every);
   }
@@ -67,6 +70,7 @@ export class RemoteWorkers {
   /** Stops answering (workers retry their requests until a station answers again). */
   stop(): void {
     clearInterval(this.#expiry);
+    this.#offRunEnd?.();
     for (const s of this.#subs) s.unsubscribe();
     this.#subs = [];
   }

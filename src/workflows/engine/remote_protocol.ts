@@ -11,6 +11,8 @@ export const CLAIM_SUBJECT = "stn.workers.claim";
 export const OUTCOME_SUBJECT = "stn.workers.outcome";
 export const HEARTBEAT_SUBJECT = "stn.workers.heartbeat";
 export const RELEASE_SUBJECT = "stn.workers.release";
+/** `stn.workers.run_ended.<run>`: published when a run ends, so workers close what they kept for it (a sandbox). */
+export const RUN_ENDED_SUBJECT = "stn.workers.run_ended";
 
 /** A step message as JetStream carries it (`dispatch.ts`). */
 const StepRef = z.object({
