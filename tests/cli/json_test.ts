@@ -84,6 +84,9 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "completions", args: () => ["bash"], ok: true },
     { cmd: "completions", args: () => ["tcsh"], ok: false, code: 2 },
     { cmd: "serve", args: () => ["--port", "not-a-port"], ok: false, code: 2 },
+    { cmd: "worker", args: () => ["--concurrency", "0"], ok: false, code: 2 },
+    { cmd: "workers", ok: true },
+    { cmd: "workers", args: () => ["--station", "127.0.0.1:1"], ok: false },
     { cmd: "doctor", ok: true },
     { cmd: "doctor", args: () => ["--config", p("no-nats.yaml")], ok: false },
     { cmd: "sync", ok: true },
@@ -207,11 +210,13 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   ];
 
   try {
-    // The table covers every command with a success and a failure (`serve` succeeds by running until
-    // stopped, so only its failure prints a result).
+    // The table covers every command with a success and a failure (`serve` and `worker` succeed by
+    // running until stopped, so only their failure prints a result).
     for (const leaf of leafCommands(buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
-      if (leaf !== "serve") assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);
+      if (leaf !== "serve" && leaf !== "worker") {
+        assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);
+      }
     }
     for (const row of rows) {
       await row.before?.();

@@ -46,6 +46,7 @@ export class RemoteWorkers {
   #seen = new Map<string, { hb: Heartbeat; at: number }>();
   #expiry?: ReturnType<typeof setInterval>;
   #offRunEnd?: () => void;
+  #startedAt = 0;
 
   constructor(core: EngineCore) {
     this.#core = core;
@@ -63,6 +64,7 @@ export class RemoteWorkers {
     serve(HEARTBEAT_SUBJECT, (b) => this.#heartbeat(Heartbeat.parse(b)));
     serve(RELEASE_SUBJECT, (b) => this.#release(ReleaseRequest.parse(b)));
     this.#offRunEnd = this.#core.onRunEnd((runId) => nc.publish(`${RUN_ENDED_SUBJECT}.${runId}`));
+    this.#startedAt = this.#core.clock.now();
     const every = Math.max(250, Math.min(1000, this.#core.opts.leaseMs / 2));
     this.#expiry = setInterval(() => void this.#core.track(this.#expireUnserved()), every);
   }
@@ -221,8 +223,9 @@ export class RemoteWorkers {
   /** Fails scheduled steps that waited their whole timeout on a queue no live worker serves. */
   async #expireUnserved(): Promise<void> {
     const core = this.#core;
-    if (core.stopping) return;
     const now = core.clock.now();
+    // Just started: live workers have not all sent a heartbeat yet (they do within a lease).
+    if (core.stopping || now - this.#startedAt < core.opts.leaseMs) return;
     const served = this.served();
     for (const a of core.repo.attempts.lost(now, 0)) {
       if (a.status !== "scheduled" || core.repo.timers.retryPending(a.id)) continue;
