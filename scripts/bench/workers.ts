@@ -48,7 +48,7 @@ async function untilDone(db: Database, ids: string[]): Promise<void> {
 
 const cluster = await startCluster();
 const home = await Deno.makeTempDir({ prefix: "stn-bench-workers-" });
-const io = delayServer(DELAY_MS);
+const io = await delayServer(DELAY_MS);
 const workers: WorkerProcess[] = [];
 const config = loadConfig({
   env: { STATION_HOME: home },

@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../config/load.ts";
 import { usageError } from "../errors.ts";
+import { within } from "../lib/async.ts";
 import { log } from "../log.ts";
 import { openDatabase } from "../db/database.ts";
 import { FileStore } from "../files/store.ts";
@@ -86,12 +87,13 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
         // Its sessions live in this process only: nobody else could close their containers.
         for (const s of sandbox.list()) await sandbox.close(s.id, "worker_stopped").catch(() => {});
       }
-      try {
-        await nc.drain();
-      } catch (err) {
+      // Bounded: with its NATS server gone the drain would wait for a reconnect that may never come.
+      await within(nc.drain(), 5000, () => {
+        throw new Error("nats drain timed out");
+      }).catch(async (err) => {
         log.debug("nats drain failed", { error: (err as Error).message });
         await nc.close();
-      }
+      });
     },
   };
 }

@@ -138,7 +138,10 @@ export class StepWorker {
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
-    await Promise.all(this.#messages.map((m) => m.close().catch(() => {})));
+    await Promise.race([
+      Promise.all(this.#messages.map((m) => m.close().catch(() => {}))),
+      new Promise((r) => setTimeout(r, 2000)),
+    ]);
     await this.#beat();
     const settled = Promise.allSettled([...this.#tasks]);
     await Promise.race([settled, new Promise((r) => setTimeout(r, graceMs))]);

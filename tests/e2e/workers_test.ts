@@ -16,8 +16,19 @@ import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { sleep } from "../../src/lib/async.ts";
 
-const DELAY_MS = 250;
+const DELAY_MS = 400;
 const CONCURRENCY = 5;
+
+/** Asserts every step of these runs completed exactly once in the ledger; returns the runs with a reclaimed step. */
+function exactlyOnceIn(dbPath: string, runs: string[], paths: string[]): Set<string> {
+  const { completed, reclaimed } = ledger(dbPath, runs);
+  for (const run of runs) {
+    for (const path of paths) {
+      assertEquals(completed.get(`${run}|${path}`), 1, `${run} ${path} completed once`);
+    }
+  }
+  return reclaimed;
+}
 
 /** Waits until every run of the workflow completed, polling gently (the test shares the CPU with what it measures). */
 async function allCompleted(client: StationClient, workflowId: string, n: number, timeoutMs: number) {
@@ -54,7 +65,7 @@ function ledger(dbPath: string, runIds: string[]) {
 
 Deno.test("workers: a station with no local workers, stn worker processes on a 3-node NATS cluster", async (t) => {
   const home = await tempHome();
-  const io = delayServer(DELAY_MS);
+  const io = await delayServer(DELAY_MS);
   let cluster: NatsCluster | undefined;
   const env = { ...home.env, STN_ENGINE_LEASE: "2s", STN_ENGINE_ACK_WAIT: "3s" };
   const stops: (() => Promise<unknown>)[] = [];
@@ -121,19 +132,11 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
       return { runs, perSecond: n / ((last - io.openedAt) / 1000) };
     };
 
-    /** Every step of these runs completed exactly once in the ledger. */
-    const exactlyOnce = (runs: string[], paths: string[]) => {
-      const { completed, reclaimed } = ledger(home.path("station.db"), runs);
-      for (const run of runs) {
-        for (const path of paths) {
-          assertEquals(completed.get(`${run}|${path}`), 1, `${run} ${path} completed once`);
-        }
-      }
-      return reclaimed;
-    };
+    const exactlyOnce = (runs: string[], paths: string[]) =>
+      exactlyOnceIn(home.path("station.db"), runs, paths);
 
     await t.step("300 runs: every step exactly once; 3 workers ≥ 2.4× one worker's throughput", async () => {
-      const one = await batch(fetchFlow("solo", "solo"), 100);
+      const one = await batch(fetchFlow("solo", "solo"), 60);
       const three = await batch(fetchFlow("trio", "trio"), 300);
       exactlyOnce([...one.runs, ...three.runs], ["fetch"]);
       for (const run of [...one.runs, ...three.runs]) assertEquals(io.hits.get(`${run}|fetch`), 1);
@@ -197,10 +200,18 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
         assertEquals((await c.stop("SIGKILL")).signal, "SIGKILL");
         Deno.kill(cluster!.pid(2), "SIGKILL");
         io.open();
-        assert(
-          await allCompleted(client, "crash", 30, 30_000),
-          "every run completes on the remaining workers and nodes",
-        );
+        if (!await allCompleted(client, "crash", 30, 30_000)) {
+          const left = (await listRuns(client, { workflow_id: "crash", limit: 500 })).runs
+            .filter((r) => r.status !== "completed");
+          const steps = left.length ? await runSteps(client, left[0].id) : [];
+          throw new Error(
+            `${left.length} runs not completed: ${JSON.stringify(steps)}
+station: ${serve.stderr().slice(-3000)}
+` +
+              `a: ${a.stderr().slice(-1500)}
+b: ${b.stderr().slice(-1500)}`,
+          );
+        }
         const reclaimed = exactlyOnce(runs, ["fetch", "sum"]);
         // c's steps ran again elsewhere after its lease (the HTTP server saw them twice); no other step did.
         assert(reclaimed.size >= 1, "c's steps were reclaimed after its lease");
@@ -309,6 +320,57 @@ Deno.test("workers: a sandbox step runs on the worker's Docker Engine; its conta
     await serve.stop();
     await nats.stop();
     await removeStationContainers(home.path("station.db"));
+    await home.cleanup();
+  }
+});
+
+Deno.test("workers: SIGTERM with steps longer than --drain-timeout hands them back; another worker finishes them", async () => {
+  const home = await tempHome();
+  const nats = await singleNats();
+  const io = await delayServer(2500);
+  const env = { ...home.env, STN_ENGINE_LEASE: "10s" };
+  const serve = await startServe({
+    env,
+    home: home.home,
+    main: HTTP_STN,
+    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
+  });
+  const quick = startWorkerProcess({
+    env,
+    natsUrl: nats.url,
+    name: "quick",
+    args: ["--drain-timeout", "1", "--port", "0"],
+  });
+  let other: ReturnType<typeof startWorkerProcess> | undefined;
+  try {
+    const client = new StationClient(serve.url);
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 1, 20_000),
+      quick.stderr(),
+    );
+    const definition = { id: "long", states: [{ id: "fetch", type: "http_get", url: io.url }] };
+    const runs = (await Promise.all(Array.from({ length: 3 }, () =>
+      startRun(client, { definition, input: {} }))))
+      .map((r) => r.id);
+    assert(await waitFor(() => io.total() === 3, 10_000), "quick holds the three steps");
+    other = startWorkerProcess({ env, natsUrl: nats.url, name: "other" });
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000),
+      other.stderr(),
+    );
+    const t0 = Date.now();
+    assertEquals((await quick.stop("SIGTERM")).code, 0, quick.stderr());
+    assert(Date.now() - t0 < 2500, "the drain gives up after --drain-timeout, not when the steps end");
+    // Handed back: their leases (10 s) lapsed at once, so the other worker runs them well before that.
+    assert(await allCompleted(client, "long", 3, 8000), "the other worker finished the handed-back steps");
+    const reclaimed = exactlyOnceIn(home.path("station.db"), runs, ["fetch"]);
+    assertEquals(reclaimed.size, 3, "each step was reclaimed from the stopped worker");
+  } finally {
+    await other?.stop();
+    await quick.stop().catch(() => {});
+    await serve.stop();
+    await io.close();
+    await nats.stop();
     await home.cleanup();
   }
 });

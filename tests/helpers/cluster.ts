@@ -1,8 +1,9 @@
 import { fileURLToPath } from "node:url";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { sleep } from "../../src/lib/async.ts";
 import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
-import { childEnv } from "./stn.ts";
+import { childEnv, processAlive as isAlive } from "./stn.ts";
 
 /** The `stn` entry with the test step type `http_get` registered (tests/helpers/stn_http_step.ts). */
 export const HTTP_STN = fileURLToPath(new URL("./stn_http_step.ts", import.meta.url));
@@ -39,13 +40,15 @@ export async function startCluster(): Promise<NatsCluster> {
       throw new Error(`nats-cluster start failed (${out.code}): ${new TextDecoder().decode(out.stderr)}`);
     }
     const pid = (i: number) => Number(Deno.readTextFileSync(`${dir}/n${i}.pid`).trim());
+    const pids = [0, 1, 2].map(pid);
     return {
       urls: new TextDecoder().decode(out.stdout).trim(),
       dir,
       pid,
       stop: async () => {
         await new Deno.Command(CLUSTER_SCRIPT, { args: ["stop", dir] }).output();
-        await sleep(200);
+        for (let i = 0; i < 40 && pids.some(isAlive); i++) await sleep(50);
+        for (const p of pids.filter(isAlive)) Deno.kill(p, "SIGKILL");
         await Deno.remove(dir, { recursive: true }).catch(() => {});
       },
     };
@@ -94,23 +97,31 @@ export interface DelayServer {
 }
 
 /** Starts a DelayServer on a free loopback port; its gate starts open. */
-export function delayServer(delayMs: number): DelayServer {
+export async function delayServer(delayMs: number): Promise<DelayServer> {
   const hits = new Map<string, number>();
   let release!: () => void;
   let gate: Promise<void> = Promise.resolve();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const q = new URL(req.url).searchParams;
+  // node:http, so close() can drop the connections of clients that died mid-request (a killed worker).
+  const server = createHttpServer(async (req, res) => {
+    const q = new URL(req.url ?? "/", "http://x").searchParams;
     const key = `${q.get("run")}|${q.get("path")}`;
     hits.set(key, (hits.get(key) ?? 0) + 1);
     await gate;
     await sleep(delayMs);
-    return Response.json({ ok: true, attempt: Number(q.get("attempt")) });
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ ok: true, attempt: Number(q.get("attempt")) }));
   });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
   const ds: DelayServer = {
-    url: `http://127.0.0.1:${server.addr.port}/io`,
+    url: `http://127.0.0.1:${port}/io`,
     hits,
     total: () => [...hits.values()].reduce((a, b) => a + b, 0),
-    close: () => server.shutdown(),
+    close: () => {
+      release?.();
+      server.closeAllConnections();
+      return new Promise((r) => server.close(() => r()));
+    },
     open: () => {
       ds.openedAt = Date.now();
       release?.();
@@ -165,7 +176,14 @@ export function startWorkerProcess(
       try {
         child.kill(signal);
       } catch { /* already exited */ }
+      // A worker that does not stop within a minute is a hang: kill it so the test fails instead of waiting.
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 60_000);
       const s = await child.status;
+      clearTimeout(timer);
       await reading;
       return s;
     },
