@@ -66,7 +66,7 @@ export class StepWorker {
   #nc: NatsConnection;
   #opts: WorkerOptions;
   #startedAt = new Date().toISOString();
-  #messages: ConsumerMessages[] = [];
+  #messages = new Map<string, ConsumerMessages>();
   #cancelSub?: Subscription;
   #runEndSub?: Subscription;
   #heartbeat?: ReturnType<typeof setTimeout>;
@@ -123,12 +123,31 @@ export class StepWorker {
       });
     }
     await this.#beat();
-    const js = jetstream(this.#nc);
-    for (const queue of this.#opts.queues) {
-      const consumer = await js.consumers.get(STREAM, consumerName(queue));
-      const messages = await consumer.consume({ max_messages: this.#opts.concurrency });
-      this.#messages.push(messages);
-      this.#pump(messages);
+    for (const queue of this.#opts.queues) void this.#pull(queue, await this.#consume(queue));
+  }
+
+  async #consume(queue: string): Promise<ConsumerMessages> {
+    const consumer = await jetstream(this.#nc).consumers.get(STREAM, consumerName(queue));
+    const messages = await consumer.consume({ max_messages: this.#opts.concurrency });
+    this.#messages.set(queue, messages);
+    return messages;
+  }
+
+  /**
+   * Pulls a queue for as long as the worker runs. A pull can end on its own (its NATS server died, the
+   * stream or consumer moved to a new leader): it is started again, so the worker never goes idle.
+   */
+  async #pull(queue: string, first: ConsumerMessages): Promise<void> {
+    let messages: ConsumerMessages | undefined = first;
+    while (!this.#draining && !this.#nc.isClosed()) {
+      try {
+        messages ??= await this.#consume(queue);
+        await this.#pump(messages);
+      } catch (err) {
+        log.warn("pulling steps failed; pulling again", { queue, error: (err as Error).message });
+      }
+      messages = undefined;
+      if (!this.#draining) await new Promise((r) => setTimeout(r, 1000));
     }
   }
 
@@ -139,7 +158,7 @@ export class StepWorker {
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
     await Promise.race([
-      Promise.all(this.#messages.map((m) => m.close().catch(() => {}))),
+      Promise.all([...this.#messages.values()].map((m) => m.close().catch(() => {}))),
       new Promise((r) => setTimeout(r, 2000)),
     ]);
     await this.#beat();

@@ -1,3 +1,4 @@
+import { log } from "../../log.ts";
 import type { State } from "../definition/schema.ts";
 import type { Outcome } from "../steps/types.ts";
 import { join } from "./blocks.ts";
@@ -68,6 +69,11 @@ export async function recordOutcome(
     return commands;
   });
   core.notify(attempt.run_id);
-  await core.publishAll(messages, traceparent);
+  try {
+    await core.publishAll(messages, traceparent);
+  } catch (err) {
+    // Recorded all the same: the sweep re-dispatches scheduled steps whose message did not go out.
+    log.warn("next steps not published yet", { run: attempt.run_id, error: (err as Error).message });
+  }
   return recorded;
 }
