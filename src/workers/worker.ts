@@ -50,6 +50,8 @@ interface InFlight {
 
 const REQUEST_TIMEOUT_MS = 5_000;
 const STREAM_WAIT_MS = 30_000;
+/** A pull request lives this long: one lost to a dying node or a consumer still forming is replaced soon. */
+const PULL_EXPIRES_MS = 5_000;
 
 /**
  * A `stn worker` (DESIGN §12): pulls step messages of its task queues from JetStream, asks the
@@ -128,7 +130,7 @@ export class StepWorker {
 
   async #consume(queue: string): Promise<ConsumerMessages> {
     const consumer = await jetstream(this.#nc).consumers.get(STREAM, consumerName(queue));
-    const messages = await consumer.consume({ max_messages: this.#opts.concurrency });
+    const messages = await consumer.consume({ max_messages: this.#opts.concurrency, expires: PULL_EXPIRES_MS });
     this.#messages.set(queue, messages);
     return messages;
   }

@@ -175,7 +175,8 @@ export class Dispatcher {
     queue: string = DEFAULT_QUEUE,
   ): Promise<ConsumerMessages> {
     const consumer = await this.js.consumers.get(STREAM, consumerName(queue));
-    const messages = await consumer.consume({ max_messages: concurrency });
+    // Short-lived pulls: one lost with a dying NATS node (or a consumer leader that moved) is replaced in seconds.
+    const messages = await consumer.consume({ max_messages: concurrency, expires: 5_000 });
     let active = 0;
     let wake: (() => void) | undefined;
     (async () => {
