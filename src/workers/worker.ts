@@ -130,7 +130,10 @@ export class StepWorker {
 
   async #consume(queue: string): Promise<ConsumerMessages> {
     const consumer = await jetstream(this.#nc).consumers.get(STREAM, consumerName(queue));
-    const messages = await consumer.consume({ max_messages: this.#opts.concurrency, expires: PULL_EXPIRES_MS });
+    const messages = await consumer.consume({
+      max_messages: this.#opts.concurrency,
+      expires: PULL_EXPIRES_MS,
+    });
     this.#messages.set(queue, messages);
     return messages;
   }

@@ -1,6 +1,4 @@
 import { DatabaseSync } from "node:sqlite";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import { StationClient } from "../../src/client/http.ts";
 import { getRun, listRuns, runSteps, startRun } from "../../src/client/workflow_runs.ts";
 import { listWorkers } from "../../src/client/workers.ts";
@@ -149,13 +147,11 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
         })`,
       );
       const counts = await Promise.all([a, b, c].map(executed));
-      const jsm = await jetstreamManager(await connect({ servers: cluster!.urls.split(",") }));
-      const ci = await jsm.consumers.info("WORKFLOWS", "stn-queue-trio");
       assert(
         ratio >= 2.4,
-        `3 workers give ×${ratio.toFixed(2)} of one worker's throughput (want ≥ 2.4); steps per worker ${counts}; ` +
-          `consumer: ${JSON.stringify({ w: ci.num_waiting, p: ci.num_pending, a: ci.num_ack_pending, cl: ci.cluster })}\n` +
-          `a: ${a.stderr().slice(-1500)}\nb: ${b.stderr().slice(-1500)}\nc: ${c.stderr().slice(-1500)}`,
+        `3 workers give ×${
+          ratio.toFixed(2)
+        } of one worker's throughput (want ≥ 2.4); steps run by a, b, c: ${counts}`,
       );
     });
 
