@@ -49,6 +49,9 @@ export const ERROR_CODES = {
   nats_unauthorized: [500, 1, "the NATS server refused stn's credentials (nats.user/password/token/creds)"],
   nats_tls_failed: [500, 1, "the NATS server's TLS certificate does not verify (nats.tls_ca_file)"],
   nats_credentials_unreadable: [500, 1, "a NATS creds, nkey or generated config file cannot be read"],
+  nats_cluster_too_small: [500, 1, "the NATS cluster has fewer JetStream servers than nats.replicas"],
+  worker_needs_nats: [400, 2, "`stn worker` was started without a NATS URL (--nats-url or nats.url)"],
+  invalid_queue: [400, 2, "a task queue name is not lowercase letters, digits, _ and -"],
   shutdown: [503, 1, "the station is stopping"],
   // Workflows
   workflow_invalid: [422, 1, "a workflow definition is invalid (details.errors lists each issue)"],
@@ -101,6 +104,7 @@ export const ERROR_CODES = {
   // Runs, approvals, events and signals
   run_not_found: [404, 1, "no workflow run with that id"],
   run_finished: [409, 1, "the run has already ended"],
+  no_worker: [504, 1, "a step's task queue had no live worker within the step's timeout"],
   run_not_paused: [409, 1, "resume asked of a run that is not paused"],
   approval_not_found: [404, 1, "no approval with that id"],
   approval_decided: [409, 1, "the approval was already decided"],

@@ -16,6 +16,7 @@ import { CliExit, disableColor, renderError } from "./output.ts";
 import { mcpCommand } from "./mcp.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
+import { workerCommand, workersCommand } from "./worker.ts";
 import { statusCommand } from "./status.ts";
 import { upCommands } from "./up.ts";
 import { workflowRunCommands } from "./runs.ts";
@@ -64,6 +65,8 @@ export function buildProgram(): Command {
     .exitOverride();
   initCommand(program);
   serveCommand(program);
+  workerCommand(program);
+  workersCommand(program);
   statusCommand(program);
   upCommands(program);
   doctorCommand(program);

@@ -218,7 +218,7 @@ export function workflowRunCommands(workflow: Command): void {
                 String(s.attempt),
                 s.status,
                 s.duration_ms === null ? "-" : formatDuration(s.duration_ms),
-                s.error ? `${s.error.code}: ${s.error.message}` : "",
+                s.error ? `${s.error.code}: ${s.error.message}` : s.waiting_for ?? "",
               ]),
             ),
             ...(r.signals.length === 0 ? [] : [

@@ -13,6 +13,7 @@ export function serveCommand(program: Command): void {
     .option("--mcp-port <n>", "MCP management server port (server.mcp_port)")
     .option("--agent-port <n>", "MCP agent server port (server.agent_port)")
     .option("--nats-url <url>", "use this NATS server instead of starting one (nats.url)")
+    .option("--no-local-workers", "run no steps here: only `stn worker` processes do (engine.workers = 0)")
     .option("--log-level <level>", "debug, info, warn, error or silent (log.level)")
     .action(
       async (
@@ -23,6 +24,7 @@ export function serveCommand(program: Command): void {
           agentPort?: string;
           natsUrl?: string;
           logLevel?: string;
+          localWorkers: boolean;
         },
         cmd: Command,
       ) => {
@@ -33,6 +35,7 @@ export function serveCommand(program: Command): void {
           "server.agent_port": numberFlag(opts.agentPort),
           "nats.url": opts.natsUrl,
           "log.level": opts.logLevel,
+          ...(opts.localWorkers ? {} : { "engine.workers": 0 }),
         });
         // Listen before starting: a signal that arrives while the station comes up (or right after
         // server.json appears) must still stop it cleanly, not kill the process half-way.

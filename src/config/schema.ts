@@ -52,6 +52,9 @@ export const ConfigSchema = z.strictObject({
     store_dir: z.string().min(1).optional().describe(
       "JetStream store of the managed server (default $STATION_HOME/nats)",
     ),
+    replicas: z.int().min(1).max(5).optional().describe(
+      "copies JetStream keeps of the workflow queue and file buckets (default 1 on one server, 3 on a cluster)",
+    ),
   }).prefault({}),
   sandbox: z.strictObject({
     enabled: z.boolean().default(true).describe(
@@ -116,7 +119,9 @@ export const ConfigSchema = z.strictObject({
     }).prefault({}),
   }).prefault({}),
   engine: z.strictObject({
-    workers: z.int().min(1).max(200).default(10).describe("steps this process executes at once"),
+    workers: z.int().min(0).max(200).default(10).describe(
+      "steps this process executes at once (0 = none: only `stn worker` processes run steps, as with `stn serve --no-local-workers`)",
+    ),
     ack_wait: durationSchema.default(30_000).describe(
       "JetStream AckWait for step messages; running steps send in-progress acks well within it",
     ),

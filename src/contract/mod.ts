@@ -16,3 +16,4 @@ export * from "./sync.ts";
 export * from "./workflows.ts";
 export * from "./bundles.ts";
 export * from "./environments.ts";
+export * from "./workers.ts";

@@ -47,6 +47,9 @@ export const Step = z.looseObject({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   duration_ms: z.number().nullable(),
+  waiting_for: z.string().optional().describe(
+    "why a scheduled step is not running yet, e.g. `waiting for a worker on queue gpu`",
+  ),
 }).meta({ id: "Step" });
 export type Step = z.infer<typeof Step>;
 

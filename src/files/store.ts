@@ -122,7 +122,8 @@ export class FileStore {
   }
 
   /** Opens (creating if needed) the bucket and keeps its byte limit equal to storage.max_total_bytes. */
-  static async open(nc: NatsConnection, settings: StorageSettings): Promise<FileStore> {
+  /** Opens (creating it if missing) the bucket; `replicas` changes its copies, undefined keeps them (1 when new). */
+  static async open(nc: NatsConnection, settings: StorageSettings, replicas?: number): Promise<FileStore> {
     // The store's default digest is pure-JS SHA-256, which caps a put at about 85 MB/s; node:crypto's runs
     // about 3x faster. The choice is process-wide and must precede the first put.
     setSha256Backend("native");
@@ -131,13 +132,18 @@ export class FileStore {
       description: "File staging for sandbox operations",
       storage: StorageType.File,
       max_bytes: settings.max_total_bytes,
+      replicas: replicas ?? 1,
     });
     // The bucket may predate a changed limit; the stream's own limit is the backstop for racing uploads.
     const jsm = await js.jetstreamManager();
     const stream = `OBJ_${settings.bucket}`;
     const si = await jsm.streams.info(stream);
-    if (si.config.max_bytes !== settings.max_total_bytes) {
-      await jsm.streams.update(stream, { ...si.config, max_bytes: settings.max_total_bytes });
+    if (si.config.max_bytes !== settings.max_total_bytes || si.config.num_replicas !== replicas) {
+      await jsm.streams.update(stream, {
+        ...si.config,
+        max_bytes: settings.max_total_bytes,
+        num_replicas: replicas,
+      });
     }
     return new FileStore(settings, obj, js);
   }

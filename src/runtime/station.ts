@@ -16,6 +16,7 @@ import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from ".
 import { ManagedNatsServer } from "../nats/server.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
+import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
 import { Engine } from "../workflows/engine/engine.ts";
 import { Scheduler } from "../workflows/engine/scheduler.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
@@ -117,7 +118,10 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const nc: NatsConnection = await connectNats(target);
     closers.push({ name: "nats connection", close: () => closeNats(nc) });
 
-    const files = await FileStore.open(nc, config.values.storage);
+    const replicas = config.values.nats.replicas ?? defaultReplicas(nc);
+    // First, so a cluster too small for nats.replicas is a clear error before any bucket is made.
+    await provisionStream(nc, replicas);
+    const files = await FileStore.open(nc, config.values.storage, replicas);
     if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
     closers.push({ name: "file reaper", close: () => files.stop() });
 
@@ -153,6 +157,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
       workers: e.workers,
+      replicas,
       ackWaitMs: e.ack_wait,
       maxDeliver: e.max_deliver,
       leaseMs: e.lease,

@@ -98,6 +98,9 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "down", args: () => ["--name", "json-none", "--purge"], ok: false, code: 2 },
     { cmd: "logs", args: () => ["--name", "json-none"], ok: false },
     { cmd: "image build", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "worker", args: () => ["--concurrency", "0"], ok: false, code: 2 },
+    { cmd: "workers", ok: true },
+    { cmd: "workers", args: () => ["--station", "127.0.0.1:1"], ok: false },
     { cmd: "doctor", ok: true },
     { cmd: "doctor", args: () => ["--config", p("no-nats.yaml")], ok: false },
     { cmd: "sync", ok: true },
@@ -236,10 +239,11 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   ];
 
   try {
-    // The table covers every command with a success and a failure (`serve` succeeds by running until
-    // stopped, and `mcp stdio` by speaking MCP on stdout, so only their failures print a result; the successes of `up`, `logs` and `image build` need
-    // the station image and are checked with --json in tests/e2e/up_test.ts).
-    const failureOnly = ["serve", "up", "logs", "image build", "mcp stdio"];
+    // The table covers every command with a success and a failure (`serve` and `worker` succeed by running
+    // until stopped, and `mcp stdio` by speaking MCP on stdout, so only their failures print a result; the
+    // successes of `up`, `logs` and `image build` need the station image and are checked with --json in
+    // tests/e2e/up_test.ts).
+    const failureOnly = ["serve", "worker", "up", "logs", "image build", "mcp stdio"];
     for (const leaf of leafCommands(buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
       if (!failureOnly.includes(leaf)) {

@@ -26,6 +26,8 @@ export interface StnResult {
 
 export interface RunStnOptions {
   env: Record<string, string>;
+  /** The entry script (default MAIN; tests/helpers/stn_http_step.ts adds a test step type). */
+  main?: string;
   stdin?: Uint8Array | string;
   cwd?: string;
   /** Kill it after this long (default EXIT_WITHIN_MS); for commands that are slow by nature, like an image build. */
@@ -38,7 +40,7 @@ const EXIT_WITHIN_MS = 60_000;
 /** Runs `stn ARGS…` to completion and returns its exit code and output. */
 export async function runStn(args: string[], options: RunStnOptions): Promise<StnResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...STN_RUN_ARGS, MAIN, ...args],
+    args: [...STN_RUN_ARGS, options.main ?? MAIN, ...args],
     env: childEnv(options.env),
     clearEnv: true,
     cwd: options.cwd,
@@ -78,7 +80,7 @@ export async function startServe(
 ): Promise<ServeProcess> {
   const args = options.args ?? ["--port", "0"];
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...STN_RUN_ARGS, MAIN, "serve", ...args],
+    args: [...STN_RUN_ARGS, options.main ?? MAIN, "serve", ...args],
     env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",

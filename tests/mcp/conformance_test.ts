@@ -62,7 +62,9 @@ Deno.test("mcp: the MCP conformance suite passes every applicable server scenari
       assertEquals(/Passed: \d+\/\d+, 0 failed/.test(polling), true, polling);
       // Worded so that no line looks like a test runner's "N passed, N failed" closing line (CI reads those).
       const passed = [...results].filter(([, ok]) => ok).length;
-      console.log(`conformance ${url}: ${passed} scenarios pass, ${failed.length} not applicable; sse-polling ok`);
+      console.log(
+        `conformance ${url}: ${passed} scenarios pass, ${failed.length} not applicable; sse-polling ok`,
+      );
     }));
   } finally {
     await s.close();

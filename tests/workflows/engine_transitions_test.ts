@@ -13,6 +13,7 @@ import {
   claim,
   decideApproval,
   decisionOutcome,
+  expireUnserved,
   fireTimer,
   pauseRun,
   resumeRun,
@@ -369,6 +370,52 @@ Deno.test("failures: retried with backoff per policy, non_retryable and the last
     const finish = only(fail(code, attempt), "finish_run")[0];
     assertEquals([finish.status, finish.error], ["failed", { code, message: code, step: "a" }], code);
   }
+});
+
+Deno.test("no worker: a scheduled step on an unserved queue fails with no_worker, retried per its policy", () => {
+  const scheduled = (attempt: number) => attemptRow(1, { status: "scheduled", owner: null, attempt });
+  const expire = (run: RunRow, a: AttemptRow) =>
+    expireUnserved(runState(chain, run, [a]), { attemptId: 1, queue: "gpu", timeoutMs: 2000 }, env);
+  const first = expire(runRow("running"), scheduled(1));
+  assertEquals(only(first, "fail_attempt")[0].error, {
+    code: "no_worker",
+    message: "no worker served queue gpu within the step's timeout of 2000ms",
+    step: "a",
+  });
+  assertEquals(
+    events(first),
+    ["step_failed", "step_scheduled", "step_retry_scheduled"],
+    "retry policy applies",
+  );
+  assertEquals(only(expire(runRow("running"), scheduled(3)), "finish_run")[0].error?.code, "no_worker");
+  // Claimed meanwhile, paused or over: nothing.
+  assertEquals(expire(runRow("running"), attemptRow(1)), []);
+  assertEquals(expire(runRow("paused"), scheduled(1)), []);
+  for (const status of TERMINAL_RUN) assertEquals(expire(runRow(status), scheduled(1)), [], status);
+});
+
+Deno.test("remote claims: the claim names the worker; only its outcome settles the attempt", () => {
+  const state = runState(chain, runRow("running"), [attemptRow(1, { status: "scheduled", owner: null })]);
+  const message = { id: 1, run: "r1", path: "a", attempt: 1 };
+  const worker = { ...env, owner: "worker-1" };
+  const decision = claim({
+    message,
+    attempt: state.attempts.get(1),
+    run: state.run,
+    inflight: false,
+    retryPending: false,
+  }, worker);
+  assert(decision.kind === "run");
+  assertEquals(only(decision.commands, "claim_attempt")[0].owner, "worker-1");
+  const claimed = runState(chain, runRow("running"), [attemptRow(1, { owner: "worker-1" })]);
+  const input = { attemptId: 1, from: "running" as const, prepared: done(1) };
+  assertEquals(
+    settle(claimed, input, { ...env, owner: "worker-2" }),
+    [],
+    "another worker's outcome is fenced",
+  );
+  assertEquals(settle(claimed, input, env), [], "so is the station's own");
+  assert(kinds(settle(claimed, input, worker)).includes("complete_attempt"));
 });
 
 Deno.test("waits: sleep and approval park the step with a durable timer; the run is waiting", () => {

@@ -161,7 +161,12 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, getSteps, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    return c.json({ steps: engine.reads.attempts.list(run.id).map(stepView) }, 200);
+    const served = engine.servedQueues();
+    const steps = engine.reads.attempts.list(run.id).map((a) => {
+      const why = engine.waitingFor(a, served);
+      return why ? { ...stepView(a), waiting_for: why } : stepView(a);
+    });
+    return c.json({ steps }, 200);
   });
 
   openapi(app, getEvents, (c) => {

@@ -10,6 +10,7 @@ import {
   RetryPolicy,
   rule,
   stateId,
+  TaskQueue,
   WORKFLOW_ID,
 } from "../steps/fields.ts";
 import { stateSchemas } from "../steps/registry.ts";
@@ -113,7 +114,11 @@ function definitionOf(state: ReturnType<typeof stateSchemas>["state"]) {
     states: z.array(state, { error: states }).min(1, { error: states }),
     inputSchema: JsonSchema.optional(),
     outputSchema: JsonSchema.optional(),
-    defaults: z.strictObject({ timeout: Duration.optional(), retry: RetryPolicy.optional() }).describe(
+    defaults: z.strictObject({
+      timeout: Duration.optional(),
+      retry: RetryPolicy.optional(),
+      queue: TaskQueue.optional(),
+    }).describe(
       "defaults",
     )
       .optional(),

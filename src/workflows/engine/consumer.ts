@@ -1,17 +1,15 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { StationError } from "../../errors.ts";
 import { log, logEnabled, withLogFields } from "../../log.ts";
 import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
 import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
-import { executorFor } from "../steps/registry.ts";
+import { executeStep } from "../steps/execute.ts";
 import type { Outcome } from "../steps/types.ts";
-import { join, timeoutOf } from "./blocks.ts";
+import { timeoutOf } from "./blocks.ts";
+import { claimStep, joinedChildren, recordOutcome } from "./claims.ts";
 import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
-import { claim, type ClaimDecision } from "./fencing.ts";
-import type { AttemptRow, FanoutMeta } from "./ledger.ts";
-import { type Prepared, settle } from "./transitions.ts";
+import type { AttemptRow } from "./ledger.ts";
 
 /**
  * The step consumer: pulls step messages, claims each attempt under a lease (fencing), runs its
@@ -46,7 +44,7 @@ export class Consumer {
       msg.term("undecodable step message");
       return;
     }
-    const decision = this.#claim(m);
+    const decision = claimStep(this.#core, m);
     if (decision.kind === "drop") {
       core.stats.dropped++;
       msg.ack();
@@ -75,22 +73,8 @@ export class Consumer {
       const state = core.stateOf(attempt);
       const outcome = await this.#observed(msg, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return; // abandoned: the claim lapses and recovery re-runs it
-      const prepared = await core.prepare(attempt, state, outcome);
-      let traceparent: string | null = null;
-      const messages = core.commit(() => {
-        const run = core.snapshot(attempt.run_id, attempt.id);
-        if (!run) return [];
-        traceparent = run.run.traceparent;
-        return settle(run, {
-          attemptId: attempt.id,
-          from: "running",
-          prepared,
-          ...this.#fanoutBase(prepared, attempt),
-        }, core.env());
-      });
+      await recordOutcome(core, attempt, state, outcome);
       recorded = true;
-      core.notify(attempt.run_id);
-      await core.publishAll(messages, traceparent);
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.
       log.error("step outcome not recorded", {
@@ -145,82 +129,23 @@ export class Consumer {
     );
   }
 
-  /** A fanout's child scopes start from the parent's scope, as it is in the transaction. */
-  #fanoutBase(p: Prepared, a: AttemptRow) {
-    return p.outcome.kind === "fanout" ? { scopeContext: this.#core.scope(a.run_id, a.scope) } : {};
-  }
-
-  /** Fencing: decides, in one transaction, whether this message may run its attempt. */
-  #claim(m: StepMessage): ClaimDecision {
-    const core = this.#core;
-    return core.repo.transaction(() => {
-      const a = core.repo.attempts.get(m.id);
-      const decision = claim({
-        message: m,
-        attempt: a,
-        run: a && core.repo.runs.get(a.run_id),
-        inflight: a !== undefined && core.inflight.has(a.id),
-        retryPending: a?.status === "scheduled" && core.repo.timers.retryPending(a.id),
-      }, core.env());
-      if (decision.kind === "run") core.repo.apply(decision.commands);
-      return decision;
-    });
-  }
-
   /** Runs the executor under the step's timeout and the run's cancel signal (or joins finished children). */
   async #execute(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
-    const children = this.#core.repo.scopes.children(attempt.id);
-    // A requeued fanout parent keeps its FanoutMeta in `output` until its children are joined.
-    if (children.length > 0) return join((JSON.parse(attempt.output!) as FanoutMeta).join, state, children);
-    const outcome = await this.#runExecutor(attempt, state, signal);
-    if (outcome.kind === "fanout" && outcome.blocks.length === 0) return join(outcome.join, state, []);
-    return outcome;
+    return joinedChildren(this.#core, attempt, state) ?? await this.#runExecutor(attempt, state, signal);
   }
 
-  async #runExecutor(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
+  #runExecutor(attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
     const core = this.#core;
-    const executor = executorFor(state)!;
-    const scope = core.scope(attempt.run_id, attempt.scope);
     const def = core.definition(attempt.run_id);
-    const timeoutMs = timeoutOf(def, state, core.opts.defaultTimeoutMs) ?? core.opts.defaultTimeoutMs;
-    const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new StationError("step_timeout", `step exceeded its timeout of ${timeoutMs}ms`)),
-      timeoutMs,
-    );
-    const both = AbortSignal.any([signal, timeout.signal]);
-    try {
-      const aborted = new Promise<Outcome>((resolve) => {
-        const onAbort = () => {
-          const reason = both.reason;
-          resolve({
-            kind: "failed",
-            error: reason instanceof StationError
-              ? { code: reason.code, message: reason.message }
-              : { code: "canceled", message: "step aborted" },
-          });
-        };
-        if (both.aborted) onAbort();
-        else both.addEventListener("abort", onAbort, { once: true });
-      });
-      return await Promise.race([
-        executor(state, scope, {
-          runId: attempt.run_id,
-          workflowId: def.id,
-          path: attempt.path,
-          attempt: attempt.attempt,
-          visit: attempt.visit,
-          signal: both,
-          sandbox: core.opts.sandbox,
-          agents: core.opts.agents,
-        }).catch((err): Outcome => ({
-          kind: "failed",
-          error: { code: (err as StationError).code ?? "step_error", message: (err as Error).message },
-        })),
-        aborted,
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return executeStep(state, core.scope(attempt.run_id, attempt.scope), {
+      runId: attempt.run_id,
+      workflowId: def.id,
+      path: attempt.path,
+      attempt: attempt.attempt,
+      visit: attempt.visit,
+      signal,
+      sandbox: core.opts.sandbox,
+      agents: core.opts.agents,
+    }, timeoutOf(def, state, core.opts.defaultTimeoutMs) ?? core.opts.defaultTimeoutMs);
   }
 }

@@ -11,7 +11,7 @@ import { stateOf } from "./blocks.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { applyOutput } from "./dataflow.ts";
-import { Dispatcher, type StepMessage } from "./dispatch.ts";
+import { DEFAULT_QUEUE, Dispatcher, type StepMessage } from "./dispatch.ts";
 import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
@@ -19,7 +19,10 @@ import type { Prepared } from "./transitions.ts";
 
 /** Engine settings (config section `engine`). */
 export interface EngineOptions {
+  /** Steps this process executes at once (0: none, remote `stn worker` processes run them all). */
   workers: number;
+  /** Copies of the WORKFLOWS stream in a NATS cluster (default: 3 on a cluster, else 1). */
+  replicas?: number;
   ackWaitMs: number;
   maxDeliver: number;
   leaseMs: number;
@@ -38,6 +41,8 @@ export interface EngineOptions {
 export interface EngineStats {
   executed: number;
   dropped: number;
+  /** Outcomes recorded for remote workers. */
+  remote: number;
 }
 
 /**
@@ -51,7 +56,7 @@ export class EngineCore {
   readonly opts: EngineOptions;
   readonly clock: Clock;
   readonly dispatch: Dispatcher;
-  readonly stats: EngineStats = { executed: 0, dropped: 0 };
+  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0 };
   /** This process's identity in attempt claims. */
   readonly owner = ulid();
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
@@ -170,9 +175,16 @@ export class EngineCore {
     return Promise.allSettled([...this.#handlers]);
   }
 
-  /** Publishes step messages (after their transaction committed). */
+  /** Publishes step messages (after their transaction committed), each on its step's task queue. */
   async publishAll(messages: StepMessage[], traceparent: string | null): Promise<void> {
-    await Promise.all(messages.map((m) => this.dispatch.publish(m, traceparent)));
+    await Promise.all(messages.map((m) => this.dispatch.publish(m, traceparent, this.queueOf(m.id))));
+  }
+
+  /** The task queue an attempt's step runs on: its own `queue`, else the workflow's `defaults.queue`. */
+  queueOf(attemptId: number): string {
+    const a = this.repo.attempts.get(attemptId);
+    if (!a) return DEFAULT_QUEUE;
+    return this.stateOf(a).queue ?? this.definition(a.run_id).defaults?.queue ?? DEFAULT_QUEUE;
   }
 
   /** Tells watchers the run's events changed, and run-end hooks when it just ended. */

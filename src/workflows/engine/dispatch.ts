@@ -10,16 +10,20 @@ import {
   StorageType,
 } from "@nats-io/jetstream";
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
+import { StationError } from "../../errors.ts";
 
 /**
- * The dispatch queue (DESIGN §4): one WorkQueue stream over `workflow.>` and one durable pull
- * consumer shared by every worker process. JetStream only carries "run this attempt now"; the
- * ledger decides whether the attempt still wants running.
+ * The dispatch queue (DESIGN §4): one WorkQueue stream over `workflow.>` and, per task queue, one
+ * durable pull consumer shared by every process that serves it (the station's local workers and
+ * `stn worker` processes). JetStream only carries "run this attempt now"; the ledger decides
+ * whether the attempt still wants running.
  */
 
 export const STREAM = "WORKFLOWS";
 export const CONSUMER = "stn-workflow";
 export const STEP_FILTER = "workflow.run.*.step.*.schedule";
+/** The queue of steps that name none (served by the station's local workers and by default by `stn worker`). */
+export const DEFAULT_QUEUE = "default";
 
 /** What a step message carries; `id` is the attempt row, the rest lets fencing cross-check it. */
 export interface StepMessage {
@@ -36,32 +40,101 @@ export interface QueueOptions {
   maxAckPending: number;
 }
 
-/** Creates (or updates) the stream and the durable consumer. */
-export async function provisionQueue(nc: NatsConnection, options: QueueOptions): Promise<void> {
+/** The replicas the stream gets when nats.replicas is unset: 3 on a cluster, else 1. */
+export function defaultReplicas(nc: NatsConnection): number {
+  return nc.info?.cluster ? 3 : 1;
+}
+
+/**
+ * Creates the stream with `replicas` copies (or changes an existing stream's count); a cluster with
+ * fewer JetStream servers than that is a clear error, not a stream that silently has fewer copies.
+ */
+export async function provisionStream(nc: NatsConnection, replicas: number): Promise<void> {
+  // A cluster that is still forming has too few peers for a moment: only a lasting shortage is an error.
+  for (const deadline = Date.now() + PLACEMENT_WAIT_MS;;) {
+    try {
+      return await placeStream(nc, replicas);
+    } catch (err) {
+      if (!/no suitable peers/i.test((err as Error).message) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+const PLACEMENT_WAIT_MS = 5000;
+
+async function placeStream(nc: NatsConnection, replicas: number): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const stream = {
     name: STREAM,
     subjects: ["workflow.>"],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
+    num_replicas: replicas,
   };
   try {
-    await jsm.streams.info(STREAM);
-  } catch {
-    await jsm.streams.add(stream);
+    let info;
+    try {
+      info = await jsm.streams.info(STREAM);
+    } catch {
+      await jsm.streams.add(stream);
+      return;
+    }
+    if (info.config.num_replicas !== replicas) {
+      await jsm.streams.update(STREAM, { ...info.config, num_replicas: replicas });
+    }
+  } catch (err) {
+    const message = (err as Error).message;
+    if (!/replica|insufficient resources|cluster|peer/i.test(message)) throw err;
+    throw new StationError(
+      "nats_cluster_too_small",
+      `NATS cannot keep ${replicas} replicas of the ${STREAM} stream: ${message}`,
+      {
+        hint: replicas > 1
+          ? `set nats.replicas (STN_NATS_REPLICAS) to at most the number of JetStream servers in the cluster, ` +
+            "or add servers (scripts/nats-cluster starts a 3-node cluster)"
+          : "check the NATS server's JetStream settings",
+        exitCode: 1,
+      },
+    );
   }
+}
+
+/** The durable consumer of a task queue (`default`: the steps that name none). */
+export function consumerName(queue: string): string {
+  return queue === DEFAULT_QUEUE ? CONSUMER : `stn-queue-${queue}`;
+}
+
+/** The subjects a task queue's steps are published on. */
+export function queueFilter(queue: string): string {
+  return queue === DEFAULT_QUEUE ? STEP_FILTER : `workflow.queue.${queue}.run.*.step.*.schedule`;
+}
+
+/**
+ * Creates the stream's consumer of one task queue (the stream must exist), or updates its settings
+ * unless `keep` (a worker leaves the station's settings of an existing consumer alone).
+ */
+export async function provisionQueue(
+  nc: NatsConnection,
+  options: QueueOptions,
+  queue: string = DEFAULT_QUEUE,
+  keep = false,
+): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const name = consumerName(queue);
   const consumer = {
-    durable_name: CONSUMER,
+    durable_name: name,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subject: STEP_FILTER,
+    filter_subject: queueFilter(queue),
     ack_wait: nanos(options.ackWaitMs),
     max_deliver: options.maxDeliver,
     max_ack_pending: options.maxAckPending,
   };
   try {
-    await jsm.consumers.info(STREAM, CONSUMER);
-    await jsm.consumers.update(STREAM, CONSUMER, {
+    await jsm.consumers.info(STREAM, name);
+    if (keep) return;
+    await jsm.consumers.update(STREAM, name, {
       ack_wait: consumer.ack_wait,
       max_deliver: consumer.max_deliver,
       max_ack_pending: consumer.max_ack_pending,
@@ -81,15 +154,19 @@ export interface QueueInfo {
   redelivered: number;
 }
 
-/** Reads the durable consumer's counts. */
+/** Reads the default queue's durable consumer's counts. */
 export async function queueInfo(nc: NatsConnection): Promise<QueueInfo> {
-  const info = await (await jetstreamManager(nc)).consumers.info(STREAM, CONSUMER);
+  const info = await (await jetstreamManager(nc)).consumers.info(STREAM, consumerName(DEFAULT_QUEUE));
   return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
 }
 
-/** The subject of a step message (`workflow.run.<run>.step.<attempt id>.schedule`; paths may hold dots). */
-export function stepSubject(m: StepMessage): string {
-  return `workflow.run.${m.run}.step.${m.id}.schedule`;
+/**
+ * The subject of a step message (`workflow.run.<run>.step.<attempt id>.schedule`, under
+ * `workflow.queue.<queue>.` for a named task queue; paths may hold dots, so the attempt id stands in).
+ */
+export function stepSubject(m: StepMessage, queue: string = DEFAULT_QUEUE): string {
+  const base = `run.${m.run}.step.${m.id}.schedule`;
+  return queue === DEFAULT_QUEUE ? `workflow.${base}` : `workflow.queue.${queue}.${base}`;
 }
 
 /** Publishes step messages to the queue with the run's W3C traceparent header. */
@@ -100,18 +177,23 @@ export class Dispatcher {
     this.js = jetstream(nc);
   }
 
-  /** Publishes one step message; resolves once JetStream stored it. */
-  async publish(m: StepMessage, traceparent: string | null): Promise<void> {
+  /** Publishes one step message on its task queue; resolves once JetStream stored it. */
+  async publish(m: StepMessage, traceparent: string | null, queue: string = DEFAULT_QUEUE): Promise<void> {
     const h = headers();
     // The run's own span context, as stored: its step attempts are that span's children (docs/observability.md).
     if (traceparent) h.set("traceparent", traceparent);
-    await this.js.publish(stepSubject(m), JSON.stringify(m), { headers: h });
+    await this.js.publish(stepSubject(m, queue), JSON.stringify(m), { headers: h });
   }
 
-  /** Starts pulling messages; fn is called for each, at most `concurrency` at a time. */
-  async consume(concurrency: number, fn: (msg: JsMsg) => Promise<void>): Promise<ConsumerMessages> {
-    const consumer = await this.js.consumers.get(STREAM, CONSUMER);
-    const messages = await consumer.consume({ max_messages: concurrency });
+  /** Starts pulling a task queue's messages; fn is called for each, at most `concurrency` at a time. */
+  async consume(
+    concurrency: number,
+    fn: (msg: JsMsg) => Promise<void>,
+    queue: string = DEFAULT_QUEUE,
+  ): Promise<ConsumerMessages> {
+    const consumer = await this.js.consumers.get(STREAM, consumerName(queue));
+    // Short-lived pulls: one lost with a dying NATS node (or a consumer leader that moved) is replaced in seconds.
+    const messages = await consumer.consume({ max_messages: concurrency, expires: 5_000 });
     let active = 0;
     let wake: (() => void) | undefined;
     (async () => {

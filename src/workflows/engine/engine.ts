@@ -4,8 +4,9 @@ import { StationError } from "../../errors.ts";
 import { Consumer } from "./consumer.ts";
 import { CANCEL_SUBJECT, Control, type StartRunRequest } from "./control.ts";
 import { EngineCore, type EngineOptions, type EngineStats } from "./core.ts";
-import { provisionQueue, type QueueInfo, queueInfo } from "./dispatch.ts";
-import type { ApprovalRow, RunRow } from "./ledger.ts";
+import { defaultReplicas, provisionQueue, provisionStream, type QueueInfo, queueInfo } from "./dispatch.ts";
+import type { ApprovalRow, AttemptRow, RunRow } from "./ledger.ts";
+import { RemoteWorkers, type WorkerView } from "./remote.ts";
 import { Repository } from "./repository.ts";
 import {
   type SendEventRequest,
@@ -24,6 +25,7 @@ export type {
   SignalRequest,
   SignalResult,
   StartRunRequest,
+  WorkerView,
 };
 
 /** The ledger reads the engine offers its callers (API routes, event streams): typed, read-only. */
@@ -47,6 +49,7 @@ export class Engine {
   #timers: Timers;
   #control: Control;
   #signals: Signals;
+  #remote: RemoteWorkers;
   #cancelSub?: Subscription;
 
   constructor(db: Database, nc: NatsConnection, options: EngineOptions) {
@@ -57,6 +60,7 @@ export class Engine {
     this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
     this.#signals = new Signals(this.#core);
+    this.#remote = new RemoteWorkers(this.#core);
   }
 
   /** Counters for tests and benchmarks. */
@@ -69,9 +73,13 @@ export class Engine {
     return this.#core.owner;
   }
 
-  /** Provisions the queue, reconciles from the ledger, then starts consuming and firing timers. */
+  /**
+   * Provisions the queue, reconciles from the ledger, then starts consuming (unless remote workers
+   * run every step), answering remote workers and firing timers.
+   */
   async start(): Promise<void> {
     const core = this.#core;
+    await provisionStream(core.nc, core.opts.replicas ?? defaultReplicas(core.nc));
     await provisionQueue(core.nc, {
       ackWaitMs: core.opts.ackWaitMs,
       maxDeliver: core.opts.maxDeliver,
@@ -80,7 +88,8 @@ export class Engine {
     this.#cancelSub = core.nc.subscribe(`${CANCEL_SUBJECT}.*`, {
       callback: (_err, msg) => core.abortRun(msg.subject.slice(CANCEL_SUBJECT.length + 1)),
     });
-    await this.#consumer.start();
+    if (core.opts.workers > 0) await this.#consumer.start();
+    this.#remote.start();
     await this.#timers.start();
     await this.#signals.start();
   }
@@ -90,6 +99,7 @@ export class Engine {
     const core = this.#core;
     core.stopping = true;
     this.#timers.stop();
+    this.#remote.stop();
     this.#cancelSub?.unsubscribe();
     await this.#consumer.close();
     const pending = core.settled();
@@ -98,6 +108,26 @@ export class Engine {
       abort.abort(new StationError("shutdown", "station stopping"));
     }
     await Promise.race([pending, new Promise((r) => setTimeout(r, 500))]);
+  }
+
+  /** The live `stn worker` processes (those that sent a heartbeat within the lease). */
+  workers(): WorkerView[] {
+    return this.#remote.list();
+  }
+
+  /** Task queues some live process takes steps from. */
+  servedQueues(): Set<string> {
+    return this.#remote.served();
+  }
+
+  /** Queues with scheduled steps that no live process serves, and how many steps wait on each. */
+  unserved(): { queue: string; waiting: number }[] {
+    return this.#remote.unserved();
+  }
+
+  /** Why a scheduled step is not running yet when no live worker serves its queue (else null). */
+  waitingFor(a: AttemptRow, served?: Set<string>): string | null {
+    return this.#remote.waitingFor(a, served);
   }
 
   /** Calls fn whenever events are appended to the run (in this process). Returns the unsubscribe. */

@@ -252,3 +252,25 @@ export function fireTimer(state: RunState, input: FireInput, env: TransitionEnv)
   }
   return t.commands;
 }
+
+/**
+ * A scheduled step whose task queue had no live worker for its whole timeout fails with `no_worker`
+ * (its retry policy and the run's catch apply, as for any failure); nothing when it is no longer waiting.
+ */
+export function expireUnserved(
+  state: RunState,
+  input: { attemptId: number; queue: string; timeoutMs: number },
+  env: TransitionEnv,
+): Command[] {
+  const a = state.attempts.get(input.attemptId);
+  if (!a || a.status !== "scheduled" || TERMINAL_RUN.includes(state.run.status)) return [];
+  if (state.run.status === "paused") return [];
+  const t = new Transition(state, env);
+  fail(t, a, stateOf(state.definition, a, t.lookup), {
+    code: "no_worker",
+    message: `no worker served queue ${input.queue} within the step's timeout of ${input.timeoutMs}ms`,
+    step: a.path,
+  });
+  refreshRunStatus(t);
+  return t.commands;
+}

@@ -89,10 +89,7 @@ export class Timers {
       .filter((a) => !core.repo.timers.retryPending(a.id) && !core.inflight.has(a.id));
     for (const a of due) {
       core.repo.apply([{ kind: "mark_dispatched", attemptId: a.id, dispatchedAt: now }]);
-      await core.dispatch.publish(
-        { id: a.id, run: a.run_id, path: a.path, attempt: a.attempt },
-        a.traceparent,
-      );
+      await core.publishAll([{ id: a.id, run: a.run_id, path: a.path, attempt: a.attempt }], a.traceparent);
     }
     if (onStart && due.length) log.info("engine recovered steps", { count: due.length });
   }

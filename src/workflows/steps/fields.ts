@@ -144,6 +144,13 @@ export const RetryPolicy = z.strictObject({
 }).describe("retry");
 export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
+/** What a task queue's name may hold: one NATS subject token. */
+export const QUEUE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** A task queue's name (`gpu`, `docker`, `eu-west`). */
+export const TaskQueue = z.string().regex(QUEUE_NAME, "a queue name is lowercase letters, digits, _ and -")
+  .describe("task queue");
+
 /** Fields every state type has; a step type's schema spreads them next to its `type` and own fields. */
 export const common = {
   id: stateId(coded((i) =>
@@ -167,6 +174,8 @@ export const common = {
   output: z.record(z.string(), Expression).optional(),
   timeout: Duration.optional(),
   retry: RetryPolicy.optional(),
+  /** The task queue whose workers run the step (docs/workers.md); default: the workflow's `defaults.queue`. */
+  queue: TaskQueue.optional(),
 };
 
 /** The error of a block's `states` that is missing, empty or not a list. */

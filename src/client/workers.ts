@@ -1,0 +1,9 @@
+import { WorkerList } from "../contract/workers.ts";
+import type { StationClient } from "./http.ts";
+
+export type { WorkerList };
+
+/** GET /api/v1/workers */
+export function listWorkers(client: StationClient): Promise<WorkerList> {
+  return client.json("GET", "/api/v1/workers", { schema: WorkerList });
+}

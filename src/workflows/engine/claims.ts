@@ -1,0 +1,79 @@
+import { log } from "../../log.ts";
+import type { State } from "../definition/schema.ts";
+import type { Outcome } from "../steps/types.ts";
+import { join } from "./blocks.ts";
+import type { EngineCore } from "./core.ts";
+import type { StepMessage } from "./dispatch.ts";
+import { claim, type ClaimDecision } from "./fencing.ts";
+import type { AttemptRow, FanoutMeta } from "./ledger.ts";
+import { settle } from "./transitions.ts";
+
+/**
+ * Claiming an attempt and recording its outcome, shared by the local consumer and the station's
+ * side of remote workers (`remote.ts`): the same fencing whoever runs the executor. `owner` is the
+ * process holding the claim (this station, or a `stn worker`'s id).
+ */
+
+/** Fencing: decides, in one transaction, whether this message may run its attempt, and claims it for owner. */
+export function claimStep(core: EngineCore, m: StepMessage, owner: string = core.owner): ClaimDecision {
+  return core.repo.transaction(() => {
+    const a = core.repo.attempts.get(m.id);
+    const decision = claim({
+      message: m,
+      attempt: a,
+      run: a && core.repo.runs.get(a.run_id),
+      inflight: a !== undefined && core.inflight.has(a.id),
+      retryPending: a?.status === "scheduled" && core.repo.timers.retryPending(a.id),
+    }, { ...core.env(), owner });
+    if (decision.kind === "run") core.repo.apply(decision.commands);
+    return decision;
+  });
+}
+
+/** A requeued fanout parent's outcome: its finished children joined (undefined when it has none). */
+export function joinedChildren(core: EngineCore, attempt: AttemptRow, state: State): Outcome | undefined {
+  const children = core.repo.scopes.children(attempt.id);
+  // A requeued fanout parent keeps its FanoutMeta in `output` until its children are joined.
+  if (children.length === 0) return undefined;
+  return join((JSON.parse(attempt.output!) as FanoutMeta).join, state, children);
+}
+
+/**
+ * Records a running attempt's outcome in one transaction, if `owner` still holds its claim (a stale
+ * or repeated outcome changes nothing), then publishes the steps it dispatched. True when recorded.
+ */
+export async function recordOutcome(
+  core: EngineCore,
+  attempt: AttemptRow,
+  state: State,
+  outcome: Outcome,
+  owner: string = core.owner,
+): Promise<boolean> {
+  if (outcome.kind === "fanout" && outcome.blocks.length === 0) outcome = join(outcome.join, state, []);
+  const prepared = await core.prepare(attempt, state, outcome);
+  let traceparent: string | null = null;
+  let recorded = false;
+  const messages = core.commit(() => {
+    const run = core.snapshot(attempt.run_id, attempt.id);
+    if (!run) return [];
+    traceparent = run.run.traceparent;
+    const commands = settle(run, {
+      attemptId: attempt.id,
+      from: "running",
+      prepared,
+      ...(prepared.outcome.kind === "fanout"
+        ? { scopeContext: core.scope(attempt.run_id, attempt.scope) }
+        : {}),
+    }, { ...core.env(), owner });
+    recorded = commands.length > 0;
+    return commands;
+  });
+  core.notify(attempt.run_id);
+  try {
+    await core.publishAll(messages, traceparent);
+  } catch (err) {
+    // Recorded all the same: the sweep re-dispatches scheduled steps whose message did not go out.
+    log.warn("next steps not published yet", { run: attempt.run_id, error: (err as Error).message });
+  }
+  return recorded;
+}
