@@ -106,6 +106,11 @@ export const ConfigSchema = z.strictObject({
       ),
     }).prefault({}),
   }).prefault({}),
+  ledger: z.strictObject({
+    durability: z.enum(["normal", "fsync"]).default("normal").describe(
+      "normal: a commit survives a crash of stn, not of the machine; fsync: each commit is on disk before it is acknowledged, so it survives power loss too (docs/benchmarks.md)",
+    ),
+  }).prefault({}),
   engine: z.strictObject({
     workers: z.int().min(1).max(200).default(10).describe("steps this process executes at once"),
     ack_wait: durationSchema.default(30_000).describe(

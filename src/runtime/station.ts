@@ -77,7 +77,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     })();
 
   try {
-    const db: Database = openDatabase(config.paths.db);
+    const db: Database = openDatabase(config.paths.db, { durability: config.values.ledger.durability });
     closers.push({ name: "ledger", close: () => db.close() });
 
     const { target, server } = await startNats(config, options);
