@@ -9,6 +9,7 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { tableRow } from "./table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 15);
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -65,6 +66,13 @@ try {
     stn.push(await timed(Deno.execPath(), [...STN_RUN_ARGS, MAIN, "--station", url, "workflow", "runs"]));
   }
   const a = spread(stn), b = spread(curl), c = spread(deno);
+  tableRow({
+    figure: "client command against a running server (`stn workflow runs`), median",
+    value: `${a.med.toFixed(0)} ms`,
+    baseline: `curl ${b.med.toFixed(0)} ms; bare Deno fetch ${c.med.toFixed(0)} ms`,
+    ratio: `×${(a.med / b.med).toFixed(1)} curl; ×${(a.med / c.med).toFixed(1)} Deno`,
+    target: "≤ 120 ms",
+  });
   console.log(`client command against a running server, ${RUNS} alternating runs each:`);
   console.log(`  stn workflow runs: ${a.text}`);
   console.log(`  curl (baseline):   ${b.text}`);

@@ -14,6 +14,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import { setLogLevel } from "../../src/log.ts";
 import { startStation } from "../../src/runtime/station.ts";
 import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
+import { tableRow } from "./table.ts";
 import type { StatementSync } from "node:sqlite";
 import type { Database } from "../../src/db/database.ts";
 
@@ -221,3 +222,34 @@ console.log(
     (m("fsync", "p99") / m("normal", "p99")).toFixed(2)
   }, steps/s ×${(m("fsync", "stepRate") / m("normal", "stepRate")).toFixed(2)} (target: within 1.3×)`,
 );
+const normal = rounds.normal;
+const ofMode = (mode: "normal" | "fsync", k: keyof Figures) => rounds[mode].map((f) => f[k]);
+tableRow({
+  figure: `engine throughput, ${RUNS} runs × 3 steps`,
+  value: `${range(ofMode("normal", "stepRate"), rate)} steps/s`,
+  baseline: `raw JetStream ${range(ofMode("normal", "floorRate"), rate)} msgs/s`,
+  ratio: `×${range(normal.map((f) => f.stepRate / f.floorRate), (x) => x.toFixed(2))}`,
+  target: "≥ 3,000 steps/s and ≥ 0.2×",
+});
+tableRow({
+  figure: "engine per-step p50 / p99 (20-step chain)",
+  value: `${range(ofMode("normal", "p50"), ms)} / ${range(ofMode("normal", "p99"), ms)}`,
+  baseline: `raw JetStream round trip ${range(ofMode("normal", "floorP50"), ms)} / ${
+    range(ofMode("normal", "floorP99"), ms)
+  }`,
+  ratio: `×${range(normal.map((f) => f.p50 / f.floorP50), (x) => x.toFixed(1))} / ×${
+    range(normal.map((f) => f.p99 / f.floorP99), (x) => x.toFixed(1))
+  }`,
+  target: "≤ 0.7 / ≤ 3 ms",
+});
+tableRow({
+  figure: "the same with `ledger.durability: fsync`: steps/s; per-step p50 / p99",
+  value: `${range(ofMode("fsync", "stepRate"), rate)} steps/s; ${range(ofMode("fsync", "p50"), ms)} / ${
+    range(ofMode("fsync", "p99"), ms)
+  }`,
+  baseline: "the default mode above",
+  ratio: `steps/s ×${(m("fsync", "stepRate") / m("normal", "stepRate")).toFixed(2)}; p50 ×${
+    (m("fsync", "p50") / m("normal", "p50")).toFixed(2)
+  }; p99 ×${(m("fsync", "p99") / m("normal", "p99")).toFixed(2)}`,
+  target: "within 1.3× of the default",
+});
