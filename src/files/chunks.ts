@@ -2,7 +2,7 @@ import type { JetStreamClient } from "@nats-io/jetstream";
 import { StationError } from "../errors.ts";
 import { sha256 } from "./checksum.ts";
 
-/** Chunks queued ahead of the reader: with 128 KiB chunks this bounds a download's buffer to about 2 MiB. */
+/** Chunks fetched per pull: with 128 KiB chunks this bounds a download's buffer to about 2 MiB. */
 const BATCH = 16;
 
 export interface ChunkSource {
@@ -40,36 +40,37 @@ export function chunkStream(src: ChunkSource): ReadableStream<Uint8Array> {
   }, { highWaterMark: 0 });
 }
 
-/** A read that has seen no chunk for this long finds the object gone (deleted or replaced meanwhile). */
-const STALL_MS = 10_000;
-
 async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
   if (src.chunks === 0) return;
   const consumer = await src.js.consumers.get(src.stream, { filter_subjects: src.subject });
-  // consume(), not fetch() per batch: it asks for more while BATCH chunks are still queued, so the next
-  // chunks are on their way while this one is written out (a fetch per batch stalled the stream for a
-  // round trip every BATCH chunks); it still holds at most BATCH chunks whatever the reader's speed.
-  const messages = await consumer.consume({ max_messages: BATCH, expires: STALL_MS });
-  const iterator = messages[Symbol.asyncIterator]();
   const hash = src.range ? null : sha256();
   let offset = 0;
   let left = src.chunks;
   try {
     while (left > 0) {
-      const next = await withStallTimeout(iterator.next());
-      if (next.done) throw fileChanged();
-      left--;
-      const data = next.value.data;
-      hash?.update(data);
-      const from = offset;
-      offset += data.length;
-      if (!src.range) {
-        if (data.length > 0) yield data;
-      } else {
-        const lo = Math.max(src.range.start, from) - from;
-        const hi = Math.min(src.range.end + 1, offset) - from;
-        if (hi > lo) yield data.subarray(lo, hi);
-        if (offset > src.range.end) return;
+      const batch = await consumer.fetch({ max_messages: Math.min(BATCH, left), expires: 10_000 });
+      let got = 0;
+      for await (const m of batch) {
+        got++;
+        left--;
+        const data = m.data;
+        hash?.update(data);
+        const from = offset;
+        offset += data.length;
+        if (!src.range) {
+          if (data.length > 0) yield data;
+        } else {
+          const lo = Math.max(src.range.start, from) - from;
+          const hi = Math.min(src.range.end + 1, offset) - from;
+          if (hi > lo) yield data.subarray(lo, hi);
+          if (offset > src.range.end) return;
+        }
+        if (left === 0) break;
+      }
+      if (got === 0) {
+        throw new StationError("file_changed", "the file was deleted or replaced while it was being read", {
+          status: 409,
+        });
       }
     }
     if (hash && src.checksum && `sha256:${hash.digest("hex")}` !== src.checksum) {
@@ -78,28 +79,6 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
       });
     }
   } finally {
-    // stop(), not close(): close() resolves only once someone has iterated past the end, which a read
-    // that stops at its last chunk (or its range) never does.
-    messages.stop();
     await consumer.delete().catch(() => {});
-  }
-}
-
-function fileChanged(): StationError {
-  return new StationError("file_changed", "the file was deleted or replaced while it was being read", {
-    status: 409,
-  });
-}
-
-/** The next chunk, or file_changed when none comes within STALL_MS (its messages were purged). */
-async function withStallTimeout<T>(next: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(fileChanged()), STALL_MS);
-  });
-  try {
-    return await Promise.race([next, stalled]);
-  } finally {
-    clearTimeout(timer);
   }
 }
