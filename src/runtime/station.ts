@@ -114,7 +114,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       closers.push({
         name: "sandbox",
         close: async () => {
-          sandbox.stop();
+          await sandbox.stop();
           await sandbox.closeEndedRuns();
         },
       });
