@@ -16,7 +16,7 @@ import { startStation } from "../../src/runtime/station.ts";
 import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
 import { tableRow } from "./table.ts";
 import type { StatementSync } from "node:sqlite";
-import type { Database } from "../../src/db/database.ts";
+import { type Database, openDatabase, transaction } from "../../src/db/database.ts";
 
 const CHAINS = Number(Deno.args[0] ?? 30);
 const RUNS = Number(Deno.args[1] ?? 1000);
@@ -184,6 +184,33 @@ const rounds: Record<"normal" | "fsync", Figures[]> = { normal: [], fsync: [] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const mode of ["normal", "fsync"] as const) rounds[mode].push(await measure(mode));
 }
+/**
+ * The disk's floor for each mode: one small SQLite commit at a time on a ledger file in the same
+ * directory, as the engine commits (a step is three: its start, its claim, its outcome).
+ */
+async function commitFloor(durability: "normal" | "fsync"): Promise<number> {
+  const home = await Deno.makeTempDir({ prefix: "stn-bench-commit-" });
+  const db = openDatabase(`${home}/station.db`, { durability });
+  try {
+    db.exec("CREATE TABLE bench_commits (id INTEGER PRIMARY KEY, v TEXT)");
+    const insert = db.prepare("INSERT INTO bench_commits (v) VALUES (?)");
+    const lat: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t0 = performance.now();
+      transaction(db, () => insert.run("x".repeat(200)));
+      lat.push(performance.now() - t0);
+    }
+    return pct(lat, 0.5);
+  } finally {
+    db.close();
+    await Deno.remove(home, { recursive: true });
+  }
+}
+const commits = { normal: await commitFloor("normal"), fsync: await commitFloor("fsync") };
+console.log(
+  `SQLite commit, one at a time (p50): normal ${ms(commits.normal)}, fsync ${ms(commits.fsync)} — ` +
+    `fsync adds ~${ms(3 * (commits.fsync - commits.normal))} to each step's three commits`,
+);
 const range = (xs: number[], f: (x: number) => string) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[0] === s.at(-1) ? f(s[0]) : `${f(s[0])}–${f(s.at(-1)!)}`;
@@ -247,7 +274,9 @@ tableRow({
   value: `${range(ofMode("fsync", "stepRate"), rate)} steps/s; ${range(ofMode("fsync", "p50"), ms)} / ${
     range(ofMode("fsync", "p99"), ms)
   }`,
-  baseline: "the default mode above",
+  baseline: `the default mode above; one SQLite commit ${ms(commits.normal)} → ${
+    ms(commits.fsync)
+  } with fsync`,
   ratio: `steps/s ×${(m("fsync", "stepRate") / m("normal", "stepRate")).toFixed(2)}; p50 ×${
     (m("fsync", "p50") / m("normal", "p50")).toFixed(2)
   }; p99 ×${(m("fsync", "p99") / m("normal", "p99")).toFixed(2)}`,
