@@ -203,7 +203,7 @@ for (const [name, stn, cli] of rows) {
     figure: `sandbox ${name}`,
     value: `${fmt(stn)} ms`,
     baseline: `${cliName(name)} ${fmt(cli)} ms`,
-    ratio: `×${(stn / cli).toFixed(2)}`,
+    ratio: `×${(stn / cli).toPrecision(2)}`,
     target: targets[name],
   });
 }
