@@ -10,7 +10,7 @@ Deno.test("ledger checkpointer: a worker moves the WAL into the database file; c
   const home = await tempHome();
   const path = home.path("station.db");
   const db = openDatabase(path);
-  const checkpointer = startCheckpointer(db, path, 50);
+  const checkpointer = startCheckpointer(db, path, { intervalMs: 50, delayMs: 0 });
   try {
     assertEquals(autoCheckpoint(db), 0);
     db.exec("CREATE TABLE blobs (v BLOB)");
