@@ -1,23 +1,26 @@
 /**
  * Engine benchmark, against a real in-process station (managed nats-server, SQLite file):
  *   (a) per-step overhead of a 20-step transform chain: gap between consecutive step completions, p50/p99;
- *   (b) throughput of 1,000 runs × 3 steps (runs/s, steps/s);
+ *   (b) throughput of 1,000 runs × 3 steps (steps/s);
  *   (c) the floor, in the same run and on the same nats-server: raw JetStream publish → consume → ack,
  *       one message at a time (latency p50/p99) and 3,000 messages through a pull consumer (msgs/s).
- * Prints each measurement and its ratio to the floor.
+ * Prints each measurement and its ratio to the floor, for the ledger in its default durability and with
+ * `ledger.durability: fsync`, alternating ROUNDS times (each round a fresh station), and fsync's cost.
  *
- *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000]
+ *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2]
  */
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { loadConfig } from "../../src/config/load.ts";
 import { setLogLevel } from "../../src/log.ts";
 import { startStation } from "../../src/runtime/station.ts";
 import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
+import { tableRow } from "./table.ts";
 import type { StatementSync } from "node:sqlite";
-import type { Database } from "../../src/db/database.ts";
+import { type Database, openDatabase, transaction } from "../../src/db/database.ts";
 
 const CHAINS = Number(Deno.args[0] ?? 30);
 const RUNS = Number(Deno.args[1] ?? 1000);
+const ROUNDS = Number(Deno.args[2] ?? 2);
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
@@ -53,111 +56,228 @@ async function untilDone(db: Database, ids: string[]): Promise<void> {
 }
 
 setLogLevel("warn");
-const home = await Deno.makeTempDir({ prefix: "stn-bench-" });
-const config = loadConfig({ env: { STATION_HOME: home }, flags: { "server.port": 0 } });
-const station = await startStation(config, { announce: false });
-const engine = station.ctx.engine;
-const db = station.ctx.db;
-const nc = station.ctx.nats.nc;
-try {
-  // (c) floor first: raw JetStream on the same server.
-  const jsm = await jetstreamManager(nc);
-  await jsm.streams.add({
-    name: "BENCH",
-    subjects: ["bench.>"],
-    retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
-  });
-  await jsm.consumers.add("BENCH", { durable_name: "bench", ack_policy: AckPolicy.Explicit });
-  const js = jetstream(nc);
-  const consumer = await js.consumers.get("BENCH", "bench");
-  const floorLat: number[] = [];
-  for (let i = 0; i < 200; i++) {
-    const t0 = performance.now();
-    await js.publish("bench.one", "{}");
-    const m = await consumer.next({ expires: 5000 });
-    await m!.ackAck();
-    floorLat.push(performance.now() - t0);
-  }
-  const total = RUNS * 3;
-  const t0 = performance.now();
-  const messages = await consumer.consume({ max_messages: 100 });
-  const consumed = (async () => {
-    let n = 0;
-    for await (const m of messages) {
-      m.ack();
-      if (++n === total) break;
-    }
-  })();
-  await Promise.all(Array.from({ length: total }, () => js.publish("bench.many", "{}")));
-  await consumed;
-  const floorRate = total / ((performance.now() - t0) / 1000);
-  await messages.close();
 
-  // (a) 20-step chain, one run at a time.
-  const chain = WorkflowDefinition.parse({
-    id: "chain20",
-    states: Array.from({ length: 20 }, (_, i) => ({
-      id: `s${i}`,
-      type: "transform",
-      expression: "{'n': n + 1}",
-      output: { n: "$.n" },
-      ...(i < 19 ? { next: `s${i + 1}` } : {}),
-    })),
-  });
-  // Completion instants come from the engine's own notifications (sub-ms clock), not the ledger's ms timestamps.
-  const gaps: number[] = [];
-  for (let c = 0; c < CHAINS; c++) {
-    const stamps: number[] = [];
-    let seen = 0;
-    const t = performance.now();
-    const run = await engine.startRun({ definition: chain, input: { n: 0 } });
-    const unwatch = engine.watch(run.id, () => {
-      const n = count(
-        db,
-        "SELECT COUNT(*) AS n FROM step_attempts WHERE run_id = ? AND status = 'completed'",
-        run.id,
-      );
-      if (n > seen) stamps.push(performance.now()), seen = n;
-    });
-    await untilDone(db, [run.id]);
-    unwatch();
-    [t, ...stamps].forEach((x, i, all) => i > 0 && gaps.push(x - all[i - 1]));
-  }
-
-  // (b) 1,000 runs × 3 steps, all at once.
-  const three = WorkflowDefinition.parse({
-    id: "three",
-    states: [
-      { id: "a", type: "transform", expression: "{'n': n + 1}", next: "b" },
-      { id: "b", type: "inject", data: { v: "${a.n}" }, next: "c" },
-      { id: "c", type: "transform", expression: "{'done': b.v}" },
-    ],
-  });
-  const t1 = performance.now();
-  const ids = await Promise.all(
-    Array.from({ length: RUNS }, (_, i) => engine.startRun({ definition: three, input: { n: i } })),
-  )
-    .then((rs) => rs.map((r) => r.id));
-  await untilDone(db, ids);
-  const secs = (performance.now() - t1) / 1000;
-  const runRate = RUNS / secs;
-  const stepRate = (RUNS * 3) / secs;
-
-  const p50 = pct(gaps, 0.5), p99 = pct(gaps, 0.99);
-  const f50 = pct(floorLat, 0.5), f99 = pct(floorLat, 0.99);
-  console.log(`floor (raw JetStream publish→consume→ack, same nats-server)`);
-  console.log(`  one message at a time: p50 ${ms(f50)}  p99 ${ms(f99)}`);
-  console.log(`  ${total} messages, pull consumer: ${floorRate.toFixed(0)} msgs/s`);
-  console.log(`(a) 20-step transform chain × ${CHAINS}: per-step p50 ${ms(p50)}  p99 ${ms(p99)}`);
-  console.log(`    ratio to the floor: p50 ×${(p50 / f50).toFixed(1)}  p99 ×${(p99 / f99).toFixed(1)}`);
-  console.log(
-    `(b) ${RUNS} runs × 3 steps: ${secs.toFixed(2)} s  ${runRate.toFixed(0)} runs/s  ${
-      stepRate.toFixed(0)
-    } steps/s`,
-  );
-  console.log(`    ratio of the floor's msgs/s to steps/s: ×${(floorRate / stepRate).toFixed(1)}`);
-} finally {
-  await station.stop();
-  await Deno.remove(home, { recursive: true }).catch(() => {});
+interface Figures {
+  floorP50: number;
+  floorP99: number;
+  floorRate: number;
+  p50: number;
+  p99: number;
+  secs: number;
+  stepRate: number;
 }
+
+/** One round against a fresh station whose ledger runs with the given durability. */
+async function measure(durability: "normal" | "fsync"): Promise<Figures> {
+  const home = await Deno.makeTempDir({ prefix: "stn-bench-" });
+  const config = loadConfig({
+    env: { STATION_HOME: home },
+    flags: { "server.port": 0, "ledger.durability": durability },
+  });
+  const station = await startStation(config, { announce: false });
+  const engine = station.ctx.engine;
+  const db = station.ctx.db;
+  const nc = station.ctx.nats.nc;
+  statements.clear();
+  try {
+    // (c) floor first: raw JetStream on the same server.
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({
+      name: "BENCH",
+      subjects: ["bench.>"],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+    });
+    await jsm.consumers.add("BENCH", { durable_name: "bench", ack_policy: AckPolicy.Explicit });
+    const js = jetstream(nc);
+    const consumer = await js.consumers.get("BENCH", "bench");
+    const floorLat: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t0 = performance.now();
+      await js.publish("bench.one", "{}");
+      const m = await consumer.next({ expires: 5000 });
+      await m!.ackAck();
+      floorLat.push(performance.now() - t0);
+    }
+    const total = RUNS * 3;
+    const t0 = performance.now();
+    const messages = await consumer.consume({ max_messages: 100 });
+    const consumed = (async () => {
+      let n = 0;
+      for await (const m of messages) {
+        m.ack();
+        if (++n === total) break;
+      }
+    })();
+    await Promise.all(Array.from({ length: total }, () => js.publish("bench.many", "{}")));
+    await consumed;
+    const floorRate = total / ((performance.now() - t0) / 1000);
+    await messages.close();
+
+    // (a) 20-step chain, one run at a time.
+    const chain = WorkflowDefinition.parse({
+      id: "chain20",
+      states: Array.from({ length: 20 }, (_, i) => ({
+        id: `s${i}`,
+        type: "transform",
+        expression: "{'n': n + 1}",
+        output: { n: "$.n" },
+        ...(i < 19 ? { next: `s${i + 1}` } : {}),
+      })),
+    });
+    // Completion instants come from the engine's own notifications (sub-ms clock), not the ledger's ms timestamps.
+    const gaps: number[] = [];
+    for (let c = 0; c < CHAINS; c++) {
+      const stamps: number[] = [];
+      let seen = 0;
+      const t = performance.now();
+      const run = await engine.startRun({ definition: chain, input: { n: 0 } });
+      const unwatch = engine.watch(run.id, () => {
+        const n = count(
+          db,
+          "SELECT COUNT(*) AS n FROM step_attempts WHERE run_id = ? AND status = 'completed'",
+          run.id,
+        );
+        if (n > seen) stamps.push(performance.now()), seen = n;
+      });
+      await untilDone(db, [run.id]);
+      unwatch();
+      [t, ...stamps].forEach((x, i, all) => i > 0 && gaps.push(x - all[i - 1]));
+    }
+
+    // (b) 1,000 runs × 3 steps, all at once.
+    const three = WorkflowDefinition.parse({
+      id: "three",
+      states: [
+        { id: "a", type: "transform", expression: "{'n': n + 1}", next: "b" },
+        { id: "b", type: "inject", data: { v: "${a.n}" }, next: "c" },
+        { id: "c", type: "transform", expression: "{'done': b.v}" },
+      ],
+    });
+    const t1 = performance.now();
+    const ids = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => engine.startRun({ definition: three, input: { n: i } })),
+    )
+      .then((rs) => rs.map((r) => r.id));
+    await untilDone(db, ids);
+    const secs = (performance.now() - t1) / 1000;
+    const stepRate = (RUNS * 3) / secs;
+
+    return {
+      floorP50: pct(floorLat, 0.5),
+      floorP99: pct(floorLat, 0.99),
+      floorRate,
+      p50: pct(gaps, 0.5),
+      p99: pct(gaps, 0.99),
+      secs,
+      stepRate,
+    };
+  } finally {
+    await station.stop();
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+}
+
+// The two ledger modes alternate, each round on its own fresh station, so the machine's load hits both.
+const rounds: Record<"normal" | "fsync", Figures[]> = { normal: [], fsync: [] };
+for (let r = 0; r < ROUNDS; r++) {
+  for (const mode of ["normal", "fsync"] as const) rounds[mode].push(await measure(mode));
+}
+/**
+ * The disk's floor for each mode: one small SQLite commit at a time on a ledger file in the same
+ * directory, as the engine commits (a step is three: its start, its claim, its outcome).
+ */
+async function commitFloor(durability: "normal" | "fsync"): Promise<number> {
+  const home = await Deno.makeTempDir({ prefix: "stn-bench-commit-" });
+  const db = openDatabase(`${home}/station.db`, { durability });
+  try {
+    db.exec("CREATE TABLE bench_commits (id INTEGER PRIMARY KEY, v TEXT)");
+    const insert = db.prepare("INSERT INTO bench_commits (v) VALUES (?)");
+    const lat: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t0 = performance.now();
+      transaction(db, () => insert.run("x".repeat(200)));
+      lat.push(performance.now() - t0);
+    }
+    return pct(lat, 0.5);
+  } finally {
+    db.close();
+    await Deno.remove(home, { recursive: true });
+  }
+}
+const commits = { normal: await commitFloor("normal"), fsync: await commitFloor("fsync") };
+console.log(
+  `SQLite commit, one at a time (p50): normal ${ms(commits.normal)}, fsync ${ms(commits.fsync)} — ` +
+    `fsync adds ~${ms(3 * (commits.fsync - commits.normal))} to each step's three commits`,
+);
+const range = (xs: number[], f: (x: number) => string) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[0] === s.at(-1) ? f(s[0]) : `${f(s[0])}–${f(s.at(-1)!)}`;
+};
+const rate = (x: number) => x.toFixed(0);
+for (const mode of ["normal", "fsync"] as const) {
+  const fs = rounds[mode];
+  const of = (k: keyof Figures) => fs.map((f) => f[k]);
+  console.log(`ledger.durability: ${mode} (${ROUNDS} rounds; ranges over rounds)`);
+  console.log(`  floor (raw JetStream publish→consume→ack, same nats-server)`);
+  console.log(
+    `    one message at a time: p50 ${range(of("floorP50"), ms)}  p99 ${range(of("floorP99"), ms)}`,
+  );
+  console.log(`    ${RUNS * 3} messages, pull consumer: ${range(of("floorRate"), rate)} msgs/s`);
+  console.log(
+    `  (a) 20-step transform chain × ${CHAINS}: per-step p50 ${range(of("p50"), ms)}  p99 ${
+      range(of("p99"), ms)
+    }`,
+  );
+  console.log(
+    `      ratio to the floor: p50 ×${range(fs.map((f) => f.p50 / f.floorP50), (x) => x.toFixed(1))}  p99 ×${
+      range(fs.map((f) => f.p99 / f.floorP99), (x) => x.toFixed(1))
+    }`,
+  );
+  console.log(`  (b) ${RUNS} runs × 3 steps: ${range(of("stepRate"), rate)} steps/s`);
+  console.log(
+    `      steps/s as a fraction of the floor's msgs/s: ×${
+      range(fs.map((f) => f.stepRate / f.floorRate), (x) => x.toFixed(2))
+    }`,
+  );
+}
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const m = (mode: "normal" | "fsync", k: keyof Figures) => med(rounds[mode].map((f) => f[k]));
+console.log(
+  `fsync vs normal (medians): per-step p50 ×${(m("fsync", "p50") / m("normal", "p50")).toFixed(2)}, p99 ×${
+    (m("fsync", "p99") / m("normal", "p99")).toFixed(2)
+  }, steps/s ×${(m("fsync", "stepRate") / m("normal", "stepRate")).toFixed(2)} (target: within 1.3×)`,
+);
+const normal = rounds.normal;
+const ofMode = (mode: "normal" | "fsync", k: keyof Figures) => rounds[mode].map((f) => f[k]);
+tableRow({
+  figure: `engine throughput, ${RUNS} runs × 3 steps`,
+  value: `${range(ofMode("normal", "stepRate"), rate)} steps/s`,
+  baseline: `raw JetStream ${range(ofMode("normal", "floorRate"), rate)} msgs/s`,
+  ratio: `×${range(normal.map((f) => f.stepRate / f.floorRate), (x) => x.toFixed(2))}`,
+  target: "≥ 3,000 steps/s and ≥ 0.2×",
+});
+tableRow({
+  figure: "engine per-step p50 / p99 (20-step chain)",
+  value: `${range(ofMode("normal", "p50"), ms)} / ${range(ofMode("normal", "p99"), ms)}`,
+  baseline: `raw JetStream round trip ${range(ofMode("normal", "floorP50"), ms)} / ${
+    range(ofMode("normal", "floorP99"), ms)
+  }`,
+  ratio: `×${range(normal.map((f) => f.p50 / f.floorP50), (x) => x.toFixed(1))} / ×${
+    range(normal.map((f) => f.p99 / f.floorP99), (x) => x.toFixed(1))
+  }`,
+  target: "≤ 0.7 / ≤ 3 ms",
+});
+tableRow({
+  figure: "the same with `ledger.durability: fsync`: steps/s; per-step p50 / p99",
+  value: `${range(ofMode("fsync", "stepRate"), rate)} steps/s; ${range(ofMode("fsync", "p50"), ms)} / ${
+    range(ofMode("fsync", "p99"), ms)
+  }`,
+  baseline: `the default mode above; one SQLite commit ${ms(commits.normal)} → ${
+    ms(commits.fsync)
+  } with fsync`,
+  ratio: `steps/s ×${(m("fsync", "stepRate") / m("normal", "stepRate")).toFixed(2)}; p50 ×${
+    (m("fsync", "p50") / m("normal", "p50")).toFixed(2)
+  }; p99 ×${(m("fsync", "p99") / m("normal", "p99")).toFixed(2)}`,
+  target: "within 1.3× of the default",
+});

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { Objm, setSha256Backend } from "@nats-io/obj";
 import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { tableRow } from "./table.ts";
 import { authConfigPath, readAuthConfig } from "../../src/nats/server.ts";
 
 const SIZE_MIB = Number(Deno.args[0] ?? 256);
@@ -164,6 +165,15 @@ try {
   const down = await cli(["files", "download", key, "-o", join(home, "stn.out"), "--force"]);
 
   const rate = (s: number) => mb / s;
+  for (const [what, raw, stn] of [["upload", rawUp, up.secs], ["download", rawDown, down.secs]] as const) {
+    tableRow({
+      figure: `\`stn files ${what}\`, ${SIZE_MIB} MiB (CLI process start included)`,
+      value: `${rate(stn).toFixed(0)} MB/s`,
+      baseline: `raw @nats-io/obj ${what === "upload" ? "put" : "get"} ${rate(raw).toFixed(0)} MB/s`,
+      ratio: `×${(raw / stn).toFixed(2)}`,
+      target: "≥ 0.9×",
+    });
+  }
   console.log(
     `\n${SIZE_MIB} MiB, same nats-server, same run (stn times include the CLI's ~0.3 s Deno start):`,
   );

@@ -1,14 +1,15 @@
 /**
  * Tracing overhead on the engine benchmark: runs scripts/bench/engine.ts with tracing off and on
  * (OTEL_DENO=true, exporting OTLP/JSON to a local receiver that reads and drops it), alternating, and
- * prints the medians and the on/off ratios of its per-step p50 and runs/s. Off against off shows the noise.
+ * prints the medians and the on/off ratios of its per-step p50 and steps/s. Off against off shows the noise.
  *
  *   deno run -A scripts/bench/tracing.ts [rounds=2] [chains=15] [runs=500]
  */
 import { STN_RUN_ARGS } from "../stn_flags.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 2);
-const ARGS = [Deno.args[1] ?? "15", Deno.args[2] ?? "500"];
+// One round per process (engine.ts then prints single figures, the default durability mode first).
+const ARGS = [Deno.args[1] ?? "15", Deno.args[2] ?? "500", "1"];
 const engine = new URL("engine.ts", import.meta.url).pathname;
 
 let exported = 0;
@@ -19,7 +20,7 @@ const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, a
 
 interface Sample {
   stepP50: number;
-  runsPerSec: number;
+  stepsPerSec: number;
 }
 
 async function once(tracing: boolean): Promise<Sample> {
@@ -38,9 +39,9 @@ async function once(tracing: boolean): Promise<Sample> {
   }).output();
   const text = new TextDecoder().decode(out.stdout);
   const step = /per-step p50 ([\d.]+) ms/.exec(text);
-  const runs = /([\d.]+) runs\/s/.exec(text);
-  if (out.code !== 0 || !step || !runs) throw new Error(`engine.ts failed:\n${text}`);
-  return { stepP50: Number(step[1]), runsPerSec: Number(runs[1]) };
+  const steps = /([\d.]+) steps\/s/.exec(text);
+  if (out.code !== 0 || !step || !steps) throw new Error(`engine.ts failed:\n${text}`);
+  return { stepP50: Number(step[1]), stepsPerSec: Number(steps[1]) };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -56,11 +57,11 @@ try {
 const show = (name: string, xs: Sample[]) =>
   console.log(
     `tracing ${name}: per-step p50 ${xs.map((s) => s.stepP50.toFixed(2)).join(" / ")} ms, ` +
-      `${xs.map((s) => s.runsPerSec.toFixed(0)).join(" / ")} runs/s`,
+      `${xs.map((s) => s.stepsPerSec.toFixed(0)).join(" / ")} steps/s`,
   );
 show("off", off);
 show("on ", on);
 const stepRatio = median(on.map((s) => s.stepP50)) / median(off.map((s) => s.stepP50));
-const runRatio = median(on.map((s) => s.runsPerSec)) / median(off.map((s) => s.runsPerSec));
-console.log(`on/off (medians): per-step p50 ×${stepRatio.toFixed(2)}, runs/s ×${runRatio.toFixed(2)}`);
+const runRatio = median(on.map((s) => s.stepsPerSec)) / median(off.map((s) => s.stepsPerSec));
+console.log(`on/off (medians): per-step p50 ×${stepRatio.toFixed(2)}, steps/s ×${runRatio.toFixed(2)}`);
 console.log(`(${(exported / 1024 / 1024).toFixed(1)} MiB of OTLP exported while on)`);

@@ -1,14 +1,12 @@
 import type { Command } from "commander";
 import { join } from "node:path";
-import { loadAgentFiles, promptFiles } from "../agents/definition/mod.ts";
 import { getAgent, listAgents } from "../client/agents.ts";
 import type { AgentShow } from "../contract/agents.ts";
 import type { SyncReport } from "../contract/sync.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
-import { formatIssue } from "../workflows/definition/format.ts";
+import { formatInvalid, formatIssue } from "../workflows/definition/format.ts";
 import type { ValidationIssue } from "../workflows/definition/validate.ts";
-import { formatInvalid } from "../workflows/sync.ts";
 import { commandConfig, jsonMode, withStation } from "./context.ts";
 import { localFileError } from "./local_files.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
@@ -42,6 +40,7 @@ interface FileReport {
 async function validateTargets(files: string[], environment: string, cmd: Command): Promise<string[]> {
   if (files.length === 0) {
     const dir = join(commandConfig(cmd).paths.environments, environment, "agents");
+    const { promptFiles } = await import("../agents/definition/mod.ts");
     const found = await promptFiles(dir);
     if (found.length) return found;
     throw usageError(
@@ -78,6 +77,7 @@ function validateText(report: { files: FileReport[] }, style: Style): string[] {
 async function validateAgents(files: string[], opts: EnvOption, cmd: Command): Promise<void> {
   const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
   const targets = await validateTargets(files, environment, cmd);
+  const { loadAgentFiles } = await import("../agents/definition/mod.ts");
   const results: FileReport[] = (await loadAgentFiles(targets, { environment })).map((a) => ({
     file: a.path,
     name: a.name,

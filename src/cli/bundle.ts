@@ -3,11 +3,10 @@ import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";
 import type { BundleManifest, InstallResult } from "../contract/bundles.ts";
 import { BUNDLE_LIMITS } from "../environments/bundle/layout.ts";
-import { readBundle } from "../environments/bundle/unpack.ts";
 import { StationError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";
+import { formatInvalid } from "../workflows/definition/format.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
-import { formatInvalid } from "../workflows/sync.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalBytes } from "./local_files.ts";
 import { agentSyncLines } from "./agent.ts";
@@ -153,6 +152,7 @@ export function bundleCommand(program: Command): void {
             }),
           NO_SYNC,
         );
+        const { readBundle } = await import("../environments/bundle/unpack.ts");
         const { manifest } = await readBundle(bytes);
         try {
           await writeFileAtomic(target, bytes);
@@ -176,6 +176,7 @@ export function bundleCommand(program: Command): void {
   bundle.command("inspect <file>")
     .description("verify a bundle (paths, links, limits, checksums) and show its manifest; installs nothing")
     .action(async (file: string, _o: unknown, cmd: Command) => {
+      const { readBundle } = await import("../environments/bundle/unpack.ts");
       const { manifest } = await readBundle(await bundleBytes(file));
       render({ valid: true, manifest }, {
         json: jsonMode(cmd),

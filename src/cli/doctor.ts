@@ -1,18 +1,16 @@
 import type { Command } from "commander";
 import { statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { answers } from "../client/discovery.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
+import type { NatsTarget } from "../nats/connection.ts";
 import { StationError } from "../errors.ts";
 import { findProgram, programSearchDirs } from "../lib/programs.ts";
 import { setLogLevel } from "../log.ts";
-import { connectNats, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { isAlive, ManagedNatsServer } from "../nats/server.ts";
 import { readServerFile } from "../runtime/server_file.ts";
-import { dockerClient } from "../sandbox/docker.ts";
 import { explainDockerError, resolveDockerHost } from "../sandbox/docker_host.ts";
 import { globals, jsonMode } from "./context.ts";
 import { fail, render, type Style } from "./output.ts";
@@ -78,6 +76,9 @@ async function natsVersion(bin: string): Promise<number[] | undefined> {
 
 /** Connects and asks JetStream for the account: proves the server runs with JetStream on. */
 async function jetStreamAnswers(target: NatsTarget): Promise<string | undefined> {
+  // The NATS client loads only when doctor checks a server: every other command starts without it.
+  const { connectNats } = await import("../nats/connection.ts");
+  const { jetstreamManager } = await import("@nats-io/jetstream");
   const nc = await connectNats(target, "stn-doctor");
   try {
     await (await jetstreamManager(nc)).getAccountInfo();
@@ -94,7 +95,9 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
   const name = "nats-server";
   if (url) {
     try {
-      const problem = await jetStreamAnswers(natsTarget({ ...config.values.nats, url }));
+      const problem = await jetStreamAnswers(
+        (await import("../nats/connection.ts")).natsTarget({ ...config.values.nats, url }),
+      );
       return problem
         ? {
           name,
@@ -165,6 +168,7 @@ async function dockerChecks(config: LoadedConfig): Promise<Check[]> {
     return [{ name: "docker", status: "skip", detail: "sandbox.enabled: false (no sandboxes)" }];
   }
   const { host, source } = resolveDockerHost(sandbox.docker_host);
+  const { dockerClient } = await import("../sandbox/docker.ts");
   const docker = dockerClient(host);
   try {
     await docker.ping();

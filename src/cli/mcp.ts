@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { mcpToken, serveStdio } from "../mcp/server/mod.ts";
 import { usageError } from "../errors.ts";
+import { mcpToken } from "../mcp/server/token.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 import { answers } from "../client/discovery.ts";
 import { commandConfig, withStation } from "./context.ts";
@@ -41,6 +41,8 @@ export function mcpCommand(program: Command): void {
         "(uses the running server, else an embedded runtime for as long as the client stays)",
     )
     .action(async (_opts: unknown, cmd: Command) => {
+      // The MCP server (its SDK and the in-process API) loads only for this command.
+      const { serveStdio } = await import("../mcp/server/mod.ts");
       await withStation(cmd, (client) => serveStdio(client));
     });
 

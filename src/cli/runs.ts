@@ -16,7 +16,6 @@ import { runSignals } from "../client/events.ts";
 import { StationError, usageError } from "../errors.ts";
 import type { RunEvent } from "../events/run_events.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
-import { validateSource, WORKFLOW_FILE } from "../workflows/definition/load.ts";
 import type { Run as RunView } from "../contract/runs.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { issueLines } from "./workflow.ts";
@@ -50,11 +49,12 @@ async function readInput(raw: string | undefined): Promise<Record<string, unknow
 }
 
 function looksLikeFile(target: string): boolean {
-  return WORKFLOW_FILE.test(target) || /\.(ya?ml|json)$/.test(target) || target.includes("/");
+  return /\.(ya?ml|json)$/.test(target) || target.includes("/");
 }
 
 /** Loads a definition file for `run`, printing each validation problem like `stn workflow validate`. */
 async function definitionFromFile(path: string): Promise<unknown> {
+  const { validateSource } = await import("../workflows/definition/load.ts");
   const result = validateSource(await readLocalText(path), { fileName: path });
   if (!result.valid) {
     note((style) => result.errors.flatMap((e) => issueLines(path, e, "error", style)));

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { log } from "../log.ts";
-import { startStation } from "../runtime/station.ts";
 import { commandConfig, jsonMode, numberFlag } from "./context.ts";
 import { CliExit, note, renderError } from "./output.ts";
 
@@ -44,6 +43,8 @@ export function serveCommand(program: Command): void {
         const signalled = new Promise<void>((resolve) => (onSignal = resolve));
         for (const s of signals) Deno.addSignalListener(s, onSignal);
         try {
+          // The runtime loads here, not at CLI start: client commands never pay for it (docs/benchmarks.md).
+          const { startStation } = await import("../runtime/station.ts");
           const station = await startStation(config, { announce: true, mcp: true });
           const { nats } = station.ctx;
           log.info(`stn serve listening on ${station.url}`, {

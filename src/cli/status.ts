@@ -3,7 +3,7 @@ import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";
 import type { Target } from "../client/discovery.ts";
 import type { StationClient } from "../client/http.ts";
-import { type ContainerState, containerState } from "../deploy/lookup.ts";
+import type { ContainerState } from "../deploy/lookup.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 
@@ -30,7 +30,8 @@ async function upContainer(cmd: Command): Promise<ContainerState | undefined> {
   if (globals(cmd).station || Deno.env.get("STATION_URL")) return undefined;
   const name = readServerFile(commandConfig(cmd).paths.serverJson)?.container;
   if (!name) return undefined;
-  const state = await containerState(name);
+  // Docker's client loads only when a station runs in a container (stn up), not for every stn status.
+  const state = await (await import("../deploy/lookup.ts")).containerState(name);
   if (state?.running) return state;
   throw new StationError("station_not_running", `${name} is not running (${state?.state ?? "removed"})`, {
     hint: "stn up starts it again; stn logs shows why it stopped",

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { syncWorkflows } from "../client/workflows.ts";
 import { StationError } from "../errors.ts";
-import { formatInvalid } from "../workflows/sync.ts";
+import { formatInvalid } from "../workflows/definition/format.ts";
 import { agentSyncLines } from "./agent.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { mcpErrorLines, mcpSyncError, mcpSyncLines } from "./mcp_sync.ts";

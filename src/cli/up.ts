@@ -2,15 +2,26 @@ import type { Command } from "commander";
 import process from "node:process";
 import type { Readable } from "node:stream";
 import { StationError, usageError } from "../errors.ts";
-import { connectEngine, inspectContainer, logFrames } from "../deploy/docker.ts";
-import { down } from "../deploy/down.ts";
-import { targetNames } from "../deploy/lookup.ts";
-import { buildStationImage, stationImage } from "../deploy/image.ts";
 import { CONTAINER_PORTS } from "../deploy/names.ts";
-import { up, type UpResult } from "../deploy/up.ts";
+import type { UpResult } from "../deploy/up.ts";
 import { commandConfig, jsonMode } from "./context.ts";
 import { fields, note, render } from "./output.ts";
 import { installUpBundle, readUpBundle, type UpBundleResult } from "./up_bundle.ts";
+
+/**
+ * The Docker side of these commands (dockerode, the image builder), loaded when one of them runs: every
+ * other command starts without it (tests/cli/client_only_test.ts).
+ */
+async function deploy() {
+  const [docker, down, lookup, image, up] = await Promise.all([
+    import("../deploy/docker.ts"),
+    import("../deploy/down.ts"),
+    import("../deploy/lookup.ts"),
+    import("../deploy/image.ts"),
+    import("../deploy/up.ts"),
+  ]);
+  return { ...docker, ...down, ...lookup, ...image, ...up };
+}
 
 function port(raw: string): number {
   const n = Number(raw);
@@ -127,7 +138,7 @@ export function upCommands(program: Command): void {
           "give a port below 65534",
         );
       }
-      const result = await up({
+      const result = await (await deploy()).up({
         paths: config.paths,
         workspace: opts.workspace,
         name: opts.name,
@@ -152,7 +163,8 @@ export function upCommands(program: Command): void {
     .option("--yes", "do not ask (needed for --purge without a terminal)")
     .action(async (opts: { name?: string; purge?: boolean; yes?: boolean }, cmd: Command) => {
       const config = commandConfig(cmd);
-      const names = targetNames(config.paths, opts.name);
+      const d = await deploy();
+      const names = d.targetNames(config.paths, opts.name);
       const json = jsonMode(cmd);
       if (opts.purge && !opts.yes) {
         if (json || !Deno.stdin.isTerminal()) {
@@ -172,7 +184,7 @@ export function upCommands(program: Command): void {
           });
         }
       }
-      const result = await down(config.paths, names, { purge: Boolean(opts.purge) });
+      const result = await d.down(config.paths, names, { purge: Boolean(opts.purge) });
       render(result, {
         json,
         text: (r) =>
@@ -199,12 +211,13 @@ export function upCommands(program: Command): void {
     .option("--tail <n>", "only the last N lines", "100")
     .action(async (opts: { name?: string; follow?: boolean; tail: string }, cmd: Command) => {
       const config = commandConfig(cmd);
-      const names = targetNames(config.paths, opts.name);
+      const d = await deploy();
+      const names = d.targetNames(config.paths, opts.name);
       if (!/^\d+$/.test(opts.tail)) {
         throw usageError("invalid_limit", `--tail ${opts.tail} is not a number`, "e.g. --tail 50");
       }
-      const { docker } = await connectEngine();
-      if (!await inspectContainer(docker, names.container)) {
+      const { docker } = await d.connectEngine();
+      if (!await d.inspectContainer(docker, names.container)) {
         throw new StationError("station_not_running", `there is no container ${names.container}`, {
           hint: "start it with stn up (or name another with --name)",
         });
@@ -227,9 +240,9 @@ export function upCommands(program: Command): void {
         tail,
         follow: false,
       }) as unknown as Uint8Array;
-      if (!json) return await writeFrames(buf);
+      if (!json) return await writeFrames(d.logFrames(buf));
       const dec = new TextDecoder();
-      const lines = [...logFrames(buf)].map((f) => ({
+      const lines = [...d.logFrames(buf)].map((f) => ({
         stream: f.stream === 2 ? "stderr" : "stdout",
         text: dec.decode(f.data).replace(/\n$/, ""),
       }));
@@ -241,10 +254,11 @@ export function upCommands(program: Command): void {
     .command("build")
     .description("build the station image (Debian root + Deno + nats-server + stn) without starting it")
     .action(async (_opts: unknown, cmd: Command) => {
-      const { docker } = await connectEngine();
-      const image = await stationImage(docker);
+      const d = await deploy();
+      const { docker } = await d.connectEngine();
+      const image = await d.stationImage(docker);
       const started = Date.now();
-      await buildStationImage(docker, image);
+      await d.buildStationImage(docker, image);
       const info = await docker.getImage(image.tag).inspect();
       const result = { image: image.tag, size_bytes: info.Size, seconds: (Date.now() - started) / 1000 };
       render(result, {
@@ -254,9 +268,9 @@ export function upCommands(program: Command): void {
     });
 }
 
-/** Writes Docker's multiplexed log frames to stdout and stderr, each to its own stream. */
-async function writeFrames(buf: Uint8Array): Promise<void> {
-  for (const frame of logFrames(buf)) {
+/** Writes Docker's log frames (demultiplexed) to stdout and stderr, each to its own stream. */
+async function writeFrames(frames: Iterable<{ stream: number; data: Uint8Array }>): Promise<void> {
+  for (const frame of frames) {
     const out = frame.stream === 2 ? Deno.stderr : Deno.stdout;
     for (let n = 0; n < frame.data.length;) n += await out.write(frame.data.subarray(n));
   }

@@ -1,7 +1,6 @@
 import { join, resolve } from "node:path";
 import { StationClient } from "../client/http.ts";
 import { installBundle } from "../client/environments.ts";
-import { readBundle } from "../environments/bundle/unpack.ts";
 import { StationError, usageError } from "../errors.ts";
 import { readLocalBytes } from "./local_files.ts";
 
@@ -41,6 +40,7 @@ export async function readUpBundle(file: string, workspace: string, environment?
     );
   }
   const bytes = await readLocalBytes(file);
+  const { readBundle } = await import("../environments/bundle/unpack.ts"); // tar: only for --bundle
   const { manifest } = await readBundle(bytes);
   return { file, bytes, environment: environment ?? manifest.name };
 }

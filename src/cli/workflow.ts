@@ -11,10 +11,8 @@ import {
   saveWorkflow,
 } from "../client/workflows.ts";
 import { StationError, usageError } from "../errors.ts";
-import { validateSource } from "../workflows/definition/load.ts";
 import { formatIssue } from "../workflows/definition/format.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
-import { planMigration } from "../workflows/migrate/files.ts";
 import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
@@ -44,6 +42,8 @@ async function validateFiles(
   if (files.filter((f) => f === "-").length > 1) {
     throw usageError("stdin_twice", "`-` (stdin) can be given only once", "pass the other files by path");
   }
+  // The validator (Ajv, JSONata) loads only for the commands that validate locally.
+  const { validateSource } = await import("../workflows/definition/load.ts");
   const results: FileResult[] = [];
   for (const file of files) {
     const name = file === "-" ? STDIN_NAME : file;
@@ -84,6 +84,7 @@ async function migrateFiles(
   opts: { output?: string; check?: boolean },
   json: boolean,
 ): Promise<void> {
+  const { planMigration } = await import("../workflows/migrate/files.ts");
   const planned = await planMigration(path, opts.output, Boolean(opts.check));
   const results = planned.map((p) => p.result);
   if (!opts.check) {

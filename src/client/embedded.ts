@@ -1,6 +1,6 @@
 import type { LoadedConfig } from "../config/load.ts";
 import { StationError } from "../errors.ts";
-import { startStation, type Station } from "../runtime/station.ts";
+import type { Station } from "../runtime/station.ts";
 import { StationClient } from "./http.ts";
 
 /** A runtime started inside the CLI process for one command (DESIGN §2, embedded mode). */
@@ -32,6 +32,8 @@ export async function startEmbedded(config: LoadedConfig, options: EmbeddedOptio
   // Another embedded command (cron overlap) may hold the NATS store: queue behind it rather than fail.
   const wait = options.waitLock !== false;
   try {
+    // Loaded only when a command runs embedded: one that talks to a server never loads the runtime.
+    const { startStation } = await import("../runtime/station.ts");
     const station = await startStation({ ...config, values }, {
       announce: false,
       busyWaitMs: wait ? HOME_WAIT_MS : 0,

@@ -97,6 +97,17 @@ export const ConfigSchema = z.strictObject({
     docker_timeout: durationSchema.default(30_000).describe(
       "deadline of each Docker Engine call a request makes (504 sandbox_timeout past it)",
     ),
+    pool: z.record(
+      z.string(),
+      z.strictObject({
+        size: z.int().min(0).max(32).describe("containers kept ready"),
+        max_idle: durationSchema.default(10 * 60_000).describe(
+          "a ready container older than this is replaced",
+        ),
+      }),
+    ).default({}).describe(
+      "warm pool per runtime name or image: {size, max_idle}; opens without a network take a ready container",
+    ),
   }).prefault({}),
   storage: z.strictObject({
     bucket: z.string().regex(/^[-\w]+$/, "letters, digits, - and _ only").default("sandbox-files").describe(
@@ -117,6 +128,11 @@ export const ConfigSchema = z.strictObject({
         "how often expired files are deleted (default 1h)",
       ),
     }).prefault({}),
+  }).prefault({}),
+  ledger: z.strictObject({
+    durability: z.enum(["normal", "fsync"]).default("normal").describe(
+      "normal: a commit survives a crash of stn, not of the machine; fsync: each commit is on disk before it is acknowledged, so it survives power loss too (docs/benchmarks.md)",
+    ),
   }).prefault({}),
   engine: z.strictObject({
     workers: z.int().min(0).max(200).default(10).describe(

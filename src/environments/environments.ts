@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
-import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/load.ts";
+import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/file_name.ts";
 import { ENVIRONMENT_NAME, environmentDir, requireEnvironment } from "./names.ts";
 import { exists, folderFiles } from "./files.ts";
 import { type McpConfigFile, readMcpConfigs } from "./mcp_configs.ts";

@@ -6,6 +6,7 @@ import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../api/listen.ts";
 import type { LoadedConfig } from "../config/load.ts";
+import { startCheckpointer } from "../db/checkpoint.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
 import { hookProblems } from "../events/webhooks.ts";
@@ -97,8 +98,12 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     })();
 
   try {
-    const db: Database = openDatabase(config.paths.db);
+    const db: Database = openDatabase(config.paths.db, { durability: config.values.ledger.durability });
     closers.push({ name: "ledger", close: () => db.close() });
+    if (config.paths.db !== ":memory:") {
+      const checkpointer = startCheckpointer(db, config.paths.db);
+      closers.push({ name: "ledger checkpointer", close: () => checkpointer.stop() });
+    }
 
     const { target, server } = await startNats(config, options);
     if (server) closers.push({ name: "nats-server", close: () => server.stop() });
@@ -137,7 +142,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       closers.push({
         name: "sandbox",
         close: async () => {
-          sandbox.stop();
+          await sandbox.stop();
           await sandbox.closeEndedRuns();
         },
       });

@@ -45,3 +45,12 @@ export const INTERPRETERS: Record<string, { file: string; cmd: string[] }> = {
   bash: { file: "main.sh", cmd: ["bash", "main.sh"] },
   sh: { file: "main.sh", cmd: ["sh", "main.sh"] },
 };
+
+/** The warm pool's sizes by image (`sandbox.pool` keys are runtime names or images); empty pools left out. */
+export function poolSizes(config: Config["sandbox"]): Map<string, { size: number; maxIdleMs: number }> {
+  const sizes = new Map<string, { size: number; maxIdleMs: number }>();
+  for (const [key, p] of Object.entries(config.pool)) {
+    if (p.size > 0) sizes.set(config.images[key] ?? key, { size: p.size, maxIdleMs: p.max_idle });
+  }
+  return sizes;
+}

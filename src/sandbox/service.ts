@@ -9,7 +9,7 @@ import { traceMethods } from "../telemetry/tracing.ts";
 import type { ExecResult, FileEntry, FileRead, OutputStream, SandboxBackend } from "./backend.ts";
 import { runCode, type RunRequest, type RunResult } from "./compute.ts";
 import { tooLarge } from "./errors.ts";
-import { chooseImage } from "./images.ts";
+import { chooseImage, poolSizes } from "./images.ts";
 import { LABELS } from "./labels.ts";
 import {
   getSession,
@@ -23,6 +23,7 @@ import {
   touchSession,
 } from "./ledger.ts";
 import { WORKSPACE } from "./paths.ts";
+import { WarmPool } from "./pool.ts";
 import { publishFile, stageFile } from "./transfer.ts";
 
 export type { RunRequest, RunResult } from "./compute.ts";
@@ -69,6 +70,8 @@ const RUN_SWEEP_MS = 2_000;
 export class SandboxService {
   readonly backend: SandboxBackend;
   readonly config: SandboxConfig;
+  /** Ready containers for opens without a network (`sandbox.pool`). */
+  readonly pool: WarmPool;
   readonly #db: Database;
   readonly #files: FileStore;
   readonly #stationId: string;
@@ -88,11 +91,14 @@ export class SandboxService {
     this.#files = files;
     this.config = config;
     this.#stationId = stationId;
+    this.pool = new WarmPool(backend, poolSizes(config), stationId);
   }
 
   /** Re-adopts the containers of live sessions, removes the rest, and starts the idle reaper. */
   async start(): Promise<RecoveryReport> {
     const report = await this.recover();
+    // After recovery, which removes a crashed process's pooled containers with the other orphans.
+    this.pool.start();
     const reaper = setInterval(() => {
       this.reapIdle().catch((err) =>
         log.warn("sandbox idle reaper failed", { error: (err as Error).message })
@@ -111,10 +117,11 @@ export class SandboxService {
     return report;
   }
 
-  /** Stops the reaper; sessions (and their containers) live on for the next start. */
-  stop(): void {
+  /** Stops the reaper and removes the pool's idle containers; sessions (and their containers) live on. */
+  async stop(): Promise<void> {
     if (this.#reaper !== undefined) clearInterval(this.#reaper);
     if (this.#runSweeper !== undefined) clearInterval(this.#runSweeper);
+    await this.pool.stop();
   }
 
   /** Matches this station's managed containers against the ledger. */
@@ -124,6 +131,7 @@ export class SandboxService {
     const open = new Map(listSessions(this.#db).map((s) => [s.container_id, s]));
     const seen = new Set<string>();
     for (const c of containers) {
+      if (this.pool.holds(c.id)) continue;
       const session = open.get(c.id);
       if (session) {
         try {
@@ -189,10 +197,12 @@ export class SandboxService {
       });
     }
     const { image, runtime } = chooseImage(this.config, request);
-    await this.backend.ensureImage(image);
     const id = `sbx_${ulid()}`;
     const createdAt = now();
-    const containerId = await this.backend.create({
+    // A pooled container keeps its `pool` labels (Docker cannot change them); the ledger links it to the session.
+    const pooled = network ? undefined : this.pool.take(image);
+    if (!pooled) await this.backend.ensureImage(image);
+    const containerId = pooled ?? await this.backend.create({
       image,
       network,
       labels: {

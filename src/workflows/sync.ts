@@ -2,15 +2,15 @@ import { join } from "node:path";
 import { type AgentSyncReport, syncAgents, type SyncAgentsOptions } from "../agents/sync.ts";
 import { listAgents } from "../agents/store.ts";
 import type { Database } from "../db/database.ts";
-import { formatIssue } from "./definition/format.ts";
+import { formatInvalid, type InvalidFile } from "./definition/format.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { environmentDir } from "../environments/names.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { agentReferenceIssues } from "./definition/agent_refs.ts";
-import { idFromFileName, validateSource, WORKFLOW_FILE } from "./definition/load.ts";
+import { idFromFileName, WORKFLOW_FILE } from "./definition/file_name.ts";
+import { validateSource } from "./definition/load.ts";
 import { parseSource } from "./definition/source.ts";
-import type { ValidationIssue } from "./definition/validate.ts";
 import type { WorkflowStore } from "./store.ts";
 
 /**
@@ -25,12 +25,6 @@ export interface SyncedWorkflow {
   id: string;
   version: number;
   file: string;
-}
-
-/** A file that did not validate, with its issues. */
-export interface InvalidFile {
-  file: string;
-  errors: ValidationIssue[];
 }
 
 /** What a sync did, per outcome. */
@@ -62,11 +56,6 @@ function claimedId(text: string, file: string): string | undefined {
     if (v && typeof v === "object" && typeof v.workflowId === "string") return v.workflowId;
   }
   return idFromFileName(file);
-}
-
-/** An invalid file's issues, one `file:line:col: error CODE: message (at /pointer)` line each (no hints). */
-export function formatInvalid(inv: InvalidFile): string[] {
-  return inv.errors.map((e) => formatIssue(inv.file, e, "error")[0]);
 }
 
 /** Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its workflows. */

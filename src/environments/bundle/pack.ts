@@ -6,7 +6,7 @@ import type { BundleManifest } from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { VERSION } from "../../version.ts";
-import { idFromFileName } from "../../workflows/definition/load.ts";
+import { idFromFileName } from "../../workflows/definition/file_name.ts";
 import { folderFiles } from "../files.ts";
 import { type McpConfigFile, parseMcpConfig } from "../mcp_configs.ts";
 import { neededVariables } from "../environments.ts";

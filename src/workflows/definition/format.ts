@@ -25,3 +25,14 @@ export function formatIssue(
   if (issue.hint) lines.push(`  ${paint.dim("hint:")} ${issue.hint}`);
   return lines;
 }
+
+/** A file that did not validate, with its issues. */
+export interface InvalidFile {
+  file: string;
+  errors: ValidationIssue[];
+}
+
+/** An invalid file's issues, one `file:line:col: error CODE: message (at /pointer)` line each (no hints). */
+export function formatInvalid(inv: InvalidFile): string[] {
+  return inv.errors.map((e) => formatIssue(inv.file, e, "error")[0]);
+}

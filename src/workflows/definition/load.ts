@@ -1,16 +1,7 @@
-import { basename } from "node:path";
 import { StationError } from "../../errors.ts";
+import { idFromFileName } from "./file_name.ts";
 import { parseSource } from "./source.ts";
 import { validateDefinition, type ValidationResult } from "./validate.ts";
-
-/** Definition file names: `<id>.workflow.yaml|yml|json` (plain `.yaml`/`.yml`/`.json` accepted by path). */
-export const WORKFLOW_FILE = /\.workflow\.(ya?ml|json)$/;
-
-/** The workflow id a file name implies (`deploy.workflow.yaml` → `deploy`), if it names a valid one. */
-export function idFromFileName(path: string): string | undefined {
-  const name = basename(path).replace(WORKFLOW_FILE, "").replace(/\.(ya?ml|json)$/, "");
-  return /^[a-z0-9][a-z0-9_-]*$/.test(name) ? name : undefined;
-}
 
 /** Parses and validates definition text (YAML or JSON), with line/column on every issue it can place. */
 export function validateSource(

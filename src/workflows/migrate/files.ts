@@ -1,6 +1,6 @@
 import { basename, join } from "node:path";
 import { StationError, usageError } from "../../errors.ts";
-import { WORKFLOW_FILE } from "../definition/load.ts";
+import { WORKFLOW_FILE } from "../definition/file_name.ts";
 import { migrateText } from "./migrate.ts";
 import type { MigrationResult } from "./report.ts";
 
