@@ -17,7 +17,7 @@ const metricsRoute = createRoute({
   },
 });
 
-/** The station's gauges, read when scraped: queue, sandboxes, file store. */
+/** The station's gauges, read when scraped: queue, sandboxes, file store, task queues' workers. */
 function stationGauges(ctx: StationContext): Registry {
   const reg = new Registry();
   const gauge = (name: string, help: string, read: () => Promise<number>) =>
@@ -54,7 +54,35 @@ function stationGauges(ctx: StationContext): Registry {
     () => Promise.resolve(ctx.sandbox?.list().length ?? 0),
   );
   gauge("stn_file_store_bytes", "Bytes the file store's bucket holds", () => ctx.files.usage());
+  perQueue(
+    reg,
+    "stn_steps_waiting_for_worker",
+    "Scheduled steps on a task queue that no live worker serves",
+    () => new Map(ctx.engine.unserved().map((u) => [u.queue, u.waiting])),
+  );
+  perQueue(reg, "stn_workers", "Live stn worker processes taking steps from a task queue", () => {
+    // A queue with steps waiting and nobody serving it reads 0, so an alert can match on the queue.
+    const counts = new Map(ctx.engine.unserved().map((u) => [u.queue, 0]));
+    for (const w of ctx.engine.workers()) {
+      if (!w.draining) { for (const q of w.queues) counts.set(q, (counts.get(q) ?? 0) + 1); }
+    }
+    return counts;
+  });
   return reg;
+}
+
+/** A gauge with one sample per task queue, read when scraped (the queues of the last scrape are dropped). */
+function perQueue(reg: Registry, name: string, help: string, read: () => Map<string, number>): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ["queue"] as const,
+    registers: [reg],
+    collect() {
+      this.reset();
+      for (const [queue, n] of read()) this.set({ queue }, n);
+    },
+  });
 }
 
 /** GET /metrics: the process's counters and histograms and the station's gauges, in Prometheus text format. */
