@@ -1,5 +1,6 @@
 import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
+import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
 import { Statements } from "../workflows/engine/repository.ts";
 import type {
@@ -67,7 +68,7 @@ const TERMINAL_EVENT: Record<Exclude<AgentRunStatus, "running">, string> = {
 export class AgentLedger {
   #db: Database;
   #q: Statements;
-  #watchers = new Map<string, Set<() => void>>();
+  #watchers = new Watchers();
 
   constructor(db: Database) {
     this.#db = db;
@@ -339,18 +340,12 @@ export class AgentLedger {
 
   /** Calls fn whenever events are appended to the run (in this process). Returns the unsubscribe. */
   watch(runId: string, fn: () => void): () => void {
-    let set = this.#watchers.get(runId);
-    if (!set) this.#watchers.set(runId, set = new Set());
-    set.add(fn);
-    return () => {
-      set!.delete(fn);
-      if (set!.size === 0) this.#watchers.delete(runId);
-    };
+    return this.#watchers.watch(runId, fn);
   }
 
   #write(runId: string, fn: () => void): void {
     transaction(this.#db, fn);
-    for (const w of this.#watchers.get(runId) ?? []) w();
+    this.#watchers.notify(runId);
   }
 
   #event(runId: string, type: string, data: unknown): void {

@@ -1,29 +1,7 @@
 import { z } from "zod";
 import type { SandboxService } from "../sandbox/service.ts";
-import {
-  callTool,
-  sandboxExec,
-  sandboxFsDelete,
-  sandboxFsList,
-  sandboxFsRead,
-  sandboxFsWrite,
-  sandboxPublishFile,
-  sandboxRun,
-  sandboxStageFile,
-  type SandboxTool,
-} from "../sandbox/tools.ts";
+import { callTool, sandboxRun, type SandboxTool, SESSION_TOOLS } from "../sandbox/tools.ts";
 import type { AgentSandbox, AgentTool, Toolbox } from "./types.ts";
-
-/** The session tools of code mode; the agent's session is implied, so their `sandbox_id` is filled in. */
-const SESSION_TOOLS = [
-  sandboxExec,
-  sandboxFsWrite,
-  sandboxFsRead,
-  sandboxFsList,
-  sandboxFsDelete,
-  sandboxStageFile,
-  sandboxPublishFile,
-] as const;
 
 /**
  * The sandbox tools of an agent with `sandbox:` (spec/agents.md), built on the existing tool

@@ -1,7 +1,7 @@
 import { type Database, transaction } from "../db/database.ts";
 import { log } from "../log.ts";
 import { type Clock, systemClock } from "../workflows/engine/clock.ts";
-import { nextFire } from "../workflows/engine/scheduler.ts";
+import { CronLoop, nextFire } from "../workflows/engine/cron.ts";
 import { Statements } from "../workflows/engine/repository.ts";
 import type { AgentService } from "./service.ts";
 import { scheduledAgents } from "./store.ts";
@@ -33,29 +33,50 @@ export class AgentScheduler {
   #agents: AgentService;
   #q: Statements;
   #clock: Clock;
-  #timer?: ReturnType<typeof setInterval>;
-  #ticking = false;
-  #lastReconcile = 0;
+  #loop: CronLoop<AgentScheduleRow>;
 
   constructor(agents: AgentService, db: Database, clock: Clock = systemClock) {
     this.#agents = agents;
     this.#q = new Statements(db);
     this.#clock = clock;
+    this.#loop = new CronLoop<AgentScheduleRow>(
+      {
+        reconcile: () => this.#reconcile(),
+        due: (now) =>
+          this.#q.all<AgentScheduleRow>("SELECT * FROM agent_schedules WHERE next_run_at <= ?", now),
+        advance: (row, next, now) =>
+          this.#q.run(
+            `UPDATE agent_schedules SET next_run_at = ?, last_run_at = ?
+           WHERE environment = ? AND agent = ? AND next_run_at = ?`,
+            next,
+            now,
+            row.environment,
+            row.agent,
+            row.next_run_at,
+          ) > 0,
+        fire: (row) => this.#fire(row),
+      },
+      clock,
+      "agent scheduler",
+    );
   }
 
   /** Reconciles the schedules with the agents table, then checks for due ones every `everyMs`. */
   start(everyMs = 500): void {
-    this.reconcile();
-    this.#timer = setInterval(() => this.#tick(), everyMs);
+    this.#loop.start(everyMs);
   }
 
   /** Stops firing (runs already started go on under the agent service). */
   stop(): void {
-    clearInterval(this.#timer);
+    this.#loop.stop();
   }
 
   /** Makes `agent_schedules` match the synced agents' enabled schedules; a changed file restarts its clock. */
   reconcile(): void {
+    this.#loop.reconcile();
+  }
+
+  #reconcile(): void {
     const key = (env: string, agent: string) => `${env}\u0000${agent}`;
     const wanted = new Map<string, Wanted>();
     for (const def of scheduledAgents(this.#q.db)) {
@@ -101,59 +122,30 @@ export class AgentScheduler {
         );
       }
     });
-    this.#lastReconcile = this.#clock.now();
   }
 
-  async #tick(): Promise<void> {
-    if (this.#ticking) return;
-    this.#ticking = true;
+  async #fire(row: AgentScheduleRow): Promise<void> {
     try {
-      // Agents change with `stn sync` (CLI or API): pick that up every few seconds.
-      if (this.#clock.now() - this.#lastReconcile > 2000) this.reconcile();
-      const due = this.#q.all<AgentScheduleRow>(
-        "SELECT * FROM agent_schedules WHERE next_run_at <= ?",
-        this.#clock.now(),
+      const { run } = await this.#agents.start({
+        agent: row.agent,
+        environment: row.environment,
+        task: row.task,
+        variables: JSON.parse(row.variables),
+        trigger: "schedule",
+      });
+      this.#q.run(
+        "UPDATE agent_schedules SET last_run_id = ? WHERE environment = ? AND agent = ?",
+        run.id,
+        row.environment,
+        row.agent,
       );
-      for (const row of due) {
-        const now = this.#clock.now();
-        const next = nextFire(row.cron, row.timezone, new Date(Math.max(now, row.next_run_at)));
-        const moved = this.#q.run(
-          `UPDATE agent_schedules SET next_run_at = ?, last_run_at = ?
-           WHERE environment = ? AND agent = ? AND next_run_at = ?`,
-          next ?? Number.MAX_SAFE_INTEGER,
-          now,
-          row.environment,
-          row.agent,
-          row.next_run_at,
-        );
-        if (moved === 0) continue;
-        try {
-          const { run } = await this.#agents.start({
-            agent: row.agent,
-            environment: row.environment,
-            task: row.task,
-            variables: JSON.parse(row.variables),
-            trigger: "schedule",
-          });
-          this.#q.run(
-            "UPDATE agent_schedules SET last_run_id = ? WHERE environment = ? AND agent = ?",
-            run.id,
-            row.environment,
-            row.agent,
-          );
-        } catch (err) {
-          // A missing key or a bad variable: nothing started; the next fire tries again.
-          log.warn("scheduled agent run could not start", {
-            agent: row.agent,
-            environment: row.environment,
-            error: (err as Error).message,
-          });
-        }
-      }
     } catch (err) {
-      log.error("agent scheduler tick failed", { error: (err as Error).message });
-    } finally {
-      this.#ticking = false;
+      // A missing key or a bad variable: nothing started; the next fire tries again.
+      log.warn("scheduled agent run could not start", {
+        agent: row.agent,
+        environment: row.environment,
+        error: (err as Error).message,
+      });
     }
   }
 }

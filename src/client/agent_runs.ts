@@ -5,8 +5,8 @@ import {
   type AgentRunListQuery,
   type StartAgentRunBody,
 } from "../contract/agent_runs.ts";
-import { parseAnswer, type StationClient } from "./http.ts";
-import { sseMessages } from "./sse.ts";
+import type { StationClient } from "./http.ts";
+import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
 /** Calls of POST /api/v1/agents/{name}/runs and /api/v1/agent-runs. */
 
@@ -46,18 +46,10 @@ export function cancelAgentRun(client: StationClient, runId: string, reason?: st
 }
 
 /** GET /api/v1/agent-runs/:id/events as an async iterator, resuming after `after`; ends after the run's end. */
-export async function* agentRunEvents(
+export function agentRunEvents(
   client: StationClient,
   runId: string,
-  options: { after?: number | "now"; follow?: boolean; signal?: AbortSignal } = {},
+  options: FollowEventsOptions = {},
 ): AsyncGenerator<AgentRunEvent> {
-  const path = `${runPath(runId)}/events`;
-  const res = await client.fetch("GET", path, {
-    query: { after: options.after, follow: options.follow === false ? "false" : undefined },
-    headers: { accept: "text/event-stream" },
-    signal: options.signal,
-  });
-  for await (const message of sseMessages(res.body!)) {
-    if (message.data) yield parseAnswer(AgentRunEvent, JSON.parse(message.data), `GET ${path}`);
-  }
+  return followRunEvents(client, `${runPath(runId)}/events`, AgentRunEvent, options);
 }

@@ -1,8 +1,8 @@
 import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
 import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
 import { StationError } from "../errors.ts";
-import { parseAnswer, type StationClient } from "./http.ts";
-import { sseMessages } from "./sse.ts";
+import type { StationClient } from "./http.ts";
+import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
 /** Calls of /api/v1/workflow-runs and /api/v1/workflow-approvals. */
 
@@ -67,20 +67,12 @@ export function decideApproval(
  * GET /api/v1/workflow-runs/:id/events as an async iterator of events, resuming after `after`
  * (a seq or "now"); ends after the run's terminal event (or when caught up, with follow false).
  */
-export async function* runEvents(
+export function runEvents(
   client: StationClient,
   runId: string,
-  options: { after?: number | "now"; follow?: boolean; signal?: AbortSignal } = {},
+  options: FollowEventsOptions = {},
 ): AsyncGenerator<RunEvent> {
-  const path = `${runPath(runId)}/events`;
-  const res = await client.fetch("GET", path, {
-    query: { after: options.after, follow: options.follow === false ? "false" : undefined },
-    headers: { accept: "text/event-stream" },
-    signal: options.signal,
-  });
-  for await (const message of sseMessages(res.body!)) {
-    if (message.data) yield parseAnswer(RunEvent, JSON.parse(message.data), `GET ${path}`);
-  }
+  return followRunEvents(client, `${runPath(runId)}/events`, RunEvent, options);
 }
 
 /** Whether a run has ended (completed, failed or canceled). */

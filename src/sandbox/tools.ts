@@ -240,10 +240,8 @@ export const sandboxClose = tool({
   },
 });
 
-/** Every sandbox tool, in the order a model should read them. */
-export const SANDBOX_TOOLS: readonly SandboxTool<any>[] = [
-  sandboxRun,
-  sandboxOpen,
+/** The tools that work in an open session (by its `sandbox_id`), short of closing it: an agent's code mode. */
+export const SESSION_TOOLS: readonly SandboxTool<any>[] = [
   sandboxExec,
   sandboxFsWrite,
   sandboxFsRead,
@@ -251,6 +249,13 @@ export const SANDBOX_TOOLS: readonly SandboxTool<any>[] = [
   sandboxFsDelete,
   sandboxStageFile,
   sandboxPublishFile,
+];
+
+/** Every sandbox tool, in the order a model should read them. */
+export const SANDBOX_TOOLS: readonly SandboxTool<any>[] = [
+  sandboxRun,
+  sandboxOpen,
+  ...SESSION_TOOLS,
   sandboxClose,
 ];
 

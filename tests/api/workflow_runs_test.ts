@@ -108,6 +108,11 @@ Deno.test("run API: start with defaults applied, list, steps, approvals, 409s, 4
       );
       await expectError(getRun(client, "nope"), 404, "run_not_found");
       await expectError(
+        client.fetch("GET", `/api/v1/workflow-runs/${run.id}/events`, { query: { after: "-1" } }),
+        400,
+        "invalid_cursor",
+      );
+      await expectError(
         startRun(client, { definition: { id: "bad", states: [{ id: "x", type: "nope" }] } }),
         400,
         "invalid_definition",

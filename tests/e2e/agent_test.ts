@@ -88,6 +88,13 @@ Deno.test("e2e: stn agent run / runs / inspect and the agent-runs API through a 
     const rest = [];
     for await (const e of agentRunEvents(client, run.run_id, { after: 2 })) rest.push(e.seq);
     assertEquals(rest, [3, 4]);
+    const none = [];
+    for await (const e of agentRunEvents(client, run.run_id, { after: "now" })) none.push(e.seq);
+    assertEquals(none, []);
+    const badCursor = await client.fetch("GET", `/api/v1/agent-runs/${run.run_id}/events`, {
+      headers: { "last-event-id": "x" },
+    }).catch((e) => e);
+    assertEquals([badCursor.status, badCursor.code], [400, "invalid_cursor"]);
     const res = await cancelAgentRun(client, run.run_id).catch((e) => e);
     assertEquals(res.code, "agent_run_finished");
     // A workflow's agent step: its run, usage and tool calls show in `stn workflow inspect`.

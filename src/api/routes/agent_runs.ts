@@ -1,5 +1,4 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import type { AgentRunRow } from "../../agents/run_rows.ts";
 import { agentRunView } from "../../agents/views.ts";
 import {
@@ -16,6 +15,7 @@ import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
+import { runEventsResponse } from "../sse.ts";
 
 const tags = ["agent runs"];
 const startRun = createRoute({
@@ -136,25 +136,9 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   );
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    const from = c.req.header("last-event-id") ?? c.req.valid("query").after ?? "0";
-    if (from !== "now" && !/^\d+$/.test(from)) {
-      throw new StationError(
-        "invalid_cursor",
-        `after / Last-Event-ID must be a seq number or "now", got ${from}`,
-        {
-          status: 400,
-        },
-      );
-    }
-    const after = from === "now" ? ledger.lastSeq(run.id) : Number(from);
-    return streamSSE(c, async (stream) => {
-      const closed = new AbortController();
-      stream.onAbort(() => closed.abort());
-      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
-      const live = c.req.valid("query").follow !== "false";
-      for await (const e of followAgentRunEvents(ledger, run.id, after, signal, live)) {
-        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
-      }
+    return runEventsResponse(c, c.req.valid("query"), ctx.shutdown, {
+      lastSeq: () => ledger.lastSeq(run.id),
+      follow: (after, signal, live) => followAgentRunEvents(ledger, run.id, after, signal, live),
     });
   });
   openapi(app, cancelRun, (c) => {

@@ -1,5 +1,4 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import type { z } from "zod";
 import {
   CancelBody,
@@ -13,13 +12,14 @@ import {
   StepList,
 } from "../../contract/runs.ts";
 import { WorkflowIdParam } from "../../contract/workflows.ts";
-import { notFound, StationError } from "../../errors.ts";
+import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import type { RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
+import { runEventsResponse } from "../sse.ts";
 
 type StartBody = z.output<typeof StartRunBody>;
 
@@ -171,27 +171,9 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    const from = c.req.header("last-event-id") ?? c.req.valid("query").after ?? "0";
-    let after: number;
-    if (from === "now") after = engine.reads.events.lastSeq(run.id);
-    else if (/^\d+$/.test(from)) after = Number(from);
-    else {
-      throw new StationError(
-        "invalid_cursor",
-        `after / Last-Event-ID must be a seq number or "now", got ${from}`,
-        {
-          status: 400,
-        },
-      );
-    }
-    return streamSSE(c, async (stream) => {
-      const closed = new AbortController();
-      stream.onAbort(() => closed.abort());
-      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
-      const live = c.req.valid("query").follow !== "false";
-      for await (const e of followRunEvents(engine, run.id, after, signal, live)) {
-        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
-      }
+    return runEventsResponse(c, c.req.valid("query"), ctx.shutdown, {
+      lastSeq: () => engine.reads.events.lastSeq(run.id),
+      follow: (after, signal, live) => followRunEvents(engine, run.id, after, signal, live),
     });
   });
 

@@ -1,9 +1,9 @@
 import type { Context, Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { agentRunView } from "../../agents/views.ts";
 import type { AgentRun } from "../../contract/agent_runs.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
+import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Time } from "../parts.tsx";
@@ -211,14 +211,9 @@ export function addAgentRunRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
   ui.get("/agent-runs/:id/events", (c) => {
     const run = requireView(ctx, c.req.param("id"));
     const after = Number(/^\d+$/.exec(c.req.header("last-event-id") ?? "")?.[0] ?? 0);
-    return streamSSE(c, async (stream) => {
-      const closed = new AbortController();
-      stream.onAbort(() => closed.abort());
-      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
-      for await (const e of followAgentRunEvents(ctx.agents.ledger, run.run_id, after, signal)) {
-        await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(e) });
-      }
-    });
+    const follow = (signal: AbortSignal) =>
+      followAgentRunEvents(ctx.agents.ledger, run.run_id, after, signal);
+    return streamRunEvents(c, ctx.shutdown, follow, false);
   });
 
   ui.get("/agent-runs/:id", (c) => {

@@ -5,30 +5,10 @@ import { type AgentRun, AgentRunStatus } from "../../contract/agent_runs.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
+import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
 
-interface AgentRunFilter {
-  agent?: string;
-  status?: AgentRun["status"];
-  cursor?: string;
-}
-
-function filterOf(q: Record<string, string>): AgentRunFilter {
-  const status = AgentRunStatus.safeParse(q.status);
-  return {
-    agent: q.agent || undefined,
-    status: status.success ? status.data : undefined,
-    cursor: q.cursor || undefined,
-  };
-}
-
-function query(f: AgentRunFilter): string {
-  const p = new URLSearchParams();
-  if (f.agent) p.set("agent", f.agent);
-  if (f.status) p.set("status", f.status);
-  if (f.cursor) p.set("cursor", f.cursor);
-  const s = p.toString();
-  return s ? `?${s}` : "";
-}
+const list = { path: "/ui/agent-runs", key: "agent" };
+type Filter = RunFilter<AgentRun["status"]>;
 
 /** A run's status, with why it ended when that says more (`completed (max_steps)`). */
 export function AgentStatus(props: { run: AgentRun }) {
@@ -111,21 +91,19 @@ export function StartedBy(props: { run: AgentRun }) {
   return <span class="muted">a request</span>;
 }
 
-function Rows(props: { runs: AgentRun[]; next: string | null; filter: AgentRunFilter }) {
+function Rows(props: { runs: AgentRun[]; next: string | null; filter: Filter }) {
   if (props.runs.length === 0) return <p class="muted">No agent runs match.</p>;
   return (
     <>
       <AgentRunTable runs={props.runs} caption="Agent runs, newest first" />
-      {props.next
-        ? <a href={`/ui/agent-runs${query({ ...props.filter, cursor: props.next })}`}>Older agent runs</a>
-        : null}
+      <OlderRuns list={list} filter={props.filter} next={props.next} label="Older agent runs" />
     </>
   );
 }
 
-function readRuns(ctx: StationContext, f: AgentRunFilter) {
+function readRuns(ctx: StationContext, f: Filter) {
   const ledger = ctx.agents.ledger;
-  const page = ledger.list({ agent: f.agent, status: f.status, cursor: f.cursor, limit: 50 });
+  const page = ledger.list({ agent: f.name, status: f.status, cursor: f.cursor, limit: 50 });
   return { runs: page.runs.map((r) => agentRunView(ledger, r)), next: page.nextCursor };
 }
 
@@ -136,37 +114,24 @@ export function addAgentRunListRoutes(
   page: (c: Context) => PageContext,
 ): void {
   ui.get("/agent-runs/rows", (c) => {
-    const f = filterOf(c.req.query());
+    const f = runFilter(list, c.req.query(), AgentRunStatus.options);
     return c.html(<Rows {...readRuns(ctx, f)} filter={f} />);
   });
   ui.get("/agent-runs", (c) => {
-    const f = filterOf(c.req.query());
+    const f = runFilter(list, c.req.query(), AgentRunStatus.options);
     const agents = listAgents(ctx.db, ctx.agents.environment).map((a) => a.definition.name);
-    if (f.agent && !agents.includes(f.agent)) agents.push(f.agent);
+    if (f.name && !agents.includes(f.name)) agents.push(f.name);
     return c.html(
       <Layout title="Agent runs" section="agent-runs" page={page(c)}>
-        <form method="get" action="/ui/agent-runs" class="filters" aria-label="Filter agent runs">
-          <div>
-            <label for="agent">Agent</label>
-            <select id="agent" name="agent">
-              <option value="">any</option>
-              {agents.map((name) => (
-                <option key={name} value={name} selected={name === f.agent}>{name}</option>
-              ))}
-            </select>
-          </div>
-          <div>
-            <label for="status">Status</label>
-            <select id="status" name="status">
-              <option value="">any</option>
-              {AgentRunStatus.options.map((s) => (
-                <option key={s} value={s} selected={s === f.status}>{s}</option>
-              ))}
-            </select>
-          </div>
-          <button type="submit">Filter</button>
-        </form>
-        <div id="agent-runs" hx-get={`/ui/agent-runs/rows${query(f)}`} hx-trigger="every 2s">
+        <RunFilterForm
+          list={list}
+          filter={f}
+          label="Filter agent runs"
+          nameLabel="Agent"
+          names={agents}
+          statuses={AgentRunStatus.options}
+        />
+        <div id="agent-runs" hx-get={`/ui/agent-runs/rows${runQuery(list, f)}`} hx-trigger="every 2s">
           <Rows {...readRuns(ctx, f)} filter={f} />
         </div>
       </Layout>,

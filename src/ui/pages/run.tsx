@@ -1,7 +1,7 @@
 import type { Context, Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
+import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { TERMINAL_RUN } from "../../workflows/engine/ledger.ts";
 import {
@@ -189,14 +189,12 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
   ui.get("/runs/:id/events", (c) => {
     const run = requireRun(ctx, c.req.param("id"));
     const after = Number(/^\d+$/.exec(c.req.header("last-event-id") ?? "")?.[0] ?? 0);
-    return streamSSE(c, async (stream) => {
-      const closed = new AbortController();
-      stream.onAbort(() => closed.abort());
-      const signal = AbortSignal.any([closed.signal, ctx.shutdown]);
-      for await (const e of followRunEvents(ctx.engine, run.id, after, signal)) {
-        await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(e) });
-      }
-    });
+    return streamRunEvents(
+      c,
+      ctx.shutdown,
+      (signal) => followRunEvents(ctx.engine, run.id, after, signal),
+      false,
+    );
   });
 
   ui.get("/runs/:id", (c) => {

@@ -4,33 +4,13 @@ import type { StationContext } from "../../runtime/context.ts";
 import { type RunView, runView } from "../../workflows/engine/views.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
+import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
 
-interface RunFilter {
-  workflow?: string;
-  status?: RunStatus;
-  cursor?: string;
-}
-
-function filterOf(q: Record<string, string>): RunFilter {
-  const status = RunStatus.safeParse(q.status);
-  return {
-    workflow: q.workflow || undefined,
-    status: status.success ? status.data : undefined,
-    cursor: q.cursor || undefined,
-  };
-}
-
-function query(f: RunFilter): string {
-  const p = new URLSearchParams();
-  if (f.workflow) p.set("workflow", f.workflow);
-  if (f.status) p.set("status", f.status);
-  if (f.cursor) p.set("cursor", f.cursor);
-  const s = p.toString();
-  return s ? `?${s}` : "";
-}
+const list = { path: "/ui/runs", key: "workflow" };
+type Filter = RunFilter<RunStatus>;
 
 /** The runs table (also the fragment htmx polls for live updates). */
-function RunTable(props: { runs: RunView[]; next: string | null; filter: RunFilter }) {
+function RunTable(props: { runs: RunView[]; next: string | null; filter: Filter }) {
   if (props.runs.length === 0) return <p class="muted">No runs match.</p>;
   return (
     <>
@@ -68,16 +48,14 @@ function RunTable(props: { runs: RunView[]; next: string | null; filter: RunFilt
           ))}
         </tbody>
       </table>
-      {props.next
-        ? <a href={`/ui/runs${query({ ...props.filter, cursor: props.next })}`}>Older runs</a>
-        : null}
+      <OlderRuns list={list} filter={props.filter} next={props.next} label="Older runs" />
     </>
   );
 }
 
-function readRuns(ctx: StationContext, f: RunFilter) {
+function readRuns(ctx: StationContext, f: Filter) {
   const page = ctx.engine.reads.runs.list({
-    workflowId: f.workflow,
+    workflowId: f.name,
     status: f.status,
     cursor: f.cursor,
     limit: 50,
@@ -88,36 +66,27 @@ function readRuns(ctx: StationContext, f: RunFilter) {
 /** /ui/runs: every run, filtered by workflow and status, refreshed every two seconds. */
 export function addRunListRoutes(ui: Hono, ctx: StationContext, page: (c: Context) => PageContext): void {
   ui.get("/runs/rows", (c) => {
-    const f = filterOf(c.req.query());
+    const f = runFilter(list, c.req.query(), RunStatus.options);
     const { runs, next } = readRuns(ctx, f);
     return c.html(<RunTable runs={runs} next={next} filter={f} />);
   });
   ui.get("/runs", (c) => {
-    const f = filterOf(c.req.query());
+    const f = runFilter(list, c.req.query(), RunStatus.options);
     const { runs, next } = readRuns(ctx, f);
     const workflows = ctx.workflows.list().map((w) => w.id);
     return c.html(
       <Layout title="Runs" section="runs" page={page(c)}>
-        <form method="get" action="/ui/runs" class="filters" aria-label="Filter runs">
-          <div>
-            <label for="workflow">Workflow</label>
-            <select id="workflow" name="workflow">
-              <option value="">any</option>
-              {workflows.map((id) => <option key={id} value={id} selected={id === f.workflow}>{id}</option>)}
-            </select>
-          </div>
-          <div>
-            <label for="status">Status</label>
-            <select id="status" name="status">
-              <option value="">any</option>
-              {RunStatus.options.map((s) => <option key={s} value={s} selected={s === f.status}>{s}</option>)}
-            </select>
-          </div>
-          <button type="submit">Filter</button>
-        </form>
+        <RunFilterForm
+          list={list}
+          filter={f}
+          label="Filter runs"
+          nameLabel="Workflow"
+          names={workflows}
+          statuses={RunStatus.options}
+        />
         <div
           id="runs"
-          hx-get={`/ui/runs/rows${query(f)}`}
+          hx-get={`/ui/runs/rows${runQuery(list, f)}`}
           hx-trigger="every 2s"
         >
           <RunTable runs={runs} next={next} filter={f} />

@@ -1,6 +1,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
+import { Watchers } from "../../lib/watchers.ts";
 import { log } from "../../log.ts";
 import type { AgentService } from "../../agents/service.ts";
 import { countRunFinished } from "../../telemetry/metrics.ts";
@@ -67,7 +68,7 @@ export class EngineCore {
   waitStarted: (runId: string, attemptId: number) => void = () => {};
   #handlers = new Set<Promise<void>>();
   #definitions = new Map<string, WorkflowDefinition>();
-  #watchers = new Map<string, Set<() => void>>();
+  #watchers = new Watchers();
   #ended = new Set<string>();
   #endHooks = new Set<(runId: string) => void>();
 
@@ -189,7 +190,7 @@ export class EngineCore {
 
   /** Tells watchers the run's events changed, and run-end hooks when it just ended. */
   notify(runId: string): void {
-    for (const fn of this.#watchers.get(runId) ?? []) fn();
+    this.#watchers.notify(runId);
     // Only after the commit that ended it (a rolled-back transaction leaves the run active).
     const run = this.#ended.delete(runId) ? this.repo.runs.get(runId)! : undefined;
     if (run && TERMINAL_RUN.includes(run.status)) {
@@ -206,13 +207,7 @@ export class EngineCore {
 
   /** Calls fn whenever events are appended to the run (in this process). Returns the unsubscribe. */
   watch(runId: string, fn: () => void): () => void {
-    let set = this.#watchers.get(runId);
-    if (!set) this.#watchers.set(runId, set = new Set());
-    set.add(fn);
-    return () => {
-      set!.delete(fn);
-      if (set!.size === 0) this.#watchers.delete(runId);
-    };
+    return this.#watchers.watch(runId, fn);
   }
 
   /** Calls fn with the run id after a run ends in this process. Returns the unsubscribe. */
