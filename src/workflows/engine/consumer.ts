@@ -55,11 +55,27 @@ export class Consumer {
       return;
     }
     core.notify(m.run);
-    const attempt = decision.attempt;
+    const recorded = await this.runClaimed(decision.attempt, {
+      working: () => msg.working(),
+      traceparent: msg.headers?.get("traceparent") || undefined,
+    });
+    if (recorded || !core.stopping) msg.ack();
+  }
+
+  /**
+   * Runs an attempt this station holds the claim of — taken from its own queue, or handed over by a
+   * `stn worker` (a station-only step) — renewing its lease meanwhile, and records the outcome. True when
+   * recorded; false leaves the claim to lapse, so recovery runs the attempt again.
+   */
+  async runClaimed(
+    attempt: AttemptRow,
+    opts: { working?: () => void; traceparent?: string } = {},
+  ): Promise<boolean> {
+    const core = this.#core;
     const abort = new AbortController();
     core.inflight.set(attempt.id, { run: attempt.run_id, abort });
     const heartbeat = setInterval(() => {
-      msg.working();
+      opts.working?.();
       core.repo.apply([{
         kind: "renew_lease",
         attemptId: attempt.id,
@@ -67,14 +83,13 @@ export class Consumer {
         leaseUntil: core.clock.now() + core.opts.leaseMs,
       }]);
     }, Math.max(100, Math.min(core.opts.ackWaitMs, core.opts.leaseMs) / 3));
-    let recorded = false;
     try {
       core.stats.executed++;
       const state = core.stateOf(attempt);
-      const outcome = await this.#observed(msg, attempt, state, abort.signal);
-      if (core.stopping && abort.signal.aborted) return; // abandoned: the claim lapses and recovery re-runs it
+      const outcome = await this.#observed(opts.traceparent, attempt, state, abort.signal);
+      if (core.stopping && abort.signal.aborted) return false; // abandoned: the claim lapses and recovery re-runs it
       await recordOutcome(core, attempt, state, outcome);
-      recorded = true;
+      return true;
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.
       log.error("step outcome not recorded", {
@@ -82,10 +97,10 @@ export class Consumer {
         step: attempt.path,
         error: (err as Error).message,
       });
+      return false;
     } finally {
       clearInterval(heartbeat);
       core.inflight.delete(attempt.id);
-      if (recorded || !core.stopping) msg.ack();
     }
   }
 
@@ -94,7 +109,12 @@ export class Consumer {
    * for a message published before tracing was on, the run's stored one), timed for /metrics, with the
    * run and step on its log lines (and a debug line for it).
    */
-  #observed(msg: JsMsg, attempt: AttemptRow, state: State, signal: AbortSignal): Promise<Outcome> {
+  #observed(
+    traceparent: string | undefined,
+    attempt: AttemptRow,
+    state: State,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
     const started = performance.now();
     const attributes = {
       "stn.run.id": attempt.run_id,
@@ -103,7 +123,7 @@ export class Consumer {
       "stn.step.type": state.type,
     };
     const parent = tracingEnabled
-      ? msg.headers?.get("traceparent") || this.#core.repo.runs.get(attempt.run_id)?.traceparent
+      ? traceparent || this.#core.repo.runs.get(attempt.run_id)?.traceparent
       : undefined;
     return withLogFields(
       { run_id: attempt.run_id, step: attempt.path },

@@ -60,7 +60,7 @@ export class Engine {
     this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
     this.#signals = new Signals(this.#core);
-    this.#remote = new RemoteWorkers(this.#core);
+    this.#remote = new RemoteWorkers(this.#core, (a) => this.#consumer.runClaimed(a));
   }
 
   /** Counters for tests and benchmarks. */

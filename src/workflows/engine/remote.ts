@@ -1,6 +1,7 @@
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { log } from "../../log.ts";
 import type { Outcome } from "../steps/types.ts";
+import { stepType } from "../steps/registry.ts";
 import { timeoutOf } from "./blocks.ts";
 import { claimStep, joinedChildren, recordOutcome } from "./claims.ts";
 import type { EngineCore } from "./core.ts";
@@ -47,9 +48,12 @@ export class RemoteWorkers {
   #expiry?: ReturnType<typeof setInterval>;
   #offRunEnd?: () => void;
   #startedAt = 0;
+  /** Runs an attempt the station has claimed for itself (the local consumer's path). */
+  #runHere: (attempt: AttemptRow) => Promise<boolean>;
 
-  constructor(core: EngineCore) {
+  constructor(core: EngineCore, runHere: (attempt: AttemptRow) => Promise<boolean>) {
     this.#core = core;
+    this.#runHere = runHere;
   }
 
   /** Starts answering workers and watching for unserved queues. */
@@ -143,7 +147,11 @@ export class RemoteWorkers {
   async #claim(req: ClaimRequest): Promise<ClaimReply> {
     const core = this.#core;
     if (core.stopping) return { kind: "busy", retryMs: 1000 };
-    const decision = claimStep(core, req.step, req.worker);
+    // A station-only step (an agent run lives in the station's ledger) is claimed and run by the station
+    // itself, whatever queue it came from; the worker just acks its message.
+    const known = core.repo.attempts.get(req.step.id);
+    const here = known !== undefined && stepType(core.stateOf(known).type)?.station === true;
+    const decision = claimStep(core, req.step, here ? core.owner : req.worker);
     if (decision.kind === "drop") {
       core.stats.dropped++;
       return { kind: "drop" };
@@ -151,6 +159,10 @@ export class RemoteWorkers {
     if (decision.kind === "busy") return decision;
     const attempt = decision.attempt;
     core.notify(attempt.run_id);
+    if (here) {
+      void core.track(this.#runHere(attempt).then(() => {}));
+      return { kind: "settled" };
+    }
     const state = core.stateOf(attempt);
     const joined = joinedChildren(core, attempt, state);
     if (joined) {

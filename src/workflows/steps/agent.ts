@@ -92,6 +92,7 @@ function stepOutput(run: AgentRunRow, calls: ToolCallRow[]): Record<string, unkn
 
 export const agent: StepType<AgentState> = {
   type: "agent",
+  station: true,
   schema,
   notes: (s) =>
     typeof s.agent === "string" && AGENT_REF.test(s.agent)

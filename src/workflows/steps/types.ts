@@ -65,6 +65,11 @@ export interface StepType<S extends { type: string; id: string } = any> {
   notes?(state: Record<string, unknown>): Problem[];
   /** Whether the step parks on a durable wait with its own deadline (approval, timer): no step timeout applies. */
   waits?: boolean;
+  /**
+   * Whether the step needs the station's own services (an agent run is recorded in the station's ledger):
+   * a `stn worker` that takes it hands it to the station, which runs it (docs/workers.md).
+   */
+  station?: boolean;
   /** For a step whose executor parks it on an approval: how a decision, or the approval's timeout, ends it. */
   approval?: ApprovalEnd<S>;
   /** For a step whose executor parks it until an event (`await`): how the event, or the wait's timeout, ends it. */
