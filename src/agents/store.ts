@@ -69,9 +69,10 @@ export function deleteAgent(db: Database, environment: string, name: string): vo
 
 /** Every agent of every environment with an enabled `schedule:` (what the agent scheduler runs). */
 export function scheduledAgents(db: Database): AgentDefinition[] {
-  const rows = db.prepare("SELECT definition FROM agents ORDER BY environment, name").all() as {
-    definition: string;
-  }[];
+  // Filtered in SQL: the scheduler calls this every few seconds, and most agents have no schedule to parse.
+  const rows = db.prepare(
+    "SELECT definition FROM agents WHERE json_extract(definition, '$.schedule') IS NOT NULL ORDER BY environment, name",
+  ).all() as { definition: string }[];
   return rows
     .map((r) => AgentDefinitionSchema.parse(JSON.parse(r.definition)))
     .filter((d) => d.schedule && d.schedule.enabled !== false);
