@@ -2,8 +2,7 @@ import { fileURLToPath } from "node:url";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { sleep } from "../../src/lib/async.ts";
-import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
-import { childEnv, processAlive as isAlive } from "./stn.ts";
+import { processAlive as isAlive, spawnStn, type StnProcess } from "./stn.ts";
 
 /** The `stn` entry with the test step type `http_get` registered (tests/helpers/stn_http_step.ts). */
 export const HTTP_STN = fileURLToPath(new URL("./stn_http_step.ts", import.meta.url));
@@ -135,57 +134,15 @@ export async function delayServer(delayMs: number): Promise<DelayServer> {
 }
 
 /** A `stn worker` child process. */
-export interface WorkerProcess {
-  child: Deno.ChildProcess;
+export interface WorkerProcess extends StnProcess {
   name: string;
-  stderr(): string;
-  /** Sends a signal and waits for the exit status. */
-  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
 }
 
 /** Starts `stn worker` (through HTTP_STN) with these flags. */
 export function startWorkerProcess(
   options: { env: Record<string, string>; natsUrl: string; name: string; args?: string[] },
 ): WorkerProcess {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      ...STN_RUN_ARGS,
-      HTTP_STN,
-      "worker",
-      "--nats-url",
-      options.natsUrl,
-      "--name",
-      options.name,
-      ...(options.args ?? []),
-    ],
-    env: childEnv(options.env),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let err = "";
-  const reading = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) err += chunk;
-  })();
-  return {
-    child,
-    name: options.name,
-    stderr: () => err,
-    stop: async (signal = "SIGTERM") => {
-      try {
-        child.kill(signal);
-      } catch { /* already exited */ }
-      // A worker that does not stop within a minute is a hang: kill it so the test fails instead of waiting.
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* gone */ }
-      }, 60_000);
-      const s = await child.status;
-      clearTimeout(timer);
-      await reading;
-      return s;
-    },
-  };
+  const args = ["worker", "--nats-url", options.natsUrl, "--name", options.name, ...(options.args ?? [])];
+  // A worker that does not stop within a minute is a hang: it is killed so the test fails instead of waiting.
+  return { ...spawnStn(args, { env: options.env, main: HTTP_STN, killAfterMs: 60_000 }), name: options.name };
 }

@@ -64,23 +64,25 @@ export async function runStn(args: string[], options: RunStnOptions): Promise<St
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-/** A `stn serve` child process. */
-export interface ServeProcess {
+/** A long-running `stn` child process, its stderr collected. */
+export interface StnProcess {
   child: Deno.ChildProcess;
-  url: string;
   /** Everything it printed on stderr so far. */
   stderr(): string;
   /** Sends a signal and waits for the exit status. */
   stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
 }
 
-/** Starts `stn serve` (port 0 unless args say otherwise) and waits until server.json announces it. */
-export async function startServe(
-  options: RunStnOptions & { home: string; args?: string[]; timeoutMs?: number },
-): Promise<ServeProcess> {
-  const args = options.args ?? ["--port", "0"];
+/**
+ * Starts `stn ARGS…` (through `main`) in the background. With `killAfterMs`, a stop that has not ended
+ * the process by then kills it: a hang then fails its test instead of stalling the suite.
+ */
+export function spawnStn(
+  args: string[],
+  options: { env: Record<string, string>; main?: string; killAfterMs?: number },
+): StnProcess {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...STN_RUN_ARGS, options.main ?? MAIN, "serve", ...args],
+    args: [...STN_RUN_ARGS, options.main ?? MAIN, ...args],
     env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",
@@ -91,35 +93,47 @@ export async function startServe(
   const reading = (async () => {
     for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) err += chunk;
   })();
-  const status = child.status;
+  return {
+    child,
+    stderr: () => err,
+    stop: async (signal = "SIGTERM") => {
+      try {
+        child.kill(signal);
+      } catch { /* already exited */ }
+      const timer = options.killAfterMs === undefined ? undefined : setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, options.killAfterMs);
+      const s = await child.status;
+      clearTimeout(timer);
+      await reading;
+      return s;
+    },
+  };
+}
+
+/** A `stn serve` child process. */
+export interface ServeProcess extends StnProcess {
+  url: string;
+}
+
+/** Starts `stn serve` (port 0 unless args say otherwise) and waits until server.json announces it. */
+export async function startServe(
+  options: RunStnOptions & { home: string; args?: string[]; timeoutMs?: number },
+): Promise<ServeProcess> {
+  const proc = spawnStn(["serve", ...(options.args ?? ["--port", "0"])], options);
+  const { child } = proc;
   let exited = false;
-  status.then(() => (exited = true));
+  child.status.then(() => (exited = true));
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   const serverJson = `${options.home}/run/server.json`;
   for (;;) {
     const info = readServerFile(serverJson);
-    if (info?.pid === child.pid) {
-      return {
-        child,
-        url: info.url,
-        stderr: () => err,
-        stop: async (signal = "SIGTERM") => {
-          try {
-            child.kill(signal);
-          } catch { /* already exited */ }
-          const s = await status;
-          await reading;
-          return s;
-        },
-      };
-    }
+    if (info?.pid === child.pid) return { ...proc, url: info.url };
     if (exited || Date.now() > deadline) {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* gone */ }
-      await status;
-      await reading;
-      throw new Error(`stn serve did not come up${exited ? " (it exited)" : ""}:\n${err}`);
+      await proc.stop("SIGKILL");
+      throw new Error(`stn serve did not come up${exited ? " (it exited)" : ""}:\n${proc.stderr()}`);
     }
     await sleep(50);
   }
