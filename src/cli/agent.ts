@@ -148,7 +148,7 @@ export function agentSyncLines(r: SyncReport): string[] {
 /** `stn agent …`; returns the `agent` command so other parts can add subcommands (run, runs, inspect). */
 export function registerAgentCommands(program: Command): Command {
   const agent = program.command("agent").alias("agents").description(
-    "check, list and show the agents of an environment (agents/<Name>.prompt files)",
+    "check, list, show and run the agents of an environment (agents/<Name>.prompt files), and inspect their runs",
   );
 
   envOption(
