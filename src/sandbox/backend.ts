@@ -97,4 +97,6 @@ export interface SandboxBackend {
   listManaged(labels: Record<string, string>): Promise<ManagedContainer[]>;
   /** Makes the image available (present, or pulled); throws `image_unavailable` saying how to provide it. */
   ensureImage(image: string): Promise<void>;
+  /** Lets go of what the backend holds open to containers (stn is stopping); containers stay. */
+  close?(): Promise<void>;
 }

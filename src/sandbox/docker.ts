@@ -1,4 +1,6 @@
 import Docker from "dockerode";
+import { Buffer } from "node:buffer";
+import { posix } from "node:path";
 import type { Readable } from "node:stream";
 import tar from "tar-stream";
 import { StationError } from "../errors.ts";
@@ -13,6 +15,11 @@ import type {
 } from "./backend.ts";
 import { deadline } from "./deadline.ts";
 import { engineError } from "./errors.ts";
+import { SandboxChannels } from "./channel/channels.ts";
+import { channelExec } from "./channel/exec.ts";
+import { channelDelete, channelList, channelWrite } from "./channel/files.ts";
+import { channelRead } from "./channel/read.ts";
+import { SUPERVISOR_PATH, supervisorBinary } from "./channel/supervisor_binary.ts";
 import { type ExecContext, runExec } from "./exec.ts";
 import { WORKSPACE } from "./paths.ts";
 import { readWorkspaceFile } from "./reader.ts";
@@ -33,6 +40,10 @@ export interface DockerLimits {
   callTimeoutMs?: number;
   /** Extra labels on every container (sandbox.labels), under stn's own. */
   labels?: Record<string, string>;
+  /** Talk to each container through its supervisor's channel (sandbox.channel; default true). */
+  channel?: boolean;
+  /** How long a container whose channel failed uses docker exec before the channel is tried again. */
+  channelRetryMs?: number;
 }
 
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -46,17 +57,26 @@ export function dockerClient(host?: string): Docker {
   return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: "http" });
 }
 
-/** The sandbox backend over the Docker Engine API: no bind mounts, files through the archive endpoints. */
+/**
+ * The sandbox backend over the Docker Engine API, with no bind mounts. Each container's operations go
+ * through its supervisor's channel (one long-lived attached exec, src/sandbox/channel/) and, when that
+ * is off or down, through one docker exec per operation as the sandbox user.
+ */
 export class DockerBackend implements SandboxBackend {
   readonly docker: Docker;
   readonly #limits: DockerLimits;
   readonly #exec: ExecContext;
+  readonly #channels: SandboxChannels;
 
   constructor(docker: Docker, limits: DockerLimits) {
     this.docker = docker;
     this.#limits = limits;
     const [uid, gid] = limits.user.split(":").map(Number);
     this.#exec = { docker, uid, gid, callTimeoutMs: limits.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS };
+    this.#channels = new SandboxChannels(this.#exec, {
+      enabled: limits.channel ?? true,
+      retryMs: limits.channelRetryMs,
+    });
   }
 
   /** Bounds one engine call by the call deadline (504 sandbox_timeout past it). */
@@ -99,9 +119,13 @@ export class DockerBackend implements SandboxBackend {
     });
     try {
       // /workspace is created through the archive endpoint, owned by the sandbox user; the daemon
-      // extracts it, so no capability is needed inside the container (CapDrop ALL removes CHOWN).
+      // extracts it, so no capability is needed inside the container (CapDrop ALL removes CHOWN). The
+      // supervisor goes in with it, owned by root and read-only, so the sandbox user cannot replace it.
       const pack = tar.pack();
       pack.entry({ name: "workspace", type: "directory", mode: 0o755, uid, gid });
+      const supervisor = SUPERVISOR_PATH.slice(1);
+      pack.entry({ name: posix.dirname(supervisor), type: "directory", mode: 0o555, uid: 0, gid: 0 });
+      pack.entry({ name: supervisor, mode: 0o555, uid: 0, gid: 0 }, Buffer.from(supervisorBinary()));
       pack.finalize();
       await this.#call(
         container.putArchive(pack as unknown as Readable, { path: "/" }),
@@ -115,8 +139,16 @@ export class DockerBackend implements SandboxBackend {
     return container.id;
   }
 
+  // Each operation: over the channel, else over docker exec. A command is never run twice; a file
+  // operation the channel lost midway is done again over docker exec (a write only when its bytes are
+  // at hand, not a stream already partly sent).
   exec(containerId: string, request: ExecRequest): Promise<ExecResult> {
-    return runExec(this.#exec, containerId, request);
+    return this.#channels.run(
+      containerId,
+      (conn) => channelExec(conn, request),
+      () => runExec(this.#exec, containerId, request),
+      false,
+    );
   }
 
   writeFile(
@@ -126,22 +158,49 @@ export class DockerBackend implements SandboxBackend {
     size: number,
     mode?: number,
   ): Promise<void> {
-    return writeWorkspaceFile(this.#exec, containerId, path, data, size, mode);
+    return this.#channels.run(
+      containerId,
+      (conn) => channelWrite(conn, this.#exec.callTimeoutMs, path, data, size, mode),
+      () => writeWorkspaceFile(this.#exec, containerId, path, data, size, mode),
+      data instanceof Uint8Array,
+    );
   }
 
   readFile(containerId: string, path: string, maxBytes: number): Promise<FileRead> {
-    return readWorkspaceFile(this.#exec, containerId, path, maxBytes);
+    return this.#channels.run(
+      containerId,
+      (conn) => channelRead(conn, this.#exec.callTimeoutMs, path, maxBytes),
+      () => readWorkspaceFile(this.#exec, containerId, path, maxBytes),
+      true,
+    );
   }
 
   list(containerId: string, path: string, recursive: boolean): Promise<FileEntry[]> {
-    return listWorkspace(this.#exec, containerId, path, recursive);
+    return this.#channels.run(
+      containerId,
+      (conn) => channelList(conn, this.#exec.callTimeoutMs, path, recursive),
+      () => listWorkspace(this.#exec, containerId, path, recursive),
+      true,
+    );
   }
 
   delete(containerId: string, path: string, recursive: boolean): Promise<void> {
-    return deleteWorkspacePath(this.#exec, containerId, path, recursive);
+    return this.#channels.run(
+      containerId,
+      (conn) => channelDelete(conn, this.#exec.callTimeoutMs, path, recursive),
+      () => deleteWorkspacePath(this.#exec, containerId, path, recursive),
+      true,
+    );
+  }
+
+  /** Closes every channel (stn is stopping; a later operation opens its container's channel again). */
+  close(): Promise<void> {
+    this.#channels.closeAll();
+    return Promise.resolve();
   }
 
   async destroy(containerId: string): Promise<void> {
+    this.#channels.forget(containerId);
     const removed = this.docker.getContainer(containerId).remove({ force: true });
     await this.#call(removed, "removing a container").catch((err) => {
       if (err?.statusCode === 404) return;

@@ -72,3 +72,83 @@ export function engineError(what: string, err: unknown): StationError {
     hint: "is the Docker Engine running and reachable (docker info)?",
   });
 }
+
+/** 400: a read of something that is not a regular file (a FIFO, a device). */
+export function notAFile(target: string): StationError {
+  return new StationError("not_a_file", `${target} is not a regular file`, { status: 400 });
+}
+
+/** 400: a read of a name that is a symlink, which is never followed. */
+export function symlinkNotAFile(target: string, to: string): StationError {
+  return new StationError("not_a_file", `${target} is a symlink (to ${to}), not a file`, {
+    status: 400,
+    hint: "read the file through its real path inside /workspace",
+  });
+}
+
+/** 400: a path that goes through a symlink (a parent, or a listed directory itself). */
+export function throughSymlink(path: string, link: string, to: string): StationError {
+  return outsideWorkspace(path, `${link} is a symlink (to ${to})`);
+}
+
+/** 400: a listing of something that is not a directory. */
+export function notADirectory(dir: string): StationError {
+  return new StationError("not_a_directory", `${dir} is not a directory`, { status: 400 });
+}
+
+/** 403: the sandbox user may not open the file. */
+export function fileUnreadable(target: string): StationError {
+  return new StationError("file_unreadable", `${target} cannot be opened by the sandbox user`, {
+    status: 403,
+    hint: "make it readable inside the sandbox (chmod u+r)",
+  });
+}
+
+/** 409: a write's directory could not be made, or changed under it. */
+export function pathChanged(target: string, detail: string): StationError {
+  return new StationError(
+    "path_changed",
+    `the directory of ${target} could not be made or went away: ${detail}`,
+    { status: 409, hint: "something in the sandbox is changing that path; retry once it is done" },
+  );
+}
+
+/** 400: a write whose data was not the announced size. */
+export function sizeMismatch(target: string, size: number): StationError {
+  return new StationError(
+    "size_mismatch",
+    `the data for ${target} did not have the announced ${size} bytes`,
+    {
+      status: 400,
+    },
+  );
+}
+
+/** 409: the file shrank while it was read (a streamed body is cut off, never finished short). */
+export function fileChanged(target: string, size: number, passed: number): StationError {
+  return new StationError(
+    "file_changed",
+    `${target} shrank from ${size} to ${passed} bytes while it was read`,
+    {
+      status: 409,
+      hint: "read it again once the command writing it is done",
+    },
+  );
+}
+
+/** 400: a delete of a directory without recursive. */
+export function deleteNeedsRecursive(target: string): StationError {
+  return new StationError("is_a_directory", `${target} is a directory`, {
+    status: 400,
+    hint: "delete it with recursive (API ?recursive=1, CLI -r)",
+  });
+}
+
+/** 400: a delete of /workspace itself. */
+export function deleteWorkspaceRefused(workspace: string): StationError {
+  return new StationError("path_outside_workspace", `refusing to delete ${workspace} itself`, {
+    status: 400,
+    hint: "delete the entries inside it, or close the sandbox",
+    exitCode: 2,
+  });
+}

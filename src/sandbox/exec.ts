@@ -16,8 +16,8 @@ export interface ExecContext {
   callTimeoutMs: number;
 }
 
-// How long a killed command may take to let go of its output stream before we stop waiting.
-const KILL_GRACE_MS = 5_000;
+/** How long a killed command may take to let go of its output stream before we stop waiting. */
+export const KILL_GRACE_MS = 5_000;
 // Internal commands (list, delete, kill) are small and quick; they get their own fixed bounds.
 const INTERNAL_TIMEOUT_MS = 60_000;
 const INTERNAL_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -139,11 +139,7 @@ export async function runExec(
   request: ExecRequest,
 ): Promise<ExecResult> {
   const started = performance.now();
-  const cmd = typeof request.cmd === "string" ? ["/bin/sh", "-c", request.cmd] : request.cmd;
-  if (cmd.length === 0) {
-    throw new StationError("invalid_command", "the command is empty", { status: 400, exitCode: 2 });
-  }
-  const cwd = workspacePath(request.cwd ?? WORKSPACE);
+  const { cmd, cwd } = execTarget(request);
   const proc = await startExec(ctx, containerId, { cmd, env: request.env, cwd });
   const out = new Capped(request.maxOutputBytes);
   const err = new Capped(request.maxOutputBytes);
@@ -184,19 +180,39 @@ export async function runExec(
     throw new StationError("exec_canceled", "the command was canceled and killed", { status: 409 });
   }
   const exitCode = await proc.exitCode();
-  const o = out.output();
-  const e = err.output();
+  return execResult({ out, err, exitCode: exitCode ?? -1, timedOut: stopped === "timeout", started });
+}
+
+/** The argv and working directory of a request: a shell string runs with /bin/sh -c, cwd stays in /workspace. */
+export function execTarget(request: ExecRequest): { cmd: string[]; cwd: string } {
+  const cmd = typeof request.cmd === "string" ? ["/bin/sh", "-c", request.cmd] : request.cmd;
+  if (cmd.length === 0) {
+    throw new StationError("invalid_command", "the command is empty", { status: 400, exitCode: 2 });
+  }
+  return { cmd, cwd: workspacePath(request.cwd ?? WORKSPACE) };
+}
+
+/** The result of an ended exec from its collected output (a timed-out command exits 124). */
+export function execResult(r: {
+  out: Capped;
+  err: Capped;
+  exitCode: number;
+  timedOut: boolean;
+  started: number;
+}): ExecResult {
+  const o = r.out.output();
+  const e = r.err.output();
   return {
-    exit_code: stopped === "timeout" ? 124 : exitCode ?? -1,
+    exit_code: r.timedOut ? 124 : r.exitCode,
     stdout: o.text,
     stderr: e.text,
     ...(o.b64 !== undefined ? { stdout_b64: o.b64 } : {}),
     ...(e.b64 !== undefined ? { stderr_b64: e.b64 } : {}),
-    truncated: out.truncated || err.truncated,
-    stdout_truncated: out.truncated,
-    stderr_truncated: err.truncated,
-    timed_out: stopped === "timeout",
-    duration_ms: Math.round(performance.now() - started),
+    truncated: r.out.truncated || r.err.truncated,
+    stdout_truncated: r.out.truncated,
+    stderr_truncated: r.err.truncated,
+    timed_out: r.timedOut,
+    duration_ms: Math.round(performance.now() - r.started),
   };
 }
 
@@ -249,7 +265,7 @@ export function runInternal(ctx: ExecContext, containerId: string, cmd: string[]
 }
 
 /** Collects a stream's bytes up to a cap, remembering whether more came. */
-class Capped {
+export class Capped {
   readonly #cap: number;
   readonly #chunks: Buffer[] = [];
   #size = 0;

@@ -4,7 +4,17 @@ import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { FileRead } from "./backend.ts";
 import { deadline } from "./deadline.ts";
-import { isDirectory, notFound, outsideWorkspace, tooLarge } from "./errors.ts";
+import {
+  fileChanged,
+  fileUnreadable,
+  isDirectory,
+  notAFile,
+  notFound,
+  outsideWorkspace,
+  symlinkNotAFile,
+  throughSymlink,
+  tooLarge,
+} from "./errors.ts";
 import { demuxer, ended, type ExecContext, killGroup, startExec } from "./exec.ts";
 import { workspacePath } from "./paths.ts";
 
@@ -112,21 +122,15 @@ function refusal(
     case 4:
       return isDirectory(path);
     case 5:
-      return new StationError("not_a_file", `${target} is not a regular file`, { status: 400 });
+      return notAFile(target);
     case 7:
       return tooLarge(target, Number(detail[0]), maxBytes);
     case 8:
-      return new StationError("file_unreadable", `${target} cannot be opened by the sandbox user`, {
-        status: 403,
-        hint: "make it readable inside the sandbox (chmod u+r)",
-      });
+      return fileUnreadable(target);
     case 10:
-      return outsideWorkspace(path, `${detail[0]} is a symlink (to ${detail[1] ?? "?"})`);
+      return throughSymlink(path, detail[0], detail[1] ?? "?");
     case 11:
-      return new StationError("not_a_file", `${target} is a symlink (to ${detail[1] ?? "?"}), not a file`, {
-        status: 400,
-        hint: "read the file through its real path inside /workspace",
-      });
+      return symlinkNotAFile(target, detail[1] ?? "?");
     case 12:
       return outsideWorkspace(path, `it resolved to ${detail.at(-1)} when opened`);
     default:
@@ -181,12 +185,6 @@ class SizedBody extends Transform {
   override _flush(done: (err?: Error) => void): void {
     this.#resolve(undefined);
     if (this.#size === undefined || this.#passed === this.#size) return done();
-    done(
-      new StationError(
-        "file_changed",
-        `${this.#target} shrank from ${this.#size} to ${this.#passed} bytes while it was read`,
-        { status: 409, hint: "read it again once the command writing it is done" },
-      ),
-    );
+    done(fileChanged(this.#target, this.#size, this.#passed));
   }
 }

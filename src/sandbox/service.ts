@@ -117,11 +117,15 @@ export class SandboxService {
     return report;
   }
 
-  /** Stops the reaper and removes the pool's idle containers; sessions (and their containers) live on. */
+  /**
+   * Stops the reaper, removes the pool's idle containers and closes the backend's channels; sessions
+   * (and their containers) live on.
+   */
   async stop(): Promise<void> {
     if (this.#reaper !== undefined) clearInterval(this.#reaper);
     if (this.#runSweeper !== undefined) clearInterval(this.#runSweeper);
     await this.pool.stop();
+    await this.backend.close?.();
   }
 
   /** Matches this station's managed containers against the ledger. */

@@ -47,6 +47,7 @@ export async function startSandboxService(
     pullTimeoutMs: config.pull_timeout,
     callTimeoutMs: config.docker_timeout,
     labels: config.labels,
+    channel: config.channel,
   });
   const service = new SandboxService(backend, db, files, config, stationId(db));
   await service.start();

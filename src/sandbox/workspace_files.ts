@@ -4,7 +4,18 @@ import type { Readable, Writable } from "node:stream";
 import { StationError } from "../errors.ts";
 import type { FileEntry } from "./backend.ts";
 import { deadline } from "./deadline.ts";
-import { commandFailed, engineError, isDirectory, notFound, outsideWorkspace } from "./errors.ts";
+import {
+  commandFailed,
+  deleteNeedsRecursive,
+  deleteWorkspaceRefused,
+  engineError,
+  isDirectory,
+  notADirectory,
+  notFound,
+  outsideWorkspace,
+  pathChanged,
+  sizeMismatch,
+} from "./errors.ts";
 import { demuxer, ended, type ExecContext, runInternal, startExec } from "./exec.ts";
 import { WORKSPACE, workspacePath } from "./paths.ts";
 
@@ -85,14 +96,7 @@ export async function writeWorkspaceFile(
     case 4:
       throw isDirectory(path);
     case 6:
-      throw new StationError(
-        "path_changed",
-        `the directory of ${target} could not be made or went away: ${detail}`,
-        {
-          status: 409,
-          hint: "something in the sandbox is changing that path; retry once it is done",
-        },
-      );
+      throw pathChanged(target, detail);
     case 9:
       throw sizeMismatch(target, size);
     case 10:
@@ -130,16 +134,6 @@ async function send(stdin: Writable, data: Readable | Uint8Array, size: number):
   );
 }
 
-function sizeMismatch(target: string, size: number): StationError {
-  return new StationError(
-    "size_mismatch",
-    `the data for ${target} did not have the announced ${size} bytes`,
-    {
-      status: 400,
-    },
-  );
-}
-
 /**
  * Lists a workspace directory as the sandbox user, from inside it: `cd -P` pins the directory and
  * `pwd -P` must be the one asked for, so a symlinked path cannot list somewhere else.
@@ -159,7 +153,7 @@ export async function listWorkspace(
   const res = await runInternal(ctx, containerId, ["/bin/sh", "-c", script, "list", dir]);
   if (res.exit_code === 3) throw notFound(path);
   if (res.exit_code === 4) {
-    throw new StationError("not_a_directory", `${dir} is not a directory`, { status: 400 });
+    throw notADirectory(dir);
   }
   if (res.exit_code === 10) throw outsideWorkspace(path, `it resolves to ${res.stderr.trim()}`);
   if (res.exit_code !== 0) throw commandFailed(`listing ${dir}`, res);
@@ -194,11 +188,7 @@ export async function deleteWorkspacePath(
 ): Promise<void> {
   const target = workspacePath(path);
   if (target === WORKSPACE) {
-    throw new StationError("path_outside_workspace", `refusing to delete ${WORKSPACE} itself`, {
-      status: 400,
-      hint: "delete the entries inside it, or close the sandbox",
-      exitCode: 2,
-    });
+    throw deleteWorkspaceRefused(WORKSPACE);
   }
   const script = `d=\${1%/*} n=\${1##*/}
       cd -P -- "$d" 2>/dev/null || exit 3
@@ -217,10 +207,7 @@ export async function deleteWorkspacePath(
   if (res.exit_code === 3) throw notFound(path);
   if (res.exit_code === 10) throw outsideWorkspace(path, `its directory resolves to ${res.stderr.trim()}`);
   if (res.exit_code === 4) {
-    throw new StationError("is_a_directory", `${target} is a directory`, {
-      status: 400,
-      hint: "delete it with recursive (API ?recursive=1, CLI -r)",
-    });
+    throw deleteNeedsRecursive(target);
   }
   if (res.exit_code !== 0) throw commandFailed(`deleting ${target}`, res);
 }
