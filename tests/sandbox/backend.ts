@@ -1,15 +1,28 @@
 import { Buffer } from "node:buffer";
 import type { Readable } from "node:stream";
-import { DockerBackend, dockerClient } from "../../src/sandbox/docker.ts";
+import { DockerBackend, dockerClient, type DockerLimits } from "../../src/sandbox/docker.ts";
 
-/** A Docker backend with the default limits, for tests. */
-export function testBackend(): DockerBackend {
+/**
+ * The two ways the backend reaches a container: the supervisor's channel, and one docker exec per
+ * operation (sandbox.channel: false, and the fallback when the channel is down). Sandbox tests run
+ * in both.
+ */
+export const MODES = [
+  { name: "channel", channel: true },
+  { name: "docker exec", channel: false },
+] as const;
+export type Mode = typeof MODES[number];
+
+/** A Docker backend with the default limits, for tests (over the channel unless the mode says not). */
+export function testBackend(mode: Mode = MODES[0], limits: Partial<DockerLimits> = {}): DockerBackend {
   return new DockerBackend(dockerClient(), {
     user: "1000:1000",
     memoryMb: 2048,
     cpus: 2,
     pidsLimit: 256,
     pullTimeoutMs: 30_000,
+    channel: mode.channel,
+    ...limits,
   });
 }
 
@@ -37,6 +50,11 @@ sandbox:
   default_runtime: sh
 `;
 
+/** SANDBOX_CONFIG with the mode's sandbox.channel (more sandbox keys may follow it). */
+export function sandboxConfig(mode: Mode): string {
+  return `${SANDBOX_CONFIG}  channel: ${mode.channel}\n`;
+}
+
 /** Removes every container a test station's home created (its station id label), whatever state it is in. */
 export async function removeStationContainers(stationDb: string): Promise<void> {
   const { DatabaseSync } = await import("node:sqlite");
@@ -51,4 +69,9 @@ export async function removeStationContainers(stationDb: string): Promise<void> 
   if (!id) return;
   const backend = testBackend();
   for (const c of await backend.listManaged({ "dev.stn.station": id })) await backend.destroy(c.id);
+}
+
+/** Registers one test per mode, the mode's name in the test's name. */
+export function testInBothModes(name: string, fn: (mode: Mode) => Promise<void>): void {
+  for (const mode of MODES) Deno.test(`${name} [${mode.name}]`, () => fn(mode));
 }

@@ -3,41 +3,44 @@ import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
 import type { StationError } from "../../src/errors.ts";
 import { sleep } from "../../src/lib/async.ts";
-import { readAll, testBackend, testLabels } from "./backend.ts";
+import { readAll, testBackend, testInBothModes, testLabels } from "./backend.ts";
 import { BUSYBOX, PYTHON } from "./images.ts";
 
 const EXEC = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
 
-Deno.test("docker backend: container has the security defaults, limits, labels and no mounts", async () => {
-  const backend = testBackend();
-  const labels = testLabels("inspect");
-  const id = await backend.create({ image: BUSYBOX, network: false, labels });
-  try {
-    const info = await backend.docker.getContainer(id).inspect();
-    assert.deepEqual(info.Mounts, []);
-    assert.equal(info.HostConfig.Binds, null);
-    assert.equal(info.HostConfig.NetworkMode, "none");
-    assert.equal(info.Config.User, "1000:1000");
-    assert.deepEqual(info.HostConfig.CapDrop, ["ALL"]);
-    assert.deepEqual(info.HostConfig.SecurityOpt, ["no-new-privileges"]);
-    assert.equal(info.HostConfig.Privileged, false);
-    assert.equal(info.HostConfig.PidsLimit, 256);
-    assert.equal(info.HostConfig.Memory, 2 * 1024 ** 3);
-    assert.equal(info.HostConfig.NanoCpus, 2e9);
-    assert.equal(info.Config.Labels["dev.stn.managed"], "true");
-    assert.equal(info.Config.Labels["dev.stn.session"], labels["dev.stn.session"]);
-    // Commands run as the non-root user, who owns /workspace.
-    const who = await backend.exec(id, { ...EXEC, cmd: "id -u; stat -c '%u:%g' /workspace; pwd" });
-    assert.equal(who.stdout, "1000\n1000:1000\n/workspace\n");
-    const net = await backend.exec(id, { ...EXEC, cmd: "ls /sys/class/net" });
-    assert.equal(net.stdout.trim(), "lo");
-  } finally {
-    await backend.destroy(id);
-  }
-});
+testInBothModes(
+  "docker backend: container has the security defaults, limits, labels and no mounts",
+  async (mode) => {
+    const backend = testBackend(mode);
+    const labels = testLabels("inspect");
+    const id = await backend.create({ image: BUSYBOX, network: false, labels });
+    try {
+      const info = await backend.docker.getContainer(id).inspect();
+      assert.deepEqual(info.Mounts, []);
+      assert.equal(info.HostConfig.Binds, null);
+      assert.equal(info.HostConfig.NetworkMode, "none");
+      assert.equal(info.Config.User, "1000:1000");
+      assert.deepEqual(info.HostConfig.CapDrop, ["ALL"]);
+      assert.deepEqual(info.HostConfig.SecurityOpt, ["no-new-privileges"]);
+      assert.equal(info.HostConfig.Privileged, false);
+      assert.equal(info.HostConfig.PidsLimit, 256);
+      assert.equal(info.HostConfig.Memory, 2 * 1024 ** 3);
+      assert.equal(info.HostConfig.NanoCpus, 2e9);
+      assert.equal(info.Config.Labels["dev.stn.managed"], "true");
+      assert.equal(info.Config.Labels["dev.stn.session"], labels["dev.stn.session"]);
+      // Commands run as the non-root user, who owns /workspace.
+      const who = await backend.exec(id, { ...EXEC, cmd: "id -u; stat -c '%u:%g' /workspace; pwd" });
+      assert.equal(who.stdout, "1000\n1000:1000\n/workspace\n");
+      const net = await backend.exec(id, { ...EXEC, cmd: "ls /sys/class/net" });
+      assert.equal(net.stdout.trim(), "lo");
+    } finally {
+      await backend.destroy(id);
+    }
+  },
+);
 
-Deno.test("docker backend: write, read, list and delete through the engine API", async () => {
-  const backend = testBackend();
+testInBothModes("docker backend: write, read, list and delete through the engine API", async (mode) => {
+  const backend = testBackend(mode);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("files") });
   try {
     await backend.writeFile(id, "a/b/hello.txt", new TextEncoder().encode("hello world"), 11);
@@ -89,8 +92,8 @@ Deno.test("docker backend: write, read, list and delete through the engine API",
   }
 });
 
-Deno.test("docker backend: every path-escape attempt is rejected, none remapped", async () => {
-  const backend = testBackend();
+testInBothModes("docker backend: every path-escape attempt is rejected, none remapped", async (mode) => {
+  const backend = testBackend(mode);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("escape") });
   const attempts = [
     "/etc/passwd",
@@ -158,8 +161,8 @@ Deno.test("docker backend: every path-escape attempt is rejected, none remapped"
   }
 });
 
-Deno.test("docker backend: exec argv/shell, cwd, env, exit codes and output caps", async () => {
-  const backend = testBackend();
+testInBothModes("docker backend: exec argv/shell, cwd, env, exit codes and output caps", async (mode) => {
+  const backend = testBackend(mode);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("exec") });
   try {
     await backend.writeFile(id, "sub/f.txt", new TextEncoder().encode("x"), 1);
@@ -195,8 +198,8 @@ Deno.test("docker backend: exec argv/shell, cwd, env, exit codes and output caps
   }
 });
 
-Deno.test("docker backend: timeout and cancel kill the command inside the container", async () => {
-  const backend = testBackend();
+testInBothModes("docker backend: timeout and cancel kill the command inside the container", async (mode) => {
+  const backend = testBackend(mode);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("kill") });
   const running = async (marker: string) => {
     const ps = await backend.exec(id, { ...EXEC, cmd: "ps -o args" });
@@ -236,18 +239,21 @@ Deno.test("docker backend: timeout and cancel kill the command inside the contai
   }
 });
 
-Deno.test("docker backend: a python image runs scripts written through the archive API", async () => {
-  const backend = testBackend();
-  const id = await backend.create({ image: PYTHON, network: false, labels: testLabels("python") });
-  try {
-    const code = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n";
-    await backend.writeFile(id, "main.py", new TextEncoder().encode(code), code.length);
-    const res = await backend.exec(id, { ...EXEC, cmd: ["python3", "main.py", "2", "40"] });
-    assert.equal(res.stdout, "42\n");
-  } finally {
-    await backend.destroy(id);
-  }
-});
+testInBothModes(
+  "docker backend: a python image runs scripts written through the archive API",
+  async (mode) => {
+    const backend = testBackend(mode);
+    const id = await backend.create({ image: PYTHON, network: false, labels: testLabels("python") });
+    try {
+      const code = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n";
+      await backend.writeFile(id, "main.py", new TextEncoder().encode(code), code.length);
+      const res = await backend.exec(id, { ...EXEC, cmd: ["python3", "main.py", "2", "40"] });
+      assert.equal(res.stdout, "42\n");
+    } finally {
+      await backend.destroy(id);
+    }
+  },
+);
 
 Deno.test("docker backend: a missing image that cannot be pulled names the image and how to provide one", async () => {
   const backend = testBackend();

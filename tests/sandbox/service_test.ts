@@ -8,122 +8,135 @@ import {
   toolDefinitions,
 } from "../../src/sandbox/tools.ts";
 import { startTestStation } from "../helpers/station.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "./backend.ts";
+import { removeStationContainers, sandboxConfig, testInBothModes } from "./backend.ts";
 
-Deno.test("sandbox service: workflow scope shares one container per run; closeRun removes it", async () => {
-  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
-  const sandbox = t.station.ctx.sandbox!;
-  try {
-    // Two steps of one run asking at once get the same session.
-    const [a, b] = await Promise.all([
-      sandbox.open({ scope: "workflow", run_id: "run_1" }),
-      sandbox.open({ scope: "workflow", run_id: "run_1" }),
+testInBothModes(
+  "sandbox service: workflow scope shares one container per run; closeRun removes it",
+  async (mode) => {
+    const t = await startTestStation({ configYaml: sandboxConfig(mode) });
+    const sandbox = t.station.ctx.sandbox!;
+    try {
+      // Two steps of one run asking at once get the same session.
+      const [a, b] = await Promise.all([
+        sandbox.open({ scope: "workflow", run_id: "run_1" }),
+        sandbox.open({ scope: "workflow", run_id: "run_1" }),
+      ]);
+      assert.equal(a.session.id, b.session.id);
+      assert.deepEqual([a.created, b.created].sort(), [false, true]);
+      const other = await sandbox.open({ scope: "workflow", run_id: "run_2" });
+      assert.notEqual(other.session.id, a.session.id);
+      const agent = await sandbox.open({ scope: "agent" });
+      assert.notEqual(agent.session.id, a.session.id);
+
+      const info = await sandbox.backend.listManaged({ "dev.stn.session": a.session.id });
+      assert.equal(info[0].labels["dev.stn.scope"], "workflow");
+      assert.equal(info[0].labels["dev.stn.run"], "run_1");
+      assert.ok(!Number.isNaN(Date.parse(info[0].labels["dev.stn.created_at"])));
+
+      // Publishing from a run's session defaults to runs/<run>/output/<name>.
+      await sandbox.writeFile(a.session.id, "out/report.txt", new TextEncoder().encode("done"), 4);
+      const published = await sandbox.publish(a.session.id, "out/report.txt");
+      assert.equal(published.key, "runs/run_1/output/report.txt");
+      assert.equal(published.metadata.sandbox_id, a.session.id);
+
+      await sandbox.closeRun("run_1");
+      assert.equal(sandbox.list(true).find((s) => s.id === a.session.id)?.close_reason, "run_ended");
+      assert.deepEqual(await sandbox.backend.listManaged({ "dev.stn.session": a.session.id }), []);
+      await assert.rejects(
+        sandbox.open({ scope: "workflow" }),
+        (e: StationError) => e.code === "run_id_required",
+      );
+    } finally {
+      await removeStationContainers(t.home.path("station.db"));
+      await t.close();
+    }
+  },
+);
+
+testInBothModes(
+  "sandbox service: the idle reaper closes unused sessions; recovery marks vanished containers lost",
+  async (mode) => {
+    const t = await startTestStation({ configYaml: sandboxConfig(mode) });
+    const sandbox = t.station.ctx.sandbox!;
+    try {
+      const idle = (await sandbox.open({})).session;
+      const busy = (await sandbox.open({})).session;
+      // An hour later, only `busy` has been used in the last idle_timeout (30m).
+      const later = Date.now() + 3_600_000;
+      await sandbox.exec(busy.id, { cmd: "true" });
+      const reaped = await sandbox.reapIdle(later);
+      assert.deepEqual(reaped.sort(), [busy.id, idle.id].sort(), "both are idle an hour later");
+      assert.deepEqual(sandbox.list(), []);
+      assert.equal(sandbox.list(true)[0].close_reason, "idle");
+
+      const fresh = (await sandbox.open({})).session;
+      assert.deepEqual(await sandbox.reapIdle(), [], "a session just used is not reaped");
+      await sandbox.backend.destroy(fresh.container_id);
+      const report = await sandbox.recover();
+      assert.deepEqual(report.lost, [fresh.id]);
+      await assert.rejects(
+        sandbox.exec(fresh.id, { cmd: "true" }),
+        (e: StationError) => e.code === "sandbox_closed" && e.status === 410,
+      );
+    } finally {
+      await removeStationContainers(t.home.path("station.db"));
+      await t.close();
+    }
+  },
+);
+
+testInBothModes(
+  "sandbox tools: JSON Schemas for a model, validated input, flagged truncation",
+  async (mode) => {
+    const defs = toolDefinitions();
+    assert.deepEqual(defs.map((d) => d.name), [
+      "sandbox_run",
+      "sandbox_open",
+      "sandbox_exec",
+      "sandbox_fs_write",
+      "sandbox_fs_read",
+      "sandbox_fs_list",
+      "sandbox_fs_delete",
+      "sandbox_stage_file",
+      "sandbox_publish_file",
+      "sandbox_close",
     ]);
-    assert.equal(a.session.id, b.session.id);
-    assert.deepEqual([a.created, b.created].sort(), [false, true]);
-    const other = await sandbox.open({ scope: "workflow", run_id: "run_2" });
-    assert.notEqual(other.session.id, a.session.id);
-    const agent = await sandbox.open({ scope: "agent" });
-    assert.notEqual(agent.session.id, a.session.id);
+    const exec = defs.find((d) => d.name === "sandbox_exec")!.input_schema as {
+      type: string;
+      required: string[];
+      properties: Record<string, unknown>;
+    };
+    assert.equal(exec.type, "object");
+    assert.deepEqual(exec.required.sort(), ["cmd", "sandbox_id"]);
+    assert.ok("timeout_seconds" in exec.properties);
 
-    const info = await sandbox.backend.listManaged({ "dev.stn.session": a.session.id });
-    assert.equal(info[0].labels["dev.stn.scope"], "workflow");
-    assert.equal(info[0].labels["dev.stn.run"], "run_1");
-    assert.ok(!Number.isNaN(Date.parse(info[0].labels["dev.stn.created_at"])));
-
-    // Publishing from a run's session defaults to runs/<run>/output/<name>.
-    await sandbox.writeFile(a.session.id, "out/report.txt", new TextEncoder().encode("done"), 4);
-    const published = await sandbox.publish(a.session.id, "out/report.txt");
-    assert.equal(published.key, "runs/run_1/output/report.txt");
-    assert.equal(published.metadata.sandbox_id, a.session.id);
-
-    await sandbox.closeRun("run_1");
-    assert.equal(sandbox.list(true).find((s) => s.id === a.session.id)?.close_reason, "run_ended");
-    assert.deepEqual(await sandbox.backend.listManaged({ "dev.stn.session": a.session.id }), []);
-    await assert.rejects(
-      sandbox.open({ scope: "workflow" }),
-      (e: StationError) => e.code === "run_id_required",
-    );
-  } finally {
-    await removeStationContainers(t.home.path("station.db"));
-    await t.close();
-  }
-});
-
-Deno.test("sandbox service: the idle reaper closes unused sessions; recovery marks vanished containers lost", async () => {
-  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
-  const sandbox = t.station.ctx.sandbox!;
-  try {
-    const idle = (await sandbox.open({})).session;
-    const busy = (await sandbox.open({})).session;
-    // An hour later, only `busy` has been used in the last idle_timeout (30m).
-    const later = Date.now() + 3_600_000;
-    await sandbox.exec(busy.id, { cmd: "true" });
-    const reaped = await sandbox.reapIdle(later);
-    assert.deepEqual(reaped.sort(), [busy.id, idle.id].sort(), "both are idle an hour later");
-    assert.deepEqual(sandbox.list(), []);
-    assert.equal(sandbox.list(true)[0].close_reason, "idle");
-
-    const fresh = (await sandbox.open({})).session;
-    assert.deepEqual(await sandbox.reapIdle(), [], "a session just used is not reaped");
-    await sandbox.backend.destroy(fresh.container_id);
-    const report = await sandbox.recover();
-    assert.deepEqual(report.lost, [fresh.id]);
-    await assert.rejects(
-      sandbox.exec(fresh.id, { cmd: "true" }),
-      (e: StationError) => e.code === "sandbox_closed" && e.status === 410,
-    );
-  } finally {
-    await removeStationContainers(t.home.path("station.db"));
-    await t.close();
-  }
-});
-
-Deno.test("sandbox tools: JSON Schemas for a model, validated input, flagged truncation", async () => {
-  const defs = toolDefinitions();
-  assert.deepEqual(defs.map((d) => d.name), [
-    "sandbox_run",
-    "sandbox_open",
-    "sandbox_exec",
-    "sandbox_fs_write",
-    "sandbox_fs_read",
-    "sandbox_fs_list",
-    "sandbox_fs_delete",
-    "sandbox_stage_file",
-    "sandbox_publish_file",
-    "sandbox_close",
-  ]);
-  const exec = defs.find((d) => d.name === "sandbox_exec")!.input_schema as {
-    type: string;
-    required: string[];
-    properties: Record<string, unknown>;
-  };
-  assert.equal(exec.type, "object");
-  assert.deepEqual(exec.required.sort(), ["cmd", "sandbox_id"]);
-  assert.ok("timeout_seconds" in exec.properties);
-
-  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
-  const ctx = { sandbox: t.station.ctx.sandbox! };
-  try {
-    const { session } = await ctx.sandbox.open({});
-    await assert.rejects(
-      callTool(sandboxExec, { sandbox_id: session.id }, ctx),
-      (e: StationError) => e.code === "invalid_request" && /cmd/.test(e.message),
-    );
-    await callTool(sandboxFsWrite, { sandbox_id: session.id, path: "t.txt", contents: "0123456789" }, ctx);
-    const part = await callTool(sandboxFsRead, { sandbox_id: session.id, path: "t.txt", max_bytes: 4 }, ctx);
-    assert.deepEqual(part, {
-      path: "t.txt",
-      contents: "0123",
-      size_bytes: 10,
-      returned_bytes: 4,
-      truncated: true,
-    });
-    await callTool(sandboxFsWrite, { sandbox_id: session.id, path: "b.bin", contents_b64: "/wA=" }, ctx);
-    const bin = await callTool(sandboxFsRead, { sandbox_id: session.id, path: "b.bin" }, ctx);
-    assert.equal((bin as { contents_b64: string }).contents_b64, "/wA=");
-  } finally {
-    await removeStationContainers(t.home.path("station.db"));
-    await t.close();
-  }
-});
+    const t = await startTestStation({ configYaml: sandboxConfig(mode) });
+    const ctx = { sandbox: t.station.ctx.sandbox! };
+    try {
+      const { session } = await ctx.sandbox.open({});
+      await assert.rejects(
+        callTool(sandboxExec, { sandbox_id: session.id }, ctx),
+        (e: StationError) => e.code === "invalid_request" && /cmd/.test(e.message),
+      );
+      await callTool(sandboxFsWrite, { sandbox_id: session.id, path: "t.txt", contents: "0123456789" }, ctx);
+      const part = await callTool(
+        sandboxFsRead,
+        { sandbox_id: session.id, path: "t.txt", max_bytes: 4 },
+        ctx,
+      );
+      assert.deepEqual(part, {
+        path: "t.txt",
+        contents: "0123",
+        size_bytes: 10,
+        returned_bytes: 4,
+        truncated: true,
+      });
+      await callTool(sandboxFsWrite, { sandbox_id: session.id, path: "b.bin", contents_b64: "/wA=" }, ctx);
+      const bin = await callTool(sandboxFsRead, { sandbox_id: session.id, path: "b.bin" }, ctx);
+      assert.equal((bin as { contents_b64: string }).contents_b64, "/wA=");
+    } finally {
+      await removeStationContainers(t.home.path("station.db"));
+      await t.close();
+    }
+  },
+);

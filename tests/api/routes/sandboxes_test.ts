@@ -12,10 +12,10 @@ import {
 } from "../../../src/client/sandboxes.ts";
 import { startTestStation } from "../../helpers/station.ts";
 import { waitFor } from "../../helpers/stn.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
+import { removeStationContainers, sandboxConfig, testInBothModes } from "../../sandbox/backend.ts";
 
-Deno.test("sandbox API: open, exec (JSON and SSE), files, list, close", async () => {
-  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
+testInBothModes("sandbox API: open, exec (JSON and SSE), files, list, close", async (mode) => {
+  const t = await startTestStation({ configYaml: sandboxConfig(mode) });
   try {
     const opened = await openSandbox(t.client, {});
     assert.match(opened.sandbox_id, /^sbx_[0-9A-Z]{26}$/);
@@ -89,40 +89,43 @@ Deno.test("sandbox API: open, exec (JSON and SSE), files, list, close", async ()
   }
 });
 
-Deno.test("sandbox API: compute run returns real exit codes and removes its container", async () => {
-  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
-  try {
-    const ok = await runCode(t.client, {
-      runtime: "python",
-      code: "import sys, helper\nprint(helper.X * int(sys.argv[1]))\nsys.exit(4)",
-      files: { "helper.py": "X = 21\n" },
-      args: ["2"],
-    });
-    assert.equal(ok.stdout, "42\n");
-    assert.equal(ok.exit_code, 4);
-    assert.equal(ok.runtime, "python");
-    const timed = await runCode(t.client, { code: "sleep 30", timeout_seconds: 1 });
-    assert.equal(timed.timed_out, true);
-    const docker = (await import("../../sandbox/backend.ts")).testBackend();
-    const { DatabaseSync } = await import("node:sqlite");
-    const db = new DatabaseSync(t.home.path("station.db"));
-    const stationId =
-      (db.prepare("SELECT value FROM station_meta WHERE key='station_id'").get() as { value: string })
-        .value;
-    db.close();
-    assert.deepEqual(await docker.listManaged({ "dev.stn.station": stationId }), []);
-    await assert.rejects(
-      runCode(t.client, { runtime: "cobol", code: "x" }),
-      (e: StationError) => e.status === 400 && e.code === "unknown_runtime",
-    );
-  } finally {
-    await removeStationContainers(t.home.path("station.db"));
-    await t.close();
-  }
-});
+testInBothModes(
+  "sandbox API: compute run returns real exit codes and removes its container",
+  async (mode) => {
+    const t = await startTestStation({ configYaml: sandboxConfig(mode) });
+    try {
+      const ok = await runCode(t.client, {
+        runtime: "python",
+        code: "import sys, helper\nprint(helper.X * int(sys.argv[1]))\nsys.exit(4)",
+        files: { "helper.py": "X = 21\n" },
+        args: ["2"],
+      });
+      assert.equal(ok.stdout, "42\n");
+      assert.equal(ok.exit_code, 4);
+      assert.equal(ok.runtime, "python");
+      const timed = await runCode(t.client, { code: "sleep 30", timeout_seconds: 1 });
+      assert.equal(timed.timed_out, true);
+      const docker = (await import("../../sandbox/backend.ts")).testBackend();
+      const { DatabaseSync } = await import("node:sqlite");
+      const db = new DatabaseSync(t.home.path("station.db"));
+      const stationId =
+        (db.prepare("SELECT value FROM station_meta WHERE key='station_id'").get() as { value: string })
+          .value;
+      db.close();
+      assert.deepEqual(await docker.listManaged({ "dev.stn.station": stationId }), []);
+      await assert.rejects(
+        runCode(t.client, { runtime: "cobol", code: "x" }),
+        (e: StationError) => e.status === 400 && e.code === "unknown_runtime",
+      );
+    } finally {
+      await removeStationContainers(t.home.path("station.db"));
+      await t.close();
+    }
+  },
+);
 
-Deno.test("sandbox API: a client that disconnects mid-exec gets its command killed", async () => {
-  const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
+testInBothModes("sandbox API: a client that disconnects mid-exec gets its command killed", async (mode) => {
+  const t = await startTestStation({ configYaml: sandboxConfig(mode) });
   try {
     const { sandbox_id: id } = await openSandbox(t.client, {});
     const count = async () =>
