@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import type { StationError } from "../../src/errors.ts";
+import { sleep } from "../../src/lib/async.ts";
+import { setLogLevel } from "../../src/log.ts";
+import type { DockerBackend } from "../../src/sandbox/docker.ts";
+import { asRoot } from "../security/sandbox_helpers.ts";
+import { MODES, readAll, testBackend, testLabels } from "./backend.ts";
+import { BUSYBOX } from "./images.ts";
+
+const EXEC = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
+const [CHANNEL] = MODES;
+// Prints the command line of the command's grandparent: over the channel, the shim's parent is the supervisor.
+const GRANDPARENT = "tr '\\0' ' ' < /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/cmdline";
+
+/** How many Docker execs the engine created in the container since `since` (unix seconds). */
+async function execsCreated(backend: DockerBackend, id: string, since: number): Promise<number> {
+  const stream = await backend.docker.getEvents({
+    since,
+    until: Math.ceil(Date.now() / 1000),
+    filters: { container: [id], event: ["exec_create"] },
+  }) as unknown as AsyncIterable<Uint8Array>;
+  let text = "";
+  for await (const chunk of stream) text += new TextDecoder().decode(chunk);
+  return text.split("\n").filter((line) => line.trim() !== "").length;
+}
+
+/** Runs fn with what stn logs collected (the log writes lines to stderr). */
+async function withLogs<T>(fn: (lines: string[]) => Promise<T>): Promise<T> {
+  const lines: string[] = [];
+  const original = console.error;
+  setLogLevel("info");
+  console.error = (...args: unknown[]) => lines.push(args.join(" "));
+  try {
+    return await fn(lines);
+  } finally {
+    console.error = original;
+  }
+}
+
+/** Every operation once: exec, write, read, list, delete. */
+async function everyOperation(backend: DockerBackend, id: string): Promise<void> {
+  assert.equal((await backend.exec(id, { ...EXEC, cmd: ["true"] })).exit_code, 0);
+  await backend.writeFile(id, "op.txt", new TextEncoder().encode("op"), 2);
+  assert.equal((await readAll((await backend.readFile(id, "op.txt", 10)).stream)).toString(), "op");
+  assert.deepEqual((await backend.list(id, ".", false)).map((e) => e.path), ["op.txt"]);
+  await backend.delete(id, "op.txt", false);
+}
+
+Deno.test("sandbox channel: operations go through the supervisor, not one Docker exec each", async () => {
+  for (const mode of MODES) {
+    const backend = testBackend(mode);
+    const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("channel_used") });
+    try {
+      const since = Math.floor(Date.now() / 1000) - 1;
+      for (let i = 0; i < 3; i++) await everyOperation(backend, id);
+      const ancestor = await backend.exec(id, { ...EXEC, cmd: GRANDPARENT });
+      const created = await execsCreated(backend, id, since);
+      if (mode.channel) {
+        assert.equal(ancestor.stdout.trim(), "/.stn/supervisor-v1");
+        assert.equal(created, 1, "only the supervisor's own exec"); // 16 operations
+      } else {
+        assert.doesNotMatch(ancestor.stdout, /supervisor/);
+        assert.ok(created >= 16, `${created} execs for 16 operations`);
+      }
+      // The supervisor is root's and read-only: the sandbox user cannot replace it.
+      const stat = await backend.exec(id, { ...EXEC, cmd: "stat -c '%u:%g %a' /.stn /.stn/supervisor-v1" });
+      assert.equal(stat.stdout, "0:0 555\n0:0 555\n");
+    } finally {
+      await backend.destroy(id);
+    }
+  }
+});
+
+Deno.test("sandbox channel: a command that kills the supervisor fails, leaves no process, the next operation falls back and the channel comes back", async () => {
+  const backend = testBackend(CHANNEL, { channelRetryMs: 1_000 });
+  const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("channel_lost") });
+  try {
+    await withLogs(async (logs) => {
+      const pid = (await backend.exec(id, { ...EXEC, cmd: "cut -d' ' -f4 /proc/$PPID/stat" })).stdout.trim();
+      // A command running during the loss (and its double-forked child) and the one that kills it.
+      const running = backend.exec(id, { ...EXEC, cmd: "(setsid sleep 331 &); sleep 332" });
+      await sleep(200);
+      const killer = backend.exec(id, { ...EXEC, cmd: `kill -9 ${pid}; sleep 333` });
+      for (const lost of [running, killer]) {
+        await assert.rejects(lost, (e: StationError) => {
+          assert.equal(e.code, "sandbox_channel_lost");
+          assert.equal(e.status, 503);
+          return true;
+        });
+      }
+      // Over docker exec now (no supervisor above it), and nothing of the channel is left running.
+      const after = await backend.exec(id, { ...EXEC, cmd: `${GRANDPARENT}; echo; ps -o args` });
+      assert.doesNotMatch(after.stdout, /supervisor|sleep 33/);
+      assert.ok(logs.some((l) => /sandbox channel lost, using docker exec/.test(l)), logs.join("\n"));
+
+      await sleep(1_100);
+      const back = await backend.exec(id, { ...EXEC, cmd: GRANDPARENT });
+      assert.equal(back.stdout.trim(), "/.stn/supervisor-v1");
+      assert.ok(logs.some((l) => /sandbox channel back/.test(l)), logs.join("\n"));
+    });
+  } finally {
+    await backend.destroy(id);
+  }
+});
+
+Deno.test("sandbox channel: a command that kills the process watching it fails and leaves nothing behind", async () => {
+  const backend = testBackend(CHANNEL, { channelRetryMs: 60_000 });
+  const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("channel_shim") });
+  try {
+    await withLogs(async () => {
+      await assert.rejects(
+        backend.exec(id, { ...EXEC, cmd: "sleep 341 >/dev/null 2>&1 & kill -9 $PPID; echo gone" }),
+        (e: StationError) => e.code === "sandbox_channel_lost",
+      );
+      const ps = await backend.exec(id, { ...EXEC, cmd: "ps -o args" });
+      assert.doesNotMatch(ps.stdout, /sleep 341|supervisor/);
+    });
+  } finally {
+    await backend.destroy(id);
+  }
+});
+
+Deno.test("sandbox channel: a container made without the supervisor (an older stn) works over docker exec", async () => {
+  const backend = testBackend(CHANNEL);
+  const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("channel_old") });
+  try {
+    // (root in the container has no capabilities: as the owner it may chmod, not write a 0555 directory.)
+    await asRoot(id, "chmod 755 /.stn && rm -rf /.stn");
+    const fresh = testBackend(CHANNEL);
+    await withLogs(async (logs) => {
+      assert.equal((await fresh.exec(id, { ...EXEC, cmd: "ls -A /" })).stdout.includes(".stn"), false);
+      await everyOperation(fresh, id);
+      await everyOperation(fresh, id);
+      const down = logs.filter((l) => /sandbox channel down, using docker exec/.test(l));
+      assert.equal(down.length, 1, logs.join("\n"));
+      assert.match(down[0], /no usable \/\.stn\/supervisor-v1/);
+      assert.doesNotMatch((await fresh.exec(id, { ...EXEC, cmd: GRANDPARENT })).stdout, /supervisor/);
+    }).finally(() => fresh.close());
+  } finally {
+    await backend.destroy(id);
+  }
+});
