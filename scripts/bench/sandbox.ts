@@ -1,8 +1,10 @@
 /**
- * Sandbox benchmark: the Docker backend stn uses (Engine API over the socket, archive endpoints for
- * files) against the `docker` CLI doing the same work on the same container, in the same run.
- * Measures: open (cold container start), exec round trip p50/p99, write and read of 1 KiB, 1 MiB,
- * 50 MiB. Prints each pair and the ratio stn/CLI (below 1 = stn faster).
+ * Sandbox benchmark: the Docker backend stn uses against the `docker` CLI doing the same work on the
+ * same container, in the same run. Exec and file operations are measured both ways stn reaches a
+ * container — its supervisor's channel (the default) and one docker exec per operation (the fallback,
+ * `sandbox.channel: false`) — alternating with the CLI round by round. Measures: open (cold container
+ * start, and from the warm pool), exec round trip p50/p99, write and read of 1 KiB, 1 MiB, 50 MiB.
+ * Prints each pair and the ratio stn/CLI (below 1 = stn faster).
  *
  *   deno run -A scripts/bench/sandbox.ts [exec_runs=50] [file_runs=7]
  *
@@ -38,13 +40,10 @@ async function docker(...args: string[]): Promise<string> {
   return new TextDecoder().decode(out.stdout).trim();
 }
 
-const backend = new DockerBackend(dockerClient(), {
-  user: "1000:1000",
-  memoryMb: 2048,
-  cpus: 2,
-  pidsLimit: 256,
-  pullTimeoutMs: 60_000,
-});
+const limits = { user: "1000:1000", memoryMb: 2048, cpus: 2, pidsLimit: 256, pullTimeoutMs: 60_000 };
+const backend = new DockerBackend(dockerClient(), { ...limits, channel: true });
+const fallback = new DockerBackend(dockerClient(), { ...limits, channel: false });
+const PATHS = [["", backend], [", docker exec path", fallback]] as const;
 const made: string[] = [];
 const rows: [string, number, number][] = [];
 const row = (name: string, stn: number, cli: number) => {
@@ -131,15 +130,20 @@ try {
   const cliId = made[1];
   await docker("exec", "-u", "0", cliId, "chown", "1000:1000", "/workspace").catch(() => {});
 
-  const execStn: number[] = [];
+  const execStn: number[][] = PATHS.map(() => []);
   const execCli: number[] = [];
   const opts = { timeoutMs: 30_000, maxOutputBytes: 1 << 20 };
+  await backend.exec(id, { ...opts, cmd: ["true"] }); // opens the container's channel
   for (let i = 0; i < EXEC_RUNS; i++) {
-    execStn.push(await time(() => backend.exec(id, { ...opts, cmd: ["true"] })));
+    for (const [j, [, b]] of PATHS.entries()) {
+      execStn[j].push(await time(() => b.exec(id, { ...opts, cmd: ["true"] })));
+    }
     execCli.push(await time(() => docker("exec", id, "true")));
   }
-  row("exec round trip p50", pct(execStn, 0.5), pct(execCli, 0.5));
-  row("exec round trip p99", pct(execStn, 0.99), pct(execCli, 0.99));
+  for (const [j, [suffix]] of PATHS.entries()) {
+    row(`exec round trip p50${suffix}`, pct(execStn[j], 0.5), pct(execCli, 0.5));
+    row(`exec round trip p99${suffix}`, pct(execStn[j], 0.99), pct(execCli, 0.99));
+  }
 
   const tmp = await Deno.makeTempDir({ prefix: "stn-bench-" });
   try {
@@ -148,40 +152,45 @@ try {
       const local = `${tmp}/f.bin`;
       await Deno.writeFile(local, data);
       const runs = size > (1 << 20) ? Math.min(FILE_RUNS, 3) : FILE_RUNS;
-      const w: number[] = [];
+      const w: number[][] = PATHS.map(() => []);
+      const r: number[][] = PATHS.map(() => []);
       const wc: number[] = [];
-      const r: number[] = [];
       const rc: number[] = [];
       for (let i = 0; i < runs; i++) {
-        w.push(await time(() => backend.writeFile(id, "f.bin", data, size)));
+        for (const [j, [, b]] of PATHS.entries()) {
+          w[j].push(await time(() => b.writeFile(id, "f.bin", data, size)));
+          r[j].push(
+            await time(async () => {
+              const file = await b.readFile(id, "f.bin", size);
+              let n = 0;
+              for await (const chunk of file.stream) n += (chunk as Buffer).length;
+              if (n !== size) throw new Error(`read ${n} of ${size} bytes`);
+            }),
+          );
+        }
         wc.push(await time(() => docker("cp", local, `${id}:/workspace/f.bin`)));
-        r.push(
-          await time(async () => {
-            const file = await backend.readFile(id, "f.bin", size);
-            let n = 0;
-            for await (const chunk of file.stream) n += (chunk as Buffer).length;
-            if (n !== size) throw new Error(`read ${n} of ${size} bytes`);
-          }),
-        );
         rc.push(await time(() => docker("cp", `${id}:/workspace/f.bin`, `${tmp}/back.bin`)));
       }
-      row(`write ${label} (p50)`, pct(w, 0.5), pct(wc, 0.5));
-      row(`read ${label} (p50)`, pct(r, 0.5), pct(rc, 0.5));
+      for (const [j, [suffix]] of PATHS.entries()) {
+        row(`write ${label} (p50)${suffix}`, pct(w[j], 0.5), pct(wc, 0.5));
+        row(`read ${label} (p50)${suffix}`, pct(r[j], 0.5), pct(rc, 0.5));
+      }
     }
   } finally {
     await Deno.remove(tmp, { recursive: true });
   }
 } finally {
   for (const c of made) await backend.destroy(c);
+  await fallback.close();
 }
 
 console.log(`\nsandbox benchmark (stn Docker backend vs docker CLI, same containers, same run)\n`);
 console.log(
-  `${"operation".padEnd(24)}${"stn ms".padStart(10)}${"CLI ms".padStart(10)}${"stn/CLI".padStart(10)}`,
+  `${"operation".padEnd(40)}${"stn ms".padStart(10)}${"CLI ms".padStart(10)}${"stn/CLI".padStart(10)}`,
 );
 for (const [name, stn, cli] of rows) {
   console.log(
-    `${name.padEnd(24)}${fmt(stn).padStart(10)}${fmt(cli).padStart(10)}${
+    `${name.padEnd(40)}${fmt(stn).padStart(10)}${fmt(cli).padStart(10)}${
       (stn / cli).toFixed(2).padStart(10)
     }`,
   );
@@ -194,6 +203,11 @@ const targets: Record<string, string> = {
   "read 1 KiB (p50)": "≤ 10 ms",
   "write 1 MiB (p50)": "≤ 25 ms",
   "read 1 MiB (p50)": "≤ 25 ms",
+  "exec round trip p50, docker exec path": "fallback (sandbox.channel: false)",
+  "write 1 KiB (p50), docker exec path": "fallback",
+  "read 1 KiB (p50), docker exec path": "fallback",
+  "write 1 MiB (p50), docker exec path": "fallback",
+  "read 1 MiB (p50), docker exec path": "fallback",
 };
 const cliName = (name: string) =>
   name.startsWith("open") ? "docker run -d" : name.startsWith("exec") ? "docker exec" : "docker cp";

@@ -95,7 +95,7 @@ export const ConfigSchema = z.strictObject({
     cleanup_interval: durationSchema.default(5 * 60_000).describe("how often idle sessions are looked for"),
     pull_timeout: durationSchema.default(2 * 60_000).describe("how long pulling a missing image may take"),
     channel: z.boolean().default(true).describe(
-      "run each sandbox's commands and file operations through one long-lived stream to a supervisor in the container (false, or when it is down: one docker exec per operation)",
+      "reach each sandbox through one long-lived stream to its supervisor (false: one docker exec per operation)",
     ),
     docker_timeout: durationSchema.default(30_000).describe(
       "deadline of each Docker Engine call a request makes (504 sandbox_timeout past it)",
