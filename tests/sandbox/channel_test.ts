@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { Readable } from "node:stream";
 import type { StationError } from "../../src/errors.ts";
 import { sleep } from "../../src/lib/async.ts";
 import { setLogLevel } from "../../src/log.ts";
 import type { DockerBackend } from "../../src/sandbox/docker.ts";
 import { asRoot } from "../security/sandbox_helpers.ts";
-import { MODES, readAll, testBackend, testLabels } from "./backend.ts";
+import { MODES, readAll, testBackend, testInBothModes, testLabels } from "./backend.ts";
 import { BUSYBOX } from "./images.ts";
 
 const EXEC = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
@@ -140,3 +141,48 @@ Deno.test("sandbox channel: a container made without the supervisor (an older st
     await backend.destroy(id);
   }
 });
+
+testInBothModes(
+  "sandbox channel: refusals and short writes answer the same over both paths",
+  async (mode) => {
+    const backend = testBackend(mode);
+    const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("refusals") });
+    const code = (expected: string) => (e: StationError) => {
+      assert.equal(e.code, expected, e.message);
+      return true;
+    };
+    try {
+      await backend.writeFile(id, "keep.txt", new TextEncoder().encode("old"), 3);
+      // A streamed write with fewer or more bytes than announced fails and leaves the old file.
+      const chunks = (n: number) => Readable.from([new Uint8Array(n).fill(120)]);
+      await assert.rejects(backend.writeFile(id, "keep.txt", chunks(2), 5), code("size_mismatch"));
+      await assert.rejects(backend.writeFile(id, "keep.txt", chunks(9), 5), code("size_mismatch"));
+      assert.equal((await readAll((await backend.readFile(id, "keep.txt", 10)).stream)).toString(), "old");
+      await backend.writeFile(id, "empty", new Uint8Array(0), 0);
+      const empty = await backend.readFile(id, "empty", 10);
+      assert.deepEqual([empty.size, (await readAll(empty.stream)).length], [0, 0]);
+
+      await backend.exec(id, { ...EXEC, cmd: "mkdir -p d/e; echo x > secret; chmod 000 secret" });
+      await assert.rejects(backend.readFile(id, "secret", 10), (e: StationError) => {
+        assert.deepEqual([e.code, e.status], ["file_unreadable", 403]);
+        return true;
+      });
+      await assert.rejects(backend.list(id, "keep.txt", false), code("not_a_directory"));
+      await assert.rejects(backend.list(id, "nowhere", false), code("file_not_found"));
+      await assert.rejects(backend.delete(id, "d", false), (e: StationError) => {
+        assert.equal(e.code, "is_a_directory");
+        assert.match(e.hint ?? "", /recursive/);
+        return true;
+      });
+      await assert.rejects(backend.delete(id, "/workspace", true), code("path_outside_workspace"));
+      await assert.rejects(backend.writeFile(id, "d", new Uint8Array(1), 1), code("is_a_directory"));
+      await assert.rejects(backend.delete(id, "nowhere", false), code("file_not_found"));
+      const missing = await backend.exec(id, { ...EXEC, cmd: ["no-such-program"] });
+      // The one difference: the supervisor answers a shell's 127 (command not found), the engine 126.
+    assert.equal(missing.exit_code, mode.channel ? 127 : 126);
+    assert.match(missing.stdout + missing.stderr, /no-such-program/);
+    } finally {
+      await backend.destroy(id);
+    }
+  },
+);
