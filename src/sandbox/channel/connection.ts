@@ -97,18 +97,24 @@ export class ChannelConnection {
         if (!hello) conn.lose(`the supervisor sent a malformed frame (${(err as Error).message})`);
         return;
       }
-      for (const f of frames) {
-        if (f.type === FRAME.HELLO && hello) {
-          const r = new FieldReader(f.payload);
-          const version = r.u32();
-          conn.supervisorPid = r.u32();
-          if (version !== PROTOCOL_VERSION) {
-            return conn.lose(`the supervisor speaks protocol ${version}, stn ${PROTOCOL_VERSION}`);
-          }
-          hello();
-          hello = undefined;
-          early.length = 0;
-        } else conn.#pending.get(f.id)?.frame(f);
+      // A payload that does not read as its type says (a field past its end) drops the channel; it
+      // must never throw out of this stream handler.
+      try {
+        for (const f of frames) {
+          if (f.type === FRAME.HELLO && hello) {
+            const r = new FieldReader(f.payload);
+            const version = r.u32();
+            conn.supervisorPid = r.u32();
+            if (version !== PROTOCOL_VERSION) {
+              return conn.lose(`the supervisor speaks protocol ${version}, stn ${PROTOCOL_VERSION}`);
+            }
+            hello();
+            hello = undefined;
+            early.length = 0;
+          } else conn.#pending.get(f.id)?.frame(f);
+        }
+      } catch (err) {
+        conn.lose(`the supervisor sent a malformed answer (${(err as Error).message})`);
       }
     });
     proc.raw.pipe(out);
