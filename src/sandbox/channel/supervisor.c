@@ -320,7 +320,8 @@ static void finish_write(struct write_op *w) {
   }
   if (renameat(w->dir, w->tmp, w->dir, w->name) < 0) {
     int e = errno;
-    send_errno(w->id, e == EISDIR ? E_IS_DIRECTORY : E_IO, "rename", e);
+    if (e == ENOENT) send_errno(w->id, E_PATH_CHANGED, w->path, e);
+    else send_errno(w->id, e == EISDIR ? E_IS_DIRECTORY : E_IO, "rename", e);
     return end_write(w, 0);
   }
   send_simple(A_OK, w->id);
@@ -365,7 +366,9 @@ static void do_write(uint32_t id, struct in *in) {
   w->next = writes;
   writes = w;
   if (w->fd < 0) {
-    send_errno(id, E_IO, "creating the file", errno);
+    // ENOENT: the pinned parent was removed since it was walked.
+    int e = errno;
+    send_errno(id, e == ENOENT ? E_PATH_CHANGED : E_IO, e == ENOENT ? path : "creating the file", e);
     return end_write(w, 1);
   }
   send_simple(A_OK, id);
