@@ -104,9 +104,7 @@ export class SandboxChannels {
       return conn;
     } catch (err) {
       // A container that is gone or stopped fails the same way over docker exec, which says so.
-      if (err instanceof StationError && ["sandbox_gone", "sandbox_not_running"].includes(err.code)) {
-        return undefined;
-      }
+      if (containerEnded(err)) return undefined;
       state.absent = err instanceof ChannelUnavailable && err.absent;
       state.retryAt = Date.now() + this.#retryMs;
       if (!wasDown) {
@@ -125,19 +123,35 @@ export class SandboxChannels {
       state.conn = undefined;
       state.retryAt = Date.now() + this.#retryMs;
     }
-    log.warn(`sandbox channel lost, using docker exec: ${reason}`, {
-      container: containerId.slice(0, 12),
-      retry_in_ms: this.#retryMs,
-    });
-    const killed = killGroup(this.#ctx, containerId, conn.group).catch((err) => {
-      if (err instanceof StationError && ["sandbox_gone", "sandbox_not_running"].includes(err.code)) return;
-      log.warn("killing the processes of a lost sandbox channel failed", {
-        container: containerId.slice(0, 12),
-        error: (err as Error).message,
-      });
-    });
+    const container = containerId.slice(0, 12);
+    const killed = killGroup(this.#ctx, containerId, conn.group).then(
+      () =>
+        log.warn(`sandbox channel lost, using docker exec: ${reason}`, {
+          container,
+          retry_in_ms: this.#retryMs,
+        }),
+      (err) => {
+        // A container that is gone or stopping took the channel and its processes with it: nothing
+        // falls back, nothing to say.
+        if (containerEnded(err)) return log.debug("sandbox channel ended with its container", { container });
+        log.warn(`sandbox channel lost, using docker exec: ${reason}`, {
+          container,
+          retry_in_ms: this.#retryMs,
+        });
+        log.warn("killing the processes of a lost sandbox channel failed", {
+          container,
+          error: (err as Error).message,
+        });
+      },
+    );
     // The requests that were under way hear of the loss once the kill is done (a file operation is
     // then retried over docker exec with no supervisor left to race it), or after the call deadline.
     return within(killed, this.#ctx.callTimeoutMs, () => {});
   }
+}
+
+/** Whether an engine error says the container is gone or not running (the engine answers 404, 409 or 500). */
+function containerEnded(err: unknown): boolean {
+  if (err instanceof StationError && ["sandbox_gone", "sandbox_not_running"].includes(err.code)) return true;
+  return /no such container|not running/i.test((err as Error)?.message ?? "");
 }
