@@ -19,7 +19,7 @@ interface ChannelState {
 /**
  * The channels of one backend, one per container, opened on a container's first operation and kept.
  * When a channel cannot be opened or is lost, the container's operations go through docker exec (the
- * caller's fallback) until a retry RETRY_MS later; the change is logged once each way.
+ * caller's fallback) until a retry CHANNEL_RETRY_MS later; the change is logged once each way.
  *
  * Why a lost channel is never left with processes running: the supervisor and everything any command
  * started through it carry the channel's group G (no capability can change it, the same guarantee
@@ -104,7 +104,10 @@ export class SandboxChannels {
       return conn;
     } catch (err) {
       // A container that is gone or stopped fails the same way over docker exec, which says so.
-      if (containerEnded(err)) return undefined;
+      if (containerEnded(err)) {
+        if (this.#state.get(containerId) === state) this.#state.delete(containerId);
+        return undefined;
+      }
       state.absent = err instanceof ChannelUnavailable && err.absent;
       state.retryAt = Date.now() + this.#retryMs;
       if (!wasDown) {
@@ -133,7 +136,10 @@ export class SandboxChannels {
       (err) => {
         // A container that is gone or stopping took the channel and its processes with it: nothing
         // falls back, nothing to say.
-        if (containerEnded(err)) return log.debug("sandbox channel ended with its container", { container });
+        if (containerEnded(err)) {
+          if (this.#state.get(containerId) === state) this.#state.delete(containerId);
+          return log.debug("sandbox channel ended with its container", { container });
+        }
         log.warn(`sandbox channel lost, using docker exec: ${reason}`, {
           container,
           retry_in_ms: this.#retryMs,
