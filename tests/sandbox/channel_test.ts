@@ -179,8 +179,8 @@ testInBothModes(
       await assert.rejects(backend.delete(id, "nowhere", false), code("file_not_found"));
       const missing = await backend.exec(id, { ...EXEC, cmd: ["no-such-program"] });
       // The one difference: the supervisor answers a shell's 127 (command not found), the engine 126.
-    assert.equal(missing.exit_code, mode.channel ? 127 : 126);
-    assert.match(missing.stdout + missing.stderr, /no-such-program/);
+      assert.equal(missing.exit_code, mode.channel ? 127 : 126);
+      assert.match(missing.stdout + missing.stderr, /no-such-program/);
     } finally {
       await backend.destroy(id);
     }
