@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { answers } from "../client/discovery.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
@@ -206,7 +205,7 @@ function existingDir(path: string): string {
   }
 }
 
-function homeCheck(home: string): Check {
+async function homeCheck(home: string): Promise<Check> {
   const name = "STATION_HOME";
   const dir = existingDir(home);
   try {
@@ -221,6 +220,8 @@ function homeCheck(home: string): Check {
       fix: "give this user write access to it, or set STATION_HOME to a directory it owns",
     };
   }
+  // node:fs is loaded here only: every command pays for what main.ts imports statically.
+  const { statfsSync } = await import("node:fs");
   const fs = statfsSync(dir);
   const free = fs.bavail * fs.bsize;
   const shown = `${(free / 1024 ** 3).toFixed(1)} GiB free`;
@@ -273,7 +274,7 @@ export async function runChecks(configPath?: string): Promise<Check[]> {
   return [
     denoCheck(),
     check,
-    homeCheck(config.paths.home),
+    await homeCheck(config.paths.home),
     await natsCheck(config),
     ...await dockerChecks(config),
     ...await serverChecks(config),

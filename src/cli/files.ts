@@ -2,7 +2,6 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { deleteFile, downloadFile, fileInfo, listFiles, uploadFile } from "../client/files.ts";
 import { usageError } from "../errors.ts";
-import { sha256 } from "../files/checksum.ts";
 import { keyBasename } from "../files/keys.ts";
 import { formatBytes } from "../files/size.ts";
 import type { FileInfo } from "../files/store.ts";
@@ -96,6 +95,8 @@ async function download(
     );
   }
   if (opts.output && !toStdout && !opts.force && await exists(opts.output)) throw fileExists(opts.output);
+  // node:crypto is loaded by the command that hashes, not by every command (main.ts's static imports).
+  const { sha256 } = await import("../files/checksum.ts");
   await withStation(cmd, async (client) => {
     const res = await downloadFile(client, key);
     const expected = res.headers.get("x-checksum-sha256");

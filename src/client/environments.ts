@@ -11,6 +11,7 @@ import {
 } from "../contract/environments.ts";
 import { StationError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
+import { hex } from "../lib/hex.ts";
 
 const envPath = (name: string) => `/api/v1/environments/${encodeURIComponent(name)}`;
 const varPath = (name: string, variable: string) =>
@@ -82,7 +83,7 @@ export async function createBundle(
   const bytes = new Uint8Array(await res.arrayBuffer());
   const expected = res.headers.get("x-bundle-sha256");
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const actual = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  const actual = hex(digest);
   if (expected !== actual) {
     throw new StationError(
       "checksum_mismatch",

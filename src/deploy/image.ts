@@ -10,6 +10,7 @@ import { findProgram } from "../lib/programs.ts";
 import { VERSION } from "../version.ts";
 import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
 import { DATA_DIR, IMAGE_LABEL, STATION_UID } from "./names.ts";
+import { hex } from "../lib/hex.ts";
 
 /** Bumped when the image's layout changes, so an image built by an older builder is not reused. */
 const BUILDER = "stn-image-1";
@@ -104,7 +105,7 @@ async function contentHash(inputs: Inputs): Promise<string> {
   ];
   for (const file of inputs.sources) parts.push(file, Deno.readTextFileSync(join(SOURCE_ROOT, file)));
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\0")));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(digest);
 }
 
 /** The station image for this checkout: its tag (`stn:<version>-<hash>`) and whether Docker has it. */

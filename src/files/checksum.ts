@@ -1,4 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
+import { hex } from "../lib/hex.ts";
 
 /** A running SHA-256 over streamed bytes. */
 export function sha256(): Hash {
@@ -13,7 +14,7 @@ export function digestToChecksum(digest: string | undefined): string | null {
   try {
     const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
     if (bytes.length !== 32) return null;
-    return "sha256:" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    return "sha256:" + hex(bytes);
   } catch {
     return null;
   }

@@ -1,10 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
 import { sleep, within } from "../lib/async.ts";
 import { log } from "../log.ts";
 import { findProgram, programSearchDirs } from "../lib/programs.ts";
+import { randomHex } from "../lib/hex.ts";
 
 export interface ManagedNatsOptions {
   /** nats-server binary: a name (looked up on PATH, then /usr/sbin and the other standard dirs) or a path. */
@@ -40,15 +39,15 @@ export function authConfigPath(pidFile: string): string {
  * They go to nats-server through that file, not its command line, which any local user sees in `ps`.
  */
 function writeAuthConfig(path: string): NatsCredentials {
-  const credentials = { user: "stn", password: randomBytes(32).toString("hex") };
-  rmSync(path, { force: true }); // a mode is only applied when a file is created
-  writeFileSync(
+  const credentials = { user: "stn", password: randomHex(32) };
+  removeFile(path); // a mode is only applied when a file is created
+  Deno.writeTextFileSync(
     path,
     "# Written by stn at each start of its managed nats-server; clients must present these.\n" +
       `authorization {\n  user: "${credentials.user}"\n  password: "${credentials.password}"\n}\n`,
     { mode: 0o600 },
   );
-  chmodSync(path, 0o600);
+  Deno.chmodSync(path, 0o600);
   return credentials;
 }
 
@@ -114,8 +113,8 @@ export class ManagedNatsServer {
   static async start(options: ManagedNatsOptions): Promise<ManagedNatsServer> {
     const bin = findProgram(options.bin);
     if (!bin) throw notFound(options.bin);
-    mkdirSync(options.storeDir, { recursive: true });
-    mkdirSync(dirname(options.pidFile), { recursive: true });
+    Deno.mkdirSync(options.storeDir, { recursive: true });
+    Deno.mkdirSync(dirname(options.pidFile), { recursive: true });
     const lock = await claimStore(options);
     const configFile = authConfigPath(options.pidFile);
     const credentials = writeAuthConfig(configFile);
@@ -204,7 +203,7 @@ export class ManagedNatsServer {
       } catch { /* already gone */ }
       await child.status;
     }
-    removePidFile(options.pidFile);
+    removeFile(options.pidFile);
     lock.close();
     const why = outcome.kind === "exited"
       ? `exited with code ${outcome.status.code}`
@@ -228,7 +227,7 @@ export class ManagedNatsServer {
       } catch { /* gone */ }
       await this.exited;
     }
-    removePidFile(this.pidFile);
+    removeFile(this.pidFile);
     // Closing the file releases the lock: the next stn waiting on this store starts now.
     try {
       this.#lock.close();
@@ -244,7 +243,7 @@ function notFound(bin: string): StationError {
   });
 }
 
-function removePidFile(path: string): void {
+function removeFile(path: string): void {
   try {
     Deno.removeSync(path);
   } catch { /* not there */ }
@@ -284,7 +283,7 @@ async function claimStore(options: ManagedNatsOptions): Promise<Deno.FsFile> {
       log.warn("stopping an orphaned nats-server left by a previous stn", { pid: recorded.pid });
       await terminate(recorded.pid);
     }
-    removePidFile(options.pidFile);
+    removeFile(options.pidFile);
     return lock;
   } catch (err) {
     lock.close();

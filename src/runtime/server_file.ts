@@ -1,4 +1,3 @@
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** $STATION_HOME/run/server.json: how CLI commands find a running server (DESIGN §2). */
@@ -18,10 +17,10 @@ export interface ServerFile {
 
 /** Writes server.json atomically (temp file + rename), so a reader never sees half of it. */
 export function writeServerFile(path: string, info: ServerFile): void {
-  mkdirSync(dirname(path), { recursive: true });
+  Deno.mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${Deno.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(info, null, 2) + "\n");
-  renameSync(tmp, path);
+  Deno.writeTextFileSync(tmp, JSON.stringify(info, null, 2) + "\n");
+  Deno.renameSync(tmp, path);
 }
 
 /** Reads server.json; null when absent or unreadable. */

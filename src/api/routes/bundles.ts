@@ -10,6 +10,7 @@ import type { StationContext } from "../../runtime/context.ts";
 import { catalogueTools } from "../../environments/status.ts";
 import { syncWholeEnvironment } from "../../environments/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
+import { hex } from "../../lib/hex.ts";
 
 /**
  * /api/v1/bundles: an environment packed as a .tar.gz (agents, MCP configs, workflows and a manifest
@@ -102,7 +103,7 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
     return c.body(packed.bytes as Uint8Array<ArrayBuffer>, 200, {
       "content-type": GZIP,
       "content-disposition": `attachment; filename="${environment}.tar.gz"`,
-      "x-bundle-sha256": Array.from(sha, (b) => b.toString(16).padStart(2, "0")).join(""),
+      "x-bundle-sha256": hex(sha),
     }) as never;
   });
   openapi(app, install, async (c) => {

@@ -11,6 +11,7 @@ import {
 } from "@nats-io/jetstream";
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { StationError } from "../../errors.ts";
+import { randomHex } from "../../lib/hex.ts";
 
 /**
  * The dispatch queue (DESIGN §4): one WorkQueue stream over `workflow.>` and, per task queue, one
@@ -211,11 +212,8 @@ export class Dispatcher {
   }
 }
 
-const hex = (bytes: number) =>
-  Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
-
 /** A new W3C traceparent, continuing the trace of `parent` when one is given. */
 export function newTraceparent(parent?: string | null): string {
   const m = parent ? /^00-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/.exec(parent) : null;
-  return `00-${m ? m[1] : hex(16)}-${hex(8)}-${m ? m[2] : "01"}`;
+  return `00-${m ? m[1] : randomHex(16)}-${randomHex(8)}-${m ? m[2] : "01"}`;
 }
