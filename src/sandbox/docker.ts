@@ -136,6 +136,9 @@ export class DockerBackend implements SandboxBackend {
       await container.remove({ force: true }).catch(() => {});
       throw engineError(`starting a container from ${spec.image}`, err);
     }
+    // The channel opens while the caller records its session, so the first operation finds it ready
+    // (its Docker exec, ~50 ms, is otherwise paid by that operation; a pooled container has it ahead).
+    void this.#channels.get(container.id);
     return container.id;
   }
 

@@ -9,7 +9,7 @@ import { MODES, readAll, testBackend, testInBothModes, testLabels } from "./back
 import { BUSYBOX } from "./images.ts";
 
 const EXEC = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
-const [CHANNEL] = MODES;
+const [CHANNEL, DOCKER_EXEC] = MODES;
 // Prints the command line of the command's grandparent: over the channel, the shim's parent is the supervisor.
 const GRANDPARENT = "tr '\\0' ' ' < /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/cmdline";
 
@@ -122,7 +122,8 @@ Deno.test("sandbox channel: a command that kills the process watching it fails a
 });
 
 Deno.test("sandbox channel: a container made without the supervisor (an older stn) works over docker exec", async () => {
-  const backend = testBackend(CHANNEL);
+  // Made without a channel, so none is running from the supervisor about to be removed.
+  const backend = testBackend(DOCKER_EXEC);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("channel_old") });
   try {
     // (root in the container has no capabilities: as the owner it may chmod, not write a 0555 directory.)

@@ -103,6 +103,8 @@ export class SandboxChannels {
       if (wasDown) log.info("sandbox channel back", { container: short });
       return conn;
     } catch (err) {
+      // Forgotten meanwhile: its container was removed while the channel opened; nothing to say.
+      if (this.#state.get(containerId) !== state) return undefined;
       // A container that is gone or stopped fails the same way over docker exec, which says so.
       if (containerEnded(err)) {
         if (this.#state.get(containerId) === state) this.#state.delete(containerId);
