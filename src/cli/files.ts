@@ -7,6 +7,7 @@ import { keyBasename } from "../files/keys.ts";
 import { formatBytes } from "../files/size.ts";
 import type { FileInfo } from "../files/store.ts";
 import { parseDuration } from "../lib/duration.ts";
+import { youngGcEvery } from "../lib/young_gc.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { localFileError } from "./local_files.ts";
 import { fields, render, StationError, table } from "./output.ts";
@@ -101,9 +102,11 @@ async function download(
     const expected = res.headers.get("x-checksum-sha256");
     const length = Number(res.headers.get("content-length") ?? NaN);
     const hash = sha256();
+    const collect = youngGcEvery();
     const hashing = new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         hash.update(chunk);
+        collect(chunk.length);
         controller.enqueue(chunk);
       },
     });

@@ -1,5 +1,6 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { StationError } from "../errors.ts";
+import { youngGcEvery } from "../lib/young_gc.ts";
 import { sha256 } from "./checksum.ts";
 
 /** Chunks fetched per pull: with 128 KiB chunks this bounds a download's buffer to about 2 MiB. */
@@ -44,6 +45,7 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
   if (src.chunks === 0) return;
   const consumer = await src.js.consumers.get(src.stream, { filter_subjects: src.subject });
   const hash = src.range ? null : sha256();
+  const collect = youngGcEvery();
   let offset = 0;
   let left = src.chunks;
   try {
@@ -55,6 +57,7 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
         left--;
         const data = m.data;
         hash?.update(data);
+        collect(data.length);
         const from = offset;
         offset += data.length;
         if (!src.range) {

@@ -5,6 +5,7 @@ import type { Config } from "../config/schema.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { traceMethods } from "../telemetry/tracing.ts";
+import { youngGcEvery } from "../lib/young_gc.ts";
 import { digestToChecksum } from "./checksum.ts";
 import { chunkStream } from "./chunks.ts";
 import { contentTypeFor } from "./content_type.ts";
@@ -175,10 +176,12 @@ export class FileStore {
     if (ttl > 0) hdrs.set(EXPIRES_HEADER, new Date(Date.now() + ttl).toISOString());
 
     let seen = 0;
+    const collect = youngGcEvery();
     const metered = body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.length;
+          collect(chunk.length);
           if (seen > maxSize) controller.error(tooLarge(maxSize));
           else if (used + seen > maxTotal) controller.error(quotaExceeded(maxTotal, used));
           else controller.enqueue(chunk);
