@@ -13,7 +13,7 @@ export interface ChunkSource {
   /** The object's chunk subject, $O.<bucket>.C.<nuid>. */
   subject: string;
   chunks: number;
-  /** Expected `sha256:<hex>` of the whole object; checked at the end of a full read. */
+  /** Expected `sha256:<hex>` of the whole object, checked at the end of a full read; null = not checked. */
   checksum: string | null;
   /** Deliver only bytes [start, end] (inclusive); the checksum is not checked for partial reads. */
   range?: { start: number; end: number };
@@ -44,7 +44,7 @@ export function chunkStream(src: ChunkSource): ReadableStream<Uint8Array> {
 async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
   if (src.chunks === 0) return;
   const consumer = await src.js.consumers.get(src.stream, { filter_subjects: src.subject });
-  const hash = src.range ? null : sha256();
+  const hash = src.range || !src.checksum ? null : sha256();
   const collect = youngGcEvery();
   let offset = 0;
   let left = src.chunks;
@@ -76,7 +76,7 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
         });
       }
     }
-    if (hash && src.checksum && `sha256:${hash.digest("hex")}` !== src.checksum) {
+    if (hash && `sha256:${hash.digest("hex")}` !== src.checksum) {
       throw new StationError("checksum_mismatch", "the stored file does not match its checksum", {
         status: 500,
       });

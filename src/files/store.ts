@@ -226,10 +226,15 @@ export class FileStore {
     return toFileInfo(await this.#stored(key));
   }
 
-  /** A live file's metadata and a bounded-memory stream of its bytes (or of one inclusive byte range). */
+  /**
+   * A live file's metadata and a bounded-memory stream of its bytes (or of one inclusive byte range). A whole
+   * file's bytes are checked against its checksum as they stream, unless `clientVerifies` says the reader
+   * checks the same checksum itself (`stn files download` does), which spares the server a SHA-256 pass.
+   */
   async get(
     key: string,
     range?: { start: number; end: number },
+    opts: { clientVerifies?: boolean } = {},
   ): Promise<{ info: FileInfo; stream: ReadableStream<Uint8Array> }> {
     const obj = await this.#stored(key);
     const info = toFileInfo(obj);
@@ -238,7 +243,7 @@ export class FileStore {
       stream: `OBJ_${this.bucket}`,
       subject: `$O.${this.bucket}.C.${obj.nuid}`,
       chunks: obj.chunks,
-      checksum: info.checksum || null,
+      checksum: opts.clientVerifies ? null : info.checksum || null,
       range,
     });
     return { info, stream };
