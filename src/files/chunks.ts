@@ -13,7 +13,7 @@ export interface ChunkSource {
   /** The object's chunk subject, $O.<bucket>.C.<nuid>. */
   subject: string;
   chunks: number;
-  /** Expected `sha256:<hex>` of the whole object, checked at the end of a full read; null = not checked. */
+  /** Expected `sha256:<hex>` of the whole object, checked before a full read's last chunk; null = not checked. */
   checksum: string | null;
   /** Deliver only bytes [start, end] (inclusive); the checksum is not checked for partial reads. */
   range?: { start: number; end: number };
@@ -58,6 +58,13 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
         const data = m.data;
         hash?.update(data);
         collect(data.length);
+        // Checked before the last bytes go out, so that on a mismatch the response is cut short: a reader
+        // that does not check the digest itself (curl) never gets a complete-looking damaged file.
+        if (hash && left === 0 && `sha256:${hash.digest("hex")}` !== src.checksum) {
+          throw new StationError("checksum_mismatch", "the stored file does not match its checksum", {
+            status: 500,
+          });
+        }
         const from = offset;
         offset += data.length;
         if (!src.range) {
@@ -75,11 +82,6 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
           status: 409,
         });
       }
-    }
-    if (hash && `sha256:${hash.digest("hex")}` !== src.checksum) {
-      throw new StationError("checksum_mismatch", "the stored file does not match its checksum", {
-        status: 500,
-      });
     }
   } finally {
     await consumer.delete().catch(() => {});
