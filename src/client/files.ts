@@ -50,9 +50,18 @@ export async function uploadFile(
   return parseAnswer(UploadResult, await res.json(), `PUT ${path}`);
 }
 
-/** Starts a download: the response carries the bytes, Content-Length and X-Checksum-Sha256. */
-export function downloadFile(client: StationClient, key: string): Promise<Response> {
-  return client.fetch("GET", filePath(key));
+/**
+ * Starts a download: the response carries the bytes, Content-Length and X-Checksum-Sha256. With
+ * `verifies`, the caller promises to check the bytes against X-Checksum-Sha256 and the server skips its own
+ * SHA-256 pass; without it the server checks them and cuts the response off on a mismatch.
+ */
+export function downloadFile(
+  client: StationClient,
+  key: string,
+  opts: { verifies?: boolean } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = opts.verifies ? { "x-checksum-verify": "client" } : {};
+  return client.fetch("GET", filePath(key), { headers });
 }
 
 /** A file's metadata. */

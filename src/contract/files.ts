@@ -49,6 +49,15 @@ export const PutFileQuery = z.object({
 /** GET /api/v1/files/{key}: `?info` answers the metadata as JSON instead of the bytes. */
 export const GetFileQuery = z.object({ info: z.string().optional() });
 
+/** Headers of a download: `X-Checksum-Verify: client` when the reader checks the bytes against the checksum. */
+export const GetFileHeaders = z.object({
+  "x-checksum-verify": z.enum(["client"]).optional().describe(
+    "`client`: the reader checks the bytes against X-Checksum-Sha256 itself (as `stn files download` " +
+      "does), so the server skips its own SHA-256 pass; without it the server checks and cuts the " +
+      "response off on a mismatch",
+  ),
+});
+
 /** The metadata of an upload: a JSON object of strings. */
 export const FileMetadata = z.record(z.string(), z.string());
 

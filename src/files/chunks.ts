@@ -1,5 +1,6 @@
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { StationError } from "../errors.ts";
+import { youngGcEvery } from "../lib/young_gc.ts";
 import { sha256 } from "./checksum.ts";
 
 /** Chunks fetched per pull: with 128 KiB chunks this bounds a download's buffer to about 2 MiB. */
@@ -12,7 +13,7 @@ export interface ChunkSource {
   /** The object's chunk subject, $O.<bucket>.C.<nuid>. */
   subject: string;
   chunks: number;
-  /** Expected `sha256:<hex>` of the whole object; checked at the end of a full read. */
+  /** Expected `sha256:<hex>` of the whole object, checked before a full read's last chunk; null = not checked. */
   checksum: string | null;
   /** Deliver only bytes [start, end] (inclusive); the checksum is not checked for partial reads. */
   range?: { start: number; end: number };
@@ -43,7 +44,8 @@ export function chunkStream(src: ChunkSource): ReadableStream<Uint8Array> {
 async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
   if (src.chunks === 0) return;
   const consumer = await src.js.consumers.get(src.stream, { filter_subjects: src.subject });
-  const hash = src.range ? null : sha256();
+  const hash = src.range || !src.checksum ? null : sha256();
+  const collect = youngGcEvery();
   let offset = 0;
   let left = src.chunks;
   try {
@@ -55,6 +57,14 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
         left--;
         const data = m.data;
         hash?.update(data);
+        collect(data.length);
+        // Checked before the last bytes go out, so that on a mismatch the response is cut short: a reader
+        // that does not check the digest itself (curl) never gets a complete-looking damaged file.
+        if (hash && left === 0 && `sha256:${hash.digest("hex")}` !== src.checksum) {
+          throw new StationError("checksum_mismatch", "the stored file does not match its checksum", {
+            status: 500,
+          });
+        }
         const from = offset;
         offset += data.length;
         if (!src.range) {
@@ -72,11 +82,6 @@ async function* chunks(src: ChunkSource): AsyncGenerator<Uint8Array> {
           status: 409,
         });
       }
-    }
-    if (hash && src.checksum && `sha256:${hash.digest("hex")}` !== src.checksum) {
-      throw new StationError("checksum_mismatch", "the stored file does not match its checksum", {
-        status: 500,
-      });
     }
   } finally {
     await consumer.delete().catch(() => {});

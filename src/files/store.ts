@@ -5,6 +5,7 @@ import type { Config } from "../config/schema.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { traceMethods } from "../telemetry/tracing.ts";
+import { youngGcEvery } from "../lib/young_gc.ts";
 import { digestToChecksum } from "./checksum.ts";
 import { chunkStream } from "./chunks.ts";
 import { contentTypeFor } from "./content_type.ts";
@@ -175,10 +176,12 @@ export class FileStore {
     if (ttl > 0) hdrs.set(EXPIRES_HEADER, new Date(Date.now() + ttl).toISOString());
 
     let seen = 0;
+    const collect = youngGcEvery();
     const metered = body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.length;
+          collect(chunk.length);
           if (seen > maxSize) controller.error(tooLarge(maxSize));
           else if (used + seen > maxTotal) controller.error(quotaExceeded(maxTotal, used));
           else controller.enqueue(chunk);
@@ -223,10 +226,15 @@ export class FileStore {
     return toFileInfo(await this.#stored(key));
   }
 
-  /** A live file's metadata and a bounded-memory stream of its bytes (or of one inclusive byte range). */
+  /**
+   * A live file's metadata and a bounded-memory stream of its bytes (or of one inclusive byte range). A whole
+   * file's bytes are checked against its checksum as they stream, unless `clientVerifies` says the reader
+   * checks the same checksum itself (`stn files download` does), which spares the server a SHA-256 pass.
+   */
   async get(
     key: string,
     range?: { start: number; end: number },
+    opts: { clientVerifies?: boolean } = {},
   ): Promise<{ info: FileInfo; stream: ReadableStream<Uint8Array> }> {
     const obj = await this.#stored(key);
     const info = toFileInfo(obj);
@@ -235,7 +243,7 @@ export class FileStore {
       stream: `OBJ_${this.bucket}`,
       subject: `$O.${this.bucket}.C.${obj.nuid}`,
       chunks: obj.chunks,
-      checksum: info.checksum || null,
+      checksum: opts.clientVerifies ? null : info.checksum || null,
       range,
     });
     return { info, stream };

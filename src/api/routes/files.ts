@@ -7,6 +7,7 @@ import {
   FileList,
   FileListQuery,
   FileMetadata,
+  GetFileHeaders,
   GetFileQuery,
   PutFileQuery,
   UploadResult,
@@ -200,7 +201,7 @@ const getFile = createRoute({
   path: "/{key}",
   tags,
   summary: "Download a file (Range supported), or with ?info its metadata as JSON",
-  request: { ...byKey, query: GetFileQuery },
+  request: { ...byKey, query: GetFileQuery, headers: GetFileHeaders },
   responses: {
     200: {
       description:
@@ -306,7 +307,8 @@ export function filesRoutes(ctx: StationContext): OpenAPIHono {
     }
     const head = await files().head(key);
     const range = parseRange(c.req.header("range"), head.size_bytes);
-    const { info, stream } = await files().get(key, range ?? undefined);
+    const clientVerifies = c.req.valid("header")["x-checksum-verify"] === "client";
+    const { info, stream } = await files().get(key, range ?? undefined, { clientVerifies });
     const headers = fileHeaders(info);
     if (range) {
       headers["content-range"] = `bytes ${range.start}-${range.end}/${info.size_bytes}`;
