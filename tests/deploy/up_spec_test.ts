@@ -100,15 +100,18 @@ Deno.test("up: a build that cannot find stn's npm packages fails before Docker i
   } finally {
     if (before === undefined) Deno.env.delete("DENO_DIR");
     else Deno.env.set("DENO_DIR", before);
-    // A file that lands while the tree is removed fails the removal (seen on a loaded machine): try again.
-    for (let i = 0;; i++) {
-      try {
-        await Deno.remove(empty, { recursive: true });
-        break;
-      } catch (err) {
-        if (i === 4) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    await removeTree(empty);
   }
 });
+
+/** Removes a directory tree, again if a file lands in it meanwhile (seen once on a loaded machine). */
+async function removeTree(dir: string): Promise<void> {
+  for (let i = 0;; i++) {
+    try {
+      return await Deno.remove(dir, { recursive: true });
+    } catch (err) {
+      if (i === 4) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
