@@ -7,7 +7,7 @@
  * Prints each measurement and its ratio to the floor, for the ledger in its default durability and with
  * `ledger.durability: fsync`, alternating ROUNDS times (each round a fresh station), and fsync's cost.
  *
- *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2]
+ *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2] [modes=normal,fsync]
  */
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { loadConfig } from "../../src/config/load.ts";
@@ -21,6 +21,7 @@ import { type Database, openDatabase, transaction } from "../../src/db/database.
 const CHAINS = Number(Deno.args[0] ?? 30);
 const RUNS = Number(Deno.args[1] ?? 1000);
 const ROUNDS = Number(Deno.args[2] ?? 2);
+const MODES = (Deno.args[3] ?? "normal,fsync").split(",") as ("normal" | "fsync")[];
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
@@ -181,7 +182,7 @@ async function measure(durability: "normal" | "fsync"): Promise<Figures> {
 // The two ledger modes alternate, each round on its own fresh station, so the machine's load hits both.
 const rounds: Record<"normal" | "fsync", Figures[]> = { normal: [], fsync: [] };
 for (let r = 0; r < ROUNDS; r++) {
-  for (const mode of ["normal", "fsync"] as const) rounds[mode].push(await measure(mode));
+  for (const mode of MODES) rounds[mode].push(await measure(mode));
 }
 /**
  * The disk's floor for each mode: one small SQLite commit at a time on a ledger file in the same
@@ -215,7 +216,7 @@ const range = (xs: number[], f: (x: number) => string) => {
   return s[0] === s.at(-1) ? f(s[0]) : `${f(s[0])}–${f(s.at(-1)!)}`;
 };
 const rate = (x: number) => x.toFixed(0);
-for (const mode of ["normal", "fsync"] as const) {
+for (const mode of MODES) {
   const fs = rounds[mode];
   const of = (k: keyof Figures) => fs.map((f) => f[k]);
   console.log(`ledger.durability: ${mode} (${ROUNDS} rounds; ranges over rounds)`);
@@ -241,6 +242,8 @@ for (const mode of ["normal", "fsync"] as const) {
     }`,
   );
 }
+// One mode alone (a profile of it) prints its figures only.
+if (MODES.length < 2) Deno.exit(0);
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const m = (mode: "normal" | "fsync", k: keyof Figures) => med(rounds[mode].map((f) => f[k]));
 console.log(

@@ -59,8 +59,7 @@ export class Control {
           trigger: req.trigger,
         },
         core.env(),
-      )
-    );
+      ), { eager: true });
     core.notify(id);
     countRunStarted(def.id);
     await core.publishAll(messages, traceparent);

@@ -9,6 +9,7 @@ import type { SandboxService } from "../../sandbox/service.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
 import { stateOf } from "./blocks.ts";
+import { claimIn } from "./claims.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { applyOutput } from "./dataflow.ts";
@@ -16,6 +17,7 @@ import { DEFAULT_QUEUE, Dispatcher, type StepMessage } from "./dispatch.ts";
 import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
+import { type Slot, Slots } from "./slots.ts";
 import type { Prepared } from "./transitions.ts";
 
 /** Engine settings (config section `engine`). */
@@ -44,7 +46,12 @@ export interface EngineStats {
   dropped: number;
   /** Outcomes recorded for remote workers. */
   remote: number;
+  /** Steps claimed by this station in the transaction that scheduled them (eager dispatch, no message). */
+  eager: number;
 }
+
+/** Eager steps a run takes in a row while pulled messages wait for a slot (`EngineCore.commit`). */
+const EAGER_STREAK = 16;
 
 /**
  * What the engine's parts (consumer, timers, control) share: the repository, the clock, this
@@ -57,17 +64,23 @@ export class EngineCore {
   readonly opts: EngineOptions;
   readonly clock: Clock;
   readonly dispatch: Dispatcher;
-  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0 };
+  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0 };
   /** This process's identity in attempt claims. */
   readonly owner = ulid();
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
+  /** The steps this process executes at once (`workers`): pulled messages and eager claims share them. */
+  readonly slots: Slots;
   stopping = false;
   /** Re-arms the in-process timer (set by the timers part). */
   armTimers: () => void = () => {};
+  /** Runs an attempt this process claimed eagerly, holding `slot` until it is done (set by the consumer). */
+  runHere?: (attempt: AttemptRow, slot: Slot) => void;
   /** Offers kept signals to a wait that just started (set by the signals part). */
   waitStarted: (runId: string, attemptId: number) => void = () => {};
   #handlers = new Set<Promise<void>>();
   #definitions = new Map<string, WorkflowDefinition>();
+  /** Eager steps in a row per run (`#claimHere`). */
+  #streaks = new Map<string, number>();
   #watchers = new Watchers();
   #ended = new Set<string>();
   #endHooks = new Set<(runId: string) => void>();
@@ -78,6 +91,7 @@ export class EngineCore {
     this.opts = opts;
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
+    this.slots = new Slots(opts.workers);
   }
 
   /** What a transition may know now: the clock's reading, this process and the settings. */
@@ -93,13 +107,28 @@ export class EngineCore {
 
   /**
    * Runs `decide` and applies its commands in one transaction, then the in-process effects of
-   * what committed. Returns the step messages to publish.
+   * what committed. Returns the step messages to publish. With `eager`, the same transaction claims
+   * the dispatched steps of the default queue for this station while it has free slots (eager dispatch:
+   * no message, no second transaction), and they start running once it committed; should this process
+   * die, their claims lapse and recovery dispatches them again, as for any claimed step.
    */
-  commit(decide: () => Command[]): StepMessage[] {
-    const { commands, messages } = this.repo.transaction(() => {
-      const commands = decide();
-      return { commands, messages: this.repo.apply(commands) };
-    });
+  commit(decide: () => Command[], opts: { eager?: boolean } = {}): StepMessage[] {
+    const claimed: { attempt: AttemptRow; slot: Slot }[] = [];
+    let result;
+    try {
+      result = this.repo.transaction(() => {
+        const commands = decide();
+        const messages = this.repo.apply(commands);
+        return {
+          commands,
+          messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,
+        };
+      });
+    } catch (err) {
+      for (const { slot } of claimed) slot.free();
+      throw err;
+    }
+    const { commands, messages } = result;
     for (const c of commands) {
       if (c.kind === "cancel_attempt") {
         const local = this.inflight.get(c.attemptId);
@@ -111,9 +140,32 @@ export class EngineCore {
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);
+        this.#streaks.delete(c.runId);
       }
     }
+    for (const { attempt, slot } of claimed) this.runHere!(attempt, slot);
     return messages;
+  }
+
+  /**
+   * Claims a just-dispatched step for this station inside the transaction, if a slot is free; true when
+   * claimed. While pulled messages wait for a slot, a run goes back through the queue after EAGER_STREAK
+   * eager steps in a row, so a long run cannot keep a slot from the runs queued behind it.
+   */
+  #claimHere(m: StepMessage, claimed: { attempt: AttemptRow; slot: Slot }[]): boolean {
+    if (!this.runHere || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
+    const streak = this.#streaks.get(m.run) ?? 0;
+    const slot = streak < EAGER_STREAK || this.slots.waiting === 0 ? this.slots.tryTake() : undefined;
+    const decision = slot && claimIn(this, m);
+    if (decision?.kind !== "run") {
+      slot?.free();
+      this.#streaks.delete(m.run);
+      return false;
+    }
+    this.#streaks.set(m.run, streak + 1);
+    this.stats.eager++;
+    claimed.push({ attempt: decision.attempt, slot: slot! });
+    return true;
   }
 
   /** A run as transitions read it, with the attempts a transition is about (call inside a transaction). */
