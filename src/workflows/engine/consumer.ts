@@ -71,7 +71,9 @@ export class Consumer {
       traceparent: msg.headers?.get("traceparent") || undefined,
       slot,
     });
-    if (recorded || !core.stopping) msg.ack();
+    if (!recorded && core.stopping) return;
+    if (recorded) await core.opts.durable?.();
+    msg.ack();
   }
 
   /**

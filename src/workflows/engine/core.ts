@@ -38,6 +38,11 @@ export interface EngineOptions {
   clock?: Clock;
   /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
   eventRetentionMs?: number;
+  /**
+   * Resolves once the ledger's commits so far are on disk (`ledger.durability`); a step message is acked, and a
+   * worker's outcome answered, only then. Default: at once.
+   */
+  durable?: () => Promise<void>;
 }
 
 /** Counters for tests and benchmarks. */
