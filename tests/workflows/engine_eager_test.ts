@@ -1,5 +1,8 @@
 import { jetstreamManager } from "@nats-io/jetstream";
+import { EngineCore } from "../../src/workflows/engine/core.ts";
 import { CONSUMER, STREAM } from "../../src/workflows/engine/dispatch.ts";
+import { Repository } from "../../src/workflows/engine/repository.ts";
+import { createRun } from "../../src/workflows/engine/transitions.ts";
 import { assertEquals } from "../helpers/assert.ts";
 import { startTestStation, type TestStation } from "../helpers/station.ts";
 import { attempts, def, waitRun } from "./engine_helpers.ts";
@@ -81,6 +84,47 @@ Deno.test("eager dispatch: with every slot taken steps go through the queue, and
       const paths = attempts(engine, id).map((a) => a.path);
       assertEquals(paths.length, new Set(paths).size, "each step ran once");
     }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("group commit: the commits asked for in one turn share a transaction; one that throws rolls back alone", async () => {
+  const t = await startTestStation({ env: { STN_ENGINE_WORKERS: "0" } });
+  try {
+    const db = t.station.ctx.db;
+    const core = new EngineCore(new Repository(db), t.station.ctx.nats.nc, {
+      workers: 0,
+      ackWaitMs: 30_000,
+      maxDeliver: -1,
+      leaseMs: 15_000,
+      defaultTimeoutMs: 300_000,
+    });
+    const definition = chain("grouped", 1);
+    const start = (id: string) => () =>
+      createRun({
+        id,
+        definition,
+        workflowVersion: null,
+        input: {},
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      }, core.env());
+    const changes = db.prepare("SELECT total_changes() AS n");
+    const commits: number[] = [];
+    // Written together: the first settles only after the third's rows are in (one flush, one transaction).
+    const results = await Promise.allSettled([
+      core.commitSoon(start("run_a")).then(() => commits.push(Number((changes.get() as { n: number }).n))),
+      core.commitSoon(() => {
+        start("run_b")();
+        throw new Error("refused");
+      }),
+      core.commitSoon(start("run_c")).then(() => commits.push(Number((changes.get() as { n: number }).n))),
+    ]);
+    assertEquals(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+    assertEquals(commits[0], commits[1], "both were written before either settled: one transaction");
+    const ids = db.prepare("SELECT id FROM workflow_runs WHERE id LIKE 'run_%' ORDER BY id").all()
+      .map((r) => r.id);
+    assertEquals(ids, ["run_a", "run_c"]);
   } finally {
     await t.close();
   }

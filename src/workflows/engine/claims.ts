@@ -60,9 +60,7 @@ export async function recordOutcome(
   const prepared = await core.prepare(attempt, state, outcome);
   let traceparent: string | null = null;
   let recorded = false;
-  // Freed right before the transaction (no await between), so the first step it dispatches can take it.
-  slot?.free();
-  const messages = core.commit(() => {
+  const messages = await core.commitSoon(() => {
     const run = core.snapshot(attempt.run_id, attempt.id);
     if (!run) return [];
     traceparent = run.run.traceparent;
@@ -76,7 +74,7 @@ export async function recordOutcome(
     }, { ...core.env(), owner });
     recorded = commands.length > 0;
     return commands;
-  }, { eager: owner === core.owner });
+  }, { eager: owner === core.owner, slot });
   core.notify(attempt.run_id);
   try {
     await core.publishAll(messages, traceparent);

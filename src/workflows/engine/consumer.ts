@@ -7,7 +7,7 @@ import type { State } from "../definition/schema.ts";
 import { executeStep } from "../steps/execute.ts";
 import type { Outcome } from "../steps/types.ts";
 import { timeoutOf } from "./blocks.ts";
-import { claimStep, joinedChildren, recordOutcome } from "./claims.ts";
+import { joinedChildren, recordOutcome } from "./claims.ts";
 import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { AttemptRow } from "./ledger.ts";
@@ -55,7 +55,7 @@ export class Consumer {
       msg.term("undecodable step message");
       return;
     }
-    const decision = claimStep(this.#core, m);
+    const decision = await core.claimSoon(m);
     if (decision.kind === "drop") {
       core.stats.dropped++;
       msg.ack();

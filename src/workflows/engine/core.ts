@@ -1,4 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
+import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { Watchers } from "../../lib/watchers.ts";
@@ -10,6 +11,7 @@ import type { State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
 import { stateOf } from "./blocks.ts";
 import { claimIn } from "./claims.ts";
+import type { ClaimDecision } from "./fencing.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { applyOutput } from "./dataflow.ts";
@@ -55,6 +57,27 @@ export interface EngineStats {
   eager: number;
 }
 
+/** How a commit goes: `eager` claims the steps it dispatches (`EngineCore.commit`); `slot` is freed for them first. */
+export interface CommitOptions {
+  eager?: boolean;
+  /** The slot of the step whose outcome this records. */
+  slot?: Slot;
+}
+
+type Claimed = { attempt: AttemptRow; slot: Slot };
+interface Written {
+  commands: Command[];
+  messages: StepMessage[];
+  claimed: Claimed[];
+}
+interface Queued {
+  write(): unknown;
+  after(written: unknown): unknown;
+  undo(): void;
+  resolve(result: unknown): void;
+  reject(err: unknown): void;
+}
+
 /** Eager steps a run takes in a row while pulled messages wait for a slot (`EngineCore.commit`). */
 const EAGER_STREAK = 16;
 
@@ -84,6 +107,8 @@ export class EngineCore {
   waitStarted: (runId: string, attemptId: number) => void = () => {};
   #handlers = new Set<Promise<void>>();
   #definitions = new Map<string, WorkflowDefinition>();
+  /** The commits `commitSoon` writes at the next turn of the event loop. */
+  #group: Queued[] = [];
   /** Eager steps in a row per run (`#claimHere`). */
   #streaks = new Map<string, number>();
   #watchers = new Watchers();
@@ -117,23 +142,89 @@ export class EngineCore {
    * no message, no second transaction), and they start running once it committed; should this process
    * die, their claims lapse and recovery dispatches them again, as for any claimed step.
    */
-  commit(decide: () => Command[], opts: { eager?: boolean } = {}): StepMessage[] {
-    const claimed: { attempt: AttemptRow; slot: Slot }[] = [];
-    let result;
+  commit(decide: () => Command[], opts: CommitOptions = {}): StepMessage[] {
+    const claimed: Claimed[] = [];
+    let written: Written;
     try {
-      result = this.repo.transaction(() => {
-        const commands = decide();
-        const messages = this.repo.apply(commands);
-        return {
-          commands,
-          messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,
-        };
-      });
+      written = this.repo.transaction(() => this.#write(decide, opts, claimed));
     } catch (err) {
       for (const { slot } of claimed) slot.free();
       throw err;
     }
-    const { commands, messages } = result;
+    return this.#effects(written);
+  }
+
+  /**
+   * `commit` in a group: every commit asked for in this turn of the event loop is written at the next
+   * (setImmediate, microseconds later) in one transaction, each in its own savepoint (one that throws
+   * rolls back alone), so outcomes that arrive together share one BEGIN/COMMIT and their pages.
+   */
+  commitSoon(decide: () => Command[], opts: CommitOptions = {}): Promise<StepMessage[]> {
+    const claimed: Claimed[] = [];
+    return this.#inGroup(
+      () => this.#write(decide, opts, claimed),
+      (written) => this.#effects(written),
+      () => claimed.forEach(({ slot }) => slot.free()),
+    );
+  }
+
+  /** `claimStep` in the next group transaction (`commitSoon`). */
+  claimSoon(m: StepMessage): Promise<ClaimDecision> {
+    return this.#inGroup(() => claimIn(this, m), (decision) => decision);
+  }
+
+  #inGroup<W, R>(write: () => W, after: (w: W) => R, undo: () => void = () => {}): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      if (this.#group.length === 0) setImmediate(() => this.#flush());
+      this.#group.push({ write, after, undo, resolve, reject } as Queued);
+    });
+  }
+
+  #flush(): void {
+    const group = this.#group;
+    this.#group = [];
+    const results: ({ written: unknown } | { error: unknown })[] = [];
+    try {
+      this.repo.transaction(() => {
+        for (const q of group) {
+          try {
+            results.push({ written: this.repo.transaction(q.write) });
+          } catch (error) {
+            q.undo();
+            results.push({ error });
+          }
+        }
+      });
+    } catch (error) {
+      for (const q of group) q.undo(), q.reject(error);
+      return;
+    }
+    group.forEach((q, i) => {
+      const r = results[i];
+      if ("error" in r) return q.reject(r.error);
+      try {
+        q.resolve(q.after(r.written));
+      } catch (err) {
+        q.reject(err);
+      }
+    });
+  }
+
+  /** The writing half of a commit (inside its transaction). */
+  #write(decide: () => Command[], opts: CommitOptions, claimed: Claimed[]): Written {
+    // Freed here, with no await before the claims below, so the first step it dispatches can take it.
+    opts.slot?.free();
+    const commands = decide();
+    const messages = this.repo.apply(commands);
+    return {
+      commands,
+      messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,
+      claimed,
+    };
+  }
+
+  /** The in-process effects of what committed; returns the step messages to publish. */
+  #effects({ commands, messages, claimed }: Written): StepMessage[] {
     for (const c of commands) {
       if (c.kind === "cancel_attempt") {
         const local = this.inflight.get(c.attemptId);
@@ -157,7 +248,7 @@ export class EngineCore {
    * claimed. While pulled messages wait for a slot, a run goes back through the queue after EAGER_STREAK
    * eager steps in a row, so a long run cannot keep a slot from the runs queued behind it.
    */
-  #claimHere(m: StepMessage, claimed: { attempt: AttemptRow; slot: Slot }[]): boolean {
+  #claimHere(m: StepMessage, claimed: Claimed[]): boolean {
     if (!this.runHere || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
     const streak = this.#streaks.get(m.run) ?? 0;
     const slot = streak < EAGER_STREAK || this.slots.waiting === 0 ? this.slots.tryTake() : undefined;
