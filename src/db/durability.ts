@@ -13,11 +13,13 @@ import type { Database } from "./database.ts";
 export interface Durability {
   /** Resolves once every commit made before the call is on disk (at once in the `normal` mode). */
   durable(): Promise<void>;
+  /** Syncs of the WAL so far (each covers every commit before it). */
+  readonly syncs: number;
   close(): void;
 }
 
 /** The `normal` mode: nothing waits for the disk; a commit survives a crash of stn, not of the machine. */
-export const processDurability: Durability = { durable: () => Promise.resolve(), close() {} };
+export const processDurability: Durability = { durable: () => Promise.resolve(), syncs: 0, close() {} };
 
 /** The `fsync` mode for the ledger at `path` (its WAL is `<path>-wal`), opened on `db`. */
 export function walDurability(db: Database, path: string): Durability {
@@ -32,6 +34,7 @@ class WalSync implements Durability {
   #synced = -1;
   #running?: Promise<void>;
   #queued?: Promise<void>;
+  syncs = 0;
 
   constructor(db: Database, walPath: string) {
     this.#walPath = walPath;
@@ -70,6 +73,7 @@ class WalSync implements Durability {
       }
     }
     await this.#file.syncData();
+    this.syncs++;
   }
 
   close(): void {
