@@ -266,9 +266,9 @@ for (const mode of MODES) {
     }`,
   );
   console.log(
-    `      main thread runnable but waiting for a CPU during (a): ${
-      fs.map((f) => `${f.cpuWait.toFixed(0)} of ${f.chainMs.toFixed(0)} ms`).join(", ")
-    } (the machine's other work)`,
+    `      each round's p99 and how long the main thread was runnable but waited for a CPU during (a): ${
+      fs.map((f) => `${ms(f.p99)} (${f.cpuWait.toFixed(0)} of ${f.chainMs.toFixed(0)} ms)`).join(", ")
+    }`,
   );
   console.log(`  (b) ${RUNS} runs × 3 steps: ${range(of("stepRate"), rate)} steps/s`);
   console.log(
