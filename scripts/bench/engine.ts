@@ -1,11 +1,13 @@
 /**
  * Engine benchmark, against a real in-process station (managed nats-server, SQLite file):
- *   (a) per-step overhead of a 20-step transform chain: gap between consecutive step completions, p50/p99;
+ *   (a) per-step overhead of a 20-step transform chain: gap between consecutive step completions, p50/p99
+ *       (each next step is dispatched eagerly, without a JetStream message), and how long the main thread
+ *       waited for a CPU meanwhile (the machine's other work, which the p99 follows);
  *   (b) throughput of 1,000 runs × 3 steps (steps/s);
  *   (c) the floor, in the same run and on the same nats-server: raw JetStream publish → consume → ack,
  *       one message at a time (latency p50/p99) and 3,000 messages through a pull consumer (msgs/s).
- * Prints each measurement and its ratio to the floor, for the ledger in its default durability and with
- * `ledger.durability: fsync`, alternating ROUNDS times (each round a fresh station), and fsync's cost.
+ * Prints each measurement and its ratio to the floor, for `ledger.durability: normal` and `fsync` (the
+ * default), alternating ROUNDS times (each round a fresh station), and fsync's cost.
  *
  *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2] [modes=normal,fsync]
  */
