@@ -31,6 +31,11 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.use("*", refuseCrossSite());
   if (token) app.use("*", requireToken(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
+  // With `ledger.durability: fsync`, nothing is answered before the commits it may show are on disk.
+  app.use("*", async (_c, next) => {
+    await next();
+    await ctx.durable();
+  });
 
   const workflows = workflowRoutes(ctx);
   addWorkflowStartRoute(ctx, workflows);

@@ -19,12 +19,12 @@ interface FollowedLog<E> {
 /**
  * GET …/{runId}/events of workflow and agent runs alike: resumes after Last-Event-ID, else `?after=`
  * (a seq or "now"), else 0, and answers the events as SSE; a bad cursor is a 400 `invalid_cursor`
- * before the stream opens.
+ * before the stream opens. An event goes out once its commit is on disk (`ledger.durability`).
  */
 export function runEventsResponse<E extends { seq: number; type: string }>(
   c: Context,
   query: EventsQuery,
-  shutdown: AbortSignal,
+  station: { shutdown: AbortSignal; durable: () => Promise<void> },
   log: FollowedLog<E>,
 ): Response {
   const from = c.req.header("last-event-id") ?? query.after ?? "0";
@@ -39,5 +39,16 @@ export function runEventsResponse<E extends { seq: number; type: string }>(
   }
   const after = from === "now" ? log.lastSeq() : Number(from);
   const live = query.follow !== "false";
-  return streamRunEvents(c, shutdown, (signal) => log.follow(after, signal, live));
+  return streamRunEvents(
+    c,
+    station.shutdown,
+    (signal) => durably(log.follow(after, signal, live), station.durable),
+  );
+}
+
+async function* durably<E>(events: AsyncIterable<E>, durable: () => Promise<void>): AsyncIterable<E> {
+  for await (const e of events) {
+    await durable();
+    yield e;
+  }
 }

@@ -133,8 +133,8 @@ export const ConfigSchema = z.strictObject({
     }).prefault({}),
   }).prefault({}),
   ledger: z.strictObject({
-    durability: z.enum(["normal", "fsync"]).default("normal").describe(
-      "normal: a commit survives a crash of stn, not of the machine; fsync: each commit is on disk before it is acknowledged, so it survives power loss too (docs/benchmarks.md)",
+    durability: z.enum(["normal", "fsync"]).default("fsync").describe(
+      "fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
     ),
   }).prefault({}),
   engine: z.strictObject({

@@ -34,6 +34,11 @@ export interface StationContext {
   agents: AgentService;
   /** Stored workflow definitions and their versions. */
   workflows: WorkflowStore;
+  /**
+   * Resolves once every ledger commit so far is on disk: at once with `ledger.durability: normal`, after one
+   * shared sync of the WAL with `fsync` (the API answers only then).
+   */
+  durable: () => Promise<void>;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

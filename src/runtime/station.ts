@@ -7,6 +7,7 @@ import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../api/listen.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
+import { processDurability, walDurability } from "../db/durability.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
 import { hookProblems } from "../events/webhooks.ts";
@@ -98,8 +99,13 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     })();
 
   try {
-    const db: Database = openDatabase(config.paths.db, { durability: config.values.ledger.durability });
+    const db: Database = openDatabase(config.paths.db);
     closers.push({ name: "ledger", close: () => db.close() });
+    const durability = config.values.ledger.durability === "fsync" && config.paths.db !== ":memory:"
+      ? walDurability(db, config.paths.db)
+      : processDurability;
+    closers.push({ name: "ledger sync", close: () => durability.close() });
+    const durable = () => durability.durable();
     if (config.paths.db !== ":memory:") {
       const checkpointer = startCheckpointer(db, config.paths.db);
       closers.push({ name: "ledger checkpointer", close: () => checkpointer.stop() });
@@ -170,6 +176,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       eventRetentionMs: config.values.events.retention,
       sandbox,
       agents,
+      durable,
     });
     await engine.start();
     // Registered after the NATS connection, so it stops before the connection drains.
@@ -191,6 +198,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       workflows,
       engine,
       agents,
+      durable,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
     const scheduler = new Scheduler(engine, workflows, db);

@@ -130,10 +130,16 @@ Deno.test("run API: start with defaults applied, list, steps, approvals, 409s, 4
     });
     await t.step("step messages carry the run's W3C traceparent in their headers", async () => {
       const nc = station.ctx.nats.nc;
-      const sub = nc.subscribe("workflow.run.*.step.*.schedule", { max: 1 });
+      // On a queue of its own: a `default`-queue step the station can run is claimed eagerly, with no message.
+      const sub = nc.subscribe("workflow.queue.traced.run.*.step.*.schedule", { max: 1 });
       const trace = "0af7651916cd43dd8448eb211c80319c";
       await client.json("POST", "/api/v1/workflow-runs", {
-        body: { definition: { id: "traced", states: [{ id: "one", type: "transform", expression: "1" }] } },
+        body: {
+          definition: {
+            id: "traced",
+            states: [{ id: "one", type: "transform", expression: "1", queue: "traced" }],
+          },
+        },
         headers: { traceparent: `00-${trace}-b7ad6b7169203331-01` },
       });
       for await (const msg of sub) {

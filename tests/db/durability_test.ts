@@ -1,29 +1,32 @@
+import { openDatabase, transaction } from "../../src/db/database.ts";
+import { walDurability } from "../../src/db/durability.ts";
 import { assertEquals } from "../helpers/assert.ts";
-import { openDatabase } from "../../src/db/database.ts";
-import { loadConfig } from "../../src/config/load.ts";
-import { tempHome } from "../helpers/home.ts";
 
-Deno.test("ledger.durability: fsync opens the ledger with synchronous=FULL, normal (the default) with NORMAL", async () => {
-  const home = await tempHome();
+Deno.test("ledger.durability fsync: commits that wait together share one WAL sync; nothing new, no sync", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "stn-durability-" });
+  const db = openDatabase(`${dir}/station.db`);
+  const sync = walDurability(db, `${dir}/station.db`);
   try {
-    const synchronous = (durability?: "normal" | "fsync") => {
-      const db = openDatabase(home.path(`${durability ?? "default"}.db`), { durability });
-      try {
-        return (db.prepare("PRAGMA synchronous").get() as { synchronous: number }).synchronous;
-      } finally {
-        db.close();
-      }
-    };
-    // SQLite: 1 = NORMAL, 2 = FULL.
-    assertEquals([synchronous(), synchronous("normal"), synchronous("fsync")], [1, 1, 2]);
-
-    const env = { STATION_HOME: home.home };
-    assertEquals(loadConfig({ env }).values.ledger.durability, "normal");
-    assertEquals(
-      loadConfig({ env: { ...env, STN_LEDGER_DURABILITY: "fsync" } }).values.ledger.durability,
-      "fsync",
-    );
+    db.exec("CREATE TABLE t (v INTEGER)");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    transaction(db, () => insert.run(1));
+    await sync.durable();
+    assertEquals(sync.syncs, 1);
+    await sync.durable();
+    assertEquals(sync.syncs, 1, "no commit since the last sync: none needed");
+    // Ten commits, each waiting as soon as it is written: the first starts a sync, the nine written while it
+    // runs share the next one.
+    const waits: Promise<void>[] = [];
+    for (let i = 0; i < 10; i++) {
+      transaction(db, () => insert.run(i));
+      waits.push(sync.durable());
+    }
+    await Promise.all(waits);
+    assertEquals(sync.syncs, 3);
+    assertEquals((db.prepare("SELECT COUNT(*) AS n FROM t").get() as { n: number }).n, 11);
   } finally {
-    await home.cleanup();
+    sync.close();
+    db.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -136,7 +136,7 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   );
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    return runEventsResponse(c, c.req.valid("query"), ctx.shutdown, {
+    return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => ledger.lastSeq(run.id),
       follow: (after, signal, live) => followAgentRunEvents(ledger, run.id, after, signal, live),
     });

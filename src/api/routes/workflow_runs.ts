@@ -171,7 +171,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    return runEventsResponse(c, c.req.valid("query"), ctx.shutdown, {
+    return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => engine.reads.events.lastSeq(run.id),
       follow: (after, signal, live) => followRunEvents(engine, run.id, after, signal, live),
     });

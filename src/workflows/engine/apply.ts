@@ -13,6 +13,7 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
   const ids = new Map<number, number>();
   const id = (n: number) => (n < 0 ? ids.get(n)! : n);
   const out: StepMessage[] = [];
+  const seqs = new Map<string, number>();
   for (const c of commands) {
     switch (c.kind) {
       case "create_run":
@@ -52,10 +53,12 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
         );
         break;
       case "append_event": {
-        const { seq } = sql.get<{ seq: number }>(
-          "SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM run_events WHERE run_id = ?",
+        // Read once per run and command list; later events of the same list follow on from it.
+        const seq = (seqs.get(c.runId) ?? sql.get<{ seq: number }>(
+          "SELECT COALESCE(MAX(seq), 0) AS seq FROM run_events WHERE run_id = ?",
           c.runId,
-        )!;
+        )!.seq) + 1;
+        seqs.set(c.runId, seq);
         sql.run(
           "INSERT INTO run_events (run_id, seq, type, step, data, time) VALUES (?, ?, ?, ?, ?, ?)",
           c.runId,

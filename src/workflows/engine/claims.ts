@@ -6,6 +6,7 @@ import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
 import { claim, type ClaimDecision } from "./fencing.ts";
 import type { AttemptRow, FanoutMeta } from "./ledger.ts";
+import type { Slot } from "./slots.ts";
 import { settle } from "./transitions.ts";
 
 /**
@@ -16,18 +17,21 @@ import { settle } from "./transitions.ts";
 
 /** Fencing: decides, in one transaction, whether this message may run its attempt, and claims it for owner. */
 export function claimStep(core: EngineCore, m: StepMessage, owner: string = core.owner): ClaimDecision {
-  return core.repo.transaction(() => {
-    const a = core.repo.attempts.get(m.id);
-    const decision = claim({
-      message: m,
-      attempt: a,
-      run: a && core.repo.runs.get(a.run_id),
-      inflight: a !== undefined && core.inflight.has(a.id),
-      retryPending: a?.status === "scheduled" && core.repo.timers.retryPending(a.id),
-    }, { ...core.env(), owner });
-    if (decision.kind === "run") core.repo.apply(decision.commands);
-    return decision;
-  });
+  return core.repo.transaction(() => claimIn(core, m, owner));
+}
+
+/** The decision of `claimStep` and its claim, inside the caller's transaction. */
+export function claimIn(core: EngineCore, m: StepMessage, owner: string = core.owner): ClaimDecision {
+  const a = core.repo.attempts.get(m.id);
+  const decision = claim({
+    message: m,
+    attempt: a,
+    run: a && core.repo.runs.get(a.run_id),
+    inflight: a !== undefined && core.inflight.has(a.id),
+    retryPending: a?.status === "scheduled" && core.repo.timers.retryPending(a.id),
+  }, { ...core.env(), owner });
+  if (decision.kind === "run") core.repo.apply(decision.commands);
+  return decision;
 }
 
 /** A requeued fanout parent's outcome: its finished children joined (undefined when it has none). */
@@ -41,6 +45,8 @@ export function joinedChildren(core: EngineCore, attempt: AttemptRow, state: Sta
 /**
  * Records a running attempt's outcome in one transaction, if `owner` still holds its claim (a stale
  * or repeated outcome changes nothing), then publishes the steps it dispatched. True when recorded.
+ * When this station ran the attempt, its `slot` passes to the steps it dispatched: the same transaction
+ * claims them for this station (`EngineCore.commit`'s eager dispatch) while slots are free.
  */
 export async function recordOutcome(
   core: EngineCore,
@@ -48,12 +54,13 @@ export async function recordOutcome(
   state: State,
   outcome: Outcome,
   owner: string = core.owner,
+  slot?: Slot,
 ): Promise<boolean> {
   if (outcome.kind === "fanout" && outcome.blocks.length === 0) outcome = join(outcome.join, state, []);
   const prepared = await core.prepare(attempt, state, outcome);
   let traceparent: string | null = null;
   let recorded = false;
-  const messages = core.commit(() => {
+  const messages = await core.commitSoon(() => {
     const run = core.snapshot(attempt.run_id, attempt.id);
     if (!run) return [];
     traceparent = run.run.traceparent;
@@ -67,7 +74,7 @@ export async function recordOutcome(
     }, { ...core.env(), owner });
     recorded = commands.length > 0;
     return commands;
-  });
+  }, { eager: owner === core.owner, slot });
   core.notify(attempt.run_id);
   try {
     await core.publishAll(messages, traceparent);

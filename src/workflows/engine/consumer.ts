@@ -1,4 +1,5 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import { setImmediate } from "node:timers";
 import { log, logEnabled, withLogFields } from "../../log.ts";
 import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
 import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
@@ -6,10 +7,11 @@ import type { State } from "../definition/schema.ts";
 import { executeStep } from "../steps/execute.ts";
 import type { Outcome } from "../steps/types.ts";
 import { timeoutOf } from "./blocks.ts";
-import { claimStep, joinedChildren, recordOutcome } from "./claims.ts";
+import { joinedChildren, recordOutcome } from "./claims.ts";
 import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { AttemptRow } from "./ledger.ts";
+import type { Slot } from "./slots.ts";
 
 /**
  * The step consumer: pulls step messages, claims each attempt under a lease (fencing), runs its
@@ -23,10 +25,19 @@ export class Consumer {
     this.#core = core;
   }
 
-  /** Starts pulling, at most `workers` steps at a time. */
+  /** Starts pulling, at most `workers` steps at a time (eager claims included). */
   async start(): Promise<void> {
     const core = this.#core;
-    this.#messages = await core.dispatch.consume(core.opts.workers, (m) => core.track(this.#onMessage(m)));
+    core.runHere = (attempt, slot) => {
+      // After a macrotask: a chain of eager steps would otherwise be one unbroken run of microtasks that
+      // keeps I/O (HTTP requests, NATS messages) out until the chain ends.
+      const ran = new Promise((r) => setImmediate(r)).then(() => this.runClaimed(attempt, { slot }));
+      core.track(ran.then(() => slot.free()));
+    };
+    this.#messages = await core.dispatch.consume(
+      core.slots,
+      (m, slot) => core.track(this.#onMessage(m, slot)),
+    );
   }
 
   /** Stops pulling new messages. */
@@ -34,7 +45,7 @@ export class Consumer {
     await this.#messages?.close().catch(() => {});
   }
 
-  async #onMessage(msg: JsMsg): Promise<void> {
+  async #onMessage(msg: JsMsg, slot: Slot): Promise<void> {
     const core = this.#core;
     if (msg.redelivered) countRedelivery();
     let m: StepMessage;
@@ -44,7 +55,7 @@ export class Consumer {
       msg.term("undecodable step message");
       return;
     }
-    const decision = claimStep(this.#core, m);
+    const decision = await core.claimSoon(m);
     if (decision.kind === "drop") {
       core.stats.dropped++;
       msg.ack();
@@ -58,18 +69,22 @@ export class Consumer {
     const recorded = await this.runClaimed(decision.attempt, {
       working: () => msg.working(),
       traceparent: msg.headers?.get("traceparent") || undefined,
+      slot,
     });
-    if (recorded || !core.stopping) msg.ack();
+    if (!recorded && core.stopping) return;
+    if (recorded) await core.opts.durable?.();
+    msg.ack();
   }
 
   /**
    * Runs an attempt this station holds the claim of — taken from its own queue, or handed over by a
-   * `stn worker` (a station-only step) — renewing its lease meanwhile, and records the outcome. True when
-   * recorded; false leaves the claim to lapse, so recovery runs the attempt again.
+   * `stn worker` (a station-only step) or claimed eagerly — renewing its lease meanwhile, and records the
+   * outcome (its `slot`, when it holds one, passes to the steps it dispatches). True when recorded; false
+   * leaves the claim to lapse, so recovery runs the attempt again.
    */
   async runClaimed(
     attempt: AttemptRow,
-    opts: { working?: () => void; traceparent?: string } = {},
+    opts: { working?: () => void; traceparent?: string; slot?: Slot } = {},
   ): Promise<boolean> {
     const core = this.#core;
     const abort = new AbortController();
@@ -88,7 +103,7 @@ export class Consumer {
       const state = core.stateOf(attempt);
       const outcome = await this.#observed(opts.traceparent, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return false; // abandoned: the claim lapses and recovery re-runs it
-      await recordOutcome(core, attempt, state, outcome);
+      await recordOutcome(core, attempt, state, outcome, core.owner, opts.slot);
       return true;
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.

@@ -48,7 +48,7 @@ export class Control {
     const def = req.definition;
     const input = checkInput(def, req.input);
     const traceparent = currentTraceparent() ?? newTraceparent(req.traceparent);
-    const messages = core.commit(() =>
+    const messages = await core.commitSoon(() =>
       createRun(
         {
           id,
@@ -59,8 +59,7 @@ export class Control {
           trigger: req.trigger,
         },
         core.env(),
-      )
-    );
+      ), { eager: true });
     core.notify(id);
     countRunStarted(def.id);
     await core.publishAll(messages, traceparent);
@@ -88,7 +87,7 @@ export class Control {
   /** Resumes a paused run exactly where it stopped. */
   async resume(runId: string): Promise<RunRow> {
     const core = this.#core;
-    const messages = core.commit(() => {
+    const messages = await core.commitSoon(() => {
       const state = this.#require(runId);
       // Attempts waiting out a retry backoff are published by their timer.
       const retryWaiting = new Set(
@@ -125,7 +124,7 @@ export class Control {
     const { decision, outcome } = decisionOutcome(state, { approved, actor, comment }, core.clock.now());
     const prepared = await core.prepare(attempt, state, outcome);
     let traceparent: string | null = null;
-    const messages = core.commit(() => {
+    const messages = await core.commitSoon(() => {
       const run = core.snapshot(attempt.run_id, attempt.id)!;
       traceparent = run.run.traceparent;
       return decideApproval(run, core.repo.approvals.get(approvalId)!, decision, prepared, core.env());

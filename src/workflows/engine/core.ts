@@ -1,4 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
+import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { Watchers } from "../../lib/watchers.ts";
@@ -9,6 +10,8 @@ import type { SandboxService } from "../../sandbox/service.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
 import { stateOf } from "./blocks.ts";
+import { claimIn } from "./claims.ts";
+import type { ClaimDecision } from "./fencing.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { Command } from "./commands.ts";
 import { applyOutput } from "./dataflow.ts";
@@ -16,6 +19,7 @@ import { DEFAULT_QUEUE, Dispatcher, type StepMessage } from "./dispatch.ts";
 import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
+import { type Slot, Slots } from "./slots.ts";
 import type { Prepared } from "./transitions.ts";
 
 /** Engine settings (config section `engine`). */
@@ -36,6 +40,11 @@ export interface EngineOptions {
   clock?: Clock;
   /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
   eventRetentionMs?: number;
+  /**
+   * Resolves once the ledger's commits so far are on disk (`ledger.durability`); a step message is acked, and a
+   * worker's outcome answered, only then. Default: at once.
+   */
+  durable?: () => Promise<void>;
 }
 
 /** Counters for tests and benchmarks. */
@@ -44,7 +53,33 @@ export interface EngineStats {
   dropped: number;
   /** Outcomes recorded for remote workers. */
   remote: number;
+  /** Steps claimed by this station in the transaction that scheduled them (eager dispatch, no message). */
+  eager: number;
 }
+
+/** How a commit goes: `eager` claims the steps it dispatches (`EngineCore.commit`); `slot` is freed for them first. */
+export interface CommitOptions {
+  eager?: boolean;
+  /** The slot of the step whose outcome this records. */
+  slot?: Slot;
+}
+
+type Claimed = { attempt: AttemptRow; slot: Slot };
+interface Written {
+  commands: Command[];
+  messages: StepMessage[];
+  claimed: Claimed[];
+}
+interface Queued {
+  write(): unknown;
+  after(written: unknown): unknown;
+  undo(): void;
+  resolve(result: unknown): void;
+  reject(err: unknown): void;
+}
+
+/** Eager steps a run takes in a row while pulled messages wait for a slot (`EngineCore.commit`). */
+const EAGER_STREAK = 16;
 
 /**
  * What the engine's parts (consumer, timers, control) share: the repository, the clock, this
@@ -57,17 +92,25 @@ export class EngineCore {
   readonly opts: EngineOptions;
   readonly clock: Clock;
   readonly dispatch: Dispatcher;
-  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0 };
+  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0 };
   /** This process's identity in attempt claims. */
   readonly owner = ulid();
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
+  /** The steps this process executes at once (`workers`): pulled messages and eager claims share them. */
+  readonly slots: Slots;
   stopping = false;
   /** Re-arms the in-process timer (set by the timers part). */
   armTimers: () => void = () => {};
+  /** Runs an attempt this process claimed eagerly, holding `slot` until it is done (set by the consumer). */
+  runHere?: (attempt: AttemptRow, slot: Slot) => void;
   /** Offers kept signals to a wait that just started (set by the signals part). */
   waitStarted: (runId: string, attemptId: number) => void = () => {};
   #handlers = new Set<Promise<void>>();
   #definitions = new Map<string, WorkflowDefinition>();
+  /** The commits `commitSoon` writes at the next turn of the event loop. */
+  #group: Queued[] = [];
+  /** Eager steps in a row per run (`#claimHere`). */
+  #streaks = new Map<string, number>();
   #watchers = new Watchers();
   #ended = new Set<string>();
   #endHooks = new Set<(runId: string) => void>();
@@ -78,6 +121,7 @@ export class EngineCore {
     this.opts = opts;
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
+    this.slots = new Slots(opts.workers);
   }
 
   /** What a transition may know now: the clock's reading, this process and the settings. */
@@ -93,13 +137,94 @@ export class EngineCore {
 
   /**
    * Runs `decide` and applies its commands in one transaction, then the in-process effects of
-   * what committed. Returns the step messages to publish.
+   * what committed. Returns the step messages to publish. With `eager`, the same transaction claims
+   * the dispatched steps of the default queue for this station while it has free slots (eager dispatch:
+   * no message, no second transaction), and they start running once it committed; should this process
+   * die, their claims lapse and recovery dispatches them again, as for any claimed step.
    */
-  commit(decide: () => Command[]): StepMessage[] {
-    const { commands, messages } = this.repo.transaction(() => {
-      const commands = decide();
-      return { commands, messages: this.repo.apply(commands) };
+  commit(decide: () => Command[], opts: CommitOptions = {}): StepMessage[] {
+    const claimed: Claimed[] = [];
+    let written: Written;
+    try {
+      written = this.repo.transaction(() => this.#write(decide, opts, claimed));
+    } catch (err) {
+      for (const { slot } of claimed) slot.free();
+      throw err;
+    }
+    return this.#effects(written);
+  }
+
+  /**
+   * `commit` in a group: every commit asked for in this turn of the event loop is written at the next
+   * (setImmediate, microseconds later) in one transaction, each in its own savepoint (one that throws
+   * rolls back alone), so outcomes that arrive together share one BEGIN/COMMIT and their pages.
+   */
+  commitSoon(decide: () => Command[], opts: CommitOptions = {}): Promise<StepMessage[]> {
+    const claimed: Claimed[] = [];
+    return this.#inGroup(
+      () => this.#write(decide, opts, claimed),
+      (written) => this.#effects(written),
+      () => claimed.forEach(({ slot }) => slot.free()),
+    );
+  }
+
+  /** `claimStep` in the next group transaction (`commitSoon`). */
+  claimSoon(m: StepMessage): Promise<ClaimDecision> {
+    return this.#inGroup(() => claimIn(this, m), (decision) => decision);
+  }
+
+  #inGroup<W, R>(write: () => W, after: (w: W) => R, undo: () => void = () => {}): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      if (this.#group.length === 0) setImmediate(() => this.#flush());
+      this.#group.push({ write, after, undo, resolve, reject } as Queued);
     });
+  }
+
+  #flush(): void {
+    const group = this.#group;
+    this.#group = [];
+    const results: ({ written: unknown } | { error: unknown })[] = [];
+    try {
+      this.repo.transaction(() => {
+        for (const q of group) {
+          try {
+            results.push({ written: this.repo.transaction(q.write) });
+          } catch (error) {
+            q.undo();
+            results.push({ error });
+          }
+        }
+      });
+    } catch (error) {
+      for (const q of group) q.undo(), q.reject(error);
+      return;
+    }
+    group.forEach((q, i) => {
+      const r = results[i];
+      if ("error" in r) return q.reject(r.error);
+      try {
+        q.resolve(q.after(r.written));
+      } catch (err) {
+        q.reject(err);
+      }
+    });
+  }
+
+  /** The writing half of a commit (inside its transaction). */
+  #write(decide: () => Command[], opts: CommitOptions, claimed: Claimed[]): Written {
+    // Freed here, with no await before the claims below, so the first step it dispatches can take it.
+    opts.slot?.free();
+    const commands = decide();
+    const messages = this.repo.apply(commands);
+    return {
+      commands,
+      messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,
+      claimed,
+    };
+  }
+
+  /** The in-process effects of what committed; returns the step messages to publish. */
+  #effects({ commands, messages, claimed }: Written): StepMessage[] {
     for (const c of commands) {
       if (c.kind === "cancel_attempt") {
         const local = this.inflight.get(c.attemptId);
@@ -111,9 +236,32 @@ export class EngineCore {
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);
+        this.#streaks.delete(c.runId);
       }
     }
+    for (const { attempt, slot } of claimed) this.runHere!(attempt, slot);
     return messages;
+  }
+
+  /**
+   * Claims a just-dispatched step for this station inside the transaction, if a slot is free; true when
+   * claimed. While pulled messages wait for a slot, a run goes back through the queue after EAGER_STREAK
+   * eager steps in a row, so a long run cannot keep a slot from the runs queued behind it.
+   */
+  #claimHere(m: StepMessage, claimed: Claimed[]): boolean {
+    if (!this.runHere || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
+    const streak = this.#streaks.get(m.run) ?? 0;
+    const slot = streak < EAGER_STREAK || this.slots.waiting === 0 ? this.slots.tryTake() : undefined;
+    const decision = slot && claimIn(this, m);
+    if (decision?.kind !== "run") {
+      slot?.free();
+      this.#streaks.delete(m.run);
+      return false;
+    }
+    this.#streaks.set(m.run, streak + 1);
+    this.stats.eager++;
+    claimed.push({ attempt: decision.attempt, slot: slot! });
+    return true;
   }
 
   /** A run as transitions read it, with the attempts a transition is about (call inside a transaction). */

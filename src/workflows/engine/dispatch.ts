@@ -12,6 +12,7 @@ import {
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { StationError } from "../../errors.ts";
 import { randomHex } from "../../lib/hex.ts";
+import type { Slot, Slots } from "./slots.ts";
 
 /**
  * The dispatch queue (DESIGN §4): one WorkQueue stream over `workflow.>` and, per task queue, one
@@ -186,26 +187,22 @@ export class Dispatcher {
     await this.js.publish(stepSubject(m, queue), JSON.stringify(m), { headers: h });
   }
 
-  /** Starts pulling a task queue's messages; fn is called for each, at most `concurrency` at a time. */
+  /**
+   * Starts pulling a task queue's messages; fn is called for each with a slot it holds until it frees it or
+   * settles, so at most `slots.limit` run at a time (counting the steps claimed eagerly, which share them).
+   */
   async consume(
-    concurrency: number,
-    fn: (msg: JsMsg) => Promise<void>,
+    slots: Slots,
+    fn: (msg: JsMsg, slot: Slot) => Promise<void>,
     queue: string = DEFAULT_QUEUE,
   ): Promise<ConsumerMessages> {
     const consumer = await this.js.consumers.get(STREAM, consumerName(queue));
     // Short-lived pulls: one lost with a dying NATS node (or a consumer leader that moved) is replaced in seconds.
-    const messages = await consumer.consume({ max_messages: concurrency, expires: 5_000 });
-    let active = 0;
-    let wake: (() => void) | undefined;
+    const messages = await consumer.consume({ max_messages: slots.limit, expires: 5_000 });
     (async () => {
       for await (const msg of messages) {
-        while (active >= concurrency) await new Promise<void>((r) => (wake = r));
-        active++;
-        fn(msg).finally(() => {
-          active--;
-          wake?.();
-          wake = undefined;
-        });
+        const slot = await slots.take();
+        fn(msg, slot).finally(() => slot.free());
       }
     })();
     return messages;

@@ -191,7 +191,10 @@ export class RemoteWorkers {
     }
     if (a.status !== "running" || a.owner !== worker) return { recorded: false };
     const recorded = await recordOutcome(core, a, core.stateOf(a), req.outcome as Outcome, worker);
-    if (recorded) core.stats.remote++;
+    if (recorded) {
+      core.stats.remote++;
+      await core.opts.durable?.();
+    }
     return { recorded };
   }
 
