@@ -31,8 +31,15 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.use("*", refuseCrossSite());
   if (token) app.use("*", requireToken(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
-  // With `ledger.durability: fsync`, nothing is answered before the commits it may show are on disk.
-  app.use("*", async (_c, next) => {
+  // With `ledger.durability: fsync`, nothing is answered before the commits it may show are on disk. A
+  // read shows what was committed before it, so that is synced first and its answer (maybe a stream
+  // already flowing, which a wait after it would race) goes out as soon as it is ready; a write's
+  // own commits are synced before it is answered.
+  app.use("*", async (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") {
+      await ctx.durable();
+      return next();
+    }
     await next();
     await ctx.durable();
   });
