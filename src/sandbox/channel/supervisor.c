@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROTOCOL_VERSION 1
@@ -901,6 +902,10 @@ static int kill_below(pid_t shim) {
     if (n == 0) return 0;
     for (int i = 0; i < n; i++) kill(found[i], SIGSTOP);
     for (int i = 0; i < n; i++) kill(found[i], SIGKILL);
+    // A killed process stays in /proc until the kernel has torn it down, which on a busy machine takes
+    // longer than a look: wait a little more each round (about 2 s over all rounds) before giving up.
+    struct timespec pause = {0, (long)(round < 25 ? round + 1 : 25) * 2000000L};
+    nanosleep(&pause, NULL);
   }
   return -1;
 }
