@@ -201,6 +201,14 @@ static int read_full(int fd, uint8_t *p, size_t n) {
 
 static int workspace_fd;
 
+// Answers kind for the symlink `name` of dir, with its target (detail2) and the path asked for (detail1).
+static void symlink_error(uint32_t id, uint8_t kind, int dir, const char *name, const char *path) {
+  char target[PATH_MAX];
+  ssize_t n = readlinkat(dir, name, target, sizeof target - 1);
+  target[n < 0 ? 0 : n] = 0;
+  send_error(id, kind, path, target);
+}
+
 // The parent directory of an absolute path under /workspace, opened name by name (O_PATH, never
 // following a symlink); *name points at the last component. With create, missing parents are made
 // and a symlink or file in the way is replaced by a directory (as extracting an archive would).
@@ -242,10 +250,7 @@ static int open_parent(uint32_t id, char *path, int create, char **name) {
       int e = errno;
       struct stat st;
       if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlinkat(dir, comp, target, sizeof target - 1);
-        target[n < 0 ? 0 : n] = 0;
-        send_error(id, E_PARENT_SYMLINK, path, target);
+        symlink_error(id, E_PARENT_SYMLINK, dir, comp, path);
       } else if (e == ENOENT || e == ENOTDIR) {
         send_error(id, E_NOT_FOUND, NULL, NULL);
       } else if (e == EACCES || e == EPERM) {
@@ -425,13 +430,6 @@ static void end_read(struct read_op *r) {
   *p = r->next;
   close(r->fd);
   free(r);
-}
-
-static void symlink_error(uint32_t id, uint8_t kind, int dir, const char *name, const char *path) {
-  char target[PATH_MAX];
-  ssize_t n = readlinkat(dir, name, target, sizeof target - 1);
-  target[n < 0 ? 0 : n] = 0;
-  send_error(id, kind, path, target);
 }
 
 static void do_read(uint32_t id, struct in *in) {
