@@ -1,6 +1,5 @@
 import { StationError } from "../errors.ts";
 import { contentHash } from "../lib/canonical_json.ts";
-import { Statements } from "../workflows/engine/repository.ts";
 import type { Database } from "./database.ts";
 
 /**
@@ -37,21 +36,25 @@ interface KeyRow {
 
 /** Reads and writes of `idempotency_keys`; `now` is injectable for tests of expiry. */
 export class IdempotencyKeys {
-  #q: Statements;
+  #find: ReturnType<Database["prepare"]>;
+  #prune: ReturnType<Database["prepare"]>;
+  #insert: ReturnType<Database["prepare"]>;
   #now: () => number;
 
   constructor(db: Database, now: () => number = Date.now) {
-    this.#q = new Statements(db);
+    this.#find = db.prepare(
+      "SELECT kind, fingerprint, run_id, created_ms FROM idempotency_keys WHERE key = ? AND created_ms >= ?",
+    );
+    this.#prune = db.prepare("DELETE FROM idempotency_keys WHERE created_ms < ?");
+    this.#insert = db.prepare(
+      "INSERT INTO idempotency_keys (key, kind, fingerprint, run_id, created_ms) VALUES (?, ?, ?, ?, ?)",
+    );
     this.#now = now;
   }
 
   /** The id of the run this key started within 24 h; 409 `idempotency_key_reused` when that was another request. */
   find(start: KeyedStart): string | undefined {
-    const row = this.#q.get<KeyRow>(
-      "SELECT kind, fingerprint, run_id, created_ms FROM idempotency_keys WHERE key = ? AND created_ms >= ?",
-      start.key,
-      this.#now() - IDEMPOTENCY_TTL_MS,
-    );
+    const row = this.#find.get(start.key, this.#now() - IDEMPOTENCY_TTL_MS) as KeyRow | undefined;
     if (!row) return undefined;
     if (row.fingerprint !== start.fingerprint) {
       const what = row.kind === "workflow_run" ? "workflow run" : "agent run";
@@ -73,17 +76,10 @@ export class IdempotencyKeys {
    */
   claim(start: KeyedStart, runId: string): string | undefined {
     const now = this.#now();
-    this.#q.run("DELETE FROM idempotency_keys WHERE created_ms < ?", now - IDEMPOTENCY_TTL_MS);
+    this.#prune.run(now - IDEMPOTENCY_TTL_MS);
     const existing = this.find(start);
     if (existing) return existing;
-    this.#q.run(
-      "INSERT INTO idempotency_keys (key, kind, fingerprint, run_id, created_ms) VALUES (?, ?, ?, ?, ?)",
-      start.key,
-      start.kind,
-      start.fingerprint,
-      runId,
-      now,
-    );
+    this.#insert.run(start.key, start.kind, start.fingerprint, runId, now);
     return undefined;
   }
 }
