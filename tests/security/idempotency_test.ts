@@ -155,6 +155,22 @@ Deno.test("idempotency: one run per Idempotency-Key (API, concurrent, expiry, CL
       assertEquals(count(home, "workflow_runs"), before + 3);
     });
 
+    await t.step(
+      "the OpenAPI document shows the header on every start route and the replay mark",
+      async () => {
+        const doc = await (await fetch(`${serve.url}/api/v1/openapi.json`)).json();
+        for (
+          const path of ["/api/v1/workflow-runs", "/api/v1/workflows/{id}/runs", "/api/v1/agents/{name}/runs"]
+        ) {
+          const op = doc.paths[path].post;
+          const header = op.parameters.find((p: { in: string; name: string }) => p.in === "header");
+          assertEquals([path, header?.name], [path, "idempotency-key"]);
+          assert(op.responses["201"].headers["Idempotent-Replayed"], path);
+          assert(JSON.stringify(op.responses["409"]).includes("idempotency_key_reused"), path);
+        }
+      },
+    );
+
     await t.step("the same key with another body is 409 idempotency_key_reused with a hint", async () => {
       const before = count(home, "workflow_runs");
       const res = await start(
