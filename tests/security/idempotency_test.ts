@@ -3,7 +3,7 @@ import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { type TempHome, tempHome } from "../helpers/home.ts";
 import { startModelServer } from "../helpers/model_server.ts";
-import { runStn, type ServeProcess, startServe } from "../helpers/stn.ts";
+import { runStn, type ServeProcess, startServe, waitFor } from "../helpers/stn.ts";
 
 /**
  * Issue 27 item 9: a retried start never starts a second run, and a captured webhook delivery
@@ -359,6 +359,47 @@ Deno.test("idempotency: embedded mode (no server) honours --idempotency-key", as
     assertEquals(JSON.parse(b.stdout).id, JSON.parse(a.stdout).id);
     assertEquals(count(home, "workflow_runs"), 1);
   } finally {
+    await home.cleanup();
+  }
+});
+
+Deno.test("idempotency: kill -9 while 100 keyed starts are being answered, all retried after the restart: one run per key", async () => {
+  const home = await tempHome();
+  home.writeConfig("sandbox:\n  enabled: false\n");
+  Deno.mkdirSync(home.path("environments", "default", "workflows"), { recursive: true });
+  Deno.writeTextFileSync(home.path("environments", "default", "workflows", "hello.workflow.yaml"), WORKFLOW);
+  let serve = await startServe({ env: home.env, home: home.home });
+  try {
+    const keys = Array.from({ length: 100 }, (_, i) => `crash-${i}`);
+    let answered = 0;
+    const firstTries = keys.map((key) =>
+      start(serve.url, "/api/v1/workflow-runs", { workflowId: "hello" }, key).then(
+        (res) => (answered++, res.body?.cancel()),
+        () => {}, // cut off by the kill
+      )
+    );
+    assert(await waitFor(() => answered >= 1, 30_000));
+    assertEquals((await serve.stop("SIGKILL")).signal, "SIGKILL");
+    await Promise.all(firstTries);
+    // Whatever the kill cut off (created runs whose answers were lost, starts not yet written): every run
+    // has its key and every key its run.
+    const runs = count(home, "workflow_runs");
+    const paired = ledger<{ n: number }>(
+      home,
+      "SELECT COUNT(*) AS n FROM idempotency_keys k JOIN workflow_runs r ON r.id = k.run_id",
+    ).n;
+    assertEquals([count(home, "idempotency_keys"), paired], [runs, runs]);
+
+    serve = await startServe({ env: home.env, home: home.home });
+    const ids = new Set<string>();
+    for (const key of keys) {
+      const res = await start(serve.url, "/api/v1/workflow-runs", { workflowId: "hello" }, key);
+      assertEquals(res.status, 201);
+      ids.add((await res.json()).id);
+    }
+    assertEquals([ids.size, count(home, "workflow_runs"), count(home, "idempotency_keys")], [100, 100, 100]);
+  } finally {
+    await serve.stop();
     await home.cleanup();
   }
 });
