@@ -29,6 +29,11 @@ export const ERROR_CODES = {
   bad_request: [400, 1, "the request is not valid HTTP/1.1"],
   request_timeout: [408, 1, "the request did not arrive in time"],
   too_deep: [400, 1, "objects or arrays nested deeper than 256 levels"],
+  idempotency_key_reused: [
+    409,
+    1,
+    "an Idempotency-Key already started a run (within 24 h) with a different request body",
+  ],
   // Configuration and startup
   config_invalid: [400, 2, "config.yaml or an environment override has a bad value"],
   config_not_found: [400, 2, "the config file given does not exist"],
@@ -209,6 +214,7 @@ export const ERROR_CODES = {
   invalid_env: [400, 2, "an --env value is not NAME=value"],
   invalid_timeout: [400, 2, "--timeout is not a positive number"],
   invalid_ttl: [400, 2, "--ttl is not a duration"],
+  invalid_idempotency_key: [400, 2, "--idempotency-key is not 1-255 visible ASCII characters"],
   invalid_version: [400, 2, "--version is not a positive integer"],
   local_file_not_found: [400, 1, "a local file given to the CLI does not exist"],
   local_file_unreadable: [400, 1, "a local file given to the CLI cannot be read (permissions, a directory)"],

@@ -46,6 +46,11 @@ export interface NewRun {
   traceId?: string;
   /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
   trigger?: RunTrigger;
+  /**
+   * Called inside the transaction that would create run `runId`: the id of a run to return instead,
+   * creating nothing (an idempotent start whose key already started one), or undefined to go on.
+   */
+  claim?: (runId: string) => string | undefined;
 }
 
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
@@ -75,12 +80,15 @@ export class AgentLedger {
     this.#q = new Statements(db);
   }
 
-  /** Creates a running run and its `run_started` event. */
+  /** Creates a running run and its `run_started` event (or returns the run `claim` names). */
   create(r: NewRun): AgentRunRow {
     const id = `arun_${ulid()}`;
     const at = now();
     const trigger = r.trigger ?? (r.parentRunId ? "agent" : r.step ? "workflow" : "manual");
+    let existing: string | undefined;
     this.#write(id, () => {
+      existing = r.claim?.(id);
+      if (existing) return;
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
            parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
@@ -112,7 +120,7 @@ export class AgentLedger {
         parent_run_id: r.parentRunId,
       });
     });
-    return this.get(id)!;
+    return this.get(existing ?? id)!;
   }
 
   /** Appends an event that changes no row (`turn_started`, `run_resumed`). */

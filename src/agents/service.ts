@@ -46,6 +46,8 @@ export interface AgentRunRequest {
   trigger?: RunTrigger;
   /** The caller's cancel (a workflow run's cancel, a parent's abort). */
   signal?: AbortSignal;
+  /** An idempotent start's claim on its key, inside the creating transaction (see the ledger's `NewRun`). */
+  claim?: (runId: string) => string | undefined;
 }
 
 /** A run that has started, and its end. */
@@ -97,6 +99,7 @@ export class AgentService {
       output_schema: def.output_schema,
       timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
     };
+    let replayed = false;
     const run = this.ledger.create({
       agent: def.name,
       environment: req.environment,
@@ -109,7 +112,14 @@ export class AgentService {
       step: req.step,
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
+      claim: req.claim && ((id) => {
+        const found = req.claim!(id);
+        replayed = found !== undefined;
+        return found;
+      }),
     });
+    // A replay waits for the run wherever it runs; it never starts the run a second time.
+    if (replayed) return { run, done: this.wait(run.id, req.signal) };
     return { run, done: this.#launch(run, plan, def, req.signal) };
   }
 

@@ -3,6 +3,7 @@ import { agentRunEvents, getAgentRun, listAgentRuns, startAgentRun } from "../cl
 import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
@@ -63,14 +64,19 @@ export function agentRunCommands(agent: Command): Command {
     .option("--var <key=value>", "an input variable (repeatable; JSON values are parsed)", collectVar, {})
     .option("--env <environment>", "the agent's environment (default: workflows.environment)")
     .option("-F, --follow", "print turns and tool calls on stderr (the default on a terminal)")
+    .option(
+      "--idempotency-key <key>",
+      "start at most one run per key within 24 h: a repeat follows the run the key started",
+    )
     .addHelpText(
       "after",
-      "\nExit codes: 0 answered, 1 the run failed or was canceled, 3 max_steps hit without an answer.",
+      "\nExit codes: 0 answered, 1 the run failed or was canceled, 3 max_steps hit without an answer." +
+        "\nA start the server may not have received is retried with one Idempotency-Key (never two runs).",
     )
     .action(async (
       name: string,
       task: string,
-      opts: { var: Record<string, unknown>; env?: string; follow?: boolean },
+      opts: { var: Record<string, unknown>; env?: string; follow?: boolean; idempotencyKey?: string },
       cmd,
     ) => {
       await withStation(cmd, async (client) => {
@@ -78,7 +84,7 @@ export function agentRunCommands(agent: Command): Command {
           task,
           variables: opts.var,
           environment: opts.env,
-        });
+        }, { idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey) });
         const follow = opts.follow ?? Deno.stderr.isTerminal();
         note((s) => s.dim(`run ${started.run_id} (${started.agent}, ${started.model})`));
         for await (const e of agentRunEvents(client, started.run_id)) {

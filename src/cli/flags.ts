@@ -1,3 +1,6 @@
+import { IDEMPOTENCY_KEY } from "../contract/idempotency.ts";
+import { usageError } from "../errors.ts";
+
 /**
  * The CLI's short flags: one meaning per letter across every command (docs/cli.md). A test walks the
  * command tree and fails when a command gives a letter another meaning, or uses one not listed here.
@@ -22,4 +25,14 @@ export function shortFlagHelp(): string {
     `  ${f.short === "-r" ? "-r, -R" : f.short}`.padEnd(10) + f.long.padEnd(13) + f.meaning
   );
   return ["Short flags (the same meaning in every command):", ...rows].join("\n");
+}
+
+/** The --idempotency-key of a start, checked here (a bad one could not even be sent as a header). */
+export function idempotencyKeyFlag(key: string | undefined): string | undefined {
+  if (key === undefined || IDEMPOTENCY_KEY.test(key)) return key;
+  throw usageError(
+    "invalid_idempotency_key",
+    `--idempotency-key ${JSON.stringify(key)} is not 1-255 visible ASCII characters`,
+    'e.g. --idempotency-key "nightly-$(date +%F)" or a CI job id',
+  );
 }

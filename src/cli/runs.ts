@@ -17,6 +17,7 @@ import { StationError, usageError } from "../errors.ts";
 import type { RunEvent } from "../events/run_events.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import type { Run as RunView } from "../contract/runs.ts";
+import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { issueLines } from "./workflow.ts";
 import { readLocalText } from "./local_files.ts";
@@ -105,14 +106,21 @@ export function workflowRunCommands(workflow: Command): void {
     .option("--wait", "wait for the run to end; exit 3 failed, 4 canceled, 5 wait timed out")
     .option("-F, --follow", "print the run's events on stderr while waiting (implies --wait)")
     .option("--timeout <duration>", "with --wait: give up waiting after this long (exit 5), e.g. 10m")
+    .option(
+      "--idempotency-key <key>",
+      "start at most one run per key within 24 h: a repeat answers the run the key started",
+    )
     .addHelpText(
       "after",
-      "\nIn embedded mode (no server running) run always waits: the runtime stops when the command ends.",
+      "\nIn embedded mode (no server running) run always waits: the runtime stops when the command ends." +
+        "\nA start the server may not have received (connection lost, no answer in time) is retried with" +
+        "\none Idempotency-Key, so it never starts two runs; give --idempotency-key (e.g. a CI job id) to" +
+        "\nmake re-running the whole command safe too (docs/scripting.md).",
     )
     .action(
       async (
         target: string,
-        opts: { input?: string; wait?: boolean; follow?: boolean; timeout?: string },
+        opts: { input?: string; wait?: boolean; follow?: boolean; timeout?: string; idempotencyKey?: string },
         cmd,
       ) => {
         const input = await readInput(opts.input);
@@ -129,7 +137,9 @@ export function workflowRunCommands(workflow: Command): void {
           : { workflowId: target, input, trigger: "manual" as const };
         const json = jsonMode(cmd);
         await withStation(cmd, async (client, where) => {
-          const run = await startRun(client, body);
+          const run = await startRun(client, body, {
+            idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey),
+          });
           const wait = opts.wait || opts.follow || where.source === "embedded";
           if (!wait) return render(run, { json, text: (r) => r.id });
           note((style) => style.dim(`run ${run.id} started`));

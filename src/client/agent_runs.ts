@@ -5,26 +5,36 @@ import {
   type AgentRunListQuery,
   type StartAgentRunBody,
 } from "../contract/agent_runs.ts";
-import type { StationClient } from "./http.ts";
+import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
 /** Calls of POST /api/v1/agents/{name}/runs and /api/v1/agent-runs. */
 
 const runPath = (runId: string) => `/api/v1/agent-runs/${encodeURIComponent(runId)}`;
 
-/** POST /api/v1/agents/:name/runs (with `wait`, answered when the run has ended). */
+/**
+ * POST /api/v1/agents/:name/runs (with `wait`, answered when the run has ended) under an Idempotency-Key
+ * (`idempotencyKey`, else one made for this call): retried when the server was not reached or did not
+ * answer in time, without ever starting two runs.
+ */
 export function startAgentRun(
   client: StationClient,
   agent: string,
   body: StartAgentRunBody,
-  options: { wait?: boolean; signal?: AbortSignal } = {},
+  options: { wait?: boolean; signal?: AbortSignal; idempotencyKey?: string } = {},
 ): Promise<AgentRun> {
-  return client.json("POST", `/api/v1/agents/${encodeURIComponent(agent)}/runs`, {
-    body,
-    query: { wait: options.wait ? "1" : undefined },
-    schema: AgentRun,
-    signal: options.signal,
-  });
+  return startIdempotently(
+    options.idempotencyKey,
+    (headers) =>
+      client.json("POST", `/api/v1/agents/${encodeURIComponent(agent)}/runs`, {
+        body,
+        headers,
+        query: { wait: options.wait ? "1" : undefined },
+        schema: AgentRun,
+        signal: options.signal,
+      }),
+    options.signal,
+  );
 }
 
 /** GET /api/v1/agent-runs */

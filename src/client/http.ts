@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { Health, Version } from "../contract/health.ts";
+import { IDEMPOTENCY_KEY_HEADER } from "../contract/idempotency.ts";
 import { fromErrorBody, StationError } from "../errors.ts";
 
 export interface StationClientOptions {
@@ -36,6 +37,32 @@ export function parseAnswer<T>(schema: z.ZodType<T>, value: unknown, what: strin
       details: { issues: result.error.issues },
     },
   );
+}
+
+/** Tries of a start the client repeats after a failure that may not have reached the server, and the waits between. */
+const START_RETRY_DELAYS_MS = [500, 2_000];
+
+/**
+ * Sends a run start with one Idempotency-Key for every try (the caller's, else a new UUID), trying again
+ * when the server was not reached or did not answer in time: the key makes a start that did reach it
+ * answer the same run, so a retry never starts a second one. `send` gets the headers to send.
+ */
+export async function startIdempotently<T>(
+  key: string | undefined,
+  send: (headers: Record<string, string>) => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const headers = { [IDEMPOTENCY_KEY_HEADER]: key ?? crypto.randomUUID() };
+  for (let i = 0;; i++) {
+    try {
+      return await send(headers);
+    } catch (err) {
+      const lost = (err instanceof StationError && err.code === "station_unreachable") ||
+        (err as Error).name === "TimeoutError";
+      if (!lost || signal?.aborted || i >= START_RETRY_DELAYS_MS.length) throw err;
+      await new Promise((r) => setTimeout(r, START_RETRY_DELAYS_MS[i]));
+    }
+  }
 }
 
 /** Typed client of the stn HTTP API; every CLI command talks to the runtime through it. */

@@ -1,7 +1,7 @@
 import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
 import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
 import { StationError } from "../errors.ts";
-import type { StationClient } from "./http.ts";
+import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
 /** Calls of /api/v1/workflow-runs and /api/v1/workflow-approvals. */
@@ -10,9 +10,19 @@ export type { StartRunBody };
 
 const runPath = (runId: string) => `/api/v1/workflow-runs/${encodeURIComponent(runId)}`;
 
-/** POST /api/v1/workflow-runs */
-export function startRun(client: StationClient, body: StartRunBody): Promise<Run> {
-  return client.json("POST", "/api/v1/workflow-runs", { body, schema: Run });
+/**
+ * POST /api/v1/workflow-runs under an Idempotency-Key (`idempotencyKey`, else one made for this call):
+ * retried when the server was not reached or did not answer in time, without ever starting two runs.
+ */
+export function startRun(
+  client: StationClient,
+  body: StartRunBody,
+  options: { idempotencyKey?: string } = {},
+): Promise<Run> {
+  return startIdempotently(
+    options.idempotencyKey,
+    (headers) => client.json("POST", "/api/v1/workflow-runs", { body, headers, schema: Run }),
+  );
 }
 
 /** GET /api/v1/workflow-runs */

@@ -189,6 +189,10 @@ export const ConfigSchema = z.strictObject({
     retention: durationSchema.default(7 * 86_400_000).describe(
       "how long sent events are listed and their ids remembered (a repeated id within it does nothing)",
     ),
+    hook_replay_window: durationSchema.default(86_400_000).describe(
+      "how long a webhook delivery is remembered by its delivery id and by its signature and body hash: " +
+        "a replay within it (at most events.retention) is answered duplicate and does nothing",
+    ),
     hooks: z.record(
       z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "hook names match [a-z0-9][a-z0-9_-]*"),
       z.strictObject({

@@ -17,3 +17,4 @@ export * from "./workflows.ts";
 export * from "./bundles.ts";
 export * from "./environments.ts";
 export * from "./workers.ts";
+export * from "./idempotency.ts";

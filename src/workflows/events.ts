@@ -15,6 +15,8 @@ export interface IncomingEvent {
   id?: string;
   /** `api`, or `hook:<name>`. */
   source: string;
+  /** A webhook delivery's replay check, inside the recording transaction (see `SendEventRequest`). */
+  claim?: SendEventRequest["claim"];
 }
 
 type Starts = Pick<SendEventRequest, "starts" | "refused">;
@@ -84,5 +86,13 @@ export async function sendEvent(services: WorkflowServices, req: IncomingEvent):
   // A repeated id is found by the engine, inside the transaction that would record it (and starts nothing).
   const event = { name: req.name, id, data, received_at: new Date().toISOString() };
   const { starts, refused } = await triggeredRuns(services, event);
-  return await services.engine.sendEvent({ name: req.name, id, data, source: req.source, starts, refused });
+  return await services.engine.sendEvent({
+    name: req.name,
+    id,
+    data,
+    source: req.source,
+    starts,
+    refused,
+    claim: req.claim,
+  });
 }

@@ -24,6 +24,8 @@ export interface StartRunInput {
   traceparent?: string;
   /** What started the run (`workflow.trigger`); the routes always say. */
   trigger?: RunTrigger;
+  /** An idempotent start's claim on its key, inside the creating transaction (see `StartRunRequest`). */
+  claim?: (runId: string) => string | undefined;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface StartRunInput {
  */
 function resolveDefinition(
   services: WorkflowServices,
-  req: Omit<StartRunInput, "input" | "traceparent" | "trigger">,
+  req: Omit<StartRunInput, "input" | "traceparent" | "trigger" | "claim">,
 ): { definition: WorkflowDefinition; version: number } {
   const { workflows } = services;
   if (req.definition !== undefined) {
@@ -75,5 +77,6 @@ export async function startWorkflowRun(services: WorkflowServices, req: StartRun
     input: req.input,
     traceparent: req.traceparent,
     trigger: req.trigger,
+    claim: req.claim,
   });
 }

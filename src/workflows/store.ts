@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { type Database, transaction } from "../db/database.ts";
+import { contentHash } from "../lib/canonical_json.ts";
 import { StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 
@@ -60,19 +60,9 @@ export interface SaveResult {
   enabled: boolean;
 }
 
-/** Canonical JSON (sorted keys) so the hash depends on content, not key order. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (v && typeof v === "object") {
-    const entries = Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(",")}}`;
-  }
-  return JSON.stringify(v);
-}
-
 /** The content hash of a normalised definition. */
 export function definitionHash(def: WorkflowDefinition): string {
-  return createHash("sha256").update(canonical(def)).digest("hex");
+  return contentHash(def);
 }
 
 type Row = Record<string, unknown>;

@@ -10,10 +10,13 @@ import {
   StartAgentRunBody,
   StartAgentRunQuery,
 } from "../../contract/agent_runs.ts";
+import { IDEMPOTENCY_KEY_HEADER, startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
 import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
+import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
+import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
 
@@ -26,10 +29,14 @@ const startRun = createRoute({
   request: {
     params: AgentNameParam,
     query: StartAgentRunQuery,
+    headers: StartRunHeaders,
     body: { content: { "application/json": { schema: StartAgentRunBody } } },
   },
   responses: {
-    201: json(AgentRun, "the run (ended, with ?wait=1)"),
+    201: {
+      ...json(AgentRun, "the run (ended, with ?wait=1); for a repeated Idempotency-Key, the run it started"),
+      headers: startedHeaders,
+    },
     ...errors(
       "invalid_json",
       "invalid_request",
@@ -38,6 +45,7 @@ const startRun = createRoute({
       "agent_render_failed",
       "model_api_key_missing",
       "model_provider_unknown",
+      "idempotency_key_reused",
     ),
   },
 });
@@ -98,15 +106,27 @@ function requireRun(ctx: StationContext, runId: string): AgentRunRow {
 /** POST /api/v1/agents/{name}/runs (mounted beside the agent definitions' routes). */
 export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
+  const keys = new IdempotencyKeys(ctx.db);
   openapi(app, startRun, async (c) => {
     const body = c.req.valid("json");
-    const started = await ctx.agents.start({
+    const request = {
       agent: c.req.valid("param").name,
       environment: body.environment ?? ctx.config.values.workflows.environment,
       task: body.task,
       variables: body.variables,
-      traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
+    };
+    const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
+    const keyed = key === undefined ? undefined : keyedStart(key, "agent_run", request);
+    const replay = (id: string) => ({
+      run: requireRun(ctx, id),
+      done: ctx.agents.wait(id, c.req.raw.signal),
     });
+    const started = await startOnce(c, keys, keyed, replay, (claim) =>
+      ctx.agents.start({
+        ...request,
+        traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
+        claim,
+      }));
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
     return c.json(agentRunView(ctx.agents.ledger, row, wait), 201);

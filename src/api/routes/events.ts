@@ -11,6 +11,7 @@ import {
 } from "../../contract/events.ts";
 import { RunIdParam } from "../../contract/runs.ts";
 import { StationError } from "../../errors.ts";
+import { deliveryFingerprints, WebhookDeliveries } from "../../events/webhook_deliveries.ts";
 import { hookEvent, verifyHook } from "../../events/webhooks.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import type { SendEventResult } from "../../workflows/engine/engine.ts";
@@ -52,7 +53,11 @@ const hook = createRoute({
   },
   responses: {
     201: json(SendEventAnswer, "the event the webhook became"),
-    200: json(SendEventAnswer, "a repeated id: nothing was done (duplicate: true)"),
+    200: json(
+      SendEventAnswer,
+      "a repeated id, or a replayed delivery (same delivery id, or same signature and body, within " +
+        "events.hook_replay_window): nothing was done (duplicate: true)",
+    ),
     ...errors("hook_not_found", "invalid_signature", "hook_payload_invalid", "body_too_large"),
   },
 });
@@ -98,6 +103,7 @@ export function eventRoutes(ctx: StationContext): OpenAPIHono {
 /** /api/v1/hooks/{name}: signed webhooks, verified before anything is read or recorded. */
 export function hookRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
+  const deliveries = new WebhookDeliveries(ctx.db, ctx.config.values.events.hook_replay_window);
   openapi(app, hook, async (c) => {
     const { name } = c.req.valid("param");
     const config = Object.hasOwn(ctx.config.values.events.hooks, name)
@@ -112,7 +118,11 @@ export function hookRoutes(ctx: StationContext): OpenAPIHono {
     const body = new Uint8Array(await c.req.arrayBuffer());
     const headers = Object.fromEntries([...c.req.raw.headers].map(([k, v]) => [k.toLowerCase(), v]));
     verifyHook(config, headers, body);
-    const r = await sendEvent(ctx, await hookEvent(name, config, headers, body));
+    const fingerprints = deliveryFingerprints(config, headers, body);
+    const r = await sendEvent(ctx, {
+      ...await hookEvent(name, config, headers, body),
+      claim: (eventId, nowMs) => deliveries.claim(name, fingerprints, eventId, nowMs),
+    });
     return c.json(answer(r), r.duplicate ? 200 : 201);
   }, { body: "raw" });
   return app;

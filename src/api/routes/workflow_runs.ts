@@ -1,5 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { z } from "zod";
+import { IDEMPOTENCY_KEY_HEADER, startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
 import {
   CancelBody,
   Run,
@@ -12,19 +14,31 @@ import {
   StepList,
 } from "../../contract/runs.ts";
 import { WorkflowIdParam } from "../../contract/workflows.ts";
+import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import type { RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
+import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
 
 type StartBody = z.output<typeof StartRunBody>;
 
-async function start(ctx: StationContext, body: StartBody, traceparent?: string) {
-  return runView(await startWorkflowRun(ctx, { ...body, traceparent, trigger: { type: body.trigger } }));
+/** Starts a run, once per Idempotency-Key: a retry with the key answers the run the first try started. */
+async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
+  const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
+  const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", body);
+  const run = await startOnce(c, keys, keyed, (id) => requireRun(ctx, id), (claim) =>
+    startWorkflowRun(ctx, {
+      ...body,
+      traceparent: c.req.header("traceparent"),
+      trigger: { type: body.trigger },
+      claim,
+    }));
+  return runView(run);
 }
 
 const tags = ["runs"];
@@ -36,7 +50,12 @@ const startErrors = errors(
   "workflow_not_found",
   "workflow_version_not_found",
   "workflow_disabled",
+  "idempotency_key_reused",
 );
+const started = {
+  ...json(Run, "the run, started (or, for a repeated Idempotency-Key, the run it started)"),
+  headers: startedHeaders,
+};
 const startStored = createRoute({
   method: "post",
   path: "/{id}/runs",
@@ -44,16 +63,18 @@ const startStored = createRoute({
   summary: "Start a run of a stored workflow",
   request: {
     params: WorkflowIdParam,
+    headers: StartRunHeaders,
     body: { content: { "application/json": { schema: StartStoredRunBody } } },
   },
-  responses: { 201: json(Run, "the run, started"), ...startErrors },
+  responses: { 201: started, ...startErrors },
 });
 
 /** POST /api/v1/workflows/{id}/runs `{version?, input?}`: starts a run of a stored workflow (added to the workflow routes). */
 export function addWorkflowStartRoute(ctx: StationContext, app: OpenAPIHono): void {
+  const keys = new IdempotencyKeys(ctx.db);
   openapi(app, startStored, async (c) => {
     const body = { ...c.req.valid("json"), workflowId: c.req.valid("param").id };
-    return c.json(await start(ctx, body, c.req.header("traceparent")), 201);
+    return c.json(await start(ctx, keys, c, body), 201);
   });
 }
 
@@ -70,8 +91,11 @@ const startRun = createRoute({
   path: "/",
   tags,
   summary: "Start a run: of a stored workflow (workflowId, version) or of an inline definition",
-  request: { body: { content: { "application/json": { schema: StartRunBody } } } },
-  responses: { 201: json(Run, "the run, started"), ...startErrors },
+  request: {
+    headers: StartRunHeaders,
+    body: { content: { "application/json": { schema: StartRunBody } } },
+  },
+  responses: { 201: started, ...startErrors },
 });
 const listRuns = createRoute({
   method: "get",
@@ -139,12 +163,9 @@ const control = (verb: "pause" | "resume") =>
 export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   const engine = ctx.engine;
   const app = router();
+  const keys = new IdempotencyKeys(ctx.db);
 
-  openapi(
-    app,
-    startRun,
-    async (c) => c.json(await start(ctx, c.req.valid("json"), c.req.header("traceparent")), 201),
-  );
+  openapi(app, startRun, async (c) => c.json(await start(ctx, keys, c, c.req.valid("json")), 201));
 
   openapi(app, listRuns, (c) => {
     const q = c.req.valid("query");

@@ -20,6 +20,11 @@ export interface StartRunRequest {
   traceparent?: string | null;
   /** What started the run (`workflow.trigger` in its context); the API and the scheduler always say. */
   trigger?: RunTrigger;
+  /**
+   * Called inside the transaction that would create run `runId`: the id of a run to answer instead,
+   * creating nothing (an idempotent start whose key already started one), or undefined to go on.
+   */
+  claim?: (runId: string) => string | undefined;
 }
 
 /** The subject prefix on which a cancel reaches every engine process (`<prefix>.<run id>`). */
@@ -48,8 +53,11 @@ export class Control {
     const def = req.definition;
     const input = checkInput(def, req.input);
     const traceparent = currentTraceparent() ?? newTraceparent(req.traceparent);
-    const messages = await core.commitSoon(() =>
-      createRun(
+    let existing: string | undefined;
+    const messages = await core.commitSoon(() => {
+      existing = req.claim?.(id);
+      if (existing) return [];
+      return createRun(
         {
           id,
           definition: def,
@@ -59,7 +67,9 @@ export class Control {
           trigger: req.trigger,
         },
         core.env(),
-      ), { eager: true });
+      );
+    }, { eager: true });
+    if (existing) return core.repo.runs.get(existing)!;
     core.notify(id);
     countRunStarted(def.id);
     await core.publishAll(messages, traceparent);

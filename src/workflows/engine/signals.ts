@@ -28,6 +28,11 @@ export interface SendEventRequest {
   starts: Omit<NewRun, "id" | "traceparent">[];
   /** Trigger matches that could not start a run (bad input), recorded with the event. */
   refused?: { workflow_id: string; error: string }[];
+  /**
+   * Called inside the transaction that would record the event (as `eventId`, at `nowMs`): the id of a
+   * recorded event this one repeats (a replayed webhook delivery: nothing is done), or undefined to go on.
+   */
+  claim?: (eventId: string, nowMs: number) => string | undefined;
 }
 
 /** What sending did: the event as recorded, and whether it was a repeat (which did nothing). */
@@ -99,6 +104,11 @@ export class Signals {
       const again = core.repo.eventLog.get(event.id);
       if (again && again.received_ms >= now - retentionMs) {
         duplicate = again;
+        return [];
+      }
+      const repeatOf = req.claim?.(event.id, now);
+      if (repeatOf) {
+        duplicate = core.repo.eventLog.get(repeatOf)!;
         return [];
       }
       const commands: Command[] = [];
