@@ -1,8 +1,7 @@
 /**
  * Regenerates the parts of docs/ that are derived from code: the configuration table (from the config
  * schema's defaults and descriptions), the error table (from the error catalogue) and the MCP tool table
- * (from the tool definitions); and the other way round, the module that serves docs/workflows.md as the
- * MCP resource station://docs/workflow-dsl (a compiled stn cannot read the source tree). `deno task docs`;
+ * (from the tool definitions) and the import graph of docs/architecture.md. `deno task docs`;
  * tests/docs_test.ts and tests/contract/error_codes_test.ts fail when they drift.
  */
 import { StationClient } from "../src/client/http.ts";
@@ -39,15 +38,6 @@ export function mcpToolRows(): string[][] {
     t.description.replaceAll("|", "\\|"),
   ]);
 }
-
-/** The TypeScript module holding docs/workflows.md's text (src/mcp/server/workflow_dsl.ts). */
-export function workflowDslModule(markdown: string): string {
-  return "// Generated from docs/workflows.md by `deno task docs`; tests/docs_test.ts checks it. Do not edit.\n\n" +
-    "/** The workflow DSL reference (docs/workflows.md), served as the MCP resource station://docs/workflow-dsl. */\n" +
-    `export const WORKFLOW_DSL = ${JSON.stringify(markdown)};\n`;
-}
-
-export const WORKFLOW_DSL_MODULE = "src/mcp/server/workflow_dsl.ts";
 
 const GENERATED = [
   {
@@ -87,7 +77,4 @@ if (import.meta.main) {
     Deno.writeTextFileSync(path, withSection(Deno.readTextFileSync(path), section, table()));
     console.log(`docs: wrote ${page}`);
   }
-  const dsl = Deno.readTextFileSync(new URL("../docs/workflows.md", import.meta.url));
-  Deno.writeTextFileSync(new URL(`../${WORKFLOW_DSL_MODULE}`, import.meta.url), workflowDslModule(dsl));
-  console.log(`docs: wrote ${WORKFLOW_DSL_MODULE}`);
 }

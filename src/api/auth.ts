@@ -18,7 +18,7 @@ const OPEN_PATHS = ["/health", "/api/docs", "/api/v1/openapi.json"];
 /** Webhooks carry their own signature instead of the token (checked by their route, docs/events.md). */
 const HOOKS = "/api/v1/hooks/";
 
-/** The dashboard guards its own pages (a login page instead of a 401: src/ui/guard.ts). */
+/** The dashboard guards its own pages (a login page instead of a 401: src/ui/guard.tsx). */
 const isDashboard = (path: string) => path === "/ui" || path.startsWith("/ui/");
 
 /** The token the API requires, or undefined when it is open (a loopback host, or no token set). */

@@ -139,7 +139,7 @@ function commanderUsageError(err: CommanderError): StationError {
   });
 }
 
-/** Runs the CLI and returns the process exit code (DESIGN §6). */
+/** Runs the CLI and returns the process exit code (docs/design/errors.md#exit-codes). */
 export async function runCli(args: string[]): Promise<number> {
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();

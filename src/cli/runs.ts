@@ -23,7 +23,7 @@ import { readLocalText } from "./local_files.ts";
 import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
 
-/** Exit codes of `workflow run --wait` (DESIGN §6). */
+/** Exit codes of `workflow run --wait` (docs/design/errors.md#exit-codes). */
 const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
 
 /** Reads --input: inline JSON, `@file`, or `-` for stdin. */

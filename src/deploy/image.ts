@@ -77,6 +77,7 @@ async function gatherInputs(): Promise<Inputs> {
     "main.ts",
     "deno.json",
     "deno.lock",
+    "docs/workflows.md", // the MCP resource station://docs/workflow-dsl imports it as text
     "scripts/stn_flags.ts",
     ...walk(join(SOURCE_ROOT, "src"))
       .map((p) => relative(SOURCE_ROOT, p)),

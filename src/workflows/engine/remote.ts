@@ -37,9 +37,9 @@ export interface WorkerView {
 }
 
 /**
- * The station's side of remote workers (DESIGN §12): answers claims, outcomes, heartbeats and
- * hand-backs over NATS, with the same fencing and leases as the local consumer (`claims.ts`), and
- * fails steps whose task queue has no live worker for their whole timeout.
+ * The station's side of remote workers (docs/design/scale-out.md#one-writer-many-runners): answers claims,
+ * outcomes, heartbeats and hand-backs over NATS, with the same fencing and leases as the local consumer
+ * (`claims.ts`), and fails steps whose task queue has no live worker for their whole timeout.
  */
 export class RemoteWorkers {
   #core: EngineCore;
