@@ -7,6 +7,7 @@
 import { fileURLToPath } from "node:url";
 import { basename, dirname, join, relative } from "node:path";
 import { assertEquals } from "./helpers/assert.ts";
+import { filePurposes, filesText } from "../scripts/layout.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** This test names missing documents on purpose (its own cases), so it is not scanned. */
@@ -125,4 +126,28 @@ Deno.test("docs: section anchors are made as GitHub makes them", () => {
   assertEquals(slug("The API's error body"), "the-apis-error-body");
   assertEquals(slug("`stn serve --no-local-workers`"), "stn-serve---no-local-workers");
   assertEquals(slug("The sandbox channel protocol (v1)"), "the-sandbox-channel-protocol-v1");
+});
+
+/** The text of docs/architecture.md between two markers. */
+function section(page: string, start: string, end: string): string {
+  return page.slice(page.indexOf(start) + start.length, page.indexOf(end)).trim();
+}
+
+Deno.test("docs: every file of src/ has a doc comment, whose first sentence is its purpose", () => {
+  assertEquals(filePurposes().filter((f) => !f.purpose).map((f) => f.file), []);
+});
+
+Deno.test("docs: the file list in architecture.md is the one of src/ (deno task docs)", async () => {
+  const page = Deno.readTextFileSync(join(ROOT, "docs/architecture.md"));
+  assertEquals(section(page, "<!-- files:start -->", "<!-- files:end -->"), await filesText());
+});
+
+Deno.test("docs: architecture.md's layout names every folder and top-level file of src/", () => {
+  const page = Deno.readTextFileSync(join(ROOT, "docs/architecture.md"));
+  const layout = section(page, "## Layout", "## Who imports whom");
+  const parts = FILES.filter((f) => f.startsWith("src/")).flatMap((f) => [
+    ...ancestors(dirname(f)).map((d) => `${d}/`),
+    ...(dirname(f) === "src" ? [f] : []),
+  ]);
+  assertEquals([...new Set(parts)].filter((p) => !layout.includes(p)).sort(), []);
 });

@@ -1,3 +1,5 @@
+/** THE agent loop: model turns, tool calls and the checkpoint of each before the next (runLoop). */
+
 import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
 import { StationError } from "../errors.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";

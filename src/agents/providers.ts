@@ -1,3 +1,5 @@
+/** The one AI SDK provider registry: a model id (`provider/name`) and the `ai` settings → a model. */
+
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";

@@ -1,3 +1,5 @@
+/** Rendering a `.prompt` body with the task and variables into the system text and messages a model gets. */
+
 import { Dotprompt } from "dotprompt";
 import { StationError } from "../errors.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";

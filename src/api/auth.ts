@@ -1,3 +1,5 @@
+/** The API's bearer-token rule: which routes are open, and the check on every other one. */
+
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { getCookie } from "hono/cookie";

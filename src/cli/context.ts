@@ -1,3 +1,5 @@
+/** What every command shares: the global options, the server it talks to (or an embedded one), its client. */
+
 import type { Command } from "commander";
 import { discoverTarget, type Target } from "../client/discovery.ts";
 import { startEmbedded } from "../client/embedded.ts";

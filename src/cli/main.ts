@@ -1,3 +1,7 @@
+/**
+ * The CLI: the command tree, global options, and the exit code of a run (errors printed once, never a stack).
+ */
+
 import { agentRunCommands } from "./agent_runs.ts";
 import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";

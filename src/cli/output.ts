@@ -1,3 +1,5 @@
+/** The CLI's one output layer: text or --json on stdout, progress and errors on stderr, colour rules. */
+
 import { StationError } from "../errors.ts";
 
 /**

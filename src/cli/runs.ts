@@ -1,3 +1,5 @@
+/** `stn workflow run|runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
+
 import type { Command } from "commander";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { agentRunTable } from "./agent_runs.ts";

@@ -1,3 +1,5 @@
+/** Finding the server a CLI command talks to: --station, STATION_URL, a live server.json, else none. */
+
 import type { StationPaths } from "../config/paths.ts";
 import { usageError } from "../errors.ts";
 import { readServerFile } from "../runtime/server_file.ts";

@@ -1,3 +1,5 @@
+/** Embedded mode: a station started inside the CLI process for one command, and stopped after it. */
+
 import type { LoadedConfig } from "../config/load.ts";
 import { StationError } from "../errors.ts";
 import type { Station } from "../runtime/station.ts";

@@ -1,3 +1,5 @@
+/** The contract of agent runs: starting one, the run with its turns and tool calls, its events, lists. */
+
 import { z } from "zod";
 
 /** The states of an agent run. */

@@ -1,3 +1,5 @@
+/** The contract of /api/v1/agents: an agent as loaded from its `.prompt` file, and lists of them. */
+
 import { z } from "zod";
 import { AgentDefinitionSchema } from "../agents/types.ts";
 import { ValidationIssue } from "./workflows.ts";

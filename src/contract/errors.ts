@@ -1,3 +1,5 @@
+/** The contract of every error answer: `{error: {code, message, hint?, details?}}`. */
+
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../error_codes.ts";
 

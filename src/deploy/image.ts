@@ -1,3 +1,5 @@
+/** The station image `stn up` runs, built locally from this checkout (Deno, the source, nats-server). */
+
 import type Docker from "dockerode";
 import { Buffer } from "node:buffer";
 import { createReadStream } from "node:fs";

@@ -1,3 +1,7 @@
+/**
+ * StepWorker: a `stn worker` pulling step messages, running them, and sending the outcomes to the station.
+ */
+
 import { hostname } from "node:os";
 import { type ConsumerMessages, jetstream, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";

@@ -1,3 +1,5 @@
+/** WorkflowStore: stored workflow definitions and their numbered, content-hashed versions. */
+
 import { createHash } from "node:crypto";
 import { type Database, transaction } from "../db/database.ts";
 import { StationError } from "../errors.ts";

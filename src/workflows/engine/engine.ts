@@ -1,3 +1,8 @@
+/**
+ * Engine: the durable workflow engine, composed of the consumer, timers, controls, signals and remote
+ * workers.
+ */
+
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Database } from "../../db/database.ts";
 import { StationError } from "../../errors.ts";

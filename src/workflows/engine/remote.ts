@@ -1,3 +1,5 @@
+/** RemoteWorkers: the station's side of `stn worker` processes, with the same fencing as local steps. */
+
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { log } from "../../log.ts";
 import type { Outcome } from "../steps/types.ts";

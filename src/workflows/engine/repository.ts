@@ -1,3 +1,5 @@
+/** The engine's ledger reads, typed (Repository), and the prepared-statement cache they share. */
+
 import { type Database, transaction } from "../../db/database.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import { applyCommands } from "./apply.ts";

@@ -1,3 +1,5 @@
+/** The `agent` step: runs an agent through the one agent loop, linked to the step's attempt. */
+
 import { z } from "zod";
 import { common, rule, templates } from "./fields.ts";
 import { contextScope, renderTemplates } from "../expr.ts";
