@@ -1,14 +1,14 @@
 /**
  * Regenerates the parts of docs/ that are derived from code: the configuration table (from the config
  * schema's defaults and descriptions), the error table (from the error catalogue) and the MCP tool table
- * (from the tool definitions); and the other way round, the module that serves docs/workflows.md as the
- * MCP resource station://docs/workflow-dsl (a compiled stn cannot read the source tree). `deno task docs`;
+ * (from the tool definitions), and docs/architecture.md's import graph and file list. `deno task docs`;
  * tests/docs_test.ts and tests/contract/error_codes_test.ts fail when they drift.
  */
 import { StationClient } from "../src/client/http.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { ERROR_CODES } from "../src/error_codes.ts";
 import { importGraphText } from "./import_graph.ts";
+import { filesText } from "./layout.ts";
 import { managementTools } from "../src/mcp/server/mod.ts";
 
 /** A Markdown table with padded columns (as `deno fmt` writes them). */
@@ -40,15 +40,6 @@ export function mcpToolRows(): string[][] {
   ]);
 }
 
-/** The TypeScript module holding docs/workflows.md's text (src/mcp/server/workflow_dsl.ts). */
-export function workflowDslModule(markdown: string): string {
-  return "// Generated from docs/workflows.md by `deno task docs`; tests/docs_test.ts checks it. Do not edit.\n\n" +
-    "/** The workflow DSL reference (docs/workflows.md), served as the MCP resource station://docs/workflow-dsl. */\n" +
-    `export const WORKFLOW_DSL = ${JSON.stringify(markdown)};\n`;
-}
-
-export const WORKFLOW_DSL_MODULE = "src/mcp/server/workflow_dsl.ts";
-
 const GENERATED = [
   {
     page: "docs/configuration.md",
@@ -79,15 +70,13 @@ const GENERATED = [
     table: () => markdownTable(["tool", "effect", "what it does"], mcpToolRows()),
   },
   { page: "docs/architecture.md", section: "import-graph", table: importGraphText },
+  { page: "docs/architecture.md", section: "files", table: filesText },
 ];
 
 if (import.meta.main) {
   for (const { page, section, table } of GENERATED) {
     const path = new URL(`../${page}`, import.meta.url);
-    Deno.writeTextFileSync(path, withSection(Deno.readTextFileSync(path), section, table()));
+    Deno.writeTextFileSync(path, withSection(Deno.readTextFileSync(path), section, await table()));
     console.log(`docs: wrote ${page}`);
   }
-  const dsl = Deno.readTextFileSync(new URL("../docs/workflows.md", import.meta.url));
-  Deno.writeTextFileSync(new URL(`../${WORKFLOW_DSL_MODULE}`, import.meta.url), workflowDslModule(dsl));
-  console.log(`docs: wrote ${WORKFLOW_DSL_MODULE}`);
 }

@@ -1,9 +1,10 @@
 /**
- * The catalogue of every error code stn answers with (DESIGN §6): one line per code with its HTTP status,
- * the CLI exit code when it ends a command, and what it means. `StationError` takes only these codes, so
- * a new code is one new line here. Exit codes: 1 failure, 2 usage error (a bad flag, value or file the
- * user gave the CLI); `workflow run --wait` ends with 3, 4 or 5 and a busy STATION_HOME with 75 (docs/cli.md).
- * Errors that come back from the server keep the exit code of their code here.
+ * The catalogue of every error code stn answers with (docs/design/errors.md#one-error-type): one line per
+ * code with its HTTP status, the CLI exit code when it ends a command, and what it means. `StationError`
+ * takes only these codes, so a new code is one new line here. Exit codes: 1 failure, 2 usage error (a bad
+ * flag, value or file the user gave the CLI); `workflow run --wait` ends with 3, 4 or 5 and a busy
+ * STATION_HOME with 75 (docs/cli.md). Errors that come back from the server keep the exit code of their code
+ * here.
  */
 
 /** [HTTP status, CLI exit code, meaning]. */

@@ -3,9 +3,9 @@ import { type ErrorCode, errorCodeInfo, isErrorCode } from "./error_codes.ts";
 export type { ErrorCode } from "./error_codes.ts";
 
 /**
- * The one error type of stn (DESIGN §6). Everything a user can meet — a bad config value, a missing
- * binary, an API 4xx — is a StationError with a stable `code` from the catalogue (`error_codes.ts`),
- * an HTTP status, and usually a hint.
+ * The one error type of stn (docs/design/errors.md#one-error-type). Everything a user can meet — a bad config
+ * value, a missing binary, an API 4xx — is a StationError with a stable `code` from the catalogue
+ * (`error_codes.ts`), an HTTP status, and usually a hint.
  */
 export interface StationErrorOptions {
   /** HTTP status; defaults to the code's status in the catalogue. */
@@ -13,7 +13,10 @@ export interface StationErrorOptions {
   hint?: string;
   details?: unknown;
   cause?: unknown;
-  /** CLI exit code when this error ends a command (DESIGN §6: 1 failure, 2 usage); defaults to the catalogue's. */
+  /**
+   * CLI exit code when this error ends a command (docs/design/errors.md#exit-codes: 1 failure, 2 usage);
+   * defaults to the catalogue's.
+   */
   exitCode?: number;
 }
 
@@ -42,7 +45,7 @@ export class StationError extends Error {
     this.exitCode = options.exitCode ?? info.exit;
   }
 
-  /** The API body for this error (DESIGN §6). */
+  /** The API body for this error (docs/design/errors.md#the-apis-error-body). */
   toBody(): ErrorBody {
     const error: ErrorBody["error"] = { code: this.code, message: this.message };
     if (this.hint) error.hint = this.hint;

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { currentTraceId } from "./telemetry/tracing.ts";
 
-/** Levelled logging to stderr; stdout stays clean for command output (DESIGN §6). */
+/** Levelled logging to stderr; stdout stays clean for command output (docs/design/errors.md#cli-output). */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = typeof LOG_LEVELS[number];
 /** `text` for people at a terminal, `json` (one object a line) for log collectors. */

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
-import { mcpToolRows, WORKFLOW_DSL_MODULE, workflowDslModule } from "../scripts/docs.ts";
+import { mcpToolRows } from "../scripts/docs.ts";
 import { STN_RUN_ARGS } from "../scripts/stn_flags.ts";
 import { importGraphText } from "../scripts/import_graph.ts";
 import { childEnv, MAIN } from "./helpers/stn.ts";
@@ -58,10 +58,6 @@ Deno.test("docs: the import graph in architecture.md is the one of src/ (deno ta
   const page = read("docs/architecture.md");
   const from = page.indexOf("<!-- import-graph:start -->") + "<!-- import-graph:start -->".length;
   assertEquals(page.slice(from, page.indexOf("<!-- import-graph:end -->")).trim(), importGraphText());
-});
-
-Deno.test("docs: the MCP resource station://docs/workflow-dsl is docs/workflows.md as it is (deno task docs)", () => {
-  assertEquals(read(WORKFLOW_DSL_MODULE), workflowDslModule(read("docs/workflows.md")));
 });
 
 Deno.test("docs: every page is linked from the README and every relative link resolves", () => {

@@ -1,3 +1,5 @@
+/** THE agent loop: model turns, tool calls and the checkpoint of each before the next (runLoop). */
+
 import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
 import { StationError } from "../errors.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
@@ -44,12 +46,12 @@ interface Call {
 const REPAIR = "Your last answer is not valid JSON matching the required JSON Schema";
 
 /**
- * THE agent loop (DESIGN §8): runs model turns up to the plan's `max_steps`, executes the tools each
- * turn asks for, and ends the run in the ledger. Each completed turn and tool result is checkpointed
- * before the next begins; a run that already has turns (a resume after a crash) replays them from the
- * ledger instead of calling the model or the tools again. Tool errors go back to the model as
- * `{error}`; with an output schema, the final answer is validated, with one repair turn. Returns the
- * ended run, or undefined when the station is shutting down (the run stays `running` and resumes).
+ * THE agent loop (docs/design/agents.md#the-loop): runs model turns up to the plan's `max_steps`, executes
+ * the tools each turn asks for, and ends the run in the ledger. Each completed turn and tool result is
+ * checkpointed before the next begins; a run that already has turns (a resume after a crash) replays them
+ * from the ledger instead of calling the model or the tools again. Tool errors go back to the model as
+ * `{error}`; with an output schema, the final answer is validated, with one repair turn. Returns the ended
+ * run, or undefined when the station is shutting down (the run stays `running` and resumes).
  */
 export async function runLoop(
   run: AgentRunRow,

@@ -1,3 +1,5 @@
+/** The one AI SDK provider registry: a model id (`provider/name`) and the `ai` settings → a model. */
+
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -38,11 +40,11 @@ const KEY_VARS: Record<Provider, string[]> = {
 };
 
 /**
- * One AI SDK provider registry for the station's `ai` settings (DESIGN §8): nothing else knows
- * provider names. Every model string goes through it — a bare string handed to the AI SDK would go
- * to its hosted gateway. `ai.base_url` and `ai.api_key` apply to `ai.provider`; the other providers
- * read their usual environment variables. With a base URL, `openai` speaks chat completions (not the
- * Responses API), so Ollama, vLLM and LM Studio work.
+ * One AI SDK provider registry for the station's `ai` settings (docs/design/agents.md#the-loop): nothing else
+ * knows provider names. Every model string goes through it — a bare string handed to the AI SDK would go to
+ * its hosted gateway. `ai.base_url` and `ai.api_key` apply to `ai.provider`; the other providers read their
+ * usual environment variables. With a base URL, `openai` speaks chat completions (not the Responses API), so
+ * Ollama, vLLM and LM Studio work.
  */
 export function createModels(ai: AiConfig, env: Record<string, string | undefined>): Models {
   const keyOf = (p: Provider) =>

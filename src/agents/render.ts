@@ -1,3 +1,5 @@
+/** Rendering a `.prompt` body with the task and variables into the system text and messages a model gets. */
+
 import { Dotprompt } from "dotprompt";
 import { StationError } from "../errors.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
@@ -18,9 +20,9 @@ export function outputInstruction(schema: Record<string, unknown>): string {
 }
 
 /**
- * Renders an agent's `.prompt` with `{userInput: task, ...variables}` (spec/agents.md): the
- * variables are checked against `input_schema` first, and the task carries the output instruction
- * when the agent has an output schema. `{{role "system"}}` blocks become the system text.
+ * Renders an agent's `.prompt` with `{userInput: task, ...variables}` (docs/design/agents.md#prompt-files):
+ * the variables are checked against `input_schema` first, and the task carries the output instruction when
+ * the agent has an output schema. `{{role "system"}}` blocks become the system text.
  */
 export async function renderAgentPrompt(
   def: AgentDefinition,

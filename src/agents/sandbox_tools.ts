@@ -4,7 +4,7 @@ import { callTool, sandboxRun, type SandboxTool, SESSION_TOOLS } from "../sandbo
 import type { AgentSandbox, AgentTool, Toolbox } from "./types.ts";
 
 /**
- * The sandbox tools of an agent with `sandbox:` (spec/agents.md), built on the existing tool
+ * The sandbox tools of an agent with `sandbox:` (docs/design/agents.md#the-loop), built on the existing tool
  * definitions: `compute` → the one-shot `sandbox_run` with the agent's runtime/image as defaults;
  * `code` → the session tools on one session, opened on first use. Scope `agent`: the session is
  * the run's own and closed with the toolbox; `workflow`: the workflow run's session, shared by its

@@ -1,3 +1,5 @@
+/** AgentScheduler: runs agents on their `.prompt` `schedule:` while a station is up, each fire once. */
+
 import { type Database, transaction } from "../db/database.ts";
 import { log } from "../log.ts";
 import { type Clock, systemClock } from "../workflows/engine/clock.ts";

@@ -1,3 +1,5 @@
+/** AgentService: the one entry every caller uses to run agents, check them first, and resume crashed runs. */
+
 import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";

@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /**
- * The seam of the agent layer (spec/agents.md): what loading a `.prompt` file produces, and the tool
- * shape the agent loop hands to a model. Loading (definition/), MCP tools (mcp/client), sandbox tools
- * and child agents all meet the loop here, so none of them imports another.
+ * The seam of the agent layer (docs/design/agents.md#prompt-files): what loading a `.prompt` file produces,
+ * and the tool shape the agent loop hands to a model. Loading (definition/), MCP tools (mcp/client), sandbox
+ * tools and child agents all meet the loop here, so none of them imports another.
  */
 
 /** `sandbox:` in a `.prompt` file, normalised (the short form `sandbox: python` is `{mode: compute, runtime: python}`). */

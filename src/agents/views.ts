@@ -4,7 +4,7 @@ import type { AgentRunRow } from "./run_rows.ts";
 
 const parse = (s: string | null) => (s === null ? null : JSON.parse(s));
 
-/** The API shape of a run (spec/agents.md "Runs"): its tool calls always, its turns with `history`. */
+/** The API shape of a run (docs/design/agents.md#runs): its tool calls always, its turns with `history`. */
 export function agentRunView(ledger: AgentLedger, row: AgentRunRow, history = false): AgentRun {
   const view: AgentRun = {
     run_id: row.id,

@@ -1,3 +1,5 @@
+/** The API's bearer-token rule: which routes are open, and the check on every other one. */
+
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { getCookie } from "hono/cookie";
@@ -18,7 +20,7 @@ const OPEN_PATHS = ["/health", "/api/docs", "/api/v1/openapi.json"];
 /** Webhooks carry their own signature instead of the token (checked by their route, docs/events.md). */
 const HOOKS = "/api/v1/hooks/";
 
-/** The dashboard guards its own pages (a login page instead of a 401: src/ui/guard.ts). */
+/** The dashboard guards its own pages (a login page instead of a 401: src/ui/guard.tsx). */
 const isDashboard = (path: string) => path === "/ui" || path.startsWith("/ui/");
 
 /** The token the API requires, or undefined when it is open (a loopback host, or no token set). */

@@ -1,3 +1,5 @@
+/** The request body limit (`server.max_body_bytes`): 413 before a byte too many is read. */
+
 import type { MiddlewareHandler } from "hono";
 import { StationError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";

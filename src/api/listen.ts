@@ -1,3 +1,5 @@
+/** Serving the Hono app over node:http (bounded memory for streamed bodies), and closing it. */
+
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo, Socket } from "node:net";
 import type { IncomingMessage, Server } from "node:http";

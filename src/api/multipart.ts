@@ -1,3 +1,5 @@
+/** A streaming multipart/form-data parser for file uploads: parts are read as they arrive, never buffered. */
+
 import { StationError } from "../errors.ts";
 
 /** One part of a multipart/form-data body; its bytes stream and must be read or cancelled before the next part. */

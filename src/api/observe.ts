@@ -1,3 +1,5 @@
+/** Per-request observation: request ids, the access log, a server span and the request metrics. */
+
 import type { Context, MiddlewareHandler } from "hono";
 import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";

@@ -1,3 +1,5 @@
+/** Routes declared with their contract schemas (`openapi()`): stn's 400 for a bad query, path or header. */
+
 import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";

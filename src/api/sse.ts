@@ -1,3 +1,5 @@
+/** GET …/{runId}/events for workflow and agent runs: the resumable Server-Sent Events route. */
+
 import type { Context } from "hono";
 import { StationError } from "../errors.ts";
 import { streamRunEvents } from "../events/sse.ts";

@@ -1,3 +1,5 @@
+/** `stn agent run|runs|inspect`: running an agent and reading its runs. */
+
 import type { Command } from "commander";
 import { agentRunEvents, getAgentRun, listAgentRuns, startAgentRun } from "../client/agent_runs.ts";
 import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";

@@ -1,3 +1,5 @@
+/** `stn bundle create|inspect|install`: an environment packed as a .tar.gz, and installing one. */
+
 import type { Command } from "commander";
 import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";

@@ -1,3 +1,5 @@
+/** `stn completions bash|zsh|fish`: completion scripts generated from the command tree. */
+
 import type { Command, Option } from "commander";
 import { usageError } from "../errors.ts";
 import { jsonMode } from "./context.ts";

@@ -1,3 +1,5 @@
+/** What every command shares: the global options, the server it talks to (or an embedded one), its client. */
+
 import type { Command } from "commander";
 import { discoverTarget, type Target } from "../client/discovery.ts";
 import { startEmbedded } from "../client/embedded.ts";
@@ -40,8 +42,9 @@ export function numberFlag(value: string | undefined): number | string | undefin
 }
 
 /**
- * Runs fn against the server the command should talk to (DESIGN §2): --station, STATION_URL, a live
- * server.json, or an in-process runtime started for this command and stopped after it.
+ * Runs fn against the server the command should talk to (docs/design/process-model.md#finding-a-server):
+ * --station, STATION_URL, a live server.json, or an in-process runtime started for this command and stopped
+ * after it.
  */
 export async function withStation<T>(
   cmd: Command,

@@ -1,3 +1,8 @@
+/**
+ * `stn doctor`: checks what the default commands need (Deno, nats-server, Docker, the home) and says how to
+ * fix it.
+ */
+
 import type { Command } from "commander";
 import { dirname, join } from "node:path";
 import { answers } from "../client/discovery.ts";

@@ -1,3 +1,5 @@
+/** `stn env …`: environment folders and their variables (secrets masked). */
+
 import type { Command } from "commander";
 import {
   copyEnvironment,

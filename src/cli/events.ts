@@ -1,3 +1,5 @@
+/** `stn events send|list` and `stn workflow signal`: events to everyone, signals to one run. */
+
 import type { Command } from "commander";
 import { listEvents, sendEvent, signalRun } from "../client/events.ts";
 import type { EventRecord } from "../contract/events.ts";

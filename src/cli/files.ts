@@ -1,3 +1,5 @@
+/** `stn files …`: upload, download, list, stat and delete stored files, streamed with progress. */
+
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { deleteFile, downloadFile, fileInfo, listFiles, uploadFile } from "../client/files.ts";

@@ -1,3 +1,5 @@
+/** `stn init`: the model choice and the default environment's examples, asked for on a terminal. */
+
 import { type Command, Option } from "commander";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import {

@@ -1,3 +1,5 @@
+/** Reading a local file or stdin for a command, with errors in words instead of the OS's. */
+
 import { StationError } from "../errors.ts";
 
 /** How a command names stdin in messages and results when a path argument is `-`. */

@@ -1,3 +1,7 @@
+/**
+ * The CLI: the command tree, global options, and the exit code of a run (errors printed once, never a stack).
+ */
+
 import { agentRunCommands } from "./agent_runs.ts";
 import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY } from "../client/embedded.ts";
@@ -139,7 +143,7 @@ function commanderUsageError(err: CommanderError): StationError {
   });
 }
 
-/** Runs the CLI and returns the process exit code (DESIGN §6). */
+/** Runs the CLI and returns the process exit code (docs/design/errors.md#exit-codes). */
 export async function runCli(args: string[]): Promise<number> {
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();

@@ -1,3 +1,5 @@
+/** `stn mcp stdio` and `stn mcp config`: the management tools over stdio, and client config snippets. */
+
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { mcpToken } from "../mcp/server/token.ts";

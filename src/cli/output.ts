@@ -1,3 +1,5 @@
+/** The CLI's one output layer: text or --json on stdout, progress and errors on stderr, colour rules. */
+
 import { StationError } from "../errors.ts";
 
 /**
@@ -93,8 +95,8 @@ export function fail<T>(result: T, options: RenderOptions<T>, error: StationErro
 }
 
 /**
- * Prints a command's error (DESIGN §6): `error: …` and `hint: …` on stderr always, and with --json also
- * the API's error body `{"error": {code, message, hint?, details?}}` on stdout, on one line.
+ * Prints a command's error (docs/design/errors.md#cli-output): `error: …` and `hint: …` on stderr always, and
+ * with --json also the API's error body `{"error": {code, message, hint?, details?}}` on stdout, on one line.
  */
 export function renderError(err: StationError, options: { json: boolean }): void {
   console.error(`${errStyle.red("error:")} ${err.message}`);

@@ -1,3 +1,5 @@
+/** --limit, --cursor and --all for list commands whose API pages (docs/cli.md). */
+
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { note } from "./output.ts";

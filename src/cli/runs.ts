@@ -1,3 +1,5 @@
+/** `stn workflow run|runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
+
 import type { Command } from "commander";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { agentRunTable } from "./agent_runs.ts";
@@ -24,7 +26,7 @@ import { readLocalText } from "./local_files.ts";
 import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
 
-/** Exit codes of `workflow run --wait` (DESIGN §6). */
+/** Exit codes of `workflow run --wait` (docs/design/errors.md#exit-codes). */
 const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
 
 /** Reads --input: inline JSON, `@file`, or `-` for stdin. */

@@ -1,3 +1,5 @@
+/** `stn sandbox …`: sessions, exec, workspace files and compute-mode runs. */
+
 import { type Command, Option } from "commander";
 import {
   closeSandbox,

@@ -1,3 +1,5 @@
+/** `stn status`: which server a command would use, and that server's health. */
+
 import type { Command } from "commander";
 import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";

@@ -1,3 +1,5 @@
+/** `stn workflow validate|apply|list|show|export|enable|delete|migrate`: workflow definitions from the CLI. */
+
 import { type Command, Option } from "commander";
 import { stringify } from "yaml";
 import { dirname, join } from "node:path";

@@ -1,3 +1,5 @@
+/** Calls of /api/v1/agents: an environment's agents as `stn sync` stored them. */
+
 import { AgentList, AgentShow } from "../contract/agents.ts";
 import type { StationClient } from "./http.ts";
 

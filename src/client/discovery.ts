@@ -1,8 +1,13 @@
+/** Finding the server a CLI command talks to: --station, STATION_URL, a live server.json, else none. */
+
 import type { StationPaths } from "../config/paths.ts";
 import { usageError } from "../errors.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 
-/** Where a CLI command's server comes from, in the order they are tried (DESIGN §2). */
+/**
+ * Where a CLI command's server comes from, in the order they are tried
+ * (docs/design/process-model.md#finding-a-server).
+ */
 export type TargetSource = "flag" | "env" | "server.json" | "embedded";
 
 export interface Target {

@@ -1,9 +1,11 @@
+/** Embedded mode: a station started inside the CLI process for one command, and stopped after it. */
+
 import type { LoadedConfig } from "../config/load.ts";
 import { StationError } from "../errors.ts";
 import type { Station } from "../runtime/station.ts";
 import { StationClient } from "./http.ts";
 
-/** A runtime started inside the CLI process for one command (DESIGN §2, embedded mode). */
+/** A runtime started inside the CLI process for one command (docs/design/process-model.md#embedded-mode). */
 export interface Embedded {
   client: StationClient;
   station: Station;

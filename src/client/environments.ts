@@ -1,3 +1,5 @@
+/** Calls of /api/v1/environments: environment folders and their variables. */
+
 import { InstallResult } from "../contract/bundles.ts";
 import {
   DeletedEnvironment,

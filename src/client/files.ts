@@ -1,3 +1,5 @@
+/** Calls of /api/v1/files: uploads and downloads streamed, keys checked before they reach a URL. */
+
 import { DeletedFile, FileInfo, FileList, UploadResult } from "../contract/files.ts";
 import { requireHeaderSafeType } from "../files/content_type.ts";
 import { newFileKey, validateKey } from "../files/keys.ts";

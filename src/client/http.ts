@@ -1,3 +1,5 @@
+/** StationClient: the typed HTTP client of the API; every CLI command talks to a station through it. */
+
 import type { z } from "zod";
 import { Health, Version } from "../contract/health.ts";
 import { IDEMPOTENCY_KEY_HEADER } from "../contract/idempotency.ts";

@@ -1,3 +1,5 @@
+/** Calls of /api/v1/sandboxes and /api/v1/sandbox/run. */
+
 import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { ErrorBody } from "../contract/errors.ts";

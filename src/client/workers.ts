@@ -1,3 +1,5 @@
+/** Calls of /api/v1/workers: the live `stn worker` processes. */
+
 import { WorkerList } from "../contract/workers.ts";
 import type { StationClient } from "./http.ts";
 

@@ -1,3 +1,5 @@
+/** Calls of /api/v1/workflows: stored definitions, their versions, validation. */
+
 import { SyncReport } from "../contract/sync.ts";
 import {
   DeleteWorkflowResult,

@@ -1,3 +1,7 @@
+/**
+ * Loading config.yaml: defaults < file < environment variables < flags, each value checked, with its source.
+ */
+
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { usageError } from "../errors.ts";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 
-/** Where stn keeps its state (DESIGN §7). */
+/** Where stn keeps its state (docs/design/process-model.md#the-data-directory). */
 export interface StationPaths {
   home: string;
   config: string;

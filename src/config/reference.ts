@@ -1,3 +1,5 @@
+/** The configuration reference (docs/configuration.md's table), derived from the config schema. */
+
 import { durationSchema, formatDuration } from "../lib/duration.ts";
 import { configKeys } from "./load.ts";
 import { ConfigSchema } from "./schema.ts";

@@ -1,8 +1,10 @@
+/** The contract of agent runs: starting one, the run with its turns and tool calls, its events, lists. */
+
 import { z } from "zod";
 
 /** The states of an agent run. */
 export const AgentRunStatus = z.enum(["running", "completed", "failed", "canceled"]);
-/** Why an agent run ended (spec/agents.md "Runs"). */
+/** Why an agent run ended (docs/design/agents.md#runs). */
 export const AgentFinishReason = z.enum([
   "stop",
   "max_steps",
@@ -43,7 +45,7 @@ export const AgentTurn = z.looseObject({
   duration_ms: z.number(),
 }).meta({ id: "AgentTurn" });
 
-/** An agent run: the result of spec/agents.md plus its links, turns and tool calls. */
+/** An agent run: the result of docs/design/agents.md#runs plus its links, turns and tool calls. */
 export const AgentRun = z.looseObject({
   run_id: z.string(),
   agent: z.string(),

@@ -1,3 +1,5 @@
+/** The contract of /api/v1/agents: an agent as loaded from its `.prompt` file, and lists of them. */
+
 import { z } from "zod";
 import { AgentDefinitionSchema } from "../agents/types.ts";
 import { ValidationIssue } from "./workflows.ts";
@@ -12,7 +14,10 @@ export const AgentNameParam = z.object({
   name: z.string().min(1).describe("the agent's name: its file name without .prompt"),
 });
 
-/** An agent as loaded from its `.prompt` file (spec/agents.md), `source` being the file as written. */
+/**
+ * An agent as loaded from its `.prompt` file (docs/design/agents.md#prompt-files), `source` being the file as
+ * written.
+ */
 export const Agent = AgentDefinitionSchema.loose().meta({ id: "Agent" });
 export type Agent = z.infer<typeof Agent>;
 

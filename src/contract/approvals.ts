@@ -1,3 +1,5 @@
+/** The contract of /api/v1/workflow-approvals: approvals, their lists and decisions. */
+
 import { z } from "zod";
 
 export const ApprovalStatus = z.enum(["pending", "approved", "rejected", "timed_out", "canceled"]);

@@ -1,3 +1,5 @@
+/** The contract of /api/v1/bundles: a bundle's manifest, and what an install did. */
+
 import { z } from "zod";
 import { NeededVariable } from "./environments.ts";
 import { SyncReport } from "./sync.ts";

@@ -1,3 +1,5 @@
+/** The contract of /api/v1/environments: environments, their variables, copies. */
+
 import { z } from "zod";
 import { ValidationIssue } from "./workflows.ts";
 

@@ -1,3 +1,5 @@
+/** The contract of every error answer: `{error: {code, message, hint?, details?}}`. */
+
 import { z } from "zod";
 import { ERROR_CODES, type ErrorCode } from "../error_codes.ts";
 
@@ -12,7 +14,7 @@ export function errorCatalogueMarkdown(): string {
   return ["| code | HTTP status | CLI exit | meaning |", "|---|---|---|---|", ...rows].join("\n");
 }
 
-/** The body of every API error (DESIGN §6). */
+/** The body of every API error (docs/design/errors.md#the-apis-error-body). */
 export const ErrorBody = z.object({
   error: z.object({
     code: z.enum(codes).describe(`a stable code from the catalogue:\n\n${errorCatalogueMarkdown()}`),

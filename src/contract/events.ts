@@ -1,3 +1,5 @@
+/** The contract of events and signals: sending them, the events as recorded, lists. */
+
 import { z } from "zod";
 import { Run } from "./runs.ts";
 

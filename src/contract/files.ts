@@ -1,3 +1,5 @@
+/** The contract of /api/v1/files: file metadata, lists and their queries. */
+
 import { z } from "zod";
 
 /** A stored file's metadata. */

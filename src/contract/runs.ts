@@ -1,3 +1,5 @@
+/** The contract of workflow runs: starting one, a run with its steps, run events, lists and controls. */
+
 import { z } from "zod";
 
 /** The states of a run (the engine's ledger uses this list too). */

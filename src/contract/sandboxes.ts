@@ -1,3 +1,5 @@
+/** The contract of /api/v1/sandboxes: sessions, exec, workspace files, compute-mode runs. */
+
 import { z } from "zod";
 import { FileInfo } from "./files.ts";
 

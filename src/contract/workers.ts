@@ -1,3 +1,5 @@
+/** The contract of /api/v1/workers: the live `stn worker` processes and the steps they run. */
+
 import { z } from "zod";
 
 /** A step a worker runs now. */

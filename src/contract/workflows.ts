@@ -1,3 +1,5 @@
+/** The contract of /api/v1/workflows: stored workflows, versions and validation results. */
+
 import { z } from "zod";
 
 /** A stored workflow (its latest version number, status and origin). */

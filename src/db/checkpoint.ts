@@ -1,3 +1,5 @@
+/** The ledger's WAL checkpoints, moved to a worker thread so no commit pays for one. */
+
 import { log } from "../log.ts";
 import type { Database } from "./database.ts";
 

@@ -1,3 +1,5 @@
+/** The checkpointer's worker thread: its own connection to the ledger, checkpointing every few hundred ms. */
+
 /// <reference lib="deno.worker" />
 import { DatabaseSync } from "node:sqlite";
 

@@ -1,3 +1,5 @@
+/** The ledger: opening the SQLite file (WAL, migrations applied) and write transactions with savepoints. */
+
 import { DatabaseSync } from "node:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";

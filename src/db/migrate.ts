@@ -1,3 +1,5 @@
+/** Applying numbered schema migrations once each, in order, each in its own transaction. */
+
 import type { DatabaseSync } from "node:sqlite";
 
 /** One numbered schema change. Versions are applied once, in order. */

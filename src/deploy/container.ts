@@ -1,3 +1,5 @@
+/** The `stn up` container: its create options (volume, workspace, ports on loopback, Docker socket). */
+
 import type { ContainerCreateOptions } from "dockerode";
 import { createHash } from "node:crypto";
 import { CONTAINER_PORTS, DATA_DIR, SPEC_LABEL, type StationNames, UP_LABEL } from "./names.ts";

@@ -1,3 +1,5 @@
+/** The Docker Engine `stn up` talks to (DOCKER_HOST, else the standard sockets), and container lookups. */
+
 import type Docker from "dockerode";
 import { Buffer } from "node:buffer";
 import { StationError } from "../errors.ts";

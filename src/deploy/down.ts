@@ -1,3 +1,5 @@
+/** `stn down`: stops and removes a station's container and its sandboxes (with --purge its volume, image, token). */
+
 import type Docker from "dockerode";
 import type { StationPaths } from "../config/paths.ts";
 import { MANAGED_LABEL } from "../sandbox/docker.ts";

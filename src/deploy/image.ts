@@ -1,3 +1,5 @@
+/** The station image `stn up` runs, built locally from this checkout (Deno, the source, nats-server). */
+
 import type Docker from "dockerode";
 import { Buffer } from "node:buffer";
 import { createReadStream } from "node:fs";
@@ -77,6 +79,7 @@ async function gatherInputs(): Promise<Inputs> {
     "main.ts",
     "deno.json",
     "deno.lock",
+    "docs/workflows.md", // the MCP resource station://docs/workflow-dsl imports it as text
     "scripts/stn_flags.ts",
     ...walk(join(SOURCE_ROOT, "src"))
       .map((p) => relative(SOURCE_ROOT, p)),

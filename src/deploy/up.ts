@@ -1,3 +1,5 @@
+/** `stn up`: builds the image if needed and starts the station's container, then waits until it answers. */
+
 import type Docker from "dockerode";
 import { resolve } from "node:path";
 import type { StationPaths } from "../config/paths.ts";

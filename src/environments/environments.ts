@@ -8,9 +8,9 @@ import { isSecretName } from "./secrets.ts";
 import { readVariables } from "./variables.ts";
 
 /**
- * Environments as folders (spec/agents.md): list, show, create, copy, delete. The folder is the source
- * of truth; nothing here touches the ledger except through the caller (delete disables the workflows
- * the environment's files defined).
+ * Environments as folders (docs/design/agents.md#environments): list, show, create, copy, delete. The folder
+ * is the source of truth; nothing here touches the ledger except through the caller (delete disables the
+ * workflows the environment's files defined).
  */
 
 /** The sub-folders every environment has. */

@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { placeholderNames, quoteBarePlaceholders } from "./placeholders.ts";
 
 /**
- * An environment's MCP server configs as files (spec/agents.md): `*.json` at the top of the folder and
- * `mcp-configs/*.json`, each `{mcpServers: {<name>: {command, args, env} | {url, headers}}}` (the Go
- * project's `servers` is accepted too). Read for their structure only: placeholders are not filled and
- * no server is started (discovery is `stn sync`'s job).
+ * An environment's MCP server configs as files (docs/design/agents.md#mcp-server-configs): `*.json` at the
+ * top of the folder and `mcp-configs/*.json`, each `{mcpServers: {<name>: {command, args, env} | {url,
+ * headers}}}` (the Go project's `servers` is accepted too). Read for their structure only: placeholders are
+ * not filled and no server is started (discovery is `stn sync`'s job).
  */
 
 /** One server named in a config. */

@@ -1,11 +1,11 @@
 import { MASK } from "./secrets.ts";
 
 /**
- * `{{ .NAME }}` placeholders of MCP config files (Go text/template style, as Station writes them, with
- * `{{- ... -}}` trim markers tolerated, spec/agents.md): finding them without rendering (`env show`,
- * bundles), making a config parse as JSON with them intact, filling them (the MCP layer, at connect
- * time), and hiding filled secrets in messages (which names hold secrets is secrets.ts's rule). The one
- * module for them: environments own the file formats, and mcp/ imports from here, never the reverse.
+ * `{{ .NAME }}` placeholders of MCP config files (Go text/template style, as Station writes them, with `{{-
+ * ... -}}` trim markers tolerated, docs/design/agents.md#mcp-server-configs): finding them without rendering
+ * (`env show`, bundles), making a config parse as JSON with them intact, filling them (the MCP layer, at
+ * connect time), and hiding filled secrets in messages (which names hold secrets is secrets.ts's rule). The
+ * one module for them: environments own the file formats, and mcp/ imports from here, never the reverse.
  */
 
 /** One `{{ … }}` action, whatever it holds. */

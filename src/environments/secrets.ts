@@ -1,6 +1,6 @@
 /**
- * Secret-looking variable names (spec/agents.md): a name containing one of these words is a secret,
- * whose value is never printed, logged or returned by the API — only whether it is set.
+ * Secret-looking variable names (docs/design/agents.md#variables-and-secrets): a name containing one of these
+ * words is a secret, whose value is never printed, logged or returned by the API — only whether it is set.
  */
 export const SECRET_WORDS = ["TOKEN", "KEY", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH"] as const;
 

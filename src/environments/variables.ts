@@ -11,11 +11,12 @@ import { isSecretName, shownValue } from "./secrets.ts";
  * This is the one reader of the file: `env show`, bundles, the variables API and the MCP layer (sync,
  * connecting at run time) all see the same values and the same `variables_invalid` errors.
  *
- * A key written without a value (`NAME:` or `NAME: ~`) is not set: spec/agents.md takes values from
- * variables.yml, then the process environment, and a key with nothing after it holds no value, so the
- * process environment's `NAME` is used (and a placeholder with neither is "missing", an error naming
- * the file and the variable, instead of silently filling in ""). `env vars list/get` do not show such
- * a key for the same reason. An explicit empty string (`NAME: ""`) is a value, and wins.
+ * A key written without a value (`NAME:` or `NAME: ~`) is not set:
+ * docs/design/agents.md#variables-and-secrets takes values from variables.yml, then the process environment,
+ * and a key with nothing after it holds no value, so the process environment's `NAME` is used (and a
+ * placeholder with neither is "missing", an error naming the file and the variable, instead of silently
+ * filling in ""). `env vars list/get` do not show such a key for the same reason. An explicit empty string
+ * (`NAME: ""`) is a value, and wins.
  */
 
 /** Variable names: what a `{{ .NAME }}` placeholder can name. */
@@ -36,7 +37,10 @@ export interface VariableSource {
   get(name: string): string | undefined;
 }
 
-/** Overrides, then variables.yml values, then the process environment (the order of spec/agents.md). */
+/**
+ * Overrides, then variables.yml values, then the process environment (the order of
+ * docs/design/agents.md#variables-and-secrets).
+ */
 export function variableSource(
   envDir: string,
   values: Record<string, string>,

@@ -14,10 +14,10 @@ export interface EventLog<E extends { seq: number; type: string }> {
 export const TERMINAL_EVENTS = new Set(["run_completed", "run_failed", "run_canceled"]);
 
 /**
- * A run's events after `after`, then live ones as they are appended, ending after the terminal
- * event (DESIGN §5); with `live` false, only what is stored now. Reads the ledger every time: nothing
- * is kept in memory, so any number of clients can resume from any seq. Wakes on the writer's
- * notifications, and polls once a second for events written by another process.
+ * A run's events after `after`, then live ones as they are appended, ending after the terminal event
+ * (docs/design/ledger-and-engine.md#event-logs); with `live` false, only what is stored now. Reads the ledger
+ * every time: nothing is kept in memory, so any number of clients can resume from any seq. Wakes on the
+ * writer's notifications, and polls once a second for events written by another process.
  */
 export async function* followEvents<E extends { seq: number; type: string }>(
   log: EventLog<E>,

@@ -1,3 +1,5 @@
+/** A workflow run's event log as the API shows it, read from the ledger. */
+
 import type { Engine } from "../workflows/engine/engine.ts";
 import { type EventRow, TERMINAL_RUN } from "../workflows/engine/ledger.ts";
 import { followEvents } from "./follow.ts";

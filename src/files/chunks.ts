@@ -1,3 +1,5 @@
+/** Reading an object's chunks as a byte stream that fetches only as fast as it is consumed. */
+
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { StationError } from "../errors.ts";
 import { youngGcEvery } from "../lib/young_gc.ts";

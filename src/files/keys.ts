@@ -1,3 +1,5 @@
+/** File keys: the rules a key obeys, and the object name it is stored under. */
+
 import { monotonicFactory } from "ulid";
 import { StationError } from "../errors.ts";
 

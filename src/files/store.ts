@@ -1,3 +1,8 @@
+/**
+ * FileStore: files in a JetStream object store bucket, streamed in and out, with size, quota and expiry
+ * rules.
+ */
+
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { type ObjectInfo, type ObjectStore, Objm, setSha256Backend, StorageType } from "@nats-io/obj";
 import { headers, type NatsConnection } from "@nats-io/transport-node";

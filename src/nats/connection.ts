@@ -1,3 +1,5 @@
+/** Connecting to NATS: the target (url and credentials) from the config, with reconnects. */
+
 import { readFileSync } from "node:fs";
 import {
   type Authenticator,

@@ -1,3 +1,7 @@
+/**
+ * ManagedNatsServer: a nats-server child process with JetStream, on loopback, behind generated credentials.
+ */
+
 import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
 import { sleep, within } from "../lib/async.ts";

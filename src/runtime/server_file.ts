@@ -1,6 +1,9 @@
 import { dirname } from "node:path";
 
-/** $STATION_HOME/run/server.json: how CLI commands find a running server (DESIGN §2). */
+/**
+ * $STATION_HOME/run/server.json: how CLI commands find a running server
+ * (docs/design/process-model.md#finding-a-server).
+ */
 export interface ServerFile {
   url: string;
   /** The MCP endpoints (management, agents), for `stn mcp config`. */

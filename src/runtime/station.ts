@@ -1,3 +1,5 @@
+/** Assembling a station from its parts, in start order, and stopping them in reverse (startStation). */
+
 import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
 import { openMcpToolbox } from "../mcp/mod.ts";

@@ -1,3 +1,5 @@
+/** Assembling a `stn worker`: its NATS connection, its step worker, its health server. */
+
 import type { LoadedConfig } from "../config/load.ts";
 import { usageError } from "../errors.ts";
 import { within } from "../lib/async.ts";

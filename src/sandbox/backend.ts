@@ -1,3 +1,5 @@
+/** The sandbox backend interface (the Docker one implements it): containers, exec, files. */
+
 import type { Readable } from "node:stream";
 
 /** Which stream a chunk of exec output came from. */

@@ -1,3 +1,5 @@
+/** The sandbox backend over the Docker Engine API: hardened containers, no bind mounts. */
+
 import Docker from "dockerode";
 import { Buffer } from "node:buffer";
 import { posix } from "node:path";

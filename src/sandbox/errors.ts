@@ -1,3 +1,5 @@
+/** The sandbox errors: what a missing path, a refused one or an engine failure answers. */
+
 import { StationError } from "../errors.ts";
 import type { ExecResult } from "./backend.ts";
 

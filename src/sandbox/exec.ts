@@ -1,3 +1,7 @@
+/**
+ * Running a command in a container over docker exec: output capped per stream, timeouts that kill its group.
+ */
+
 import type Docker from "dockerode";
 import { Buffer } from "node:buffer";
 import { type Duplex, type Readable, Transform } from "node:stream";

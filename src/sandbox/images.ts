@@ -1,3 +1,5 @@
+/** Picking a sandbox image: a runtime's image or an explicit one, checked against the allowed list. */
+
 import type { Config } from "../config/schema.ts";
 import { StationError } from "../errors.ts";
 

@@ -1,3 +1,5 @@
+/** Sandbox sessions in the ledger: recorded when opened, so a restarted station adopts its containers. */
+
 import type { Database } from "../db/database.ts";
 
 /** A sandbox session as recorded in the ledger. */

@@ -1,3 +1,5 @@
+/** Workspace paths: a user's path resolved inside /workspace, or refused. */
+
 import { posix } from "node:path";
 import { StationError } from "../errors.ts";
 

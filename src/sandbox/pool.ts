@@ -1,3 +1,5 @@
+/** The warm pool (`sandbox.pool`): containers created ahead of time, so opening a session is quick. */
+
 import { log } from "../log.ts";
 import type { SandboxBackend } from "./backend.ts";
 import { LABELS } from "./labels.ts";

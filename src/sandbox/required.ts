@@ -1,3 +1,5 @@
+/** Refusing work that needs sandboxes on a station without them, with the reason and its fix. */
+
 import { StationError } from "../errors.ts";
 import type { SandboxService } from "./service.ts";
 import type { SandboxUnavailable } from "./start.ts";

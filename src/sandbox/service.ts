@@ -1,3 +1,7 @@
+/**
+ * SandboxService: sessions recorded in the ledger, adopted after a restart, closed when idle; compute mode.
+ */
+
 import type { Readable } from "node:stream";
 import { ulid } from "ulid";
 import type { Config } from "../config/schema.ts";

@@ -1,3 +1,5 @@
+/** Starting the sandbox service when enabled and Docker answers, else saying why there is none. */
+
 import type { Database } from "../db/database.ts";
 import type { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";

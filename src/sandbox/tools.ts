@@ -1,3 +1,5 @@
+/** The sandbox tools models get (run, exec, files): names, descriptions, input schemas and handlers. */
+
 import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { parseWith } from "../lib/parse.ts";

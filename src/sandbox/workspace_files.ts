@@ -1,3 +1,5 @@
+/** Workspace file operations over docker exec, as the sandbox user (the channel's fallback). */
+
 import { Buffer } from "node:buffer";
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";

@@ -3,8 +3,8 @@ import htmx from "htmx.org/dist/htmx.min.js" with { type: "text" };
 import app from "./assets/app.js" with { type: "text" };
 import style from "./assets/style.css" with { type: "text" };
 
-// Imported as text, so they are part of the module graph: `deno compile` embeds them and nothing is read
-// from the source tree at run time (DESIGN §1). No CDN: the dashboard works offline.
+// Imported as text, so they are part of the module graph: `deno compile` embeds them and nothing is read from
+// the source tree at run time (docs/design/process-model.md#one-binary). No CDN: the dashboard works offline.
 const ASSETS: Record<string, { body: string; type: string }> = {
   "htmx.min.js": { body: htmx, type: "text/javascript; charset=utf-8" },
   "app.js": { body: app, type: "text/javascript; charset=utf-8" },

@@ -1,3 +1,5 @@
+/** A workflow's states as an SVG graph, for the dashboard's workflow page. */
+
 import { blocks, transitions } from "../workflows/definition/graph.ts";
 
 type Obj = Record<string, unknown>;

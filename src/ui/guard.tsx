@@ -1,3 +1,5 @@
+/** The dashboard's guard: open on loopback, else a session cookie from its login page. */
+
 import type { Hono, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { secretEqual } from "../lib/secret_equal.ts";

@@ -1,3 +1,5 @@
+/** The dashboard's page shell: navigation, title, script and style. */
+
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 

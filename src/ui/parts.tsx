@@ -1,3 +1,5 @@
+/** Small parts every dashboard page uses: status badges, times, forms sent to the JSON API. */
+
 import type { Child } from "hono/jsx";
 
 /** A status as a labelled badge (colour is never the only signal: the word is always there). */

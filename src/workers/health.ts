@@ -1,3 +1,5 @@
+/** A `stn worker`'s health and metrics server. */
+
 import { createServer, type Server } from "node:http";
 import type { StepWorker } from "./worker.ts";
 

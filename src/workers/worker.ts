@@ -1,3 +1,7 @@
+/**
+ * StepWorker: a `stn worker` pulling step messages, running them, and sending the outcomes to the station.
+ */
+
 import { hostname } from "node:os";
 import { type ConsumerMessages, jetstream, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
@@ -54,7 +58,7 @@ const STREAM_WAIT_MS = 30_000;
 const PULL_EXPIRES_MS = 5_000;
 
 /**
- * A `stn worker` (DESIGN §12): pulls step messages of its task queues from JetStream, asks the
+ * A `stn worker` (docs/design/scale-out.md): pulls step messages of its task queues from JetStream, asks the
  * station to claim each (the station is the only writer of the ledger), runs the executor here, and
  * sends the outcome back over request/reply, retrying until the station answers (outcomes are
  * idempotent). Heartbeats renew the leases of its in-flight steps; when they stop, the station lets

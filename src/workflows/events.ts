@@ -1,3 +1,5 @@
+/** Sending an event to everyone: the waits it ends (through the engine) and the runs its triggers start. */
+
 import { ulid } from "ulid";
 import { log } from "../log.ts";
 import { requireSandboxFor } from "../sandbox/required.ts";

@@ -2,7 +2,7 @@ import jsonata from "jsonata";
 import { type ErrorCode, StationError } from "../errors.ts";
 
 /**
- * JSONata expressions and `${ expr }` templates (shared/spec/workflows.md "Expressions").
+ * JSONata expressions and `${ expr }` templates (docs/design/workflows-dsl.md#expressions).
  * Every expression is compiled once and cached; every evaluation is bounded in time, in depth and in
  * sequence size, so a runaway expression in a workflow file fails its step instead of the station.
  * JSONata itself has no I/O, so these bounds are all the sandboxing it needs.

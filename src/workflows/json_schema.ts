@@ -1,3 +1,8 @@
+/**
+ * JSON Schema (2020-12) for workflows with one Ajv: schemas checked as schemas, inputs and outputs against
+ * them.
+ */
+
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { StationError } from "../errors.ts";
 import { didYouMean } from "../lib/did_you_mean.ts";

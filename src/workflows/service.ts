@@ -1,3 +1,5 @@
+/** Starting workflow runs: the definition validated or looked up, an inline one stored, the run started. */
+
 import { StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 import { validateDefinition } from "./definition/validate.ts";

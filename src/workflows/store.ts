@@ -1,3 +1,5 @@
+/** WorkflowStore: stored workflow definitions and their numbered, content-hashed versions. */
+
 import { type Database, transaction } from "../db/database.ts";
 import { contentHash } from "../lib/canonical_json.ts";
 import { StationError } from "../errors.ts";

@@ -55,7 +55,8 @@ Deno.test("variables.yml: set/get/unset, mode 0600, comments kept, secrets maske
     assertStringIncludes(text, 'PORT: "9090"');
     assertEquals((await Deno.stat(file)).mode! & 0o777, 0o600, "rewriting makes the file private again");
 
-    // A key without a value is not set (spec/agents.md: the process environment fills it); "" is set.
+    // A key without a value is not set (docs/design/agents.md#variables-and-secrets: the process environment
+    // fills it); "" is set.
     await Deno.writeTextFile(file, `${await Deno.readTextFile(file)}EMPTY: ""\nBLANK:\n`);
     assertEquals(await listVariables(dir), [
       { name: "EMPTY", value: "", secret: false },

@@ -2,10 +2,12 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { join } from "node:path";
 import { RunListQuery } from "../../src/contract/runs.ts";
 import { inputJsonSchema } from "../../src/mcp/server/tool.ts";
-import { WORKFLOW_DSL } from "../../src/mcp/server/workflow_dsl.ts";
 import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { connectHttp, startMcpStation, toolJson, until } from "./helpers.ts";
 import { call, exerciseManagement } from "./scenario.ts";
+
+/** The page the resource station://docs/workflow-dsl serves, as it is in the checkout. */
+const WORKFLOW_DSL = Deno.readTextFileSync(new URL("../../docs/workflows.md", import.meta.url));
 
 Deno.test("mcp: the management server over Streamable HTTP runs workflows, approvals and files through tools", async (t) => {
   const s = await startMcpStation();

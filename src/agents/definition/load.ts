@@ -18,8 +18,8 @@ import { FrontMatter, unknownKeys } from "./schema.ts";
 import { checkTemplate, splitSource } from "./source.ts";
 
 /**
- * One `.prompt` file → an AgentDefinition, or the issues that stop it (shared/spec/agents.md). Issues
- * carry the file's line and column: the front matter is parsed with positions and shifted by the
+ * One `.prompt` file → an AgentDefinition, or the issues that stop it (docs/design/agents.md#prompt-files).
+ * Issues carry the file's line and column: the front matter is parsed with positions and shifted by the
  * opening `---`, the body's Handlebars errors by where the body starts.
  */
 

@@ -3,10 +3,10 @@ import { cron, timezone } from "../../workflows/definition/schema.ts";
 import { durationProblem, rule } from "../../workflows/steps/fields.ts";
 
 /**
- * The front matter of a `.prompt` file as written (shared/spec/agents.md). Every mapping is loose: a key
- * stn does not know is kept and reported as a warning (unknownKeys), never an error, so Station's files
- * load as they are. Values of the keys stn knows are checked; `load.ts` turns the result into an
- * AgentDefinition.
+ * The front matter of a `.prompt` file as written (docs/design/agents.md#prompt-files). Every mapping is
+ * loose: a key stn does not know is kept and reported as a warning (unknownKeys), never an error, so
+ * Station's files load as they are. Values of the keys stn knows are checked; `load.ts` turns the result into
+ * an AgentDefinition.
  */
 
 /** The short form `sandbox: python` names one of these runtimes. */

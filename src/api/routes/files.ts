@@ -1,3 +1,5 @@
+/** /api/v1/files: upload, download (ranges), list, stat and delete stored files, streamed both ways. */
+
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import {

@@ -1,3 +1,5 @@
+/** GET /health: each part the station depends on, and 503 when one is down. */
+
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { Health, Version } from "../../contract/health.ts";
 import { schemaVersion } from "../../db/migrate.ts";

@@ -1,3 +1,5 @@
+/** GET /metrics: the station's Prometheus metrics, gauges read when scraped. */
+
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { Gauge, Registry } from "prom-client";
 import type { StationContext } from "../../runtime/context.ts";

@@ -1,3 +1,5 @@
+/** /api/v1/sandboxes: sessions, exec, workspace files and transfers; /api/v1/sandbox/run for compute mode. */
+
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";

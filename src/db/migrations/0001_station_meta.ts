@@ -1,3 +1,5 @@
+/** The ledger's own facts (when it was created). */
+
 import type { Migration } from "../migrate.ts";
 
 export default {

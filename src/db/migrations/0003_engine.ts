@@ -1,8 +1,8 @@
 import type { Migration } from "../migrate.ts";
 
 /**
- * The workflow engine's ledger (DESIGN §4–§5). Runs own a definition snapshot so a run keeps the
- * definition it started with; scopes hold the data context of the top level ('') and of every
+ * The workflow engine's ledger (docs/design/ledger-and-engine.md). Runs own a definition snapshot so a run
+ * keeps the definition it started with; scopes hold the data context of the top level ('') and of every
  * branch / iteration / try block; attempts are the unit the queue dispatches and fencing guards.
  */
 export default {

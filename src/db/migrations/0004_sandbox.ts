@@ -1,3 +1,5 @@
+/** Sandbox sessions: one row per session, so its container is found again after a restart. */
+
 import type { Migration } from "../migrate.ts";
 
 export default {

@@ -1,3 +1,5 @@
+/** The MCP catalogue: each environment's servers and the tools discovery found on them. */
+
 import type { Migration } from "../migrate.ts";
 
 export default {

@@ -1,3 +1,5 @@
+/** The agents table: one row per `.prompt` file of an environment, as `stn sync` stored it. */
+
 import type { Migration } from "../migrate.ts";
 
 export default {

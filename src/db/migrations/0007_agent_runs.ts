@@ -1,7 +1,7 @@
 import type { Migration } from "../migrate.ts";
 
 /**
- * Agent runs (DESIGN §8, spec/agents.md "Runs"): one row per run, its model turns and tool calls as
+ * Agent runs (docs/design/agents.md#durable-turns): one row per run, its model turns and tool calls as
  * they complete (the checkpoints a run resumes from after a crash), and its event log. A run started
  * by a workflow step is linked to that step attempt, a child agent's run to its parent's tool call;
  * both links are unique, so a redelivered attempt or a re-run tool call finds the run it started.

@@ -1,3 +1,5 @@
+/** Installing a bundle: verified whole first, staged beside the target, then renamed into place. */
+
 import { dirname, join } from "node:path";
 import type { BundleManifest } from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";

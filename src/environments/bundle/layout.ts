@@ -1,5 +1,5 @@
 /**
- * What a bundle may carry (spec/agents.md layout): agents, MCP configs and workflows — never
+ * What a bundle may carry (docs/design/agents.md#environments): agents, MCP configs and workflows — never
  * variables.yml, dotfiles or anything else in the folder — and the rules every member path obeys.
  * The same rules decide what `bundle create` packs and what `bundle install` accepts.
  */

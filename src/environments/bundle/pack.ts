@@ -1,3 +1,5 @@
+/** Packing an environment's agents, MCP configs and workflows with a manifest (never variables.yml). */
+
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The shape of an MCP config file (spec/agents.md "MCP server configs"; Station's format): `{name?,
+ * The shape of an MCP config file (docs/design/agents.md#mcp-server-configs; Station's format): `{name?,
  * description?, mcpServers: {<server>: {command, args?, env?} | {url, headers?}}}`, `servers` accepted for
  * `mcpServers`. Values are checked before placeholders are filled, so the schema sees `{{ .VAR }}` text.
  */

@@ -1,3 +1,5 @@
+/** The agent MCP server (:8587): one tool per agent and per active workflow. */
+
 import type { StationClient } from "../../client/http.ts";
 import type { Database } from "../../db/database.ts";
 import { log } from "../../log.ts";

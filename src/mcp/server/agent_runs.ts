@@ -1,3 +1,5 @@
+/** Starting an agent run through the API for an MCP tool, and waiting for its end when asked. */
+
 import { agentRunEvents, getAgentRun, startAgentRun } from "../../client/agent_runs.ts";
 import type { StationClient } from "../../client/http.ts";
 import type { AgentRun, StartAgentRunBody } from "../../contract/agent_runs.ts";

@@ -1,3 +1,5 @@
+/** The agent server's `agent_<name>` tools: one per agent of the served environment. */
+
 import { listAgents } from "../../agents/store.ts";
 import type { AgentDefinition } from "../../agents/types.ts";
 import type { StationClient } from "../../client/http.ts";

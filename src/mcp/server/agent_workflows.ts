@@ -1,3 +1,5 @@
+/** The agent server's workflow tools: one per active workflow, its input schema as the tool's. */
+
 import { z } from "zod";
 import { getAgentRun } from "../../client/agent_runs.ts";
 import type { StationClient } from "../../client/http.ts";

@@ -1,3 +1,5 @@
+/** The MCP endpoints' HTTP side: DNS-rebinding protection (Host and Origin checks) and the token rule. */
+
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
 import { requireToken } from "../../api/auth.ts";

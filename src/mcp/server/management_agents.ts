@@ -1,3 +1,5 @@
+/** The management server's agent and agent-run tools (each one API call; run_agent can wait). */
+
 import { z } from "zod";
 import { cancelAgentRun, getAgentRun, listAgentRuns } from "../../client/agent_runs.ts";
 import { getAgent, listAgents } from "../../client/agents.ts";

@@ -1,3 +1,5 @@
+/** The management server's file tools: small files inline, larger ones through the HTTP API. */
+
 import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { deleteFile, downloadFile, fileInfo, listFiles, uploadFile } from "../../client/files.ts";

@@ -1,3 +1,5 @@
+/** The management server's workflow, run and approval tools (each one API call). */
+
 import { z } from "zod";
 import type { StationClient } from "../../client/http.ts";
 import { disableWorkflow, getWorkflow, listWorkflows, purgeWorkflow } from "../../client/workflows.ts";

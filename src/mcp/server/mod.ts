@@ -9,7 +9,7 @@ import { managementCatalog } from "./management.ts";
 import { serverFor } from "./server.ts";
 import { McpSessions } from "./sessions.ts";
 
-/** The MCP servers' public door (STYLE): the station starts them, the CLI serves stdio, docs list the tools. */
+/** The MCP servers' one public module: the station starts them, the CLI serves stdio, docs list the tools. */
 export { managementTools } from "./management.ts";
 export { serveStdio } from "./stdio.ts";
 export { mcpToken } from "./token.ts";

@@ -2,8 +2,10 @@ import { listAgents } from "../../client/agents.ts";
 import type { StationClient } from "../../client/http.ts";
 import { getRun } from "../../client/workflow_runs.ts";
 import { listWorkflows } from "../../client/workflows.ts";
+// docs/workflows.md is imported as text, so it is part of the module graph: `deno compile` embeds it and
+// nothing reads the source tree at run time (docs/design/process-model.md#one-binary).
+import WORKFLOW_DSL from "../../../docs/workflows.md" with { type: "text" };
 import type { McpResourceInfo, McpResourceTemplateInfo, ResourceCatalog } from "./server.ts";
-import { WORKFLOW_DSL } from "./workflow_dsl.ts";
 
 const JSON_TYPE = "application/json";
 

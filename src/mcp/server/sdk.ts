@@ -1,7 +1,7 @@
 /**
- * The one door to the MCP SDK's server side (STYLE: the SDK is wrapped by one adapter module). Its `.js`
- * subpaths type as `any` under deno check, so the few parts stn uses get their types here; the rest of
- * src/mcp/server sees these interfaces only.
+ * The one door to the MCP SDK's server side (docs/design/layers.md#wrappers-of-libraries: a library is
+ * wrapped by one module). Its `.js` subpaths type as `any` under deno check, so the few parts stn uses get
+ * their types here; the rest of src/mcp/server sees these interfaces only.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";

@@ -1,3 +1,5 @@
+/** What an MCP server offers (tools, resources), and the SDK server built from it for one session. */
+
 import { toStationError } from "../../errors.ts";
 import { newSdkServer, protocolError, type SdkServer } from "./sdk.ts";
 import { callToolSafely, type McpToolSpec } from "./tool.ts";

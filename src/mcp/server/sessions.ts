@@ -1,3 +1,5 @@
+/** The sessions of one MCP endpoint: a transport and an SDK server per session, closed when idle. */
+
 import { log } from "../../log.ts";
 import { SessionEvents } from "./events.ts";
 import { type HttpTransport, newHttpTransport, type SdkServer } from "./sdk.ts";

@@ -1,3 +1,5 @@
+/** A tool as stn's MCP servers offer it: name, description, zod input schema, annotations and handler. */
+
 import { z } from "zod";
 import { type ErrorBody, toStationError } from "../../errors.ts";
 import { parseWith } from "../../lib/parse.ts";

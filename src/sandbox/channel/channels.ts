@@ -1,3 +1,5 @@
+/** The channels of one backend, one per container, and the fallback to docker exec while one is down. */
+
 import { StationError } from "../../errors.ts";
 import { within } from "../../lib/async.ts";
 import { log } from "../../log.ts";

@@ -1,3 +1,5 @@
+/** One channel to a container's supervisor: its exec, the HELLO, requests by id, and its loss. */
+
 import { Buffer } from "node:buffer";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";

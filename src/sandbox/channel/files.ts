@@ -1,3 +1,5 @@
+/** Workspace file writes, lists and deletes through the supervisor. */
+
 import type { Readable } from "node:stream";
 import { StationError } from "../../errors.ts";
 import type { FileEntry } from "../backend.ts";

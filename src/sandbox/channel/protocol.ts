@@ -1,9 +1,9 @@
 import { Buffer } from "node:buffer";
 
 /**
- * The sandbox channel's wire format (PROTOCOL.md, v1): frames of `u32 n, u8 type, u32 id, payload`
- * in both directions, payloads made of big-endian fields. This module only encodes and decodes; what a
- * frame means is the client's business.
+ * The sandbox channel's wire format (docs/sandbox_channel.md, v1): frames of `u32 n, u8 type, u32 id,
+ * payload` in both directions, payloads made of big-endian fields. This module only encodes and decodes; what
+ * a frame means is the client's business.
  */
 
 /** The protocol version this stn speaks (the supervisor says its own in HELLO). */

@@ -16,7 +16,7 @@ import {
 } from "../errors.ts";
 import { FieldReader } from "./protocol.ts";
 
-/** The supervisor's ERROR kinds (PROTOCOL.md). */
+/** The supervisor's ERROR kinds (docs/sandbox_channel.md). */
 export const ERROR_KIND = {
   not_found: 1,
   is_directory: 2,

@@ -1,3 +1,5 @@
+/** /ui/agent-runs/:id: an agent run's page, its live fragment and its events. */
+
 import type { Context, Hono } from "hono";
 import { agentRunView } from "../../agents/views.ts";
 import type { AgentRun } from "../../contract/agent_runs.ts";

@@ -1,3 +1,5 @@
+/** /ui/agent-runs: the agent runs table, filtered by agent. */
+
 import type { Context, Hono } from "hono";
 import { listAgents } from "../../agents/store.ts";
 import { agentRunView } from "../../agents/views.ts";

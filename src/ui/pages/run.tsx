@@ -1,3 +1,5 @@
+/** /ui/runs/:id: a workflow run's page, its live fragment, controls and events. */
+
 import type { Context, Hono } from "hono";
 import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";

@@ -1,3 +1,5 @@
+/** /ui/runs: the workflow runs, filtered by workflow and status, refreshed every two seconds. */
+
 import type { Context, Hono } from "hono";
 import { RunStatus } from "../../contract/runs.ts";
 import type { StationContext } from "../../runtime/context.ts";

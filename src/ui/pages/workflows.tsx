@@ -1,3 +1,5 @@
+/** /ui/workflows and /ui/workflows/:id: stored workflows, their graph, and starting a run. */
+
 import type { Context, Hono } from "hono";
 import type { StationContext } from "../../runtime/context.ts";
 import { runView } from "../../workflows/engine/views.ts";

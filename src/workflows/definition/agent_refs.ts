@@ -1,3 +1,5 @@
+/** Checking `agent` steps against the agents that exist (at sync, when they are known). */
+
 import { didYouMean } from "../../lib/did_you_mean.ts";
 import { parseSource, pointerSegments, toPointer } from "./source.ts";
 import type { ValidationIssue } from "./validate.ts";

@@ -1,3 +1,5 @@
+/** One validation issue as `file:line:col: error CODE: message` with its hint, for the CLI and logs. */
+
 import type { ValidationIssue } from "./validate.ts";
 
 /** How a caller colours the parts of an issue (the CLI passes its stream's styles; logs pass none). */

@@ -2,15 +2,15 @@ import { mapAt } from "../steps/paths.ts";
 import { stepType } from "../steps/registry.ts";
 
 /**
- * Rewrites the Go project's aliases into the one normalised form (shared/spec/workflows.md):
- * `transition`→`next`, `name`-as-id, `operation`+`input.task: agent.run`→`agent`,
- * `operation`+`input.task: human.approval`→`human_approval`, `set`→`inject`, `sleep`/`delay`→`timer`,
- * `await.signal`/`await.event`/`wait_for_event`→`await`,
- * a `cron` start state → top-level `schedule`, and the Go project's field names where they mean the
- * same (an agent's `input.task`/`input.agent`, an approval's `approval_title`/`timeout_seconds`, retry
- * `backoff`). Its fields stn deliberately does not support (`summary_path`, `retry_on`) are problems
- * whose hint names the stn equivalent. It also remembers where each rewritten value came from, so an
- * issue found in the normalised form points at what the user wrote.
+ * Rewrites the Go project's aliases into the one normalised form
+ * (docs/design/workflows-dsl.md#normalised-form): `transition`→`next`, `name`-as-id, `operation`+`input.task:
+ * agent.run`→`agent`, `operation`+`input.task: human.approval`→`human_approval`, `set`→`inject`,
+ * `sleep`/`delay`→`timer`, `await.signal`/`await.event`/`wait_for_event`→`await`, a `cron` start state →
+ * top-level `schedule`, and the Go project's field names where they mean the same (an agent's
+ * `input.task`/`input.agent`, an approval's `approval_title`/`timeout_seconds`, retry `backoff`). Its fields
+ * stn deliberately does not support (`summary_path`, `retry_on`) are problems whose hint names the stn
+ * equivalent. It also remembers where each rewritten value came from, so an issue found in the normalised
+ * form points at what the user wrote.
  */
 import { parseDuration } from "../../lib/duration.ts";
 

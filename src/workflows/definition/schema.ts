@@ -16,10 +16,10 @@ import {
 import { stateSchemas } from "../steps/registry.ts";
 
 /**
- * The normalised workflow definition (shared/spec/workflows.md): what every part after the loader
- * sees. Aliases from the Go project's files (transition, set, sleep, operation+input.task, …) are
- * rewritten into this form by the loader; these schemas are strict, so an unknown field is an error.
- * The states come from the step-type registry (`steps/registry.ts`).
+ * The normalised workflow definition (docs/design/workflows-dsl.md#normalised-form): what every part after
+ * the loader sees. Aliases from the Go project's files (transition, set, sleep, operation+input.task, …) are
+ * rewritten into this form by the loader; these schemas are strict, so an unknown field is an error. The
+ * states come from the step-type registry (`steps/registry.ts`).
  */
 
 export { RetryPolicy };

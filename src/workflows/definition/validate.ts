@@ -5,11 +5,11 @@ import { definitionSchema, type WorkflowDefinition } from "./schema.ts";
 import { pointerSegments, type Position } from "./source.ts";
 
 /**
- * The workflow validator (shared/spec/workflows.md): every problem as an issue with a stable code,
- * a JSON pointer into what the user wrote, its line/column when the source is text, and a hint.
- * Three sources, in this order: the loader's alias rewriting, the zod schema (built from the
- * step-type registry), and the graph pass over the states. Checks run on the alias-normalised form;
- * pointers are mapped back to the user's spelling.
+ * The workflow validator (docs/design/workflows-dsl.md#validation): every problem as an issue with a stable
+ * code, a JSON pointer into what the user wrote, its line/column when the source is text, and a hint. Three
+ * sources, in this order: the loader's alias rewriting, the zod schema (built from the step-type registry),
+ * and the graph pass over the states. Checks run on the alias-normalised form; pointers are mapped back to
+ * the user's spelling.
  */
 
 /** One validation finding. */

@@ -1,3 +1,5 @@
+/** Run control: start, cancel, pause, resume, and approval decisions, each one transition. */
+
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { countRunStarted } from "../../telemetry/metrics.ts";

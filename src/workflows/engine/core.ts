@@ -1,3 +1,5 @@
+/** EngineCore: what the engine's parts share, and commit, which applies a transition in one transaction. */
+
 import type { NatsConnection } from "@nats-io/transport-node";
 import { setImmediate } from "node:timers";
 import { ulid } from "ulid";

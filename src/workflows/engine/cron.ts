@@ -1,3 +1,5 @@
+/** Cron schedules: the next instant a cron fires, and the loop that fires a schedule table's due rows. */
+
 import { Cron } from "croner";
 import { log } from "../../log.ts";
 import type { Clock } from "./clock.ts";

@@ -3,7 +3,7 @@ import type { Scope } from "../steps/types.ts";
 import { contextScope, evaluate } from "../expr.ts";
 import type { RunTrigger } from "../trigger.ts";
 
-/** The data-flow rules of shared/spec/workflows.md "Data flow", as pure functions over a scope. */
+/** The data-flow rules of docs/design/workflows-dsl.md#data-flow, as pure functions over a scope. */
 
 /** The run context at start: input fields at the top level, plus `workflow` (with its trigger) and `steps`. */
 export function initialContext(

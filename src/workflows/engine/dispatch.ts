@@ -15,10 +15,10 @@ import { randomHex } from "../../lib/hex.ts";
 import type { Slot, Slots } from "./slots.ts";
 
 /**
- * The dispatch queue (DESIGN §4): one WorkQueue stream over `workflow.>` and, per task queue, one
- * durable pull consumer shared by every process that serves it (the station's local workers and
- * `stn worker` processes). JetStream only carries "run this attempt now"; the ledger decides
- * whether the attempt still wants running.
+ * The dispatch queue (docs/design/ledger-and-engine.md#the-ledger-is-the-source-of-truth): one WorkQueue
+ * stream over `workflow.>` and, per task queue, one durable pull consumer shared by every process that serves
+ * it (the station's local workers and `stn worker` processes). JetStream only carries "run this attempt now";
+ * the ledger decides whether the attempt still wants running.
  */
 
 export const STREAM = "WORKFLOWS";

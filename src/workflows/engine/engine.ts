@@ -1,3 +1,8 @@
+/**
+ * Engine: the durable workflow engine, composed of the consumer, timers, controls, signals and remote
+ * workers.
+ */
+
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Database } from "../../db/database.ts";
 import { StationError } from "../../errors.ts";
@@ -35,11 +40,11 @@ export type LedgerReads = Pick<
 >;
 
 /**
- * The durable workflow engine (DESIGN §4). Every transition is one SQLite transaction that also
- * appends the run's events; JetStream messages only say "run attempt N now", and a message is
- * executed only if the ledger still expects exactly that attempt of an active run. The rules live
- * in `transitions.ts` / `fencing.ts` (pure), the SQL in `repository.ts`; this class composes the
- * consumer, the timers and the run controls.
+ * The durable workflow engine (docs/design/ledger-and-engine.md). Every transition is one SQLite transaction
+ * that also appends the run's events; JetStream messages only say "run attempt N now", and a message is
+ * executed only if the ledger still expects exactly that attempt of an active run. The rules live in
+ * `transitions.ts` / `fencing.ts` (pure), the SQL in `repository.ts`; this class composes the consumer, the
+ * timers and the run controls.
  */
 export class Engine {
   /** Typed reads of the ledger. */

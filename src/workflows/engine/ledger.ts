@@ -1,4 +1,7 @@
-/** Row types of the engine's tables (migration 0003); `repository.ts` is the only code that queries them. */
+/**
+ * Row types of the engine's tables (migrations 0003, 0008): `repository.ts` reads them, `apply.ts` writes
+ * them.
+ */
 
 import { RunStatus } from "../../contract/runs.ts";
 import type { JoinMode } from "../steps/types.ts";

@@ -1,3 +1,5 @@
+/** RemoteWorkers: the station's side of `stn worker` processes, with the same fencing as local steps. */
+
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { log } from "../../log.ts";
 import type { Outcome } from "../steps/types.ts";
@@ -37,9 +39,9 @@ export interface WorkerView {
 }
 
 /**
- * The station's side of remote workers (DESIGN §12): answers claims, outcomes, heartbeats and
- * hand-backs over NATS, with the same fencing and leases as the local consumer (`claims.ts`), and
- * fails steps whose task queue has no live worker for their whole timeout.
+ * The station's side of remote workers (docs/design/scale-out.md#one-writer-many-runners): answers claims,
+ * outcomes, heartbeats and hand-backs over NATS, with the same fencing and leases as the local consumer
+ * (`claims.ts`), and fails steps whose task queue has no live worker for their whole timeout.
  */
 export class RemoteWorkers {
   #core: EngineCore;

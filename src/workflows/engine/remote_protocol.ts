@@ -1,10 +1,10 @@
 import { z } from "zod";
 
 /**
- * What the station and `stn worker` processes say to each other over NATS request/reply (DESIGN §12).
- * A worker pulls step messages from JetStream itself; the station stays the single writer of the
- * ledger: it claims the attempt for the worker (fencing), hands it what the step needs, renews its
- * lease on heartbeats and records its outcome. Every request is idempotent.
+ * What the station and `stn worker` processes say to each other over NATS request/reply
+ * (docs/design/scale-out.md#one-writer-many-runners). A worker pulls step messages from JetStream itself; the
+ * station stays the single writer of the ledger: it claims the attempt for the worker (fencing), hands it
+ * what the step needs, renews its lease on heartbeats and records its outcome. Every request is idempotent.
  */
 
 export const CLAIM_SUBJECT = "stn.workers.claim";

@@ -1,3 +1,5 @@
+/** The engine's ledger reads, typed (Repository), and the prepared-statement cache they share. */
+
 import { type Database, transaction } from "../../db/database.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import { applyCommands } from "./apply.ts";
@@ -65,7 +67,6 @@ export interface RunQuery {
   limit: number;
 }
 
-/** A page of runs and the cursor of the next one (null on the last page). */
 /** A pending wait with the data context of its step's scope (what `match` runs over). */
 export type WaitCandidate = WaitRow & { context: string };
 
@@ -76,14 +77,16 @@ export interface EventQuery {
   limit: number;
 }
 
+/** A page of runs and the cursor of the next one (null on the last page). */
 export interface RunPage {
   runs: RunRow[];
   nextCursor: string | null;
 }
 
 /**
- * The engine's ledger tables, typed (DESIGN §4): the only code that runs SQL on them. Reads are
- * grouped per table; every state change is a command list applied by `apply` inside `transaction`.
+ * The engine's ledger tables, typed (docs/design/ledger-and-engine.md): with `apply.ts`, which writes the
+ * command lists, the only code that runs SQL on them. Reads are grouped per table; every state change is a
+ * command list applied by `apply` inside `transaction`.
  */
 export class Repository {
   #sql: Statements;

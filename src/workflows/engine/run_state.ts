@@ -1,3 +1,5 @@
+/** A run as transitions read it (RunState), and a transition in progress (Transition). */
+
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { BlockLookup } from "./blocks.ts";
 import { iso } from "./clock.ts";

@@ -1,3 +1,5 @@
+/** Scheduler: runs workflows on their `schedule` while a station is up, each fire once. */
+
 import type { Database } from "../../db/database.ts";
 import { log } from "../../log.ts";
 import type { WorkflowStore } from "../store.ts";

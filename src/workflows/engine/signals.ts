@@ -1,3 +1,7 @@
+/**
+ * Signals: events and signals into the engine, ending waits and starting triggered runs in one transaction.
+ */
+
 import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";

@@ -5,8 +5,9 @@ import type { TimerRow } from "./ledger.ts";
 import type { Prepared } from "./transitions.ts";
 
 /**
- * Durable timers and recovery (DESIGN §4): one in-process timeout for the earliest pending timer
- * row, and a sweeper that re-dispatches attempts whose message may be lost or whose claim lapsed.
+ * Durable timers and recovery (docs/design/ledger-and-engine.md#timers): one in-process timeout for the
+ * earliest pending timer row, and a sweeper that re-dispatches attempts whose message may be lost or whose
+ * claim lapsed.
  */
 export class Timers {
   #core: EngineCore;
@@ -77,8 +78,8 @@ export class Timers {
   }
 
   /**
-   * Recovery (DESIGN §4): re-dispatch scheduled attempts whose message may be lost and running
-   * attempts whose claim lapsed; on start, every scheduled attempt. Duplicates are fenced.
+   * Recovery (docs/design/ledger-and-engine.md#recovery): re-dispatch scheduled attempts whose message may be
+   * lost and running attempts whose claim lapsed; on start, every scheduled attempt. Duplicates are fenced.
    */
   async #sweep(onStart: boolean): Promise<void> {
     const core = this.#core;

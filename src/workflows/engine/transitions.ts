@@ -18,9 +18,10 @@ import {
 import { ACTIVE_ATTEMPT, childScopes, type RunState, Transition, type TransitionEnv } from "./run_state.ts";
 
 /**
- * The engine's rules as pure functions (DESIGN §4): given a run's state, an outcome and the time,
- * decide what changes, as a list of commands. No SQL, no NATS, no timers here; `engine.ts` reads
- * the state, calls these, and applies the commands in one transaction.
+ * The engine's rules as pure functions (docs/design/ledger-and-engine.md#transitions-are-pure): given a run's
+ * state, an outcome and the time, decide what changes, as a list of commands. No SQL, no NATS, no timers
+ * here; `EngineCore.commit` (core.ts) reads the state, calls these, and `apply.ts` writes the commands in one
+ * transaction.
  */
 
 /** An outcome ready to record: the state that produced it and, for a completed step, the scope after its data flow. */

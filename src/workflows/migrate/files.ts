@@ -1,3 +1,5 @@
+/** Which files a `stn workflow migrate` argument names, and where each converted file goes. */
+
 import { basename, join } from "node:path";
 import { StationError, usageError } from "../../errors.ts";
 import { WORKFLOW_FILE } from "../definition/file_name.ts";

@@ -9,8 +9,8 @@ import { NotStarlark, Unconvertible } from "./starlark.ts";
 import { convertTemplates, convertVariableRef } from "./templates.ts";
 
 /**
- * `stn workflow migrate` for one file: Station's definition (shared/reference/station-workflows.md)
- * → stn's (shared/spec/workflows.md), edited on the YAML document so comments survive. Every
+ * `stn workflow migrate` for one file: Station's definition (docs/migrating-from-station.md)
+ * → stn's (docs/design/workflows-dsl.md), edited on the YAML document so comments survive. Every
  * construct it cannot convert is left as written, marked with a comment and reported; the result is
  * validated, and what the validator still finds is reported too.
  */

@@ -1,6 +1,6 @@
 /**
  * A parser for the subset of Starlark that Station's workflow files use in switch conditions and
- * transforms (shared/reference/station-workflows.md §1.8): expressions, and transform bodies made of
+ * transforms (docs/migrating-from-station.md#what-it-converts): expressions, and transform bodies made of
  * assignments, simple `for` / `if` blocks and a final expression. What it does not know is an
  * Unconvertible error saying what, so the migration reports it instead of guessing.
  */

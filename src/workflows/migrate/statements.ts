@@ -4,8 +4,8 @@ import { type Expr, NotStarlark, parseExpression, Unconvertible } from "./starla
 /**
  * Station transforms of several lines (assignments, one-accumulator `for` loops, `if` blocks of
  * assignments, a final expression or assignment) → one JSONata block `( $x := …; … )`. Station
- * wrapped such bodies itself (§1.8 of the reference): the last line, or the last assigned name, is
- * the result.
+ * wrapped such bodies itself (docs/migrating-from-station.md#what-it-converts): the last line, or the
+ * last assigned name, is the result.
  */
 
 /** A statement of a multi-line transform. */

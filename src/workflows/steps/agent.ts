@@ -1,3 +1,5 @@
+/** The `agent` step: runs an agent through the one agent loop, linked to the step's attempt. */
+
 import { z } from "zod";
 import { common, rule, templates } from "./fields.ts";
 import { contextScope, renderTemplates } from "../expr.ts";
@@ -25,10 +27,10 @@ const schema = () =>
 export type AgentState = z.infer<ReturnType<typeof schema>>;
 
 /**
- * agent: runs an agent through THE agent loop (spec/workflows.md, DESIGN §8). `task` and
+ * agent: runs an agent through THE agent loop (docs/design/agents.md#the-loop). `task` and
  * `input.variables` are templated over the run context; the agent run is linked to this step
  * attempt, so a redelivered attempt finds the run it started instead of starting another. The
- * step's output is `{response, result, tool_calls, usage}` (spec/workflows.md), `result` being the
+ * step's output is `{response, result, tool_calls, usage}` (docs/workflows.md), `result` being the
  * JSON answer (an output schema's, or the response parsed when it is JSON). Canceling the workflow run
  * aborts the signal, which cancels the agent run.
  */

@@ -1,3 +1,5 @@
+/** The `await` step: a durable wait for a signal to the run or a matching event. */
+
 import { z } from "zod";
 import { EventName } from "../../contract/events.ts";
 import { parseDuration } from "../../lib/duration.ts";

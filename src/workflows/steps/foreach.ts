@@ -1,3 +1,5 @@
+/** The `foreach` step: one durable iteration per item, at most `maxConcurrency` at once. */
+
 import { z } from "zod";
 import { contextScope, evaluate } from "../expr.ts";
 import { common, Expression } from "./fields.ts";

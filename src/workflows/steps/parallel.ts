@@ -1,3 +1,5 @@
+/** The `parallel` step: branches run as durable child steps; output keyed by branch name. */
+
 import { z } from "zod";
 import { common, rule, stateId } from "./fields.ts";
 import type { Executor, SchemaKit, StepType } from "./types.ts";

@@ -14,7 +14,7 @@ import { tryType } from "./try.ts";
 import type { Executor, SchemaKit, StepType } from "./types.ts";
 
 /**
- * The step types (shared/spec/workflows.md), the only list of them: the definition schema, the
+ * The step types (docs/design/workflows-dsl.md#step-types), the only list of them: the definition schema, the
  * validator's graph pass and the engine's executor lookup all derive from it. A new type is one
  * module in this folder plus one line here.
  */

@@ -23,7 +23,7 @@ const schema = () =>
 export type SandboxState = z.infer<ReturnType<typeof schema>>;
 
 /**
- * `type: sandbox` (spec/workflows.md): runs in the run's workflow-scoped session (one container per
+ * `type: sandbox` (docs/workflows.md): runs in the run's workflow-scoped session (one container per
  * run, shared by its steps), stages inputs, runs `command` (argv) or `script` (shell), publishes
  * outputs to runs/<run>/output/<name>. A non-zero exit fails the step; canceling the run aborts the
  * signal, which kills the command inside the container.

@@ -1,3 +1,5 @@
+/** The `timer` step: a durable wait for a duration or until a time. */
+
 import { z } from "zod";
 import { parseDuration } from "../../lib/duration.ts";
 import { contextScope, hasTemplate, renderString } from "../expr.ts";

@@ -8,9 +8,9 @@ import type { State } from "./registry.ts";
  * What a step type is (one module per type in this folder, listed in `registry.ts`): its zod schema,
  * where its transitions and nested blocks are (for the validator's graph pass), and its executor.
  *
- * The executor contract (DESIGN §4): `(step, scope, ctx) → outcome`, with no ledger access, so an
- * executor can run anywhere that has the step, the scope's data context and an abort signal; the
- * engine applies the outcome (data flow, retries, routing).
+ * The executor contract (docs/design/ledger-and-engine.md#executors): `(step, scope, ctx) → outcome`, with no
+ * ledger access, so an executor can run anywhere that has the step, the scope's data context and an abort
+ * signal; the engine applies the outcome (data flow, retries, routing).
  */
 
 /** A nested list of states with its own transitions (parallel branch, foreach iterator, try blocks). */
