@@ -68,8 +68,8 @@ export function runtimeFiles(manifest: BuildManifest): string[] {
  * that directory on disk (a directory with a file left out is expanded), so such entries end in `/*`.
  */
 export function embeddedPaths(listing: string): string[] {
-  // deno colours its output; a line is `│ ├── name (size)` or `├─┬ dir (size)` at two columns a level.
-  const lines = listing.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
+  // A line is `│ ├── name (size)` or `├─┬ dir (size)`, two columns a level (uncoloured: NO_COLOR).
+  const lines = listing.split("\n");
   const start = lines.findIndex((l) => l.trim() === "Embedded Files");
   const stack: string[] = [];
   const paths: string[] = [];
@@ -147,8 +147,14 @@ function readBinary(path: string): Uint8Array<ArrayBuffer> {
   }
 }
 
-/** Copies the nats-server into EMBED_DIR and writes the manifest; returns the manifest. */
-async function stage(options: CompileOptions, embedDir: string): Promise<BuildManifest> {
+/**
+ * Lays out `embedDir` as a compiled stn holds it (its EMBED_DIR): the nats-server and the manifest.
+ * Tests stage a directory the same way to run the embedded-file lookup without a runnable binary.
+ */
+export async function stage(
+  options: Omit<CompileOptions, "output">,
+  embedDir: string,
+): Promise<BuildManifest> {
   // What an earlier build staged must not ride along in this one.
   try {
     Deno.removeSync(embedDir, { recursive: true });
@@ -215,6 +221,7 @@ export async function compileStn(options: CompileOptions): Promise<BuildManifest
     const out = await new Deno.Command(Deno.execPath(), {
       args: compileArgs(options),
       cwd: ROOT,
+      env: { NO_COLOR: "1" },
       stdout: "piped",
       stderr: "piped",
     }).output();
