@@ -122,6 +122,10 @@ export interface CompileOptions {
   natsServer: string | null;
   /** Its version, when it cannot run on this machine to say it. */
   natsVersion?: string;
+  /** DENORT_BIN for deno compile: a path, null to download the base, undefined to inherit the environment's. */
+  denort?: string | null;
+  /** Copy deno compile's output (the listing of embedded files) to stderr (default true). */
+  echo?: boolean;
 }
 
 async function natsVersionOf(path: string, target: Target, given?: string): Promise<string> {
@@ -211,6 +215,14 @@ export function compileArgs(options: CompileOptions): string[] {
   ];
 }
 
+/** deno compile's error and its first causes on one line (the base's download, a bad base binary). */
+function compileFailure(output: string): string {
+  const lines = output.split("\n");
+  const error = lines.find((l) => l.startsWith("error: "))?.slice(7) ?? "see its output above";
+  const causes = lines.filter((l) => /^\s+\d+: /.test(l)).slice(0, 2).map((l) => l.replace(/^\s+\d+: /, ""));
+  return [error, ...causes].join(": ");
+}
+
 /** Stages, compiles and checks one binary; returns its manifest. Builds in one checkout run one at a time. */
 export async function compileStn(options: CompileOptions): Promise<BuildManifest> {
   Deno.mkdirSync(join(ROOT, ".build"), { recursive: true });
@@ -218,16 +230,22 @@ export async function compileStn(options: CompileOptions): Promise<BuildManifest
   await lock.lock(true);
   try {
     const manifest = await stage(options, join(ROOT, EMBED_DIR));
+    const env: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1" };
+    if (options.denort === null) delete env.DENORT_BIN;
+    else if (options.denort) env.DENORT_BIN = options.denort;
     const out = await new Deno.Command(Deno.execPath(), {
       args: compileArgs(options),
       cwd: ROOT,
-      env: { NO_COLOR: "1" },
+      env,
+      clearEnv: true,
       stdout: "piped",
       stderr: "piped",
     }).output();
     const listing = new TextDecoder().decode(out.stderr);
-    await Deno.stderr.write(out.stderr);
-    if (!out.success) throw new BuildError(`deno compile failed for ${options.target} (its output is above)`);
+    if (options.echo ?? true) await Deno.stderr.write(out.stderr);
+    if (!out.success) {
+      throw new BuildError(`deno compile failed for ${options.target}: ${compileFailure(listing)}`);
+    }
     const missing = missingFiles(embeddedPaths(listing), runtimeFiles(manifest));
     if (missing.length) {
       Deno.removeSync(options.output);
