@@ -9,7 +9,6 @@
  * one. Where Deno's runtime base cannot be downloaded, DENORT_BIN=<any file> still resolves and embeds
  * the whole graph: the output is then not runnable, but the check holds (tests/build/compile_test.ts).
  */
-import { copyFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -172,14 +171,13 @@ export async function stage(
     const platform = binaryPlatform(bytes.subarray(0, 64));
     const want = TARGETS[options.target];
     if (platform?.os !== want.os || platform.arch !== want.arch) {
+      const found = platform ? `${platform.os} ${platform.arch}` : "no known platform";
       throw new BuildError(
-        `${options.natsServer} is a nats-server for ${
-          platform ? `${platform.os} ${platform.arch}` : "no known platform"
-        },` +
-          ` not for ${options.target}: give --nats-server with one built for ${want.os} ${want.arch}`,
+        `${options.natsServer} is a nats-server for ${found}, not for ${options.target}: ` +
+          `give --nats-server with one built for ${want.os} ${want.arch}`,
       );
     }
-    copyFileSync(options.natsServer, join(embedDir, "nats-server"));
+    Deno.writeFileSync(join(embedDir, "nats-server"), bytes, { mode: 0o755 });
     nats = {
       file: "nats-server",
       version: await natsVersionOf(options.natsServer, options.target, options.natsVersion),
@@ -260,6 +258,11 @@ export async function compileStn(options: CompileOptions): Promise<BuildManifest
   }
 }
 
+/** This machine's nats-server, when building for this machine (another target cannot run it). */
+export function installedNatsServer(target: Target): string | undefined {
+  return target === Deno.build.target ? findProgram("nats-server") : undefined;
+}
+
 function isTarget(t: string): t is Target {
   return t in TARGETS;
 }
@@ -282,8 +285,7 @@ export function parseOptions(args: string[], env = Deno.env.toObject()): Compile
   }
   let natsServer: string | null = null;
   if (!values["no-nats-server"]) {
-    const given = values["nats-server"] ?? env.NATS_SERVER_BIN;
-    natsServer = given ?? (target === Deno.build.target ? findProgram("nats-server") ?? null : null);
+    natsServer = values["nats-server"] ?? env.NATS_SERVER_BIN ?? installedNatsServer(target) ?? null;
     if (!natsServer) {
       throw new BuildError(
         `no nats-server to embed for ${target}: give --nats-server PATH (or NATS_SERVER_BIN), ` +

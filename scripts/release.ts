@@ -16,9 +16,8 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { BuildError, compileStn, ROOT, type Target, TARGETS } from "./compile.ts";
+import { BuildError, compileStn, installedNatsServer, ROOT, type Target, TARGETS } from "./compile.ts";
 import { hex } from "../src/lib/hex.ts";
-import { findProgram } from "../src/lib/programs.ts";
 import { VERSION } from "../src/version.ts";
 
 /** `T=VALUE` arguments as a map, refusing unknown targets. */
@@ -108,15 +107,15 @@ async function main(args: string[]): Promise<number> {
  * another target, none in a check, else the build of that target stops here.
  */
 function natsFor(target: Target, check: boolean): string | null {
-  if (target === Deno.build.target) {
-    const installed = Deno.env.get("NATS_SERVER_BIN") ?? findProgram("nats-server");
-    if (installed) return installed;
-  } else if (check) return null;
+  const installed = target === Deno.build.target
+    ? Deno.env.get("NATS_SERVER_BIN") ?? installedNatsServer(target)
+    : undefined;
+  if (installed) return installed;
+  if (check && target !== Deno.build.target) return null;
+  const { os, arch } = TARGETS[target];
   throw new BuildError(
-    `no nats-server for ${target}: give --nats-server ${target}=PATH (a build for ${TARGETS[target].os} ` +
-      `${
-        TARGETS[target].arch
-      } from https://github.com/nats-io/nats-server/releases) and --nats-version ${target}=V`,
+    `no nats-server for ${target}: give --nats-server ${target}=PATH (a build for ${os} ${arch} from ` +
+      `https://github.com/nats-io/nats-server/releases) and --nats-version ${target}=V`,
   );
 }
 
