@@ -1,6 +1,7 @@
 /**
  * How stn is launched from this checkout. `deno compile` bakes the same V8 flags into the binary
- * (deno.json's compile task) and scripts/stn passes them too; tests/scripts_test.ts keeps the three equal.
+ * (scripts/compile.ts, run by `deno task compile`) and scripts/stn passes them too; tests/scripts_test.ts
+ * keeps the three equal.
  *
  * --max-semi-space-size=1 and --expose-gc keep a file transfer's memory bounded: a 1 MiB new space is
  * collected often and cheaply, and a transfer asks for a young-generation collection every few MiB

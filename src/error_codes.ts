@@ -49,6 +49,11 @@ export const ERROR_CODES = {
     "another stn process holds the station's NATS store (embedded mode: nothing started)",
   ],
   nats_server_not_found: [500, 1, "no nats-server binary was found"],
+  embedded_nats_server_corrupt: [
+    500,
+    1,
+    "the nats-server embedded in this stn binary does not match its digest",
+  ],
   nats_start_failed: [500, 1, "the managed nats-server did not start"],
   nats_server_died: [500, 1, "the managed nats-server exited while stn was running"],
   nats_unreachable: [503, 1, "the NATS server cannot be reached"],

@@ -10,8 +10,9 @@ import { loadConfig, type LoadedConfig } from "../config/load.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
 import type { NatsTarget } from "../nats/connection.ts";
-import { StationError } from "../errors.ts";
-import { findProgram, programSearchDirs } from "../lib/programs.ts";
+import { StationError, toStationError } from "../errors.ts";
+import { programSearchDirs } from "../lib/programs.ts";
+import { locateNatsServer, natsServerVersion, SOURCE_LABEL } from "../nats/locate.ts";
 import { setLogLevel } from "../log.ts";
 import { isAlive, ManagedNatsServer } from "../nats/server.ts";
 import { readServerFile } from "../runtime/server_file.ts";
@@ -67,17 +68,6 @@ function configCheck(configPath: string | undefined): { config: LoadedConfig; ch
   }
 }
 
-async function natsVersion(bin: string): Promise<number[] | undefined> {
-  try {
-    const out = await new Deno.Command(bin, { args: ["--version"], stdout: "piped", stderr: "null" })
-      .output();
-    const m = /v?(\d+)\.(\d+)\.(\d+)/.exec(new TextDecoder().decode(out.stdout));
-    return m ? m.slice(1).map(Number) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Connects and asks JetStream for the account: proves the server runs with JetStream on. */
 async function jetStreamAnswers(target: NatsTarget): Promise<string | undefined> {
   // The NATS client loads only when doctor checks a server: every other command starts without it.
@@ -114,8 +104,16 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
       return { name, status: "fail", detail: (err as Error).message, fix: "start it, or unset nats.url" };
     }
   }
-  const bin = findProgram(server_bin);
-  if (!bin) {
+  let bin: string;
+  let source: string;
+  try {
+    const located = await locateNatsServer(server_bin, { binDir: config.paths.binDir });
+    [bin, source] = [located.path, SOURCE_LABEL[located.source]];
+  } catch (err) {
+    const e = toStationError(err);
+    if (e.code !== "nats_server_not_found") {
+      return { name, status: "fail", detail: e.message, fix: e.hint ?? "" };
+    }
     const where = server_bin.includes("/")
       ? ""
       : ` in ${programSearchDirs().join(", ")} (PATH, then the usual places)`;
@@ -127,8 +125,8 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
         "to its path, or use a running server with nats.url",
     };
   }
-  const version = await natsVersion(bin);
-  const shown = version ? `v${version.join(".")}` : "unknown version";
+  const version = (await natsServerVersion(bin))?.split(".").map(Number);
+  const shown = `${version ? `v${version.join(".")}` : "unknown version"} (${source})`;
   if (!version || version[0] < MIN_NATS[0] || (version[0] === MIN_NATS[0] && version[1] < MIN_NATS[1])) {
     return {
       name,

@@ -23,6 +23,7 @@ import { serveCommand } from "./serve.ts";
 import { workerCommand, workersCommand } from "./worker.ts";
 import { statusCommand } from "./status.ts";
 import { upCommands } from "./up.ts";
+import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand } from "./sync.ts";
 import { workflowCommand } from "./workflow.ts";
@@ -55,7 +56,11 @@ Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 export function buildProgram(): Command {
   const program = new Command("stn")
     .description("stn — durable AI-agent workflows on NATS JetStream, SQLite and Docker sandboxes")
-    .version(VERSION, "-V, --version", "print the version")
+    .version(
+      VERSION,
+      "-V, --version",
+      "print the version number (`stn version`: commit, build, Deno, nats-server)",
+    )
     .option("--station <url>", "server to talk to (default: STATION_URL, a running server, else embedded)")
     .option("--json", "print results as one JSON object for scripts (errors too)")
     .option("--no-color", "no colour on stdout or stderr (also NO_COLOR)")
@@ -74,6 +79,7 @@ export function buildProgram(): Command {
   statusCommand(program);
   upCommands(program);
   doctorCommand(program);
+  versionCommand(program);
   sandboxCommand(program);
   filesCommand(program);
   const workflow = workflowCommand(program);

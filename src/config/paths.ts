@@ -9,6 +9,8 @@ export interface StationPaths {
   runDir: string;
   serverJson: string;
   environments: string;
+  /** Programs stn extracts from its own binary (the embedded nats-server); stn owns this folder. */
+  binDir: string;
 }
 
 /** Resolves $STATION_HOME: STATION_HOME, STATION_CONFIG_DIR (the Go project's name), XDG, ~/.config/station. */
@@ -30,5 +32,6 @@ export function stationPaths(home: string): StationPaths {
     runDir: join(home, "run"),
     serverJson: join(home, "run", "server.json"),
     environments: join(home, "environments"),
+    binDir: join(home, "bin"),
   };
 }

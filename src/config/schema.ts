@@ -47,7 +47,8 @@ export const ConfigSchema = z.strictObject({
     ),
     tls_key_file: z.string().min(1).optional().describe("private key (PEM) of nats.tls_cert_file"),
     server_bin: z.string().min(1).default("nats-server").describe(
-      "nats-server binary for managed mode: a path, or a name looked up on PATH, then in /usr/sbin and the usual places",
+      "nats-server binary for managed mode: a path, or a name looked up on PATH, then in /usr/sbin and the usual places; " +
+        "a compiled stn falls back on the one it embeds (docs/install.md)",
     ),
     store_dir: z.string().min(1).optional().describe(
       "JetStream store of the managed server (default $STATION_HOME/nats)",

@@ -6,7 +6,8 @@ import { dirname, join } from "node:path";
 import { StationError } from "../errors.ts";
 import { sleep, within } from "../lib/async.ts";
 import { log } from "../log.ts";
-import { findProgram, programSearchDirs } from "../lib/programs.ts";
+import { findProgram } from "../lib/programs.ts";
+import { natsServerNotFound } from "./locate.ts";
 import { randomHex } from "../lib/hex.ts";
 
 export interface ManagedNatsOptions {
@@ -116,7 +117,7 @@ export class ManagedNatsServer {
   /** Starts nats-server and waits until it accepts client connections. */
   static async start(options: ManagedNatsOptions): Promise<ManagedNatsServer> {
     const bin = findProgram(options.bin);
-    if (!bin) throw notFound(options.bin);
+    if (!bin) throw natsServerNotFound(options.bin);
     Deno.mkdirSync(options.storeDir, { recursive: true });
     Deno.mkdirSync(dirname(options.pidFile), { recursive: true });
     const lock = await claimStore(options);
@@ -143,7 +144,7 @@ export class ManagedNatsServer {
       }).spawn();
     } catch (err) {
       lock.close();
-      if (err instanceof Deno.errors.NotFound) throw notFound(options.bin);
+      if (err instanceof Deno.errors.NotFound) throw natsServerNotFound(options.bin);
       throw new StationError(
         "nats_start_failed",
         `cannot start NATS '${options.bin}': ${(err as Error).message}`,
@@ -237,14 +238,6 @@ export class ManagedNatsServer {
       this.#lock.close();
     } catch { /* stopped twice */ }
   }
-}
-
-function notFound(bin: string): StationError {
-  const where = bin.includes("/") ? "" : ` (searched ${programSearchDirs().join(", ")})`;
-  return new StationError("nats_server_not_found", `cannot start NATS: '${bin}' was not found${where}`, {
-    hint: "install it (Debian/Ubuntu: apt-get install nats-server; macOS: brew install nats-server), " +
-      "set nats.server_bin to its path, or connect to a running server with --nats-url",
-  });
 }
 
 function removeFile(path: string): void {

@@ -18,6 +18,7 @@ import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
+import { locateNatsServer } from "../nats/locate.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
 import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
@@ -251,14 +252,20 @@ async function startNats(
 ): Promise<{ target: NatsTarget; server?: ManagedNatsServer }> {
   const nats = config.values.nats;
   if (nats.url) return { target: natsTarget({ ...nats, url: nats.url }) };
+  const bin = await locateNatsServer(nats.server_bin, { binDir: config.paths.binDir });
   const server = await ManagedNatsServer.start({
-    bin: nats.server_bin,
+    bin: bin.path,
     storeDir: nats.store_dir ?? config.paths.natsDir,
     pidFile: join(config.paths.runDir, "nats.pid"),
     busyWaitMs: options.busyWaitMs,
     busyExitCode: options.busyExitCode,
   });
-  log.debug("managed nats-server ready", { url: server.url, pid: server.pid });
+  log.debug("managed nats-server ready", {
+    url: server.url,
+    pid: server.pid,
+    bin: bin.path,
+    source: bin.source,
+  });
   return { target: { url: server.url, ...server.credentials }, server };
 }
 

@@ -1,30 +1,20 @@
-import { Counter, Histogram, Registry } from "prom-client";
-
-/**
- * The process's own Prometheus instruments (docs/observability.md lists them). Counting costs a map
- * lookup and an add; nothing is formatted until `/metrics` is scraped. Values the station can read at
- * scrape time (queue depth, sandboxes, store bytes) are gauges of the route, not counters kept here.
- */
-export const registry = new Registry();
+import { Counter, type Family, Histogram } from "./prometheus.ts";
 
 const runsStarted = new Counter({
   name: "stn_workflow_runs_started_total",
   help: "Workflow runs started in this process, by workflow id",
   labelNames: ["workflow"] as const,
-  registers: [registry],
 });
 
 const runsFinished = new Counter({
   name: "stn_workflow_runs_finished_total",
   help: "Workflow runs that ended in this process, by workflow id and status (completed, failed, canceled)",
   labelNames: ["workflow", "status"] as const,
-  registers: [registry],
 });
 
 const redeliveries = new Counter({
   name: "stn_workflow_step_redeliveries_total",
   help: "Step messages this process received again (a worker died, stalled or was busy)",
-  registers: [registry],
 });
 
 const stepDuration = new Histogram({
@@ -32,7 +22,6 @@ const stepDuration = new Histogram({
   help: "Time a step attempt's executor took, by step type and outcome",
   labelNames: ["type", "outcome"] as const,
   buckets: [0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600],
-  registers: [registry],
 });
 
 const httpDuration = new Histogram({
@@ -40,7 +29,6 @@ const httpDuration = new Histogram({
   help: "Time to answer an API request (until its headers), by method, route pattern and status",
   labelNames: ["method", "route", "status"] as const,
   buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 2, 10],
-  registers: [registry],
 });
 
 /** Counts a run that was just created (after its transaction committed). */
@@ -72,14 +60,12 @@ const agentTokens = new Counter({
   name: "stn_agent_tokens_total",
   help: "Tokens agents' model calls used in this process, by model and kind (input, output, cached)",
   labelNames: ["model", "kind"] as const,
-  registers: [registry],
 });
 
 const agentRunsFinished = new Counter({
   name: "stn_agent_runs_finished_total",
   help: "Agent runs that ended in this process, by agent and status (completed, failed, canceled)",
   labelNames: ["agent", "status"] as const,
-  registers: [registry],
 });
 
 const agentRunDuration = new Histogram({
@@ -87,7 +73,6 @@ const agentRunDuration = new Histogram({
   help: "Time from an agent run's start to its end, by agent and status",
   labelNames: ["agent", "status"] as const,
   buckets: [1, 5, 15, 60, 300, 900, 3600],
-  registers: [registry],
 });
 
 /** Counts one model call's tokens (cached tokens are a part of the input ones, counted again under their kind). */
@@ -105,3 +90,20 @@ export function countAgentRunFinished(agent: string, status: string, seconds: nu
   agentRunsFinished.inc({ agent, status });
   agentRunDuration.observe({ agent, status }, seconds);
 }
+
+/**
+ * The process's own Prometheus instruments (docs/observability.md lists them). Counting costs a map
+ * lookup and an add; nothing is formatted until `/metrics` is scraped. Values the station can read at
+ * scrape time (queue depth, sandboxes, store bytes) are gauges of the route, not counters kept here.
+ * They are listed in the order `/metrics` writes them.
+ */
+export const processMetrics: readonly Family[] = [
+  runsStarted,
+  runsFinished,
+  redeliveries,
+  stepDuration,
+  httpDuration,
+  agentTokens,
+  agentRunsFinished,
+  agentRunDuration,
+];

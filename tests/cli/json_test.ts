@@ -102,6 +102,8 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "workers", ok: true },
     { cmd: "workers", args: () => ["--station", "127.0.0.1:1"], ok: false },
     { cmd: "doctor", ok: true },
+    { cmd: "version", ok: true },
+    { cmd: "version", args: () => ["--bogus"], ok: false, code: 2 },
     { cmd: "doctor", args: () => ["--config", p("no-nats.yaml")], ok: false },
     { cmd: "sync", ok: true },
     { cmd: "sync", args: () => ["broken"], ok: false },

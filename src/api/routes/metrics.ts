@@ -1,9 +1,9 @@
 /** GET /metrics: the station's Prometheus metrics, gauges read when scraped. */
 
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { Gauge, Registry } from "prom-client";
 import type { StationContext } from "../../runtime/context.ts";
-import { registry as processMetrics } from "../../telemetry/metrics.ts";
+import { processMetrics } from "../../telemetry/metrics.ts";
+import { CONTENT_TYPE, exposition, type Family, gauge } from "../../telemetry/prometheus.ts";
 import { openapi, router } from "../openapi.ts";
 
 const metricsRoute = createRoute({
@@ -20,80 +20,67 @@ const metricsRoute = createRoute({
 });
 
 /** The station's gauges, read when scraped: queue, sandboxes, file store, task queues' workers. */
-function stationGauges(ctx: StationContext): Registry {
-  const reg = new Registry();
-  const gauge = (name: string, help: string, read: () => Promise<number>) =>
-    new Gauge({
-      name,
-      help,
-      registers: [reg],
-      async collect() {
-        // A part that cannot be read is NaN in this scrape (throwing would fail the whole page).
-        this.set(await read().catch(() => NaN));
-      },
-    });
+function stationGauges(ctx: StationContext): Family[] {
+  // A part that cannot be read is NaN in this scrape (throwing would fail the whole page).
+  const single = (name: string, help: string, read: () => Promise<number>) =>
+    gauge(name, help, async () => [{ labels: [], value: await read().catch(() => NaN) }]);
   let queue: Promise<Awaited<ReturnType<StationContext["engine"]["queueInfo"]>>> | undefined;
   // One consumer-info call serves the three queue gauges of a scrape.
   const queueInfo = () => queue ??= ctx.engine.queueInfo().finally(() => setTimeout(() => queue = undefined));
-  gauge(
-    "stn_workflow_queue_pending",
-    "Step messages waiting in the queue",
-    async () => (await queueInfo()).pending,
-  );
-  gauge(
-    "stn_workflow_queue_ack_pending",
-    "Step messages delivered to a worker and not yet acknowledged",
-    async () => (await queueInfo()).ackPending,
-  );
-  gauge(
-    "stn_workflow_queue_redelivered",
-    "Step messages delivered more than once and still unacknowledged (a worker died or stalled)",
-    async () => (await queueInfo()).redelivered,
-  );
-  gauge(
-    "stn_sandboxes_active",
-    "Open sandbox sessions",
-    () => Promise.resolve(ctx.sandbox?.list().length ?? 0),
-  );
-  gauge("stn_file_store_bytes", "Bytes the file store's bucket holds", () => ctx.files.usage());
-  perQueue(
-    reg,
-    "stn_steps_waiting_for_worker",
-    "Scheduled steps on a task queue that no live worker serves",
-    () => new Map(ctx.engine.unserved().map((u) => [u.queue, u.waiting])),
-  );
-  perQueue(reg, "stn_workers", "Live stn worker processes taking steps from a task queue", () => {
-    // A queue with steps waiting and nobody serving it reads 0, so an alert can match on the queue.
-    const counts = new Map(ctx.engine.unserved().map((u) => [u.queue, 0]));
-    for (const w of ctx.engine.workers()) {
-      if (!w.draining) { for (const q of w.queues) counts.set(q, (counts.get(q) ?? 0) + 1); }
-    }
-    return counts;
-  });
-  return reg;
+  return [
+    single(
+      "stn_workflow_queue_pending",
+      "Step messages waiting in the queue",
+      async () => (await queueInfo()).pending,
+    ),
+    single(
+      "stn_workflow_queue_ack_pending",
+      "Step messages delivered to a worker and not yet acknowledged",
+      async () => (await queueInfo()).ackPending,
+    ),
+    single(
+      "stn_workflow_queue_redelivered",
+      "Step messages delivered more than once and still unacknowledged (a worker died or stalled)",
+      async () => (await queueInfo()).redelivered,
+    ),
+    single(
+      "stn_sandboxes_active",
+      "Open sandbox sessions",
+      () => Promise.resolve(ctx.sandbox?.list().length ?? 0),
+    ),
+    single("stn_file_store_bytes", "Bytes the file store's bucket holds", () => ctx.files.usage()),
+    perQueue(
+      "stn_steps_waiting_for_worker",
+      "Scheduled steps on a task queue that no live worker serves",
+      () => new Map(ctx.engine.unserved().map((u) => [u.queue, u.waiting])),
+    ),
+    perQueue("stn_workers", "Live stn worker processes taking steps from a task queue", () => {
+      // A queue with steps waiting and nobody serving it reads 0, so an alert can match on the queue.
+      const counts = new Map(ctx.engine.unserved().map((u) => [u.queue, 0]));
+      for (const w of ctx.engine.workers()) {
+        if (!w.draining) { for (const q of w.queues) counts.set(q, (counts.get(q) ?? 0) + 1); }
+      }
+      return counts;
+    }),
+  ];
 }
 
-/** A gauge with one sample per task queue, read when scraped (the queues of the last scrape are dropped). */
-function perQueue(reg: Registry, name: string, help: string, read: () => Map<string, number>): void {
-  new Gauge({
+/** A gauge with one sample per task queue, read when scraped (a queue gone since the last scrape is gone). */
+function perQueue(name: string, help: string, read: () => Map<string, number>): Family {
+  return gauge(
     name,
     help,
-    labelNames: ["queue"] as const,
-    registers: [reg],
-    collect() {
-      this.reset();
-      for (const [queue, n] of read()) this.set({ queue }, n);
-    },
-  });
+    () => [...read()].map(([queue, value]) => ({ labels: [["queue", queue]], value })),
+  );
 }
 
 /** GET /metrics: the process's counters and histograms and the station's gauges, in Prometheus text format. */
 export function metricsRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
-  const merged = Registry.merge([processMetrics, stationGauges(ctx)]);
+  const families = [...processMetrics, ...stationGauges(ctx)];
   openapi(app, metricsRoute, async () => {
-    const text = await merged.metrics();
-    return new Response(text, { status: 200, headers: { "content-type": merged.contentType } }) as never;
+    const text = await exposition(families);
+    return new Response(text, { status: 200, headers: { "content-type": CONTENT_TYPE } }) as never;
   });
   return app;
 }
