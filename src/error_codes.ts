@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   bad_request: [400, 1, "the request is not valid HTTP/1.1"],
   request_timeout: [408, 1, "the request did not arrive in time"],
   too_deep: [400, 1, "objects or arrays nested deeper than 256 levels"],
+  document_too_large: [413, 1, "a YAML document's aliases (*name) expand it past its size limit"],
   // Configuration and startup
   config_invalid: [400, 2, "config.yaml or an environment override has a bad value"],
   config_not_found: [400, 2, "the config file given does not exist"],
