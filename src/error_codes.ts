@@ -35,6 +35,7 @@ export const ERROR_CODES = {
     1,
     "an Idempotency-Key already started a run (within 24 h) with a different request body",
   ],
+  document_too_large: [413, 1, "a YAML document's aliases (*name) expand it past its size limit"],
   // Configuration and startup
   config_invalid: [400, 2, "config.yaml or an environment override has a bad value"],
   config_not_found: [400, 2, "the config file given does not exist"],

@@ -6,6 +6,7 @@ import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
 import type { RenderedPrompt } from "./render.ts";
 import { cutToolOutput } from "./tool_output.ts";
+import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
 
@@ -46,12 +47,13 @@ interface Call {
 const REPAIR = "Your last answer is not valid JSON matching the required JSON Schema";
 
 /**
- * THE agent loop (docs/design/agents.md#the-loop): runs model turns up to the plan's `max_steps`, executes
- * the tools each turn asks for, and ends the run in the ledger. Each completed turn and tool result is
- * checkpointed before the next begins; a run that already has turns (a resume after a crash) replays them
- * from the ledger instead of calling the model or the tools again. Tool errors go back to the model as
- * `{error}`; with an output schema, the final answer is validated, with one repair turn. Returns the ended
- * run, or undefined when the station is shutting down (the run stays `running` and resumes).
+ * THE agent loop (docs/design/agents.md#the-loop): runs model turns up to the plan's `max_steps`, executes the tools each
+ * turn asks for, and ends the run in the ledger. Each completed turn and tool result is checkpointed
+ * before the next begins; a run that already has turns (a resume after a crash) replays them from the
+ * ledger instead of calling the model or the tools again. Tool errors go back to the model as
+ * `{error}`, among them arguments that are not JSON or break the tool's input schema (the tool is then
+ * not called); with an output schema, the final answer is validated, with one repair turn. Returns the
+ * ended run, or undefined when the station is shutting down (the run stays `running` and resumes).
  */
 export async function runLoop(
   run: AgentRunRow,
@@ -192,7 +194,7 @@ async function modelTurn(
     total_tokens: r.usage.totalTokens ?? (r.usage.inputTokens ?? 0) + (r.usage.outputTokens ?? 0),
   };
   recordModelCall(span, run.model, usage, r.finishReason);
-  const out = r.response.messages as ModelMessage[];
+  const out = withRawInvalidInputs(r.response.messages as ModelMessage[], r.content);
   const names = toolCallsOf(out).map((c) => c.name);
   o.ledger.turnCompleted({
     run_id: run.id,
@@ -240,7 +242,9 @@ async function runTool(
     if (!t) {
       throw new Error(`no tool named ${call.name}; the tools are ${[...tools.keys()].join(", ") || "none"}`);
     }
-    text = await t.run(call.input ?? {}, o.signal, call.id);
+    const input = checkToolInput(call.input, t.inputSchema);
+    if ("problem" in input) throw new Error(input.problem);
+    text = await t.run(input.value, o.signal, call.id);
   } catch (err) {
     // An abort ends the run (the call stays `running`, so a resume runs it again); anything else is the model's to handle.
     if (o.signal.aborted) throw err;
@@ -257,6 +261,27 @@ async function runTool(
   });
   recordToolCall(span, { output_bytes: cut.bytes, truncated: cut.truncated, error });
   return cut.text;
+}
+
+/**
+ * The turn's messages as the loop runs them. For a call whose arguments are not JSON the SDK puts `{}` in
+ * the message and answers it with a tool message of its own; the loop answers every call itself (checking
+ * its arguments first and recording a refusal on the call), so that message goes and the call keeps the
+ * text the model sent — checkpointed, a resume refuses it the same way.
+ */
+function withRawInvalidInputs(messages: ModelMessage[], content: readonly unknown[]): ModelMessage[] {
+  const raw = new Map<string, unknown>();
+  for (const part of content as { type: string; invalid?: boolean; toolCallId?: string; input?: unknown }[]) {
+    if (part.type === "tool-call" && part.invalid) raw.set(part.toolCallId!, part.input);
+  }
+  return messages.filter((m) => m.role !== "tool").map((m) =>
+    m.role !== "assistant" || typeof m.content === "string" ? m : {
+      ...m,
+      content: m.content.map((p) =>
+        p.type === "tool-call" && raw.has(p.toolCallId) ? { ...p, input: raw.get(p.toolCallId) } : p
+      ),
+    }
+  );
 }
 
 function toolCallsOf(messages: ModelMessage[]): Call[] {

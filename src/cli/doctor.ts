@@ -12,6 +12,7 @@ import { ConfigSchema } from "../config/schema.ts";
 import type { NatsTarget } from "../nats/connection.ts";
 import { StationError, toStationError } from "../errors.ts";
 import { programSearchDirs } from "../lib/programs.ts";
+import { openToOthers } from "../lib/private_files.ts";
 import { locateNatsServer, natsServerVersion, SOURCE_LABEL } from "../nats/locate.ts";
 import { setLogLevel } from "../log.ts";
 import { isAlive, ManagedNatsServer } from "../nats/server.ts";
@@ -233,6 +234,34 @@ async function homeCheck(home: string): Promise<Check> {
     : { name, status: "ok", detail: `${home} (${dir === home ? "writable" : "will be created"}, ${shown})` };
 }
 
+/**
+ * Whether others may read the station's home or ledger. stn creates them private (0700, 0600) but never
+ * changes the mode of what already exists, so a home made before (or by hand) is only warned about.
+ */
+function privacyCheck(paths: { home: string; db: string }): Check {
+  const name = "permissions";
+  const home = openToOthers(paths.home);
+  const db = openToOthers(paths.db);
+  if (home === undefined && db === undefined) {
+    return { name, status: "ok", detail: `${paths.home} and its ledger are readable by this user only` };
+  }
+  const octal = (mode: number) => mode.toString(8).padStart(4, "0");
+  const open = [
+    ...(home !== undefined ? [`${paths.home} is ${octal(home)}`] : []),
+    ...(db !== undefined ? [`${paths.db} is ${octal(db)}`] : []),
+  ];
+  const fixes = [
+    ...(home !== undefined ? [`chmod 700 ${paths.home}`] : []),
+    ...(db !== undefined ? [`chmod 600 ${paths.db}*`] : []),
+  ];
+  return {
+    name,
+    status: "warn",
+    detail: `${open.join(", ")}: other local users can read it (every run's input and output)`,
+    fix: fixes.join(" && "),
+  };
+}
+
 /** server.json and the API port: a live server, a stale file, or a port another program holds. */
 async function serverChecks(config: LoadedConfig): Promise<Check[]> {
   const path = config.paths.serverJson;
@@ -278,6 +307,7 @@ export async function runChecks(configPath?: string): Promise<Check[]> {
     denoCheck(),
     check,
     await homeCheck(config.paths.home),
+    privacyCheck(config.paths),
     await natsCheck(config),
     ...await dockerChecks(config),
     ...await serverChecks(config),

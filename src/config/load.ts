@@ -2,11 +2,11 @@
  * Loading config.yaml: defaults < file < environment variables < flags, each value checked, with its source.
  */
 
-import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { usageError } from "../errors.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
 import { resolveHome, type StationPaths, stationPaths } from "./paths.ts";
+import { parseYaml, yamlData, YamlLimitError } from "../lib/yaml.ts";
 
 /** A configuration together with where it came from. */
 export interface LoadedConfig {
@@ -136,7 +136,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     }
   }
   if (text !== null) {
-    const doc = parseDocument(text);
+    const doc = parseYaml(text);
     if (doc.errors.length) {
       const e = doc.errors[0];
       const line = e.linePos?.[0];
@@ -145,7 +145,16 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
         `${fileName}${line ? `:${line.line}:${line.col}` : ""}: not valid YAML: ${e.message.split("\n")[0]}`,
       );
     }
-    const parsed = doc.toJS() ?? {};
+    let parsed: any;
+    try {
+      parsed = yamlData(doc) ?? {};
+    } catch (err) {
+      throw usageError(
+        "config_invalid",
+        `${fileName}: ${(err as Error).message.split("\n")[0]}`,
+        err instanceof YamlLimitError ? err.hint : undefined,
+      );
+    }
     if (typeof parsed !== "object" || Array.isArray(parsed)) {
       throw usageError("config_invalid", `${fileName}: expected a mapping of sections (server:, nats:, …)`);
     }

@@ -1,9 +1,9 @@
 /** The ledger: opening the SQLite file (WAL, migrations applied) and write transactions with savepoints. */
 
 import { DatabaseSync } from "node:sqlite";
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { StationError } from "../errors.ts";
+import { createPrivateFile, makePrivateDir } from "../lib/private_files.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 
@@ -17,7 +17,12 @@ export interface OpenDatabaseOptions {
 
 /** Opens (creating if needed) the SQLite ledger in WAL mode and applies pending migrations. */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") {
+    makePrivateDir(dirname(path));
+    // SQLite would create the ledger 0644 (world-readable under umask 022); its -wal and -shm get the
+    // ledger's own mode, so a ledger created 0600 first keeps all three private. An existing one is kept.
+    createPrivateFile(path);
+  }
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(path);

@@ -6,6 +6,7 @@ import { exists, folderFiles } from "./files.ts";
 import { type McpConfigFile, readMcpConfigs } from "./mcp_configs.ts";
 import { isSecretName } from "./secrets.ts";
 import { readVariables } from "./variables.ts";
+import { makePrivateDir } from "../lib/private_files.ts";
 
 /**
  * Environments as folders (docs/design/agents.md#environments): list, show, create, copy, delete. The folder
@@ -157,7 +158,7 @@ function alreadyExists(name: string, dir: string): StationError {
 export async function createEnvironment(environmentsDir: string, name: string): Promise<string> {
   const dir = environmentDir(environmentsDir, name);
   if (await exists(dir)) throw alreadyExists(name, dir);
-  await Deno.mkdir(environmentsDir, { recursive: true });
+  makePrivateDir(environmentsDir);
   const staging = await Deno.makeTempDir({ dir: environmentsDir, prefix: ".create-" });
   try {
     for (const f of ENVIRONMENT_FOLDERS) await Deno.mkdir(join(staging, f));

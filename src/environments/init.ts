@@ -1,5 +1,7 @@
 import { dirname, join } from "node:path";
-import { isMap, parseDocument } from "yaml";
+import { isMap } from "yaml";
+import { parseYaml, yamlData } from "../lib/yaml.ts";
+import { makePrivateDir } from "../lib/private_files.ts";
 import type { StationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
 import { usageError } from "../errors.ts";
@@ -63,9 +65,16 @@ export function qualifiedModel(provider: Provider, model: string): string {
 /** The `ai` values already in a config file, for defaults when the user names none. */
 export async function existingAi(file: string): Promise<Record<string, unknown>> {
   const text = await Deno.readTextFile(file).catch(() => "");
-  const doc = parseDocument(text);
-  const ai = doc.errors.length ? undefined : doc.toJS()?.ai;
-  return ai && typeof ai === "object" ? ai : {};
+  const doc = parseYaml(text);
+  // A file that does not parse, or passes a limit, names no defaults; loading the config reports it.
+  const ai = doc.errors.length ? undefined : (() => {
+    try {
+      return (yamlData(doc) as { ai?: unknown } | null)?.ai;
+    } catch {
+      return undefined;
+    }
+  })();
+  return ai && typeof ai === "object" ? ai as Record<string, unknown> : {};
 }
 
 async function writeConfig(file: string, choice: InitChoice): Promise<InitReport["config"]> {
@@ -77,7 +86,7 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
-  const doc = parseDocument(text ?? "");
+  const doc = parseYaml(text ?? "");
   if (doc.errors.length || (doc.contents !== null && !isMap(doc.contents))) {
     throw usageError(
       "config_invalid",
@@ -97,7 +106,17 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
     } else if (named) report.kept.push({ key: `ai.${key}`, value: current, wanted: value });
   }
   if (report.set.length === 0) return report;
-  const checked = ConfigSchema.safeParse(doc.toJS());
+  let data: unknown;
+  try {
+    data = yamlData(doc);
+  } catch (err) {
+    throw usageError(
+      "config_invalid",
+      `${file}: ${(err as Error).message.split("\n")[0]} (the file was not changed)`,
+      "fix the file, then run `stn init` again",
+    );
+  }
+  const checked = ConfigSchema.safeParse(data);
   if (!checked.success) {
     const i = checked.error.issues[0];
     throw usageError(
@@ -106,7 +125,7 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
       "docs/configuration.md lists every key",
     );
   }
-  await Deno.mkdir(dirname(file), { recursive: true });
+  makePrivateDir(dirname(file));
   await writeFileAtomic(file, doc.toString(), { mode });
   report.written = true;
   return report;
@@ -116,6 +135,7 @@ async function writeExamples(paths: StationPaths): Promise<InitReport["environme
   const dir = join(paths.environments, "default");
   const workspace = join(paths.home, "workspace");
   const report: InitReport["environment"] = { path: dir, created: [], kept: [] };
+  makePrivateDir(paths.home);
   for (const f of ENVIRONMENT_FOLDERS) await Deno.mkdir(join(dir, f), { recursive: true });
   await Deno.mkdir(workspace, { recursive: true });
   const files: [string, string, number][] = [

@@ -1,5 +1,6 @@
 import { join } from "node:path";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar, LineCounter } from "yaml";
+import { parseYaml, yamlData } from "../lib/yaml.ts";
 import { StationError } from "../errors.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { isSecretName, shownValue } from "./secrets.ts";
@@ -102,7 +103,7 @@ async function readText(file: string): Promise<string | null> {
 /** Parses the file's text into its YAML document, refusing anything but a flat map of scalars. */
 function parse(file: string, text: string) {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const doc = parseYaml(text, { lineCounter: lines, prettyErrors: false });
   const lineOf = (node: unknown) => {
     const range = (node as { range?: [number, number, number] } | null)?.range;
     return range ? lines.linePos(range[0]).line : undefined;
@@ -125,6 +126,15 @@ function parse(file: string, text: string) {
   return doc;
 }
 
+/** The file's values, aliases expanded within the bounds of src/lib/yaml.ts. */
+function dataOf(file: string, doc: ReturnType<typeof parse>): unknown {
+  try {
+    return yamlData(doc);
+  } catch (err) {
+    throw invalid(file, (err as Error).message.split("\n")[0]);
+  }
+}
+
 /**
  * The variables of an environment folder, values as strings (an absent file is no variables); a key
  * without a value is left out, so the process environment fills it (see the top of this file).
@@ -133,7 +143,7 @@ export async function readVariables(envDir: string): Promise<Record<string, stri
   const file = variablesFile(envDir);
   const text = await readText(file);
   if (text === null) return {};
-  const values = (parse(file, text).toJS() ?? {}) as Record<string, unknown>;
+  const values = (dataOf(file, parse(file, text)) ?? {}) as Record<string, unknown>;
   return Object.fromEntries(
     Object.entries(values).filter(([, v]) => v !== null).map(([k, v]) => [k, String(v)]),
   );

@@ -9,6 +9,7 @@ import { log } from "../log.ts";
 import { findProgram } from "../lib/programs.ts";
 import { natsServerNotFound } from "./locate.ts";
 import { randomHex } from "../lib/hex.ts";
+import { makePrivateDir, PRIVATE_FILE_MODE } from "../lib/private_files.ts";
 
 export interface ManagedNatsOptions {
   /** nats-server binary: a name (looked up on PATH, then /usr/sbin and the other standard dirs) or a path. */
@@ -118,8 +119,8 @@ export class ManagedNatsServer {
   static async start(options: ManagedNatsOptions): Promise<ManagedNatsServer> {
     const bin = findProgram(options.bin);
     if (!bin) throw natsServerNotFound(options.bin);
-    Deno.mkdirSync(options.storeDir, { recursive: true });
-    Deno.mkdirSync(dirname(options.pidFile), { recursive: true });
+    makePrivateDir(options.storeDir);
+    makePrivateDir(dirname(options.pidFile));
     const lock = await claimStore(options);
     const configFile = authConfigPath(options.pidFile);
     const credentials = writeAuthConfig(configFile);
@@ -156,6 +157,7 @@ export class ManagedNatsServer {
     Deno.writeTextFileSync(
       options.pidFile,
       JSON.stringify({ pid: child.pid, owner_pid: Deno.pid, store_dir: options.storeDir }),
+      { mode: PRIVATE_FILE_MODE },
     );
 
     const tail: string[] = [];
@@ -254,7 +256,11 @@ function removeFile(path: string): void {
  * ours, a nats-server still recorded in the pid file is an orphan of a killed stn, and is stopped.
  */
 async function claimStore(options: ManagedNatsOptions): Promise<Deno.FsFile> {
-  const lock = await Deno.open(join(options.storeDir, ".stn.lock"), { create: true, write: true });
+  const lock = await Deno.open(join(options.storeDir, ".stn.lock"), {
+    create: true,
+    write: true,
+    mode: PRIVATE_FILE_MODE,
+  });
   try {
     const deadline = Date.now() + (options.busyWaitMs ?? 0);
     let announced = false;

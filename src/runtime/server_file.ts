@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { makePrivateDir, PRIVATE_FILE_MODE } from "../lib/private_files.ts";
 
 /**
  * $STATION_HOME/run/server.json: how CLI commands find a running server
@@ -20,9 +21,9 @@ export interface ServerFile {
 
 /** Writes server.json atomically (temp file + rename), so a reader never sees half of it. */
 export function writeServerFile(path: string, info: ServerFile): void {
-  Deno.mkdirSync(dirname(path), { recursive: true });
+  makePrivateDir(dirname(path));
   const tmp = `${path}.${Deno.pid}.tmp`;
-  Deno.writeTextFileSync(tmp, JSON.stringify(info, null, 2) + "\n");
+  Deno.writeTextFileSync(tmp, JSON.stringify(info, null, 2) + "\n", { mode: PRIVATE_FILE_MODE });
   Deno.renameSync(tmp, path);
 }
 

@@ -9,7 +9,8 @@
 /** A tool call the scripted model makes. */
 export interface ScriptedCall {
   name: string;
-  args: Record<string, unknown>;
+  /** The arguments; a string is sent verbatim as the OpenAI arguments text (to send malformed JSON). */
+  args: Record<string, unknown> | string;
   id?: string;
 }
 
@@ -132,6 +133,9 @@ function openaiUsage(u: Usage) {
   };
 }
 
+/** A call's OpenAI `arguments`: its JSON, or the string it was scripted with. */
+const argumentsText = (c: Call) => typeof c.args === "string" ? c.args : JSON.stringify(c.args);
+
 function openaiReply(body: any, text: string | undefined, calls: Call[], usage: Usage): Response {
   return Response.json({
     id: `chatcmpl-${crypto.randomUUID()}`,
@@ -148,7 +152,7 @@ function openaiReply(body: any, text: string | undefined, calls: Call[], usage: 
             tool_calls: calls.map((c) => ({
               id: c.id,
               type: "function",
-              function: { name: c.name, arguments: JSON.stringify(c.args) },
+              function: { name: c.name, arguments: argumentsText(c) },
             })),
           }
           : {}),
@@ -178,7 +182,7 @@ function openaiStream(body: any, text: string | undefined, calls: Call[], usage:
         index,
         id: c.id,
         type: "function",
-        function: { name: c.name, arguments: JSON.stringify(c.args) },
+        function: { name: c.name, arguments: argumentsText(c) },
       }],
     }))
   );

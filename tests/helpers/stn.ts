@@ -79,10 +79,15 @@ export interface StnProcess {
  */
 export function spawnStn(
   args: string[],
-  options: { env: Record<string, string>; main?: string; killAfterMs?: number },
+  options: { env: Record<string, string>; main?: string; killAfterMs?: number; umask?: string },
 ): StnProcess {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...STN_RUN_ARGS, options.main ?? MAIN, ...args],
+  const argv = [Deno.execPath(), ...STN_RUN_ARGS, options.main ?? MAIN, ...args];
+  // With a umask, a shell sets it and execs stn in its place (the same pid).
+  const [program, ...rest] = options.umask === undefined
+    ? argv
+    : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...argv];
+  const child = new Deno.Command(program, {
+    args: rest,
     env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",
@@ -120,7 +125,7 @@ export interface ServeProcess extends StnProcess {
 
 /** Starts `stn serve` (port 0 unless args say otherwise) and waits until server.json announces it. */
 export async function startServe(
-  options: RunStnOptions & { home: string; args?: string[]; timeoutMs?: number },
+  options: RunStnOptions & { home: string; args?: string[]; timeoutMs?: number; umask?: string },
 ): Promise<ServeProcess> {
   const proc = spawnStn(["serve", ...(options.args ?? ["--port", "0"])], options);
   const { child } = proc;

@@ -1,15 +1,10 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
+import { peakRss } from "../helpers/memory.ts";
 import { startServe } from "../helpers/stn.ts";
 import { sendThenRead, sendWhileReading } from "./raw_http.ts";
 
 const MiB = 1024 * 1024;
-
-/** The peak resident memory of a process so far (Linux VmHWM), in bytes. */
-function peakRss(pid: number): number {
-  const kb = /^VmHWM:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`))?.[1];
-  return Number(kb) * 1024;
-}
 
 Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before they are buffered", async (t) => {
   // A real `stn serve` of its own, so its memory is measured apart from the test's. Its

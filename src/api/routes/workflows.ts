@@ -36,7 +36,7 @@ const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text
 async function readDefinition(c: Context, defaultId?: string): Promise<ValidationResult> {
   const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
   const text = await c.req.text();
-  if (YAML_TYPES.includes(type)) return validateSource(text, { defaultId });
+  if (YAML_TYPES.includes(type)) return refuseTooLarge(validateSource(text, { defaultId }));
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -46,6 +46,16 @@ async function readDefinition(c: Context, defaultId?: string): Promise<Validatio
     });
   }
   return validateDefinition(requireShallow(body, "request body"), { defaultId });
+}
+
+/**
+ * A document whose aliases expand past its limit is refused outright (413), not answered with its issues:
+ * neither the expanded data nor a report of it is built or sent.
+ */
+function refuseTooLarge(result: ValidationResult): ValidationResult {
+  const issue = result.errors.find((e) => e.code === "document_too_large");
+  if (issue) throw new StationError("document_too_large", issue.message, { hint: issue.hint });
+  return result;
 }
 
 /** Throws 422 `workflow_invalid` carrying the issues when the definition is invalid. */
@@ -81,7 +91,10 @@ const validateRoute = createRoute({
   tags,
   summary: "Validate a definition without storing it",
   request: { body: definitionBody },
-  responses: { 200: json(ValidationReport, "every error and warning"), ...errors("invalid_json") },
+  responses: {
+    200: json(ValidationReport, "every error and warning"),
+    ...errors("invalid_json", "document_too_large"),
+  },
 });
 const createWorkflow = createRoute({
   method: "post",
@@ -92,7 +105,7 @@ const createWorkflow = createRoute({
   responses: {
     201: json(SaveResult, "created"),
     200: json(SaveResult, "updated or unchanged"),
-    ...errors("invalid_json", "workflow_invalid"),
+    ...errors("invalid_json", "workflow_invalid", "document_too_large"),
   },
 });
 const listWorkflows = createRoute({
@@ -141,7 +154,13 @@ const updateWorkflow = createRoute({
   request: { ...byId, body: definitionBody },
   responses: {
     200: json(SaveResult, "updated or unchanged"),
-    ...errors("invalid_json", "workflow_id_mismatch", "workflow_not_found", "workflow_invalid"),
+    ...errors(
+      "invalid_json",
+      "workflow_id_mismatch",
+      "workflow_not_found",
+      "workflow_invalid",
+      "document_too_large",
+    ),
   },
 });
 const toggle = (verb: "enable" | "disable") =>

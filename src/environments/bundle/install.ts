@@ -9,6 +9,7 @@ import { readMcpConfigs } from "../mcp_configs.ts";
 import { environmentDir } from "../names.ts";
 import { readVariables } from "../variables.ts";
 import { readBundle } from "./unpack.ts";
+import { makePrivateDir } from "../../lib/private_files.ts";
 
 /** What an install wrote and what the environment still needs. */
 export interface Installed {
@@ -65,7 +66,7 @@ export async function installBundle(
     });
   }
   if (present) await requirePlainFolders(dir, files.keys());
-  await Deno.mkdir(environmentsDir, { recursive: true });
+  makePrivateDir(environmentsDir);
   const staging = await Deno.makeTempDir({ dir: environmentsDir, prefix: ".install-" });
   try {
     for (const f of ENVIRONMENT_FOLDERS) await Deno.mkdir(join(staging, f));

@@ -1,5 +1,5 @@
-import { MAX_NESTING, nestsDeeperThan } from "../../lib/nesting.ts";
-import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node } from "yaml";
+import { parseYaml, yamlData, YamlLimitError } from "../../lib/yaml.ts";
 
 /**
  * A parsed definition file that still knows where each value came from, so validation issues can
@@ -31,48 +31,28 @@ export interface ParsedSource {
 export interface SourceError {
   message: string;
   position?: Position;
-  code?: "parse_error" | "too_many_aliases" | "too_deep";
+  code?: "parse_error" | "too_many_aliases" | "too_deep" | "document_too_large";
   hint?: string;
 }
 
-/** Alias expansions allowed in one document: enough for YAML's anchors as people use them, not for a bomb. */
-const MAX_ALIAS_COUNT = 100;
-
-/** The document as plain data, or the reason it cannot be (an unknown alias, too many aliases, too deep). */
-function toValue(doc: ReturnType<typeof parseDocument>): { value: unknown } | { error: SourceError } {
-  let value: unknown;
+/** The document as plain data, or the reason it cannot be (an unknown alias, a limit of src/lib/yaml.ts). */
+function toValue(doc: Document): { value: unknown } | { error: SourceError } {
   try {
-    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    return { value: yamlData(doc) };
   } catch (err) {
-    const message = (err as Error).message.split("\n")[0];
-    if (/excessive alias count/i.test(message)) {
-      return {
-        error: {
-          code: "too_many_aliases",
-          message: `the file expands YAML aliases (*name) too often (the limit is ${MAX_ALIAS_COUNT})`,
-          hint: "write the repeated values out, or reference them less often",
-        },
-      };
+    if (err instanceof YamlLimitError) {
+      const message = err.code === "too_deep" ? err.message.replace("the document", "the file") : err.message;
+      return { error: { code: err.code, message, hint: err.hint } };
     }
     // An alias before its anchor ("states: *a" with no &a) and the like: a YAML error like any other.
-    return { error: { code: "parse_error", message } };
+    return { error: { code: "parse_error", message: (err as Error).message.split("\n")[0] } };
   }
-  if (nestsDeeperThan(value)) {
-    return {
-      error: {
-        code: "too_deep",
-        message: `the file nests maps or lists deeper than ${MAX_NESTING} levels`,
-        hint: `flatten the data: at most ${MAX_NESTING} levels of nesting are accepted`,
-      },
-    };
-  }
-  return { value };
 }
 
 /** Parses YAML or JSON text, keeping positions; returns the syntax error instead when there is one. */
 export function parseSource(text: string): ParsedSource | { error: SourceError } {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const doc = parseYaml(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
     const pos = e.linePos?.[0] ?? (e.pos?.[0] !== undefined ? lineCounter.linePos(e.pos[0]) : undefined);

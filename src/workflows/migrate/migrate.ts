@@ -1,4 +1,5 @@
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, Scalar, type YAMLMap } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, type Node, Scalar, type YAMLMap } from "yaml";
+import { parseYaml, yamlData } from "../../lib/yaml.ts";
 import { validateSource } from "../definition/load.ts";
 import { parseCheck } from "../expr.ts";
 import { convertCondition, convertPath, mergedDataPath, type NameScope, NeedsMerge } from "./expressions.ts";
@@ -236,23 +237,28 @@ export function migrateText(
   format: "yaml" | "json" = /\.json$/i.test(file) ? "json" : "yaml",
 ): MigrationResult {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, keepSourceTokens: false });
+  const doc = parseYaml(text, { lineCounter: lines, keepSourceTokens: false });
+  const refused = (message: string, pos?: { line: number; col: number }): MigrationResult => ({
+    file,
+    text,
+    changed: false,
+    converted: 0,
+    issues: [{ severity: "error", path: "/", message, ...(pos ? { line: pos.line, column: pos.col } : {}) }],
+  });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
-    const pos = e.linePos?.[0];
-    return {
-      file,
-      text,
-      changed: false,
-      converted: 0,
-      issues: [{
-        severity: "error",
-        path: "/",
-        message: `not valid YAML/JSON: ${e.message.split("\n")[0]}`,
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-      }],
-    };
+    return refused(`not valid YAML/JSON: ${e.message.split("\n")[0]}`, e.linePos?.[0]);
   }
+  // The file's data, within the bounds of src/lib/yaml.ts (aliases expanded).
+  const data = (): { value: unknown } | { error: string } => {
+    try {
+      return { value: yamlData(doc) };
+    } catch (err) {
+      return { error: (err as Error).message.split("\n")[0] };
+    }
+  };
+  const before = data();
+  if ("error" in before) return refused(before.error);
   const m = new Migration(lines);
   if (unwrapBody(doc, m.report)) {
     m.converted++;
@@ -260,10 +266,12 @@ export function migrateText(
   }
   const root = doc.contents;
   if (isMap(root)) {
-    m.learn(doc.toJS() as Record<string, unknown>);
+    m.learn(before.value as Record<string, unknown>);
     m.states(pairOf(root, "states")?.value, "/states");
   }
-  const out = format === "json" ? JSON.stringify(doc.toJS(), null, 2) + "\n" : doc.toString({ lineWidth: 0 });
+  const after = format === "json" ? data() : undefined;
+  if (after && "error" in after) return refused(after.error);
+  const out = after ? JSON.stringify(after.value, null, 2) + "\n" : doc.toString({ lineWidth: 0 });
   const checked = validateSource(out, { fileName: file });
   const reported = new Set(m.issues.filter((i) => i.severity === "error").map((i) => i.path));
   for (const e of checked.errors) {
