@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import {
-  encodeFrame,
-  FieldReader,
-  FieldWriter,
-  FRAME,
-  FrameDecoder,
-} from "../../src/sandbox/channel/protocol.ts";
+import { encodeFrame, FieldReader, FieldWriter, FrameDecoder } from "../../src/sandbox/channel/protocol.ts";
+import { FRAME } from "../../src/sandbox/channel/protocol_table.ts";
 import { refusal } from "../../src/sandbox/channel/refusals.ts";
 
 Deno.test("channel protocol: frames survive any split of the stream; fields read back as written", () => {
