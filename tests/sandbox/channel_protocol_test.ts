@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { encodeFrame, FieldReader, FieldWriter, FrameDecoder } from "../../src/sandbox/channel/protocol.ts";
-import { ANSWERS, ERROR_KIND, EXIT_FLAG, FRAME, REQUESTS } from "../../src/sandbox/channel/protocol_table.ts";
+import { ERROR_KIND, EXIT_FLAG, FRAME } from "../../src/sandbox/channel/protocol_table.ts";
 import { refusal } from "../../src/sandbox/channel/refusals.ts";
 
 Deno.test("channel protocol: frames survive any split of the stream; fields read back as written", () => {
