@@ -8,7 +8,7 @@
  *   deno run -A scripts/lib/processes.ts DIR [GRACE_S]   exits 1 naming (and then stopping) every process of
  *                                                        DIR still alive after GRACE_S seconds (default 10)
  */
-import { isAlive } from "../../src/nats/server.ts";
+import { isAlive } from "../../src/lib/process_alive.ts";
 import { sleep } from "../../src/lib/async.ts";
 
 /** A process as `ps -o pid,ppid,args` shows it. */
