@@ -8,6 +8,9 @@
 
 #include "frames.h"
 
+// ---------------------------------------------------------------------------------------------
+// Output frames
+
 static uint8_t *out_buf;
 static size_t out_cap;
 size_t out_len;
