@@ -1,31 +1,18 @@
 /**
  * Regenerates the parts of docs/ that are derived from code: the configuration table (from the config
- * schema's defaults and descriptions), the error table (from the error catalogue) and the MCP tool table
- * (from the tool definitions), and docs/architecture.md's import graph and file list. `deno task docs`;
- * tests/docs_test.ts and tests/contract/error_codes_test.ts fail when they drift.
+ * schema's defaults and descriptions), the error table (from the error catalogue), the MCP tool table
+ * (from the tool definitions) and the sandbox channel's protocol tables (from its protocol table), and
+ * docs/architecture.md's import graph and file list. `deno task docs`; tests/docs_test.ts,
+ * tests/contract/error_codes_test.ts and `scripts/build_supervisor --check` fail when they drift.
  */
 import { StationClient } from "../src/client/http.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { ERROR_CODES } from "../src/error_codes.ts";
 import { importGraphText } from "./import_graph.ts";
 import { filesText } from "./layout.ts";
+import { markdownTable, withSection } from "./lib/markdown.ts";
+import { CHANNEL_PAGE, channelSections } from "./supervisor_protocol.ts";
 import { managementTools } from "../src/mcp/server/mod.ts";
-
-/** A Markdown table with padded columns (as `deno fmt` writes them). */
-export function markdownTable(header: string[], rows: string[][]): string {
-  const width = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(width[i])).join(" | ")} |`;
-  return [line(header), `| ${width.map((w) => "-".repeat(w)).join(" | ")} |`, ...rows.map(line)].join("\n");
-}
-
-/** A page with the section between `<!-- NAME:start -->` and `<!-- NAME:end -->` replaced by `body`. */
-export function withSection(page: string, name: string, body: string): string {
-  const [start, end] = [`<!-- ${name}:start -->`, `<!-- ${name}:end -->`];
-  const from = page.indexOf(start);
-  const to = page.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`the page lacks the ${start} … ${end} markers`);
-  return page.slice(0, from + start.length) + "\n\n" + body + "\n\n" + page.slice(to);
-}
 
 /** The management server's tools: name and description (a client that is never called lists them). */
 export function mcpToolRows(): string[][] {
@@ -71,6 +58,7 @@ const GENERATED = [
   },
   { page: "docs/architecture.md", section: "import-graph", table: importGraphText },
   { page: "docs/architecture.md", section: "files", table: filesText },
+  ...channelSections().map((s) => ({ page: CHANNEL_PAGE, ...s })),
 ];
 
 if (import.meta.main) {

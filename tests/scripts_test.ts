@@ -1,7 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { compileArgs } from "../scripts/compile.ts";
 import { STN_V8_FLAGS } from "../scripts/stn_flags.ts";
-import { assertEquals, assertStringIncludes } from "./helpers/assert.ts";
+import { assertEquals, assertMatch, assertStringIncludes } from "./helpers/assert.ts";
+import { processesOf } from "../scripts/lib/processes.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -12,4 +13,55 @@ Deno.test("scripts/stn and the compile task run stn with the V8 flags the tests 
   assertEquals(tasks.compile, "deno run -A scripts/compile.ts");
   const args = compileArgs({ output: "stn", target: "x86_64-unknown-linux-gnu", natsServer: null });
   assertEquals(args.slice(0, 3), ["compile", "-A", flag]);
+});
+
+// Only processes this test starts, on a temp dir of its own: other test runs on the machine are not touched.
+Deno.test("scripts/lib/processes.ts finds what mentions a dir (command line, cwd, environment), stops it, and fails the run for it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "stn-procs-" });
+  const longer = `${dir}x`; // a longer name that starts with dir is not dir
+  Deno.mkdirSync(longer);
+  const sleeper = (options: { args?: string[]; cwd?: string; env?: Record<string, string> }) =>
+    new Deno.Command("sleep", { args: ["600", ...(options.args ?? [])], cwd: options.cwd, env: options.env })
+      .spawn();
+  Deno.writeTextFileSync(`${dir}/log`, "");
+  const byArgs = new Deno.Command("tail", { args: ["-f", `${dir}/log`], stdout: "null" }).spawn();
+  const byCwd = sleeper({ cwd: dir });
+  const byEnv = sleeper({ env: { TMPDIR: dir } });
+  const other = sleeper({ cwd: longer, env: { TMPDIR: longer } });
+  try {
+    const found = processesOf(dir).map((p) => p.pid).sort();
+    assertEquals(found, [byArgs.pid, byCwd.pid, byEnv.pid].sort());
+    assertStringIncludes(processesOf(dir).find((p) => p.pid === byArgs.pid)!.args, `tail -f ${dir}/log`);
+
+    const check = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", `${ROOT}scripts/lib/processes.ts`, dir, "0"],
+      stderr: "piped",
+    }).output();
+    const said = new TextDecoder().decode(check.stderr);
+    assertEquals(check.code, 1, said);
+    assertStringIncludes(said, "3 process(es) started by the tests outlived them (now stopped)");
+    assertMatch(said, new RegExp(`pid ${byEnv.pid} \\(parent ${Deno.pid}\\): \\S*sleep 600\n`));
+    assertEquals(processesOf(dir), []);
+    for (const child of [byArgs, byCwd, byEnv]) assertEquals((await child.status).signal, "SIGKILL");
+    assertEquals(
+      processesOf(longer).map((p) => p.pid),
+      [other.pid],
+      "the other dir's process was left alone",
+    );
+
+    const clean = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", `${ROOT}scripts/lib/processes.ts`, dir, "0"],
+      stderr: "piped",
+    }).output();
+    assertEquals([clean.code, new TextDecoder().decode(clean.stderr)], [0, ""]);
+  } finally {
+    for (const child of [byArgs, byCwd, byEnv, other]) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* ended */ }
+      await child.status;
+    }
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(longer, { recursive: true });
+  }
 });

@@ -10,6 +10,7 @@ import { findProgram } from "../lib/programs.ts";
 import { natsServerNotFound } from "./locate.ts";
 import { randomHex } from "../lib/hex.ts";
 import { makePrivateDir, PRIVATE_FILE_MODE } from "../lib/private_files.ts";
+import { isAlive } from "../lib/process_alive.ts";
 
 export interface ManagedNatsOptions {
   /** nats-server binary: a name (looked up on PATH, then /usr/sbin and the other standard dirs) or a path. */
@@ -318,16 +319,6 @@ function isNatsServer(pid: number, storeDir: string): boolean {
   try {
     const cmdline = Deno.readTextFileSync(`/proc/${pid}/cmdline`).replaceAll("\0", " ");
     return cmdline.includes("nats-server") && cmdline.includes(storeDir) && isAlive(pid);
-  } catch {
-    return false;
-  }
-}
-
-/** True while a process exists and is not a zombie (Linux /proc). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z/.test(stat);
   } catch {
     return false;
   }

@@ -91,6 +91,22 @@ Deno.test("serve: a nats-server orphaned by a killed stn is stopped at the next 
   }
 });
 
+// A test that kills its station leaves the managed nats-server running until the next stn on that home;
+// the home's cleanup stops it, so no test leaves one behind (scripts/test fails on any that survives).
+Deno.test("serve: a killed station's nats-server does not outlive its test home's cleanup", async () => {
+  const home = await tempHome();
+  let orphan = 0;
+  try {
+    const serve = await startServe({ env: home.env, home: home.home });
+    orphan = natsPidOf(home.home);
+    await serve.stop("SIGKILL");
+    assert(processAlive(orphan), "SIGKILL cannot clean up: the child outlives it");
+  } finally {
+    await home.cleanup();
+  }
+  assert(!processAlive(orphan), "the cleanup stopped it");
+});
+
 Deno.test("serve: bad config values exit 2 with the key path", async () => {
   const home = await tempHome();
   try {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
+import { stopProcessesOf } from "../../scripts/lib/processes.ts";
 
-/** A throwaway $STATION_HOME with an env for child processes; removed by cleanup(). */
+/** A throwaway $STATION_HOME with an env for child processes; removed, with every process of it, by cleanup(). */
 export interface TempHome {
   home: string;
   /** Environment for a child `stn`: this home, no inherited server discovery. */
@@ -19,6 +20,11 @@ export async function tempHome(): Promise<TempHome> {
     env,
     path: (...parts) => join(home, ...parts),
     writeConfig: (yaml) => Deno.writeTextFileSync(join(home, "config.yaml"), yaml),
-    cleanup: () => Deno.remove(home, { recursive: true }).catch(() => {}),
+    cleanup: async () => {
+      // A station killed by SIGKILL cannot stop its managed nats-server (the next stn on the home would):
+      // nothing a test started on this home may outlive it.
+      await stopProcessesOf(home);
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    },
   };
 }

@@ -145,7 +145,7 @@ export async function startServe(
 }
 
 /** True while the process exists and is not a zombie. */
-export { isAlive as processAlive } from "../../src/nats/server.ts";
+export { isAlive as processAlive } from "../../src/lib/process_alive.ts";
 
 /** Polls until cond() is true or the timeout passes; returns whether it became true. */
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {

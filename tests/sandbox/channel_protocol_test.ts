@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import {
-  encodeFrame,
-  FieldReader,
-  FieldWriter,
-  FRAME,
-  FrameDecoder,
-} from "../../src/sandbox/channel/protocol.ts";
+import { encodeFrame, FieldReader, FieldWriter, FrameDecoder } from "../../src/sandbox/channel/protocol.ts";
+import { ERROR_KIND, EXIT_FLAG, FRAME } from "../../src/sandbox/channel/protocol_table.ts";
 import { refusal } from "../../src/sandbox/channel/refusals.ts";
 
 Deno.test("channel protocol: frames survive any split of the stream; fields read back as written", () => {
@@ -91,4 +86,13 @@ Deno.test("channel protocol: the supervisor's refusals become the errors the doc
     assert.deepEqual([e.code, e.status], [code, status], e.message);
     assert.match(e.message, message);
   }
+});
+
+Deno.test("channel protocol: the table gives every frame type and every ERROR kind its own number", () => {
+  const distinct = (numbers: number[]) =>
+    assert.equal(new Set(numbers).size, numbers.length, String(numbers));
+  distinct(Object.values(FRAME));
+  distinct(Object.values(ERROR_KIND));
+  distinct(Object.values(EXIT_FLAG));
+  for (const code of Object.values(FRAME)) assert.ok(code > 0 && code < 256, `${code} fits the type byte`);
 });

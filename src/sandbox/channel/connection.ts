@@ -7,7 +7,8 @@ import { StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { deadline } from "../deadline.ts";
 import { demuxer, type ExecContext, execGroup, startExec } from "../exec.ts";
-import { encodeFrame, FieldReader, FRAME, type Frame, FrameDecoder, PROTOCOL_VERSION } from "./protocol.ts";
+import { encodeFrame, FieldReader, type Frame, FrameDecoder } from "./protocol.ts";
+import { FRAME, PROTOCOL_VERSION } from "./protocol_table.ts";
 import { SUPERVISOR_PATH } from "./supervisor_binary.ts";
 
 /** Receives the answers to one request, or the news that the channel is gone. */

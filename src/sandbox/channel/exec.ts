@@ -2,7 +2,8 @@ import { StationError } from "../../errors.ts";
 import type { ExecRequest, ExecResult } from "../backend.ts";
 import { Capped, execResult, execTarget, KILL_GRACE_MS } from "../exec.ts";
 import { type ChannelConnection, channelLost } from "./connection.ts";
-import { EXIT_LOST, FieldReader, FieldWriter, FRAME } from "./protocol.ts";
+import { FieldReader, FieldWriter } from "./protocol.ts";
+import { EXIT_FLAG, FRAME } from "./protocol_table.ts";
 import { refusal } from "./refusals.ts";
 
 /**
@@ -59,7 +60,7 @@ export function channelExec(conn: ChannelConnection, request: ExecRequest): Prom
           if (f.type !== FRAME.EXIT) return;
           const r = new FieldReader(f.payload);
           const code = r.i32();
-          if (r.u8() & EXIT_LOST) {
+          if (r.u8() & EXIT_FLAG.lost) {
             // The command killed the shim that followed its processes: only killing the channel's whole
             // group (lose → the owner's onLost) is sure to end them; this request hears lost() after.
             return conn.lose("the command killed the supervisor's process that was watching it");

@@ -7,7 +7,8 @@ import { deadline } from "../deadline.ts";
 import { deleteWorkspaceRefused, engineError, isDirectory, sizeMismatch } from "../errors.ts";
 import { WORKSPACE, workspacePath } from "../paths.ts";
 import type { ChannelConnection, Pending } from "./connection.ts";
-import { FieldReader, FieldWriter, FRAME, type Frame, MAX_DATA_FRAME } from "./protocol.ts";
+import { FieldReader, FieldWriter, type Frame } from "./protocol.ts";
+import { ENTRY_TYPES, FRAME, LIMITS } from "./protocol_table.ts";
 import { refusal, type RefusedOp } from "./refusals.ts";
 
 /** The answers of one request, taken in order; the channel's loss rejects the next take. */
@@ -76,8 +77,8 @@ export async function channelWrite(
     await expectOk(answers, callTimeoutMs, req, what);
     let sent = 0;
     const put = async (chunk: Uint8Array) => {
-      for (let at = 0; at < chunk.length && !answers.failed; at += MAX_DATA_FRAME) {
-        await conn.send(FRAME.WRITE_DATA, id, chunk.subarray(at, at + MAX_DATA_FRAME));
+      for (let at = 0; at < chunk.length && !answers.failed; at += LIMITS.max_data) {
+        await conn.send(FRAME.WRITE_DATA, id, chunk.subarray(at, at + LIMITS.max_data));
       }
     };
     if (data instanceof Uint8Array) {
@@ -106,8 +107,6 @@ export async function channelWrite(
     conn.done(id);
   }
 }
-
-const ENTRY_TYPES = ["file", "dir", "symlink", "other"] as const;
 
 /** Lists a workspace directory (recursive never descends into a symlink), sorted by path. */
 export async function channelList(

@@ -6,45 +6,8 @@ import { Buffer } from "node:buffer";
  * a frame means is the client's business.
  */
 
-/** The protocol version this stn speaks (the supervisor says its own in HELLO). */
-export const PROTOCOL_VERSION = 1;
-
-/** Frame types, both directions. */
-export const FRAME = {
-  // stn → supervisor
-  EXEC: 0x01,
-  KILL: 0x02,
-  SIGNAL: 0x03,
-  WRITE: 0x10,
-  WRITE_DATA: 0x11,
-  WRITE_ABORT: 0x12,
-  READ: 0x13,
-  READ_MORE: 0x14,
-  READ_CLOSE: 0x15,
-  LIST: 0x16,
-  DELETE: 0x17,
-  PING: 0x20,
-  // supervisor → stn
-  STDOUT: 0x82,
-  STDERR: 0x83,
-  EXIT: 0x84,
-  ERROR: 0x8f,
-  OK: 0x90,
-  SIZE: 0x91,
-  DATA: 0x92,
-  END: 0x93,
-  ENTRIES: 0x94,
-  HELLO: 0xa0,
-} as const;
-
-/** Bits of an EXIT frame's flags. */
-export const EXIT_KILLED = 1;
-export const EXIT_LOST = 2;
-
-/** The most data stn puts in one WRITE_DATA frame (the supervisor accepts 1 MiB + 64). */
-export const MAX_DATA_FRAME = 256 * 1024;
-// The largest frame stn accepts from the supervisor: DATA is at most 256 KiB, an ENTRIES frame a
-// little more; anything far bigger means the stream is not speaking this protocol.
+// The largest frame stn accepts from the supervisor: DATA is at most LIMITS.max_data, an ENTRIES
+// frame a little more; anything far bigger means the stream is not speaking this protocol.
 const MAX_INCOMING = 4 * 1024 * 1024;
 
 /** One decoded frame. */

@@ -6,7 +6,8 @@ import { deadline } from "../deadline.ts";
 import { fileChanged, tooLarge } from "../errors.ts";
 import { workspacePath } from "../paths.ts";
 import type { ChannelConnection, Pending } from "./connection.ts";
-import { FieldReader, FieldWriter, FRAME, type Frame } from "./protocol.ts";
+import { FieldReader, FieldWriter, type Frame } from "./protocol.ts";
+import { FRAME } from "./protocol_table.ts";
 import { refusal, type RefusedOp } from "./refusals.ts";
 
 // How much one READ_MORE asks for: the supervisor sends it in DATA frames of up to 256 KiB.

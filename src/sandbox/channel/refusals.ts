@@ -15,24 +15,7 @@ import {
   tooLarge,
 } from "../errors.ts";
 import { FieldReader } from "./protocol.ts";
-
-/** The supervisor's ERROR kinds (docs/sandbox_channel.md). */
-export const ERROR_KIND = {
-  not_found: 1,
-  is_directory: 2,
-  not_a_file: 3,
-  not_a_directory: 4,
-  too_large: 5,
-  unreadable: 6,
-  parent_symlink: 7,
-  final_symlink: 8,
-  path_changed: 9,
-  size_mismatch: 10,
-  io: 11,
-  exec_failed: 12,
-  protocol: 13,
-  file_changed: 14,
-} as const;
+import { ERROR_KIND } from "./protocol_table.ts";
 
 /** What the refused request was about, to word the error as the exec path words it. */
 export interface RefusedOp {
