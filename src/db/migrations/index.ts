@@ -8,6 +8,7 @@ import m0006 from "./0006_agents.ts";
 import m0007 from "./0007_agent_runs.ts";
 import m0008 from "./0008_events.ts";
 import m0014 from "./0014_agent_schedules.ts";
+import m0017 from "./0017_mcp_approvals.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0007,
   m0008,
   m0014,
+  m0017,
 ];
