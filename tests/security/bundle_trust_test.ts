@@ -13,8 +13,9 @@ import { manifestFor, type Member, tarGz } from "../environments/bundle_fixtures
 
 const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
 
-/** The error code a `--json` run ended with (the last line of its stdout). */
-const errorCode = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split("\n").pop()!).error?.code;
+/** The error code a `--json` run ended with (the last line of its stdout), or `(succeeded)`. */
+const errorCode = (r: { code: number; stdout: string }) =>
+  r.code === 0 ? "(succeeded)" : JSON.parse(r.stdout.trim().split("\n").pop()!).error?.code;
 
 /** An MCP config whose server writes `id` into `target` when started. */
 const hostileConfig = (target: string): Member => ({
