@@ -101,7 +101,7 @@ export const ERROR_CODES = {
   bundle_conflict: [
     409,
     1,
-    "a bundle would replace a stored workflow or agent of the same name: install with --force",
+    "a bundle would take over a stored workflow of the same id: install with --force",
   ],
   // Agent definitions
   agent_not_found: [
@@ -183,8 +183,7 @@ export const ERROR_CODES = {
   mcp_server_untrusted: [
     403,
     1,
-    "an MCP server is new or its launch (command, args, env, url, headers) changed since approved: " +
-    "`stn mcp approve`",
+    "an MCP server is new, or its launch changed since approved: not started (`stn mcp approve`)",
   ],
   mcp_server_not_found: [404, 1, "no MCP server of that name in the environment's configs"],
   // Agent runs
