@@ -105,6 +105,16 @@ export const ERROR_CODES = {
   bundle_too_large: [413, 1, "a bundle has too many members or too many bytes"],
   bundle_secret: [422, 1, "an MCP config holds a literal secret, so it cannot go into a bundle"],
   bundle_download_failed: [502, 1, "a bundle URL could not be downloaded"],
+  bundle_manifest_mismatch: [
+    400,
+    1,
+    "a bundle's manifest.json lists other agents, MCP servers or workflows than the archive holds",
+  ],
+  bundle_conflict: [
+    409,
+    1,
+    "a bundle would take over a stored workflow of the same id: install with --force",
+  ],
   // Agent definitions
   agent_not_found: [
     404,
@@ -182,6 +192,12 @@ export const ERROR_CODES = {
   mcp_tool_conflict: [409, 1, "two MCP servers of an environment offer a tool of the same name"],
   mcp_config_changed: [409, 1, "an MCP config file changed (or went) since the last `stn sync`"],
   mcp_sync_failed: [502, 1, "`stn sync`: some MCP configs or servers failed (the report lists each)"],
+  mcp_server_untrusted: [
+    403,
+    1,
+    "an MCP server is new, or its launch changed since approved: not started (`stn mcp approve`)",
+  ],
+  mcp_server_not_found: [404, 1, "no MCP server of that name in the environment's configs"],
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
   agent_run_finished: [409, 1, "the agent run has already ended"],

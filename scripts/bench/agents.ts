@@ -150,7 +150,7 @@ console.log(`    = ${(each / perTurn(tBare) * 100).toFixed(1)}% of a bare turn a
 // (c) The same run with the echo tool behind a real MCP server.
 const mcp = await startHttpMcpServer();
 await Deno.writeTextFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { bench: { url: mcp.url } } }));
-const synced = await syncMcpServers(db, { environment: "default", directory: dir });
+const synced = await syncMcpServers(db, { environment: "default", directory: dir }, { trust: true });
 if (synced.servers[0]?.status !== "ok") throw new Error(`MCP sync failed: ${JSON.stringify(synced)}`);
 const viaMcp = new AgentService({
   db,

@@ -3,7 +3,12 @@
 import type { Command } from "commander";
 import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";
-import type { BundleManifest, InstallResult } from "../contract/bundles.ts";
+import {
+  type BundleManifest,
+  type BundleServer,
+  describeStored,
+  type InstallResult,
+} from "../contract/bundles.ts";
 import { BUNDLE_LIMITS } from "../environments/bundle/layout.ts";
 import { StationError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";
@@ -12,7 +17,7 @@ import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalBytes } from "./local_files.ts";
 import { agentSyncLines } from "./agent.ts";
-import { mcpErrorLines, mcpSyncLines } from "./mcp_sync.ts";
+import { launchLines, mcpErrorLines, mcpSyncLines } from "./mcp_sync.ts";
 import { fields, note, render, type Style } from "./output.ts";
 
 /** Bundle commands sync only what they install, not the default environment at start-up. */
@@ -34,8 +39,11 @@ function manifestLines(m: BundleManifest): string[] {
   ]);
 }
 
-/** What the bundle's agents and MCP servers need where it is installed (manifests made by newer stn). */
-function needsLines(m: BundleManifest): string[] {
+/**
+ * What the bundle's agents need where it is installed (manifests made by newer stn), and what each of its
+ * MCP servers really launches, read from its config file.
+ */
+function needsLines(m: BundleManifest, servers: BundleServer[]): string[] {
   const lines: string[] = [];
   for (const a of m.agents ?? []) {
     const tools = a.tools.map((t) => t.server ? `${t.name} (${t.server})` : t.name);
@@ -47,12 +55,12 @@ function needsLines(m: BundleManifest): string[] {
     ];
     lines.push(`  agent ${a.name}: ${parts.join("; ")}`);
   }
-  for (const s of m.mcp_servers ?? []) {
-    const parts = [
-      ...(s.program ? [`runs ${s.program}`] : []),
-      s.variables.length ? `variables ${s.variables.join(", ")}` : "no variables",
-    ];
-    lines.push(`  mcp server ${s.name} (${s.transport}): ${parts.join("; ")}`);
+  for (const s of servers) {
+    const vars = s.variables.length ? `variables ${s.variables.join(", ")}` : "no variables";
+    lines.push(
+      `  mcp server ${s.name} (${s.launch?.transport ?? "malformed: never started"}, ${s.file}): ${vars}`,
+      ...(s.launch ? launchLines(s.launch) : []),
+    );
   }
   return lines.length ? ["needs:", ...lines] : [];
 }
@@ -102,9 +110,20 @@ function installText(r: InstallResult, style: Style): string[] {
   lines.push(
     `  agents: ${list(c.agents)}; mcp servers: ${list(c.mcp_servers)}; workflows: ${list(c.workflows)}`,
   );
+  for (const w of r.replaced.workflows) {
+    lines.push(`replaced ${describeStored(w)}: ${r.environment} is its source now`);
+  }
+  if (r.replaced.files.length) lines.push(`replaced files: ${r.replaced.files.join(", ")}`);
   const s = r.sync;
   // The install synced MCP servers, agents and workflows, in that order, as `stn sync` does.
-  lines.push(...mcpSyncLines(s.mcp_servers, style).map((l) => `synced ${l}`));
+  lines.push(...mcpSyncLines(s.mcp_servers, style).map((l) => l.startsWith(" ") ? l : `synced ${l}`));
+  const untrusted = s.mcp_servers.servers.filter((x) => x.status === "untrusted").map((x) => x.name);
+  if (untrusted.length) {
+    lines.push(
+      `mcp servers not approved, not started: ${untrusted.join(", ")}; check what each runs (above), then`,
+      `  stn env trust ${r.environment}   (or: stn mcp approve <server> --env ${r.environment})`,
+    );
+  }
   note((errStyle) => mcpErrorLines(s.mcp_servers, errStyle));
   lines.push(...agentSyncLines(s).filter((l) => l.startsWith("agents:")).map((l) => `synced ${l}`));
   lines.push(
@@ -155,7 +174,7 @@ export function bundleCommand(program: Command): void {
           NO_SYNC,
         );
         const { readBundle } = await import("../environments/bundle/unpack.ts");
-        const { manifest } = await readBundle(bytes);
+        const { manifest, servers } = await readBundle(bytes);
         try {
           await writeFileAtomic(target, bytes);
         } catch (err) {
@@ -163,44 +182,58 @@ export function bundleCommand(program: Command): void {
             hint: "check the path",
           });
         }
-        render({ path: target, size_bytes: bytes.length, manifest }, {
+        render({ path: target, size_bytes: bytes.length, manifest, servers }, {
           json: jsonMode(cmd),
           text: (
             r,
           ) => [
             `wrote ${opts.output ?? basename(target)} (${formatBytes(r.size_bytes)})`,
             ...manifestLines(r.manifest),
-            ...needsLines(r.manifest),
+            ...needsLines(r.manifest, r.servers),
           ],
         });
       },
     );
   bundle.command("inspect <file>")
-    .description("verify a bundle (paths, links, limits, checksums) and show its manifest; installs nothing")
+    .description(
+      "verify a bundle (paths, links, limits, checksums, the manifest's list of contents) and show it, with " +
+        "the command line each MCP server really runs; installs nothing",
+    )
     .action(async (file: string, _o: unknown, cmd: Command) => {
       const { readBundle } = await import("../environments/bundle/unpack.ts");
-      const { manifest } = await readBundle(await bundleBytes(file));
-      render({ valid: true, manifest }, {
+      const { manifest, servers } = await readBundle(await bundleBytes(file));
+      render({ valid: true, manifest, servers }, {
         json: jsonMode(cmd),
-        text: (r) => [...manifestLines(r.manifest), ...needsLines(r.manifest)],
+        text: (r) => [...manifestLines(r.manifest), ...needsLines(r.manifest, r.servers)],
       });
     });
   bundle.command("install <source> [env]")
     .description(
       "install a bundle (a file or an http(s) URL) into <env> (default: the bundle's name), then sync it; " +
-        "reports the variables still to set",
+        "its MCP servers are not started until approved (--trust, `stn env trust`, `stn mcp approve`); " +
+        "reports what each runs and the variables still to set",
     )
     .option(
       "-f, --force",
-      "install into an existing environment, replacing the bundle's files (variables.yml is kept)",
+      "install into an existing environment, replacing the bundle's files (variables.yml is kept), and " +
+        "take over stored workflows of the same ids (each is listed)",
     )
-    .action(async (source: string, env: string | undefined, opts: { force?: boolean }, cmd: Command) => {
-      const bytes = await bundleBytes(source);
-      const result = await withStation(
-        cmd,
-        (client) => installBundle(client, bytes, { environment: env, force: opts.force }),
-        NO_SYNC,
-      );
-      render(result, { json: jsonMode(cmd), text: installText });
-    });
+    .option("--trust", "approve the bundle's MCP servers as written, so the sync starts them")
+    .action(
+      async (
+        source: string,
+        env: string | undefined,
+        opts: { force?: boolean; trust?: boolean },
+        cmd: Command,
+      ) => {
+        const bytes = await bundleBytes(source);
+        const result = await withStation(
+          cmd,
+          (client) =>
+            installBundle(client, bytes, { environment: env, force: opts.force, trust: opts.trust }),
+          NO_SYNC,
+        );
+        render(result, { json: jsonMode(cmd), text: installText });
+      },
+    );
 }

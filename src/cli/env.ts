@@ -2,6 +2,7 @@
 
 import type { Command } from "commander";
 import {
+  approveMcpServers,
   copyEnvironment,
   createEnvironment,
   deleteEnvironment,
@@ -15,6 +16,7 @@ import {
 import type { EnvironmentDetails } from "../contract/environments.ts";
 import { usageError } from "../errors.ts";
 import { jsonMode, withStation } from "./context.ts";
+import { approvalLines } from "./mcp_sync.ts";
 import { fields, note, render, type Style, table } from "./output.ts";
 
 /** Environment commands need no start-up sync (their own answers are read from the folders). */
@@ -153,6 +155,15 @@ export function envCommand(program: Command): void {
     .action(async (name: string, _o: unknown, cmd: Command) => {
       const d = await withStation(cmd, (client) => showEnvironment(client, name), NO_SYNC);
       render(d, { json: jsonMode(cmd), text: environmentText });
+    });
+  env.command("trust <env>")
+    .description(
+      "approve every MCP server of the environment as its configs write them now (prints what each runs); " +
+        "then `stn sync <env>` starts them",
+    )
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      const r = await withStation(cmd, (client) => approveMcpServers(client, name), NO_SYNC);
+      render(r, { json: jsonMode(cmd), text: approvalLines });
     });
   env.command("create <env>").description("create an empty environment").action(
     async (name: string, _o: unknown, cmd: Command) => {

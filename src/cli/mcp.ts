@@ -5,7 +5,10 @@ import { usageError } from "../errors.ts";
 import { mcpToken } from "../mcp/server/token.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 import { answers } from "../client/discovery.ts";
-import { commandConfig, withStation } from "./context.ts";
+import { approveMcpServers } from "../client/environments.ts";
+import { commandConfig, jsonMode, withStation } from "./context.ts";
+import { approvalLines } from "./mcp_sync.ts";
+import { render } from "./output.ts";
 
 const CLIENTS = ["claude", "cursor", "vscode"] as const;
 type McpClient = typeof CLIENTS[number];
@@ -33,7 +36,7 @@ function snippet(client: McpClient, name: string, e: Entry): Record<string, unkn
   return client === "vscode" ? { servers: { [name]: e } } : { mcpServers: { [name]: e } };
 }
 
-/** `stn mcp stdio` and `stn mcp config`. */
+/** `stn mcp stdio`, `stn mcp config` and `stn mcp approve`. */
 export function mcpCommand(program: Command): void {
   const mcp = program.command("mcp").description("connect MCP clients (Claude, Cursor, VS Code) to stn");
 
@@ -46,6 +49,20 @@ export function mcpCommand(program: Command): void {
       // The MCP server (its SDK and the in-process API) loads only for this command.
       const { serveStdio } = await import("../mcp/server/mod.ts");
       await withStation(cmd, (client) => serveStdio(client));
+    });
+
+  mcp.command("approve <server>")
+    .description(
+      "approve an MCP server of an environment as its config writes it now (command, args, env, url, " +
+        "headers), so sync, agents and workflows may start it; a later change needs approving again",
+    )
+    .option("--env <name>", "the environment (default: workflows.environment from config)")
+    .action(async (server: string, opts: { env?: string }, cmd: Command) => {
+      const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
+      const r = await withStation(cmd, (client) => approveMcpServers(client, environment, server), {
+        embeddedFlags: { "workflows.sync_on_start": false },
+      });
+      render(r, { json: jsonMode(cmd), text: approvalLines });
     });
 
   mcp.command("config")

@@ -14,10 +14,15 @@ export function syncCommand(program: Command): void {
       "load an environment's MCP server configs (discovering their tools), agents/*.prompt and " +
         "workflows/*.workflow.{yaml,yml,json} into the station (default env: workflows.environment)",
     )
-    .action(async (environment: string | undefined, _o: unknown, cmd: Command) => {
+    .option(
+      "--trust",
+      "approve every MCP server the environment's configs define, as written now, before syncing " +
+        "(without it a server not approved is reported with what it runs, and not started)",
+    )
+    .action(async (environment: string | undefined, opts: { trust?: boolean }, cmd: Command) => {
       // An embedded runtime would sync at its own start and this report would then say "unchanged" for
       // everything it just created; this command is the sync, so that start-up one is switched off.
-      const report = await withStation(cmd, (client) => syncWorkflows(client, environment), {
+      const report = await withStation(cmd, (client) => syncWorkflows(client, environment, opts), {
         embeddedFlags: { "workflows.sync_on_start": false },
       });
       const view = {

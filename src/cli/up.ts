@@ -64,6 +64,12 @@ function upText(r: UpResult & { bundle?: UpBundleResult }): string[] {
         : `bundle: environment ${b.environment} is already there (installed on the first start); kept`,
     );
     if (b.missing.length) lines.push(`  variables still to set there: ${b.missing.join(", ")}`);
+    if (b.untrusted.length) {
+      lines.push(
+        `  mcp servers not approved, not started: ${b.untrusted.join(", ")} ` +
+          `(\`stn sync ${b.environment}\` shows what each runs; \`stn env trust ${b.environment}\` approves them)`,
+      );
+    }
   }
   if (r.token) {
     lines.push("", `API token (shown once; stn commands on this host use it by themselves): ${r.token}`);
@@ -104,6 +110,10 @@ export function upCommands(program: Command): void {
       "install this bundle (stn bundle create) into the station's environments on its first start",
     )
     .option("--bundle-env <env>", "the environment the bundle goes into (default: the bundle's name)")
+    .option(
+      "--trust",
+      "approve the bundle's MCP servers as written, so they start (else `stn env trust` later)",
+    )
     .option("--rebuild", "build the image again even if it exists")
     .option("--timeout <seconds>", "how long to wait for /health", "120")
     .action(async (opts: {
@@ -117,19 +127,22 @@ export function upCommands(program: Command): void {
       timeout: string;
       bundle?: string;
       bundleEnv?: string;
+      trust?: boolean;
     }, cmd: Command) => {
       const config = commandConfig(cmd);
       const api = port(opts.port);
-      if (opts.bundleEnv && !opts.bundle) {
-        throw usageError(
-          "invalid_usage",
-          "--bundle-env needs --bundle",
-          "e.g. --bundle team.tar.gz --bundle-env team",
-        );
+      for (const [flag, given] of [["--bundle-env", opts.bundleEnv], ["--trust", opts.trust]] as const) {
+        if (given && !opts.bundle) {
+          throw usageError(
+            "invalid_usage",
+            `${flag} needs --bundle`,
+            "e.g. --bundle team.tar.gz --bundle-env team",
+          );
+        }
       }
       // Checked before anything is built or started: a bad bundle costs nothing.
       const bundle = opts.bundle
-        ? await readUpBundle(opts.bundle, opts.workspace, opts.bundleEnv)
+        ? await readUpBundle(opts.bundle, opts.workspace, opts.bundleEnv, Boolean(opts.trust))
         : undefined;
       if (api > 65533) {
         throw usageError(

@@ -11,6 +11,7 @@ import {
   UnsetVariableResult,
   VariableList,
 } from "../contract/environments.ts";
+import { McpApprovals } from "../contract/sync.ts";
 import { StationError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 import { hex } from "../lib/hex.ts";
@@ -46,6 +47,18 @@ export function copyEnvironment(
 /** Deletes an environment folder. */
 export function deleteEnvironment(client: StationClient, name: string) {
   return client.json("DELETE", envPath(name), { schema: DeletedEnvironment });
+}
+
+/** Approves an MCP server of an environment (or, without one, all of them) as its config writes it now. */
+export function approveMcpServers(
+  client: StationClient,
+  environment: string,
+  server?: string,
+): Promise<McpApprovals> {
+  const path = server === undefined
+    ? `${envPath(environment)}/trust`
+    : `${envPath(environment)}/mcp-servers/${encodeURIComponent(server)}/approve`;
+  return client.json("POST", path, { schema: McpApprovals });
 }
 
 /** The variables of an environment (secrets masked by the server). */
@@ -102,12 +115,16 @@ export async function createBundle(
 export async function installBundle(
   client: StationClient,
   bytes: Uint8Array,
-  options: { environment?: string; force?: boolean } = {},
+  options: { environment?: string; force?: boolean; trust?: boolean } = {},
 ): Promise<InstallResult> {
   const res = await client.fetch("POST", "/api/v1/bundles/install", {
     body: bytes as Uint8Array<ArrayBuffer>,
     headers: { "content-type": "application/gzip" },
-    query: { environment: options.environment, force: options.force ? "true" : undefined },
+    query: {
+      environment: options.environment,
+      force: options.force ? "true" : undefined,
+      trust: options.trust ? "true" : undefined,
+    },
   });
   return parseAnswer(InstallResult, await res.json(), "POST /api/v1/bundles/install");
 }

@@ -83,9 +83,13 @@ export async function purgeWorkflow(
 const SYNC_TIMEOUT_MS = 10 * 60_000;
 
 /** Syncs an environment's files: MCP configs, then workflows (default: the configured environment). */
-export function syncWorkflows(client: StationClient, environment?: string): Promise<SyncReport> {
+export function syncWorkflows(
+  client: StationClient,
+  environment?: string,
+  options: { trust?: boolean } = {},
+): Promise<SyncReport> {
   return client.json("POST", "/api/v1/sync", {
-    body: environment ? { environment } : {},
+    body: { ...(environment ? { environment } : {}), ...(options.trust ? { trust: true } : {}) },
     schema: SyncReport,
     signal: AbortSignal.timeout(SYNC_TIMEOUT_MS),
   });

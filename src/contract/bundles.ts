@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import { NeededVariable } from "./environments.ts";
-import { SyncReport } from "./sync.ts";
+import { McpLaunch, SyncReport } from "./sync.ts";
 
 /** One file a bundle carries, with its checksum. */
 export const BundleFile = z.strictObject({
@@ -47,6 +47,15 @@ export const BundleManifest = z.looseObject({
 }).meta({ id: "BundleManifest" });
 export type BundleManifest = z.infer<typeof BundleManifest>;
 
+/** An MCP server of a bundle with what it really launches, read from its config (never a manifest's claim). */
+export const BundleServer = z.looseObject({
+  name: z.string(),
+  file: z.string(),
+  variables: z.array(z.string()),
+  launch: McpLaunch.optional().describe("absent when the entry is malformed (it is not started)"),
+}).meta({ id: "BundleServer" });
+export type BundleServer = z.infer<typeof BundleServer>;
+
 /** POST /api/v1/bundles: pack an environment (the answer is the .tar.gz). */
 export const CreateBundleBody = z.strictObject({
   environment: z.string().min(1),
@@ -60,7 +69,11 @@ export const InstallBundleQuery = z.object({
     "environment to install into (default: the bundle's name)",
   ),
   force: z.enum(["true", "false"]).optional().describe(
-    "install into an existing environment, replacing the bundle's files (variables.yml is kept)",
+    "install into an existing environment, replacing the bundle's files (variables.yml is kept), and " +
+      "take over stored workflows of the same ids",
+  ),
+  trust: z.enum(["true", "false"]).optional().describe(
+    "approve the bundle's MCP servers as written, so the sync that follows starts them",
   ),
 });
 
@@ -71,8 +84,27 @@ export const InstallResult = z.looseObject({
   created: z.boolean().describe("false when an existing environment was updated (force)"),
   files: z.array(z.string()),
   manifest: BundleManifest,
+  servers: z.array(BundleServer)
+    .describe("its MCP servers with what each really launches, read from the configs"),
+  replaced: z.looseObject({
+    workflows: z.array(z.looseObject({
+      id: z.string(),
+      version: z.number(),
+      source: z.enum(["api", "file"]),
+      environment: z.string().nullable(),
+    })).describe("stored workflows of the same ids the bundle took over (force)"),
+    files: z.array(z.string()).describe("files of the existing environment written over (force)"),
+  }),
   variables: z.array(NeededVariable),
   missing: z.array(z.string()).describe("variables still to set: `stn env vars set <env> NAME -`"),
   sync: SyncReport,
 }).meta({ id: "BundleInstallResult" });
 export type InstallResult = z.infer<typeof InstallResult>;
+
+/** A stored workflow a bundle takes over, for people: `workflow deploy (v3, from environment default's files)`. */
+export function describeStored(
+  w: { id: string; version: number; source: "api" | "file"; environment: string | null },
+): string {
+  const from = w.source === "api" ? "saved through the API" : `from environment ${w.environment}'s files`;
+  return `workflow ${w.id} (v${w.version}, ${from})`;
+}

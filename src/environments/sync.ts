@@ -8,16 +8,18 @@ import { requireEnvironment } from "./names.ts";
 /**
  * DeclarativeSync of one environment, the one path `stn sync`, `POST /api/v1/sync` and a bundle install
  * take: MCP servers first (their discovery fills the tool catalogue that agents are validated against),
- * then agents, then workflows (whose agent steps are checked against the agents).
+ * then agents, then workflows (whose agent steps are checked against the agents). `trust` approves
+ * the environment's MCP servers as written first; without it an unapproved server is not started.
  */
 export async function syncWholeEnvironment(
   db: Database,
   workflows: WorkflowStore,
   environmentsDir: string,
   environment: string,
+  options: { trust?: boolean } = {},
 ): Promise<SyncReport & { mcp_servers: McpSyncReport }> {
   const directory = await requireEnvironment(environmentsDir, environment);
-  const mcp_servers = await syncMcpServers(db, { environment, directory });
+  const mcp_servers = await syncMcpServers(db, { environment, directory }, { trust: options.trust });
   const report = await syncEnvironment(workflows, environmentsDir, environment, {
     db,
     agents: { knownTools: knownMcpTools(db, environment) },

@@ -8,3 +8,5 @@ export { syncMcpServers } from "./sync.ts";
 export type { McpSyncOptions, McpSyncTarget } from "./sync.ts";
 export { openMcpToolbox } from "./toolbox.ts";
 export type { McpToolboxOptions } from "./toolbox.ts";
+export { approveEnvironment, isApproved, launchOf } from "./trust.ts";
+export type { McpApproval } from "./trust.ts";

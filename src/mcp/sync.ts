@@ -19,13 +19,15 @@ import {
   variableSource,
 } from "../environments/variables.ts";
 import { displayTemplate, renderServer } from "./config/render.ts";
+import { approveServers, isApproved, launchOf, untrustedError } from "./trust.ts";
 
 /**
  * DeclarativeSync of MCP servers (runs before agents and workflows, whose validation reads the tool
  * catalogue): the environment's config files are the source of truth. Each server is started and asked
  * for its tools, time-boxed and one at a time per slot; a server that fails is reported and keeps the
  * tools found before, without stopping the others. Servers whose file or entry is gone are removed with
- * their tools; a file that cannot be read or parsed leaves its stored servers as they were.
+ * their tools; a file that cannot be read or parsed leaves its stored servers as they were. A server
+ * whose launch is not approved (trust.ts) is recorded but not started: `untrusted`, keeping its tools.
  */
 
 /** Where an environment's configs live. */
@@ -39,6 +41,8 @@ export interface McpSyncTarget {
 export interface McpSyncOptions {
   /** Time per server for starting, the handshake and listing its tools (default 60 s). */
   timeoutMs?: number;
+  /** Approve every server as its config writes it now before syncing (`stn sync --trust`). */
+  trust?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -86,6 +90,8 @@ export async function syncMcpServers(
     }
   }
 
+  if (options.trust) approveServers(db, environment, templates.map(({ t }) => t));
+
   let vars: VariableSource | undefined;
   try {
     vars = variableSource(directory, await readVariables(directory));
@@ -112,6 +118,10 @@ export async function syncMcpServers(
       template: displayTemplate(t),
       synced_at: now,
     };
+    if (!isApproved(db, environment, t)) {
+      const e = untrustedError(environment, t);
+      return { server: { ...base, error: { code: e.code, message: e.message, hint: e.hint! } } };
+    }
     if (!vars) {
       const error = { code: "variables_invalid", message: "variables.yml is malformed (see the errors)" };
       return { server: { ...base, error } };
@@ -148,12 +158,17 @@ export async function syncMcpServers(
   }
 
   return {
-    servers: writes.map(({ server: s }) => ({
+    servers: writes.map(({ server: s }, i) => ({
       name: s.name,
       file: s.config_file,
       transport: s.transport,
-      status: s.error ? "failed" as const : "ok" as const,
+      status: !s.error
+        ? "ok" as const
+        : s.error.code === "mcp_server_untrusted"
+        ? "untrusted" as const
+        : "failed" as const,
       tools: tools.filter((t) => t.server === s.name).map((t) => t.exposed_name),
+      launch: launchOf(templates[i].t),
       ...(s.error ? { error: s.error } : {}),
     })),
     removed,

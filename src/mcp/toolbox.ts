@@ -9,6 +9,7 @@ import { readMcpConfigFile } from "./config/files.ts";
 import { masker } from "../environments/placeholders.ts";
 import { renderServer } from "./config/render.ts";
 import { readVariables, variableSource } from "../environments/variables.ts";
+import { isApproved, untrustedError } from "./trust.ts";
 
 /**
  * The MCP tools of one agent run: the servers offering the requested tools are connected (their configs
@@ -71,8 +72,15 @@ function resolveTools(db: Database, environment: string, names: string[]): McpTo
   });
 }
 
-/** Reads a server's config file again, checks it is the one synced, fills its placeholders and connects. */
-async function connect(server: McpServerRecord, options: McpToolboxOptions): Promise<McpConnection> {
+/**
+ * Reads a server's config file again, checks it is the one synced and that its launch is approved, fills
+ * its placeholders and connects.
+ */
+async function connect(
+  db: Database,
+  server: McpServerRecord,
+  options: McpToolboxOptions,
+): Promise<McpConnection> {
   const changed = (why: string) =>
     new StationError("mcp_config_changed", `MCP server ${server.name}: ${why} since the last sync`, {
       hint: `run \`stn sync ${server.environment}\` so the tools agents use match the config`,
@@ -83,6 +91,7 @@ async function connect(server: McpServerRecord, options: McpToolboxOptions): Pro
   }
   const template = read.servers.find((s) => s.name === server.name);
   if (!template) throw changed(`its entry left ${server.config_file}`);
+  if (!isApproved(db, server.environment, template)) throw untrustedError(server.environment, template);
   const envDir = environmentDirOf(server.config_file);
   const vars = variableSource(envDir, await readVariables(envDir), options.variables);
   const { spec, secrets } = renderServer(template, vars);
@@ -105,7 +114,7 @@ export async function openMcpToolbox(
   if (options.signal?.aborted) throw new StationError("canceled", "opening MCP tools was canceled");
   const serverNames = [...new Set(wanted.map((t) => t.server))];
   const servers = listMcpServers(db, environment).filter((s) => serverNames.includes(s.name));
-  const opened = await Promise.allSettled(servers.map((s) => connect(s, options)));
+  const opened = await Promise.allSettled(servers.map((s) => connect(db, s, options)));
   const connections = new Map<string, McpConnection>();
   opened.forEach((r, i) => r.status === "fulfilled" && connections.set(servers[i].name, r.value));
   const close = async () => {

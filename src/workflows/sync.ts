@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import { agentReferenceIssues } from "./definition/agent_refs.ts";
 import { idFromFileName, WORKFLOW_FILE } from "./definition/file_name.ts";
 import { validateSource } from "./definition/load.ts";
-import { parseSource } from "./definition/source.ts";
+import { claimedWorkflowId } from "./definition/source.ts";
 import type { WorkflowStore } from "./store.ts";
 
 /**
@@ -45,17 +45,6 @@ export interface SyncReport {
 /** The workflows folder of an environment. */
 export function environmentWorkflowsDir(environmentsDir: string, environment: string): string {
   return join(environmentsDir, environment, "workflows");
-}
-
-/** The id an invalid file would have had, so its stored workflow is not disabled as "removed". */
-function claimedId(text: string, file: string): string | undefined {
-  const parsed = parseSource(text);
-  if (!("error" in parsed)) {
-    const v = parsed.value as Record<string, unknown> | null;
-    if (v && typeof v === "object" && typeof v.id === "string") return v.id;
-    if (v && typeof v === "object" && typeof v.workflowId === "string") return v.workflowId;
-  }
-  return idFromFileName(file);
 }
 
 /** Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its workflows. */
@@ -130,7 +119,7 @@ export async function syncEnvironment(
     const result = validateSource(text, { fileName: file });
     if (result.valid) result.errors.push(...agentReferenceIssues(text, environment, agentsOf));
     if (result.errors.length || !result.definition) {
-      const id = claimedId(text, file);
+      const id = claimedWorkflowId(text, file);
       if (id) present.add(id);
       report.invalid.push({ file, errors: result.errors });
       continue;

@@ -54,6 +54,7 @@ async function setup(): Promise<Setup> {
     }),
   );
   const report = await syncMcpServers(h.db, { environment: "default", directory: dir }, {
+    trust: true,
     timeoutMs: 15_000,
   });
   assertEquals(report.servers.map((s) => s.status), ["ok", "ok"]);

@@ -232,6 +232,10 @@ Deno.test("env vars and bundles through the real stn: secrets masked in CLI, API
         assertStringIncludes(r.stdout, "installed environment shared");
         assertStringIncludes(r.stdout, "variables still to set: FILESYSTEM_ROOT, GITHUB_TOKEN");
         assertStringIncludes(r.stdout, "stn env vars set shared GITHUB_TOKEN -");
+        // The bundle's own server waits for approval, showing what it runs; stn init's example is trusted.
+        assertStringIncludes(r.stdout, "mcp server github (stdio): not approved, not started");
+        assertStringIncludes(r.stdout, "runs: github-mcp\n    env: GITHUB_TOKEN={{ .GITHUB_TOKEN }}");
+        assertStringIncludes(r.stdout, "synced mcp server filesystem (stdio): failed:");
         const show = (home: TempHome, env: string) =>
           ok(home, ["env", "show", env, "--json"]).then((x) => JSON.parse(x.stdout));
         const [from, to] = [await show(a, "default"), await show(b, "shared")];
@@ -257,8 +261,11 @@ Deno.test("env vars and bundles through the real stn: secrets masked in CLI, API
           "install",
           `http://127.0.0.1:${server.addr.port}/default.tar.gz`,
           "fromurl",
+          "--force",
         ]);
         assertStringIncludes(r.stdout, "installed environment fromurl");
+        // Its workflow `hello` was stored from `shared`: --force takes it over, and says so.
+        assertStringIncludes(r.stdout, "replaced workflow hello (v1, from environment shared's files)");
       } finally {
         await server.shutdown();
       }

@@ -69,9 +69,10 @@ Deno.test("e2e: the example environment synced and run end to end (three agents,
     return r.stdout;
   };
   try {
-    // `stn serve` synced the environment at start; `stn sync` reports it all in place, the npm
-    // filesystem server's tools discovered (npx starts it; cached after the first fetch).
-    const synced = await stn("sync");
+    // `stn serve` synced the environment at start; `stn sync --trust` (as the README tour runs it)
+    // approves the example's MCP server and reports it all in place, the npm filesystem server's tools
+    // discovered (npx starts it; cached after the first fetch).
+    const synced = await stn("sync", "--trust");
     assertStringIncludes(synced, "mcp server fs (stdio): 14 tool(s)");
     assertStringIncludes(synced, "agents: 0 created, 0 updated, 3 unchanged, 0 deleted, 0 invalid");
     assertStringIncludes(synced, "audit-and-report");

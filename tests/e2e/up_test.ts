@@ -227,6 +227,7 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
       installed: true,
       files: ["agents/helper.prompt", "workflows/greet.workflow.yaml"],
       missing: [],
+      untrusted: [],
     });
     const teamShown = JSON.parse((await stn("env", "show", "team", "--json")).stdout);
     assertEquals(teamShown.agents.map((a: { name: string; synced: string }) => [a.name, a.synced]), [[
@@ -242,6 +243,7 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
       installed: false,
       files: [],
       missing: [],
+      untrusted: [],
     });
     // A workspace with its own environments/ (read-only in the container) cannot take a bundle.
     const refused = await stn("up", "--name", bundled, "--bundle", bundleFile);

@@ -16,7 +16,26 @@ export interface Member {
 const bytesOf = (b: string | Uint8Array | undefined) =>
   typeof b === "string" ? new TextEncoder().encode(b) : b ?? new Uint8Array();
 
-/** A manifest listing `files` with their real checksums (`lie` changes one listed checksum). */
+/** What the files hold, as an honest manifest lists it: agents and workflows by file name, MCP servers by name. */
+function contentsOf(files: Member[]): Record<string, string[]> {
+  const stem = (f: Member, re: RegExp) => f.name.split("/").pop()!.replace(re, "");
+  const plain = files.filter((f) => (f.type ?? "file") === "file");
+  return {
+    agents: plain.filter((f) => f.name.startsWith("agents/")).map((f) => stem(f, /\.prompt$/)),
+    mcp_servers: plain.filter((f) => f.name.endsWith(".json") && !f.name.startsWith("workflows/")).flatMap(
+      (f) => {
+        try {
+          return Object.keys(JSON.parse(new TextDecoder().decode(bytesOf(f.body))).mcpServers ?? {});
+        } catch {
+          return [];
+        }
+      },
+    ),
+    workflows: plain.filter((f) => f.name.startsWith("workflows/")).map((f) => stem(f, /\.workflow\.\w+$/)),
+  };
+}
+
+/** A manifest listing `files` with their real checksums and contents (`extra` overrides any field). */
 export function manifestFor(files: Member[], extra: Record<string, unknown> = {}): Member {
   const manifest = {
     format: "stn-bundle/1",
@@ -24,7 +43,7 @@ export function manifestFor(files: Member[], extra: Record<string, unknown> = {}
     version: "1.0.0",
     stn_version: "0.0.0",
     created_at: new Date(0).toISOString(),
-    contents: { agents: [], mcp_servers: [], workflows: [] },
+    contents: contentsOf(files),
     variables: [],
     files: files.filter((f) => (f.type ?? "file") === "file").map((f) => ({
       path: f.name,

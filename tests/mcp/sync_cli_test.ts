@@ -33,7 +33,7 @@ async function homeWithServers() {
 Deno.test("stn sync: each MCP server with its tools or its error, config problems with file:line, exit 1", async () => {
   const home = await homeWithServers();
   try {
-    const sync = await runStn(["sync"], { env: home.env });
+    const sync = await runStn(["sync", "--trust"], { env: home.env });
     assertEquals(sync.code, 1, sync.stderr);
     assertMatch(sync.stdout, /^mcp server local \(stdio\): 8 tool\(s\): __big, __echo, __env, /m);
     assertMatch(
@@ -68,7 +68,7 @@ Deno.test("POST /api/v1/sync: the report's mcp_servers section, synced before th
   const home = await homeWithServers();
   const t = await startTestStation({ home, configYaml: "workflows:\n  sync_on_start: false\n" });
   try {
-    const report = await syncWorkflows(t.client, "default");
+    const report = await syncWorkflows(t.client, "default", { trust: true });
     const byName = Object.fromEntries(report.mcp_servers.servers.map((s) => [s.name, s]));
     assertEquals([byName.local.status, byName.local.tools.length, byName.gone.status], ["ok", 8, "failed"]);
     assertEquals(report.mcp_servers.errors.map((e) => [e.code, e.line]), [["mcp_config_invalid", 3]]);

@@ -62,6 +62,7 @@ Deno.test("mcp sync: tools discovered over stdio and HTTP, a failing server repo
     });
 
     const report = await syncMcpServers(db, { environment: "default", directory: dir }, {
+      trust: true,
       timeoutMs: 20_000,
     });
     const byName = Object.fromEntries(report.servers.map((s) => [s.name, s]));
@@ -123,7 +124,10 @@ Deno.test("mcp sync: a tool offered by two servers is an error naming both; remo
     await write(dir, "a.json", { mcpServers: { one: stdioServerEntry() } });
     await write(dir, "mcp-configs/b.json", { mcpServers: { two: stdioServerEntry() } });
     await write(dir, "mcp-configs/c.json", { mcpServers: { web: { url: http.url } } });
-    const first = await syncMcpServers(db, { environment: "dup", directory: dir }, { timeoutMs: 15_000 });
+    const first = await syncMcpServers(db, { environment: "dup", directory: dir }, {
+      trust: true,
+      timeoutMs: 15_000,
+    });
     assertEquals(first.servers.map((s) => s.status), ["ok", "ok", "ok"]);
     const conflicts = first.errors.filter((e) => e.code === "mcp_tool_conflict");
     assertEquals(conflicts.length, TOOLS.length);
@@ -142,7 +146,10 @@ Deno.test("mcp sync: a tool offered by two servers is an error naming both; remo
     // Server two's file goes, then server web's entry goes from its file: their tools go with them.
     await Deno.remove(join(dir, "mcp-configs/b.json"));
     await write(dir, "mcp-configs/c.json", { mcpServers: {} });
-    const second = await syncMcpServers(db, { environment: "dup", directory: dir }, { timeoutMs: 15_000 });
+    const second = await syncMcpServers(db, { environment: "dup", directory: dir }, {
+      trust: true,
+      timeoutMs: 15_000,
+    });
     assertEquals([second.removed.sort(), second.errors], [["two", "web"], []]);
     assertEquals(listMcpServers(db, "dup").map((s) => s.name), ["one"]);
     assertEquals(listMcpTools(db, "dup").map((t) => t.exposed_name), exposed());
@@ -150,10 +157,13 @@ Deno.test("mcp sync: a tool offered by two servers is an error naming both; remo
 
     // A server that fails keeps the tools found before; a malformed file keeps its servers as stored.
     await write(dir, "mcp-configs/c.json", { mcpServers: { web: { url: http.url } } });
-    await syncMcpServers(db, { environment: "dup", directory: dir }, { timeoutMs: 15_000 });
+    await syncMcpServers(db, { environment: "dup", directory: dir }, { trust: true, timeoutMs: 15_000 });
     await http.close();
     await write(dir, "a.json", '{"mcpServers": {"one": ');
-    const third = await syncMcpServers(db, { environment: "dup", directory: dir }, { timeoutMs: 3_000 });
+    const third = await syncMcpServers(db, { environment: "dup", directory: dir }, {
+      trust: true,
+      timeoutMs: 3_000,
+    });
     assertEquals(third.removed, []);
     assertEquals(third.errors.map((e) => [e.code, e.line]), [["mcp_config_invalid", 1]]);
     const web = third.servers.find((s) => s.name === "web")!;
@@ -161,7 +171,10 @@ Deno.test("mcp sync: a tool offered by two servers is an error naming both; remo
     assertEquals(listMcpServers(db, "dup").map((s) => s.name), ["one", "web"]);
     // A malformed variables.yml is the file's own error, with its line once; no server is started.
     await write(dir, "variables.yml", "A: 1\nB: [2]\n");
-    const fourth = await syncMcpServers(db, { environment: "dup", directory: dir }, { timeoutMs: 3_000 });
+    const fourth = await syncMcpServers(db, { environment: "dup", directory: dir }, {
+      trust: true,
+      timeoutMs: 3_000,
+    });
     assertEquals(fourth.errors.filter((e) => e.code !== "mcp_config_invalid"), [{
       file: join(dir, "variables.yml"),
       line: 2,
@@ -185,7 +198,10 @@ Deno.test("mcp sync: a server that never answers is time-boxed and reported as m
   try {
     await write(dir, "slow.json", { mcpServers: { hanging: { command: "sleep", args: ["30"] } } });
     const started = Date.now();
-    const report = await syncMcpServers(db, { environment: "default", directory: dir }, { timeoutMs: 500 });
+    const report = await syncMcpServers(db, { environment: "default", directory: dir }, {
+      trust: true,
+      timeoutMs: 500,
+    });
     assertEquals(report.servers.map((s) => [s.name, s.status, s.error?.code]), [[
       "hanging",
       "failed",

@@ -34,7 +34,10 @@ async function syncedEnv(): Promise<Env> {
       },
     }),
   );
-  const report = await syncMcpServers(db, { environment: "default", directory: dir }, { timeoutMs: 15_000 });
+  const report = await syncMcpServers(db, { environment: "default", directory: dir }, {
+    trust: true,
+    timeoutMs: 15_000,
+  });
   assertEquals(report.servers.map((s) => s.status), ["ok", "ok", "ok"]);
   await Deno.remove(spareStarts);
   return {
@@ -142,7 +145,7 @@ Deno.test("mcp toolbox: aborting a call cancels it on the server (stdio and HTTP
   }
 });
 
-Deno.test("mcp toolbox: unknown tools, a config changed since sync and a variable gone are clear errors", async () => {
+Deno.test("mcp toolbox: unknown tools, an unapproved server, a config changed since sync and a variable gone are clear errors", async () => {
   const env = await syncedEnv();
   try {
     const unknown = await openMcpToolbox(env.db, "default", ["__echo", "__ecoh", "__nope"]).catch((e) => e);
@@ -165,6 +168,15 @@ Deno.test("mcp toolbox: unknown tools, a config changed since sync and a variabl
       variables: { CANCEL_LOG: env.cancelLog },
     });
     await box.close();
+
+    // A catalogue synced before approvals existed (an upgraded station), or an approval gone: the run
+    // starts nothing and names the command that approves the server.
+    env.db.exec("DELETE FROM mcp_approvals WHERE server = 'spare'");
+    const untrusted = await openMcpToolbox(env.db, "default", ["__z_echo"]).catch((e) => e);
+    assert(untrusted instanceof StationError);
+    assertEquals(untrusted.code, "mcp_server_untrusted");
+    assertStringIncludes(untrusted.hint!, "stn mcp approve spare --env default");
+    assertEquals(await Deno.stat(env.spareStarts).then(() => true, () => false), false);
 
     // The config file was edited after the sync: the run is told to sync first.
     await Deno.writeTextFile(join(env.dir, "servers.json"), JSON.stringify({ mcpServers: {} }));

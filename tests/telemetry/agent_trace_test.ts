@@ -59,7 +59,7 @@ Deno.test("traces: an agent step's run, its model calls and its tool calls (MCP,
   try {
     const client = new StationClient(serve.url);
     // The MCP config is synced before the agents, so Boss's tools are known.
-    await client.json("POST", "/api/v1/sync", { body: {} });
+    await client.json("POST", "/api/v1/sync", { body: { trust: true } });
     const run = await startRun(client, {
       definition: {
         id: "asked",

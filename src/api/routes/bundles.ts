@@ -15,7 +15,7 @@ import { hex } from "../../lib/hex.ts";
 /**
  * /api/v1/bundles: an environment packed as a .tar.gz (agents, MCP configs, workflows and a manifest
  * with checksums; never variables.yml), and installing one — checked whole before a byte is written,
- * then synced.
+ * then synced: its MCP servers start only once approved (`trust=true`, or `stn mcp approve` later).
  */
 
 const tags = ["bundles"];
@@ -60,6 +60,8 @@ const install = createRoute({
       "invalid_request",
       "invalid_environment",
       "environment_exists",
+      "bundle_conflict",
+      "bundle_manifest_mismatch",
       "bundle_invalid",
       "bundle_too_large",
       "unsafe_path",
@@ -112,13 +114,20 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
     const installed = await installBundle(dir, bytes, {
       environment: query.environment,
       force: query.force === "true",
+      storedWorkflow: (id) => {
+        if (!ctx.workflows.has(id)) return undefined;
+        const { version, source, environment } = ctx.workflows.record(id);
+        return { id, version, source, environment };
+      },
     });
     log.info("bundle installed", {
       environment: installed.environment,
       files: installed.files.length,
       missing_variables: installed.missing.length,
     });
-    const sync = await syncWholeEnvironment(ctx.db, ctx.workflows, dir, installed.environment);
+    const sync = await syncWholeEnvironment(ctx.db, ctx.workflows, dir, installed.environment, {
+      trust: query.trust === "true",
+    });
     return c.json({ ...installed, sync }, installed.created ? 201 : 200);
   }, { body: "raw" });
   return app;

@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import {
   CopyEnvironmentBody,
   CreateEnvironmentBody,
@@ -23,6 +24,8 @@ import { environmentStatus } from "../../environments/status.ts";
 import { requireEnvironment } from "../../environments/names.ts";
 import { getVariable, listVariables, setVariable, unsetVariable } from "../../environments/variables.ts";
 import { log } from "../../log.ts";
+import { approveEnvironment } from "../../mcp/mod.ts";
+import { McpApprovals } from "../../contract/sync.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
@@ -34,6 +37,7 @@ import { errors, json, openapi, router } from "../openapi.ts";
 const tags = ["environments"];
 const byName = { params: EnvironmentParam };
 const byVariable = { params: VariableParam };
+const ServerParam = EnvironmentParam.extend({ server: z.string().min(1).describe("the MCP server's name") });
 
 const list = createRoute({
   method: "get",
@@ -158,6 +162,30 @@ const unsetVar = createRoute({
   },
 });
 
+const approve = createRoute({
+  method: "post",
+  path: "/{name}/mcp-servers/{server}/approve",
+  tags,
+  summary:
+    "Approve an MCP server as its config writes it now, so sync, agents and workflows may start it (stn mcp approve)",
+  request: { params: ServerParam },
+  responses: {
+    200: json(McpApprovals, "approved (what it launches, and the digest recorded)"),
+    ...errors("invalid_environment", "environment_not_found", "mcp_server_not_found"),
+  },
+});
+const trust = createRoute({
+  method: "post",
+  path: "/{name}/trust",
+  tags,
+  summary: "Approve every MCP server of the environment's configs as written now (stn env trust)",
+  request: byName,
+  responses: {
+    200: json(McpApprovals, "approved"),
+    ...errors("invalid_environment", "environment_not_found"),
+  },
+});
+
 /** The environment routes, mounted at /api/v1/environments. */
 export function environmentRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
@@ -188,6 +216,16 @@ export function environmentRoutes(ctx: StationContext): OpenAPIHono {
     log.info("environment copied", { from: name, to });
     return c.json(await show(to), 201);
   });
+  const approveIn = async (name: string, servers?: string[]) => {
+    const approved = await approveEnvironment(ctx.db, name, await requireEnvironment(dir, name), servers);
+    log.info("mcp servers approved", { environment: name, servers: approved.map((a) => a.server) });
+    return { environment: name, approved };
+  };
+  openapi(app, approve, async (c) => {
+    const { name, server } = c.req.valid("param");
+    return c.json(await approveIn(name, [server]), 200);
+  });
+  openapi(app, trust, async (c) => c.json(await approveIn(c.req.valid("param").name), 200));
   openapi(app, listVars, async (c) => {
     const { name } = c.req.valid("param");
     return c.json(

@@ -249,12 +249,14 @@ const syncRoute = createRoute({
 export function syncRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, syncRoute, async (c) => {
-    const environment = c.req.valid("json").environment ?? ctx.config.values.workflows.environment;
+    const body = c.req.valid("json");
+    const environment = body.environment ?? ctx.config.values.workflows.environment;
     const report = await syncWholeEnvironment(
       ctx.db,
       ctx.workflows,
       ctx.config.paths.environments,
       environment,
+      { trust: body.trust },
     );
     return c.json(report, 200);
   });

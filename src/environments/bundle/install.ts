@@ -1,7 +1,7 @@
 /** Installing a bundle: verified whole first, staged beside the target, then renamed into place. */
 
 import { dirname, join } from "node:path";
-import type { BundleManifest } from "../../contract/bundles.ts";
+import { type BundleManifest, type BundleServer, describeStored } from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";
 import { ENVIRONMENT_FOLDERS, type NeededVariable, neededVariables } from "../environments.ts";
 import { exists, unsafePath } from "../files.ts";
@@ -10,6 +10,48 @@ import { environmentDir } from "../names.ts";
 import { readVariables } from "../variables.ts";
 import { readBundle } from "./unpack.ts";
 import { makePrivateDir } from "../../lib/private_files.ts";
+import { claimedWorkflowId } from "../../workflows/definition/source.ts";
+
+/** What writing the bundle's files into `dir` replaces. */
+async function replacedBy(
+  dir: string,
+  present: boolean,
+  environment: string,
+  files: ReadonlyMap<string, Uint8Array>,
+  stored?: (id: string) => StoredWorkflow | undefined,
+): Promise<Replaced> {
+  const workflows: StoredWorkflow[] = [];
+  const overwritten: string[] = [];
+  for (const [path, bytes] of files) {
+    if (path.startsWith("workflows/")) {
+      const id = claimedWorkflowId(new TextDecoder().decode(bytes), path);
+      const w = id === undefined ? undefined : stored?.(id);
+      // One this environment's own files define is replaced as a file (below), not taken over.
+      if (w && !(w.source === "file" && w.environment === environment)) workflows.push(w);
+    }
+    if (!present) continue;
+    // Only a plain file is read (a FIFO would block; a link is refused later by the write).
+    const isFile = await Deno.lstat(join(dir, path)).then((i) => i.isFile, () => false);
+    const old = isFile ? await Deno.readFile(join(dir, path)) : undefined;
+    if (old && (old.length !== bytes.length || old.some((b, i) => b !== bytes[i]))) overwritten.push(path);
+  }
+  return { workflows, files: overwritten.sort() };
+}
+
+/** A stored workflow a bundle's workflow of the same id takes over (ids are global to a station). */
+export interface StoredWorkflow {
+  id: string;
+  version: number;
+  source: "api" | "file";
+  environment: string | null;
+}
+
+/** What an install replaces: stored workflows of other origins, and files of the target environment. */
+export interface Replaced {
+  workflows: StoredWorkflow[];
+  /** Files of the existing environment (`force`) that the bundle writes over with other content. */
+  files: string[];
+}
 
 /** What an install wrote and what the environment still needs. */
 export interface Installed {
@@ -18,6 +60,9 @@ export interface Installed {
   created: boolean;
   files: string[];
   manifest: BundleManifest;
+  /** The bundle's MCP servers with what each really launches (never the manifest's claim). */
+  servers: BundleServer[];
+  replaced: Replaced;
   variables: NeededVariable[];
   missing: string[];
 }
@@ -25,8 +70,13 @@ export interface Installed {
 export interface InstallOptions {
   /** Target environment; default the bundle's name. */
   environment?: string;
-  /** Install into an existing environment, replacing the bundle's files (its variables.yml is kept). */
+  /**
+   * Install into an existing environment, replacing the bundle's files (its variables.yml is kept), and
+   * take over stored workflows of the same ids; without it either is refused and nothing is written.
+   */
   force?: boolean;
+  /** The stored workflow of an id, if any (to find what the install would take over). */
+  storedWorkflow?: (id: string) => StoredWorkflow | undefined;
   /** Where variable values may also come from (the process environment). */
   env?: (name: string) => string | undefined;
 }
@@ -55,7 +105,7 @@ export async function installBundle(
   bytes: Uint8Array,
   options: InstallOptions = {},
 ): Promise<Installed> {
-  const { manifest, files } = await readBundle(bytes);
+  const { manifest, files, servers } = await readBundle(bytes);
   const name = options.environment ?? manifest.name;
   const dir = environmentDir(environmentsDir, name);
   const present = await exists(dir);
@@ -64,6 +114,20 @@ export async function installBundle(
       hint: "install into a new environment (`stn bundle install FILE <env>`), or pass --force to replace " +
         "the bundle's files in this one (its variables.yml is kept)",
     });
+  }
+  const replaced = await replacedBy(dir, present, name, files, options.storedWorkflow);
+  if (replaced.workflows.length && !options.force) {
+    const list = replaced.workflows.map(describeStored).join("; ");
+    throw new StationError(
+      "bundle_conflict",
+      `the bundle would replace ${list}; nothing was installed`,
+      {
+        hint:
+          "workflow ids are global to a station: pass --force to let the bundle's environment take them " +
+          "over (a new version of each), or install the bundle on another station",
+        details: { workflows: replaced.workflows },
+      },
+    );
   }
   if (present) await requirePlainFolders(dir, files.keys());
   makePrivateDir(environmentsDir);
@@ -97,6 +161,8 @@ export async function installBundle(
     created: !present,
     files: [...files.keys()].sort(),
     manifest,
+    servers,
+    replaced,
     variables,
     missing: variables.filter((v) => v.source === "missing").map((v) => v.name),
   };

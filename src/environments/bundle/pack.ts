@@ -8,13 +8,13 @@ import type { BundleManifest } from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { VERSION } from "../../version.ts";
-import { idFromFileName } from "../../workflows/definition/file_name.ts";
 import { folderFiles } from "../files.ts";
 import { type McpConfigFile, parseMcpConfig } from "../mcp_configs.ts";
 import { neededVariables } from "../environments.ts";
 import { requireEnvironment } from "../names.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST } from "./layout.ts";
-import { bundledAgents, bundledServers } from "./needs.ts";
+import { bundledAgents } from "./needs.ts";
+import { archiveContents } from "./contents.ts";
 import { refuseLiteralSecrets } from "./secret_scan.ts";
 
 /** A packed bundle: the .tar.gz bytes, its manifest, and the folder's files it left out. */
@@ -54,9 +54,6 @@ export async function packEnvironment(
     throw tooLarge(`${name} has ${chosen.length} files to bundle`);
   }
   const files: { path: string; bytes: Uint8Array }[] = [];
-  const agents: string[] = [];
-  const servers: string[] = [];
-  const workflows: string[] = [];
   const configs: McpConfigFile[] = [];
   for (const f of chosen) {
     if (f.size > BUNDLE_LIMITS.maxFileBytes) {
@@ -64,16 +61,13 @@ export async function packEnvironment(
     }
     const bytes = await Deno.readFile(f.abs);
     files.push({ path: f.path, bytes });
-    if (f.path.startsWith("agents/")) agents.push(f.path.slice(7).replace(/\.prompt$/, ""));
-    else if (f.path.startsWith("workflows/")) workflows.push(idFromFileName(f.path) ?? f.path.slice(10));
-    else {
+    if (!f.path.startsWith("agents/") && !f.path.startsWith("workflows/")) {
       const text = new TextDecoder().decode(bytes);
       refuseLiteralSecrets(f.path, text);
-      const config = parseMcpConfig(f.path, text);
-      configs.push(config);
-      servers.push(...config.servers.map((s) => s.name));
+      configs.push(parseMcpConfig(f.path, text));
     }
   }
+  const archive = archiveContents(new Map(files.map((f) => [f.path, f.bytes])));
   const bundled = await bundledAgents(dir, name, options.knownTools);
   const created = options.now ?? new Date();
   const manifest: BundleManifest = {
@@ -83,14 +77,14 @@ export async function packEnvironment(
     ...(options.description ? { description: options.description } : {}),
     stn_version: VERSION,
     created_at: created.toISOString(),
-    contents: { agents, mcp_servers: servers, workflows },
+    contents: archive.contents,
     variables: neededVariables(configs, {}, () => undefined).map(({ name, secret, used_by }) => ({
       name,
       secret,
       used_by,
     })),
     agents: bundled,
-    mcp_servers: bundledServers(configs),
+    mcp_servers: archive.mcp_servers,
     files: files.map((f) => ({
       path: f.path,
       size: f.bytes.length,

@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import tar from "tar-stream";
-import { BundleManifest } from "../../contract/bundles.ts";
+import { BundleManifest, type BundleServer } from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
+import { archiveContents, checkManifestContents } from "./contents.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST, unsafeReason } from "./layout.ts";
 
 /**
  * Reads a bundle into memory, refusing it at the first unsafe or malformed member: absolute paths, `..`,
  * links of any kind, devices, more members or bytes than the limits (the gunzipped size is capped while
  * it is inflated, so a gzip bomb stops early; each member's size is checked on its header), files outside the layout,
- * and files whose size or SHA-256 differ from the manifest. Nothing is written: installing is a separate
+ * files whose size or SHA-256 differ from the manifest, and a manifest whose list of agents, MCP servers
+ * or workflows is not what the files hold (contents.ts). Nothing is written: installing is a separate
  * step that only ever sees a bundle that passed every check.
  */
 
@@ -18,6 +20,8 @@ import { BUNDLE_LIMITS, bundledPath, MANIFEST, unsafeReason } from "./layout.ts"
 export interface ReadBundle {
   manifest: BundleManifest;
   files: Map<string, Uint8Array>;
+  /** Its MCP servers with what each really launches, read from the configs. */
+  servers: BundleServer[];
 }
 
 /** 400 `bundle_invalid` naming the member. */
@@ -116,7 +120,10 @@ export async function readBundle(bytes: Uint8Array): Promise<ReadBundle> {
     if (err instanceof StationError) throw err;
     throw invalid(`the bundle is not a readable tar archive: ${(err as Error).message}`);
   }
-  return { manifest: verifyManifest(files), files };
+  const manifest = verifyManifest(files);
+  const held = archiveContents(files);
+  checkManifestContents(manifest, held);
+  return { manifest, files, servers: held.servers };
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {

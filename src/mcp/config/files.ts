@@ -52,6 +52,28 @@ export async function listMcpConfigFiles(envDir: string): Promise<string[]> {
 export async function readMcpConfigFile(
   file: string,
 ): Promise<McpConfigFile | { file: string; issues: ConfigIssue[] }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(file);
+  } catch (err) {
+    return {
+      file,
+      issues: [{
+        file,
+        code: "mcp_config_invalid",
+        message: `cannot read the file: ${(err as Error).message}`,
+        hint: "check its permissions",
+      }],
+    };
+  }
+  return parseMcpConfigFile(file, bytes);
+}
+
+/** Checks one config file's bytes (read from disk or from a bundle); unusable as a whole, it is its issues. */
+export function parseMcpConfigFile(
+  file: string,
+  bytes: Uint8Array,
+): McpConfigFile | { file: string; issues: ConfigIssue[] } {
   const issue = (message: string, hint: string, at?: { line: number; column: number }): ConfigIssue => ({
     file,
     line: at?.line,
@@ -60,15 +82,6 @@ export async function readMcpConfigFile(
     message,
     hint,
   });
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(file);
-  } catch (err) {
-    return {
-      file,
-      issues: [issue(`cannot read the file: ${(err as Error).message}`, "check its permissions")],
-    };
-  }
   const text = quoteBarePlaceholders(new TextDecoder().decode(bytes));
   try {
     JSON.parse(text);

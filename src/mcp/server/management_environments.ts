@@ -18,8 +18,9 @@ export function environmentTools(client: StationClient): McpToolSpec[] {
       "sync_environment",
       "Sync an environment's files into the station as `stn sync` does (default: the configured " +
         "environment): new and changed files are stored, removed ones disabled. Reports what changed and " +
-        "the invalid files.",
-      SyncBody,
+        "the invalid files. Unapproved MCP servers are not started (a person runs `stn mcp approve`).",
+      // No `trust` here: approving a command to run is not for whoever drives the MCP client.
+      SyncBody.omit({ trust: true }),
       (a) => syncWorkflows(client, a.environment),
     ),
   ];

@@ -1,3 +1,4 @@
+import { idFromFileName } from "./file_name.ts";
 import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node } from "yaml";
 import { parseYaml, yamlData, YamlLimitError } from "../../lib/yaml.ts";
 
@@ -116,4 +117,15 @@ export function pointerSegments(pointer: string): string[] {
 /** Builds a JSON pointer from segments. */
 export function toPointer(segments: readonly (string | number)[]): string {
   return segments.map((s) => "/" + String(s).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
+}
+
+/** The id a definition file claims (`id`, or Station's `workflowId`), else the one its name implies: valid or not. */
+export function claimedWorkflowId(text: string, file: string): string | undefined {
+  const parsed = parseSource(text);
+  if (!("error" in parsed)) {
+    const v = parsed.value as Record<string, unknown> | null;
+    if (v && typeof v === "object" && typeof v.id === "string") return v.id;
+    if (v && typeof v === "object" && typeof v.workflowId === "string") return v.workflowId;
+  }
+  return idFromFileName(file);
 }

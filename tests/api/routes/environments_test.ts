@@ -13,7 +13,7 @@ import {
   showEnvironment,
   unsetVariable,
 } from "../../../src/client/environments.ts";
-import { listWorkflows } from "../../../src/client/workflows.ts";
+import { listWorkflows, syncWorkflows } from "../../../src/client/workflows.ts";
 import { StationError } from "../../../src/errors.ts";
 import { assert, assertEquals, assertRejects } from "../../helpers/assert.ts";
 import { stdioServerEntry } from "../../helpers/mcp_stdio_server.ts";
@@ -114,7 +114,7 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
       JSON.stringify({ mcpServers: { probe: stdioServerEntry() } }),
     );
     await Deno.writeTextFile(join(team2, "agents", "Broken.prompt"), "---\nmax_steps: lots\n---\nhi\n");
-    await c.json("POST", "/api/v1/sync", { body: { environment: "team2" } });
+    await c.json("POST", "/api/v1/sync", { body: { environment: "team2", trust: true } });
     await Deno.writeTextFile(join(team2, "agents", "Later.prompt"), "---\nmax_steps: 1\n---\nhi\n");
     const synced = await showEnvironment(c, "team2");
     assertEquals(synced.agents.map((a) => [a.name, a.status, a.synced]), [
@@ -189,7 +189,27 @@ Deno.test("API: bundles — create (no secrets inside), install into a new envir
       ["docs", "http", undefined, ["DOCS_AUTH"]],
     ]);
     assertEquals(installed.sync.agents?.created.map((a) => a.name), ["Helper"]);
+    // Nothing of the bundle is started before it is approved; the answer shows what each server runs.
     assertEquals(installed.sync.mcp_servers.servers.map((m) => [m.name, m.status, m.error?.code]), [
+      ["github", "untrusted", "mcp_server_untrusted"],
+      ["docs", "untrusted", "mcp_server_untrusted"],
+    ]);
+    assertEquals(installed.servers.map((m) => [m.name, m.launch?.command ?? m.launch?.url]), [
+      ["github", "github-mcp"],
+      ["docs", "https://docs.example/mcp"],
+    ]);
+    const unknown = await to.client.fetch("POST", "/api/v1/environments/imported/mcp-servers/nope/approve")
+      .catch((e) => e);
+    assertEquals([unknown.code, unknown.status], ["mcp_server_not_found", 404]);
+    const approved = await to.client.json("POST", "/api/v1/environments/imported/mcp-servers/github/approve");
+    assertEquals((approved as { approved: { server: string }[] }).approved.map((x) => x.server), ["github"]);
+    const trusted = await to.client.json("POST", "/api/v1/environments/imported/trust");
+    assertEquals((trusted as { approved: { server: string }[] }).approved.map((x) => x.server), [
+      "github",
+      "docs",
+    ]);
+    const resync = await syncWorkflows(to.client, "imported");
+    assertEquals(resync.mcp_servers.servers.map((m) => [m.name, m.status, m.error?.code]), [
       ["github", "failed", "mcp_variable_missing"],
       ["docs", "failed", "mcp_variable_missing"],
     ]);
