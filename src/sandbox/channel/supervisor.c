@@ -255,6 +255,9 @@ static int open_parent(uint32_t id, char *path, int create, char **name) {
         send_error(id, E_NOT_FOUND, NULL, NULL);
       } else if (e == EACCES || e == EPERM) {
         send_errno(id, E_UNREADABLE, path, e);
+      } else if (e == ELOOP) {
+        // A symlink at the open that was gone by the look after it: the path is being changed.
+        send_errno(id, E_PATH_CHANGED, path, e);
       } else {
         send_errno(id, E_IO, path, e);
       }
@@ -459,6 +462,8 @@ static void do_read(uint32_t id, struct in *in) {
       send_errno(id, E_UNREADABLE, path, e);
     } else if (e == ENXIO || e == ENODEV) {
       send_error(id, E_NOT_A_FILE, NULL, NULL);
+    } else if (e == ELOOP) {
+      send_errno(id, E_PATH_CHANGED, path, e);
     } else {
       send_errno(id, E_IO, path, e);
     }
@@ -600,6 +605,7 @@ static void do_list(uint32_t id, struct in *in) {
         else if (found && !S_ISDIR(st.st_mode)) send_error(id, E_NOT_A_DIRECTORY, NULL, NULL);
         else if (e == ENOENT) send_error(id, E_NOT_FOUND, NULL, NULL);
         else if (e == EACCES || e == EPERM) send_errno(id, E_UNREADABLE, path, e);
+        else if (e == ELOOP) send_errno(id, E_PATH_CHANGED, path, e);
         else send_errno(id, E_IO, path, e);
       }
       close(dir);
