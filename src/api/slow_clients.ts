@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { StationError } from "../errors.ts";
 import { answerOnSocket } from "./socket_answer.ts";
@@ -26,6 +26,7 @@ interface Watch {
   /** socket.bytesRead when `since` was set: a change means bytes arrived. */
   bytesRead: number;
   req?: IncomingMessage;
+  res?: ServerResponse;
   /** The answer went out (maybe before the whole body came: listen() reads the rest). */
   answered?: boolean;
 }
@@ -44,6 +45,7 @@ export function guardSlowClients(server: Server, limits: ClientTimeouts): () => 
     w.phase = phase;
     w.since = Date.now();
     w.bytesRead = socket.bytesRead;
+    if (phase === "head") w.req = w.res = undefined; // the next request's, once its headers are in
   };
   server.on("connection", (socket: Socket) => {
     watches.set(socket, { phase: "head", since: Date.now(), bytesRead: socket.bytesRead });
@@ -53,6 +55,7 @@ export function guardSlowClients(server: Server, limits: ClientTimeouts): () => 
     const w = watches.get(req.socket as Socket);
     if (!w) return;
     w.req = req;
+    w.res = res;
     w.answered = false;
     reset(w, req.socket as Socket, req.complete ? "busy" : "body");
     res.once("finish", () => {
@@ -63,6 +66,8 @@ export function guardSlowClients(server: Server, limits: ClientTimeouts): () => 
 
   const timeOut = (socket: Socket, w: Watch, message: string, limit: string) => {
     w.phase = "closing";
+    // An answer already on its way (sent before the whole body came) cannot be followed by another.
+    if (w.res?.headersSent) return void socket.destroy();
     answerOnSocket(
       socket,
       new StationError("request_timeout", message, {

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals, assertMatch } from "../helpers/assert.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { converse } from "./raw_http.ts";
 
@@ -14,13 +14,15 @@ Deno.test("slow clients: partial headers, a stalled body and an idle kept-alive 
   const ts = await startTestStation({ configYaml: CONFIG });
   try {
     const port = Number(new URL(ts.station.url).port);
-    const [headers, body, idle] = await Promise.all([
+    const [headers, body, idle, second] = await Promise.all([
       // Headers that never end (slowloris): a header line now and then, never the blank line.
       converse(port, [HEAD, 400, "X-A: 1\r\n", 400, "X-B: 2\r\n"], BOUND_MS),
       // A body announced at 100 bytes of which 10 come.
       converse(port, [`${HEAD}Content-Length: 100\r\n\r\n`, '{"id": "w"'], BOUND_MS),
       // A whole request, answered; then nothing more on the kept-alive connection.
       converse(port, ["GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"], BOUND_MS),
+      // A whole request, answered; then the next one's headers begin and never end.
+      converse(port, ["GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 300, HEAD], BOUND_MS),
     ]);
     for (const [what, res] of [["partial headers", headers], ["stalled body", body]] as const) {
       assert(res.closed, `${what}: the server kept the connection open`);
@@ -29,6 +31,9 @@ Deno.test("slow clients: partial headers, a stalled body and an idle kept-alive 
     }
     assert(idle.closed, "an idle kept-alive connection was kept open");
     assertEquals(idle.status, 200, "its request was answered first");
+    assert(second.closed, "a second request's partial headers kept the connection open");
+    assertEquals(second.status, 200);
+    assertMatch(second.body, /HTTP\/1\.1 408 Request Timeout[^]*"request_timeout"/);
 
     // The stalled body is logged and counted as the 408 it got, not as a failure of the server.
     const metrics = await (await fetch(`${ts.station.url}/metrics`)).text();
