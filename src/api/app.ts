@@ -9,7 +9,8 @@ import { bundleRoutes } from "./routes/bundles.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { agentRunRoutes, agentRunStartRoutes } from "./routes/agent_runs.ts";
 import { observeRequests } from "./observe.ts";
-import { refuseCrossSite } from "./origin.ts";
+import { bodyFailure } from "./socket_answer.ts";
+import { allowHosts, hostRule, refuseCrossSite } from "./origin.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { environmentRoutes } from "./routes/environments.ts";
@@ -28,7 +29,9 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   const app = new OpenAPIHono();
   app.use("*", ...observeRequests());
   const token = requiredToken(ctx.config.values.server);
-  app.use("*", refuseCrossSite());
+  // Before the token: a page rebinding its name to this machine is refused whether or not a token is needed.
+  const hosts = hostRule(ctx.config.values.server);
+  app.use("*", refuseCrossSite(hosts), allowHosts(hosts));
   if (token) app.use("*", requireToken(token));
   app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
   // With `ledger.durability: fsync`, nothing is answered before the commits it may show are on disk. A
@@ -77,6 +80,9 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.onError((thrown, c) => {
     // A middleware's own answer (bearer auth's 401 with WWW-Authenticate) goes out as it was made.
     if (thrown instanceof HTTPException && thrown.res) return thrown.getResponse();
+    // A body the client cut off or sent malformed is its mistake: the answer it got, not a 500.
+    const failed = bodyFailure(c);
+    if (failed) return c.json(failed.toBody(), failed.status as 400);
     const err = thrown instanceof HTTPException
       ? new StationError("http_error", thrown.message || `HTTP ${thrown.status}`, { status: thrown.status })
       : toStationError(thrown);

@@ -3,9 +3,10 @@
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo, Socket } from "node:net";
 import type { IncomingMessage, Server } from "node:http";
-import { STATUS_CODES } from "node:http";
 import type { ErrorCode } from "../error_codes.ts";
 import { StationError } from "../errors.ts";
+import { type ClientTimeouts, guardSlowClients } from "./slow_clients.ts";
+import { answerOnSocket } from "./socket_answer.ts";
 
 /** A listening HTTP server. */
 export interface Listener {
@@ -14,6 +15,9 @@ export interface Listener {
   /** Stops accepting, lets requests in flight finish, then closes every connection. */
   close(): Promise<void>;
 }
+
+/** A fetch handler; `env` carries node:http's request and response (Hono apps see it as `c.env`). */
+export type SocketFetch = (req: Request, env: HttpBindings) => Response | Promise<Response>;
 
 /**
  * Serves fetch on host:port over node:http.
@@ -24,17 +28,22 @@ export interface Listener {
  * node:http pauses the socket instead, so an upload is held back to the speed it is stored at.
  */
 export async function listen(
-  fetch: (req: Request) => Response | Promise<Response>,
+  fetch: SocketFetch,
   host: string,
   port: number,
+  timeouts: ClientTimeouts,
 ): Promise<Listener> {
   const server = createAdaptorServer({
     // Only HTTP/1 is served here (createServer), so the bindings are node:http's.
-    fetch: (req: Request, env) => answerAfterBody(fetch, req, (env as HttpBindings).incoming),
+    fetch: (req: Request, env) => answerAfterBody(fetch, req, env as HttpBindings),
     hostname: host,
     overrideGlobalObjects: false,
+    // A request without Host reaches the app, whose host rule answers it with the API's error body
+    // (node:http's own refusal is a bare 400).
+    serverOptions: { requireHostHeader: false },
   }) as Server;
   server.on("clientError", answerClientError);
+  const unguard = guardSlowClients(server, timeouts);
   // server.close() waits for every connection to go away, and closeIdleConnections() misses some idle
   // keep-alive ones (seen: the one an SSE client read a run's events on), so an embedded command sat
   // minutes after its work. Requests in flight may finish; then every connection is closed, as
@@ -54,6 +63,7 @@ export async function listen(
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
+        unguard();
         server.close(() => resolve());
         if (inFlight === 0) server.closeAllConnections();
         else server.closeIdleConnections();
@@ -73,11 +83,12 @@ const DRAIN_IDLE_MS = 2_000;
  * past the limit is answered at once with `Connection: close`.
  */
 async function answerAfterBody(
-  fetch: (req: Request) => Response | Promise<Response>,
+  fetch: SocketFetch,
   req: Request,
-  incoming: IncomingMessage | undefined,
+  env: HttpBindings,
 ): Promise<Response> {
-  const res = await fetch(req);
+  const res = await fetch(req, env);
+  const { incoming } = env;
   if (res.status < 400 || !incoming || incoming.complete || incoming.destroyed) return res;
   if (await discardRest(incoming)) return res;
   const headers = new Headers(res.headers);
@@ -147,12 +158,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   }
   const known: ParserError = PARSER_ERRORS[err.code ?? ""] ??
     { status: 400, code: "bad_request", message: "the request is not valid HTTP/1.1" };
-  const body = JSON.stringify(
-    new StationError(known.code, known.message, { status: known.status, hint: known.hint }).toBody(),
-  );
-  socket.end(
-    `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${new TextEncoder().encode(body).length}\r\nConnection: close\r\n\r\n${body}`,
+  answerOnSocket(
+    socket,
+    new StationError(known.code, known.message, { status: known.status, hint: known.hint }),
   );
 }
 

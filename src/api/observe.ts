@@ -6,6 +6,7 @@ import { routePath } from "hono/route";
 import { log, withLogFields } from "../log.ts";
 import { observeRequest } from "../telemetry/metrics.ts";
 import { inSpan, SpanKind } from "../telemetry/tracing.ts";
+import { bodyFailure } from "./socket_answer.ts";
 
 /** Health probes hit every few seconds: their access lines are debug, not info. */
 const QUIET = new Set(["/health"]);
@@ -30,7 +31,8 @@ export function observeRequests(): MiddlewareHandler[] {
         inSpan(method, { "http.request.method": method, "url.path": c.req.path }, async (span) => {
           await next();
           const route = routeOf(c);
-          const status = c.res.status;
+          // A request whose body failed on the wire got the answer written on its socket (or none).
+          const status = bodyFailure(c)?.status ?? c.res.status;
           const seconds = (performance.now() - started) / 1000;
           span?.updateName(`${method} ${route}`);
           span?.setAttributes({ "http.route": route, "http.response.status_code": status });

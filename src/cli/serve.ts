@@ -7,7 +7,10 @@ import { CliExit, note, renderError } from "./output.ts";
 export function serveCommand(program: Command): void {
   program.command("serve")
     .description("run the stn runtime: API, workflow engine and managed NATS, until Ctrl-C")
-    .option("--host <addr>", "address to listen on (server.host; non-loopback needs an API token)")
+    .option(
+      "--host <addr>",
+      "address to listen on (server.host; non-loopback needs an API token; names it answers to: server.allowed_hosts)",
+    )
     .option("--port <n>", "API port (server.port)")
     .option("--mcp-port <n>", "MCP management server port (server.mcp_port)")
     .option("--agent-port <n>", "MCP agent server port (server.agent_port)")

@@ -29,6 +29,20 @@ export const ConfigSchema = z.strictObject({
     max_body_bytes: z.int().positive().default(4 * 1024 * 1024).describe(
       "largest JSON/YAML request body, in bytes (default 4 MiB; file uploads have storage limits instead)",
     ),
+    public_url: z.url({ protocol: /^https?$/, normalize: true }).optional().describe(
+      "the address users open stn at when it is not this machine's (a proxy, a tunnel): its host is accepted as Host, its origin as a page's Origin",
+    ),
+    allowed_hosts: z.array(
+      z.string().regex(/^([a-z0-9_-]+\.)*[a-z0-9_-]+$/i, "a host name only: no scheme, port or path"),
+    ).default([]).describe(
+      "host names stn answers to besides loopback names (and, off loopback, IP addresses); any other Host is 403 host_not_allowed",
+    ),
+    header_timeout: durationSchema.default(10_000).describe(
+      "a request's headers must arrive within this long of the connection opening or the previous answer (408, then closed; 0 = no limit)",
+    ),
+    body_idle_timeout: durationSchema.default(30_000).describe(
+      "longest pause without a byte in a request body; uploads go on as long as bytes flow (408, then closed; 0 = no limit)",
+    ),
   }).prefault({}),
   nats: z.strictObject({
     url: z.string().min(1).optional().describe(

@@ -7,6 +7,7 @@ import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../api/listen.ts";
+import { clientTimeouts } from "../api/slow_clients.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
@@ -213,7 +214,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);
-    const http = await listen(app.fetch, host, port);
+    const http = await listen(app.fetch, host, port, clientTimeouts(config.values.server));
     closers.push({ name: "http server", close: () => http.close() });
     const clientHost = host === "0.0.0.0" || host === "::"
       ? "127.0.0.1"

@@ -9,6 +9,8 @@ import { FileStore } from "../files/store.ts";
 import { connectNats, type NatsConnection, natsTarget } from "../nats/connection.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { startSandboxService } from "../sandbox/start.ts";
+import { hostRule } from "../api/origin.ts";
+import { clientTimeouts } from "../api/slow_clients.ts";
 import { type HealthServer, serveHealth } from "../workers/health.ts";
 import { StepWorker } from "../workers/worker.ts";
 import { QUEUE_NAME } from "../workflows/steps/fields.ts";
@@ -71,7 +73,13 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
   try {
     await worker.start();
     if (settings.port !== undefined) {
-      health = await serveHealth(worker, settings.concurrency, config.values.server.host, settings.port);
+      const server = config.values.server;
+      health = await serveHealth(worker, settings.concurrency, {
+        host: server.host,
+        port: settings.port,
+        hosts: hostRule(server),
+        timeouts: clientTimeouts(server),
+      });
     }
   } catch (err) {
     await nc.close();

@@ -115,6 +115,14 @@ export function pathChanged(target: string, detail: string): StationError {
   );
 }
 
+/** 409: a symlink met while opening a path was gone when looked at (something is swapping it): ELOOP. */
+export function changedWhileOpened(target: string): StationError {
+  return new StationError("path_changed", `${target} changed while it was opened (a symlink came and went)`, {
+    status: 409,
+    hint: "something in the sandbox is changing that path; retry once it is done",
+  });
+}
+
 /** 400: a write whose data was not the announced size. */
 export function sizeMismatch(target: string, size: number): StationError {
   return new StationError(

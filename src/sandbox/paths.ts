@@ -21,7 +21,27 @@ export function workspacePath(path: string): string {
   if (resolved !== WORKSPACE && !resolved.startsWith(WORKSPACE + "/")) {
     throw pathError(path, `it resolves to ${resolved}, outside ${WORKSPACE}`);
   }
+  checkLengths(resolved);
   return resolved;
+}
+
+/** Linux's limits (NAME_MAX, PATH_MAX less its NUL): past them every file call fails with ENAMETOOLONG. */
+const NAME_MAX = 255;
+const PATH_MAX = 4095;
+
+/** Refuses a path the kernel would refuse (`Filename too long`) before it reaches the sandbox: 400 path_invalid. */
+function checkLengths(resolved: string): void {
+  const bytes = (s: string) => new TextEncoder().encode(s).length;
+  const long = resolved.split("/").find((name) => bytes(name) > NAME_MAX);
+  if (long === undefined && bytes(resolved) <= PATH_MAX) return;
+  const why = long === undefined
+    ? `it is ${bytes(resolved)} bytes long, over ${PATH_MAX}`
+    : `the name ${JSON.stringify(long.slice(0, 40) + "…")} is ${bytes(long)} bytes long, over ${NAME_MAX}`;
+  throw new StationError("path_invalid", `the sandbox path is not valid: ${why}`, {
+    status: 400,
+    hint: `each name in a path may have at most ${NAME_MAX} bytes (UTF-8), the whole path ${PATH_MAX}`,
+    exitCode: 2,
+  });
 }
 
 /** The path relative to /workspace ("" for the workspace itself). */

@@ -1,6 +1,8 @@
 /** A `stn worker`'s health and metrics server. */
 
 import { createServer, type Server } from "node:http";
+import { hostRefusal, type HostRule } from "../api/origin.ts";
+import { type ClientTimeouts, guardSlowClients } from "../api/slow_clients.ts";
 import type { StepWorker } from "./worker.ts";
 
 /** What a worker's health server holds open. */
@@ -25,15 +27,22 @@ export function workerMetrics(w: StepWorker, concurrency: number): string {
   return lines.map(([name, type, v]) => `# TYPE ${name} ${type}\n${name}{${labels}} ${v}\n`).join("");
 }
 
+/** Where a worker's health server listens, and the API's Host rule and client timeouts it follows. */
+export interface HealthAddress {
+  host: string;
+  port: number;
+  hosts: HostRule;
+  timeouts: ClientTimeouts;
+}
+
 /** Serves `GET /health` (JSON; 503 while draining) and `GET /metrics` (Prometheus text) for a worker. */
-export function serveHealth(
-  w: StepWorker,
-  concurrency: number,
-  host: string,
-  port: number,
-): Promise<HealthServer> {
+export function serveHealth(w: StepWorker, concurrency: number, at: HealthAddress): Promise<HealthServer> {
+  const { host, port } = at;
   const server: Server = createServer((req, res) => {
-    if (req.method === "GET" && req.url === "/metrics") {
+    const refused = hostRefusal(at.hosts, req.headers.host, req.headers.origin);
+    if (refused) {
+      res.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify(refused.toBody()));
+    } else if (req.method === "GET" && req.url === "/metrics") {
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(workerMetrics(w, concurrency));
     } else if (req.method === "GET" && req.url === "/health") {
       res.writeHead(w.draining ? 503 : 200, { "content-type": "application/json" }).end(JSON.stringify({
@@ -48,13 +57,17 @@ export function serveHealth(
       );
     }
   });
+  const unguard = guardSlowClients(server, at.timeouts);
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
       const addr = server.address();
       resolve({
         port: typeof addr === "object" && addr ? addr.port : port,
-        close: () => new Promise((r) => server.close(() => r())),
+        close: () => {
+          unguard();
+          return new Promise((r) => server.close(() => r()));
+        },
       });
     });
   });

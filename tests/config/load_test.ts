@@ -16,6 +16,9 @@ Deno.test("config: defaults when there is no file", async () => {
       mcp_auth: "auto",
       mcp_session_idle: 30 * 60_000,
       max_body_bytes: 4 * 1024 * 1024,
+      allowed_hosts: [],
+      header_timeout: 10_000,
+      body_idle_timeout: 30_000,
     });
     assertEquals(values.nats.server_bin, "nats-server");
     assertEquals(paths.db, home.path("station.db"));

@@ -17,7 +17,7 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
     await t.step("a declared 700 MB body is refused by its Content-Length", async () => {
       const res = await sendThenRead(
         port,
-        `POST /api/v1/workflow-runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `POST /api/v1/workflow-runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${700 * 1000 * 1000}\r\n\r\n`,
         { chunk: new Uint8Array(64 * 1024).fill(32), count: 1, pauseMs: 0 },
       );
@@ -29,7 +29,7 @@ Deno.test("body limit: JSON bodies over server.max_body_bytes get 413 before the
       const before = peakRss(serve.child.pid);
       const res = await sendWhileReading(
         port,
-        "POST /api/v1/workflow-runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+        "POST /api/v1/workflow-runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
           "Transfer-Encoding: chunked\r\n\r\n",
         new Uint8Array(MiB).fill(32),
         256,

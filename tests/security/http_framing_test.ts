@@ -8,7 +8,7 @@ Deno.test("http: oversized headers get 431 with the error body, not an empty ans
     const port = Number(new URL(ts.station.url).port);
     const res = await sendThenRead(
       port,
-      `GET /api/v1/version HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+      `GET /api/v1/version HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
       undefined,
     );
     assertEquals(res.status, 431);
@@ -30,7 +30,7 @@ Deno.test("http: a 507 on a sized PUT reaches a client that sends its whole body
     const count = 40; // 10 MiB over about 2 s: well past the 500 ms node-server drains before it resets
     const res = await sendThenRead(
       port,
-      `PUT /api/v1/files/files/too-big.bin HTTP/1.1\r\nHost: x\r\nContent-Length: ${
+      `PUT /api/v1/files/files/too-big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${
         chunk.length * count
       }\r\n\r\n`,
       { chunk, count, pauseMs: 50 },

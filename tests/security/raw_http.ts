@@ -111,3 +111,36 @@ export function sendWhileReading(
     });
   });
 }
+
+/**
+ * Writes `parts` on a raw socket — strings as they are, numbers as pauses of that many ms — then reads until
+ * the server closes the connection or boundMs has passed; `closed` says whether the server closed it (a
+ * bound reached means it kept the connection open). Reading goes on while writing.
+ */
+export function converse(
+  port: number,
+  parts: (string | number)[],
+  boundMs: number,
+): Promise<RawAnswer & { closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    let raw = "";
+    let error: string | undefined;
+    const finish = (closed: boolean) => {
+      clearTimeout(bound);
+      socket.destroy();
+      resolve({ ...parseAnswer(raw, error), closed });
+    };
+    const bound = setTimeout(() => finish(false), boundMs);
+    socket.on("data", (d: Uint8Array) => raw += new TextDecoder().decode(d));
+    socket.on("error", (e) => (error ??= e.message));
+    socket.on("close", () => finish(true));
+    socket.once("connect", async () => {
+      for (const part of parts) {
+        if (socket.destroyed) return;
+        if (typeof part === "number") await sleep(part);
+        else socket.write(part);
+      }
+    });
+  });
+}

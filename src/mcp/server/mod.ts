@@ -1,7 +1,8 @@
 import { onAgentsChange } from "../../agents/changes.ts";
 import { StationClient } from "../../client/http.ts";
 import { StationError } from "../../errors.ts";
-import { listen, type Listener } from "../../api/listen.ts";
+import { listen, type Listener, type SocketFetch } from "../../api/listen.ts";
+import { clientTimeouts } from "../../api/slow_clients.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { agentCatalog, watchTools } from "./agent.ts";
 import { mcpApp } from "./http.ts";
@@ -50,13 +51,12 @@ export function inProcessClient(
 
 /** listen(), with a port clash naming the config key of that port. */
 async function listenOn(
-  fetch: (req: Request) => Response | Promise<Response>,
-  host: string,
-  port: number,
-  key: string,
+  fetch: SocketFetch,
+  server: StationContext["config"]["values"]["server"],
+  key: "mcp_port" | "agent_port",
 ): Promise<Listener> {
   try {
-    return await listen(fetch, host, port);
+    return await listen(fetch, server.host, server[key], clientTimeouts(server));
   } catch (err) {
     if (!(err instanceof StationError) || err.code !== "port_in_use") throw err;
     throw new StationError("port_in_use", err.message, {
@@ -92,7 +92,7 @@ export async function startMcpServers(
     const ports = [["mcp_port", management], ["agent_port", agents]] as const;
     for (const [key, sessions] of ports) {
       opened.push({
-        listener: await listenOn(mcpApp(server, sessions).fetch, server.host, server[key], key),
+        listener: await listenOn(mcpApp(server, sessions).fetch, server, key),
         sessions,
       });
     }

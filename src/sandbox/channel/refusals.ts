@@ -1,6 +1,7 @@
 import type { Buffer } from "node:buffer";
 import { StationError } from "../../errors.ts";
 import {
+  changedWhileOpened,
   deleteNeedsRecursive,
   fileChanged,
   fileUnreadable,
@@ -55,7 +56,7 @@ export function refusal(payload: Buffer, req: RefusedOp): StationError {
     case ERROR_KIND.final_symlink:
       return symlinkNotAFile(target, d2);
     case ERROR_KIND.path_changed:
-      return pathChanged(target, d1);
+      return op === "write" ? pathChanged(target, d1) : changedWhileOpened(target);
     case ERROR_KIND.size_mismatch:
       return sizeMismatch(target, req.bytes ?? 0);
     case ERROR_KIND.file_changed:

@@ -65,6 +65,9 @@ int open_parent(uint32_t id, char *path, int create, char **name) {
         send_error(id, ERR_NOT_FOUND, NULL, NULL);
       } else if (e == EACCES || e == EPERM) {
         send_errno(id, ERR_UNREADABLE, path, e);
+      } else if (e == ELOOP) {
+        // A symlink at the open that was gone by the look after it: the path is being changed.
+        send_errno(id, ERR_PATH_CHANGED, path, e);
       } else {
         send_errno(id, ERR_IO, path, e);
       }

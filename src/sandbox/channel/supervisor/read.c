@@ -61,6 +61,8 @@ void do_read(uint32_t id, struct in *in) {
       send_errno(id, ERR_UNREADABLE, path, e);
     } else if (e == ENXIO || e == ENODEV) {
       send_error(id, ERR_NOT_A_FILE, NULL, NULL);
+    } else if (e == ELOOP) {
+      send_errno(id, ERR_PATH_CHANGED, path, e);
     } else {
       send_errno(id, ERR_IO, path, e);
     }

@@ -83,6 +83,7 @@ void do_list(uint32_t id, struct in *in) {
         else if (found && !S_ISDIR(st.st_mode)) send_error(id, ERR_NOT_A_DIRECTORY, NULL, NULL);
         else if (e == ENOENT) send_error(id, ERR_NOT_FOUND, NULL, NULL);
         else if (e == EACCES || e == EPERM) send_errno(id, ERR_UNREADABLE, path, e);
+        else if (e == ELOOP) send_errno(id, ERR_PATH_CHANGED, path, e);
         else send_errno(id, ERR_IO, path, e);
       }
       close(dir);
