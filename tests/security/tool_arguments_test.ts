@@ -35,6 +35,7 @@ Deno.test("tool arguments: malformed JSON and a schema violation reach the model
       JSON.stringify({ mcpServers: { local: stdioServerEntry({ env: { MCP_TEST_CALL_LOG: callLog } }) } }),
     );
     const synced = await syncMcpServers(h.db, { environment: "default", directory: dir }, {
+      trust: true,
       timeoutMs: 15_000,
     });
     assertEquals(synced.servers.map((s) => s.status), ["ok"]);
