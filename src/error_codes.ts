@@ -136,6 +136,7 @@ export const ERROR_CODES = {
   ],
   publish_scope_denied: [403, 1, "publish would replace a key outside the sandbox's own scope"],
   path_changed: [409, 1, "a sandbox directory was changed or removed while a write went through it"],
+  sandbox_disk_full: [507, 1, "a write to the sandbox's /workspace found it full (sandbox.disk_mb)"],
   sandbox_command_failed: [500, 1, "a helper command inside the sandbox failed"],
   sandbox_channel_lost: [503, 1, "the sandbox channel broke while a command ran (it was killed, not re-run)"],
   docker_error: [502, 1, "the Docker Engine answered with an error"],

@@ -18,6 +18,8 @@ export function testBackend(mode: Mode = MODES[0], limits: Partial<DockerLimits>
   return new DockerBackend(dockerClient(), {
     user: "1000:1000",
     memoryMb: 2048,
+    diskMb: 1024,
+    tmpMb: 256,
     cpus: 2,
     pidsLimit: 256,
     pullTimeoutMs: 30_000,
