@@ -35,18 +35,23 @@ function tmpfs(mb: number, owner: string): string {
  * memory raised by what those may hold, no container log (a process writing to PID 1's stdout would
  * otherwise grow a log file on the host without bound), and an anonymous volume for the supervisor (the
  * archive endpoint can put a file into a volume, not into a read-only root or a tmpfs). The volume
- * carries the container's labels, so a sweep finds one left behind.
+ * carries the container's labels, so a sweep finds one left behind. Each VOLUME the image declares
+ * would be a writable directory on the host's disk: it gets an empty read-only tmpfs instead.
  */
 export function storageHostConfig(
   l: DiskLimits,
   uid: number,
   gid: number,
   labels: Record<string, string>,
+  imageVolumes: string[] = [],
 ): Docker.HostConfig {
   const memory = (l.memoryMb + l.diskMb + l.tmpMb + SHM_MB) * MiB;
+  const sealed = imageVolumes.filter((path) => posix.normalize(path) !== SUPERVISOR_DIR)
+    .map((path) => [path, "ro,size=4k,nosuid,nodev,noexec"]);
   return {
     ReadonlyRootfs: true,
     Tmpfs: {
+      ...Object.fromEntries(sealed),
       [WORKSPACE]: tmpfs(l.diskMb, `uid=${uid},gid=${gid},mode=0755`),
       "/tmp": tmpfs(l.tmpMb, "mode=1777"),
     },

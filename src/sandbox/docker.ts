@@ -94,6 +94,11 @@ export class DockerBackend implements SandboxBackend {
     const l = this.#limits;
     const { uid, gid } = this.#exec;
     const labels = { ...l.labels, ...spec.labels, [MANAGED_LABEL]: "true" };
+    const image = await this.#call(this.docker.getImage(spec.image).inspect(), `inspecting ${spec.image}`)
+      .catch((err) => {
+        throw engineError(`inspecting ${spec.image}`, err);
+      });
+    const imageVolumes = Object.keys(image.Config?.Volumes ?? {});
     const container = await this.#call(
       this.docker.createContainer({
         Image: spec.image,
@@ -114,7 +119,7 @@ export class DockerBackend implements SandboxBackend {
           SecurityOpt: ["no-new-privileges"],
           Privileged: false,
           PidsLimit: l.pidsLimit,
-          ...storageHostConfig(l, uid, gid, labels),
+          ...storageHostConfig(l, uid, gid, labels, imageVolumes),
           NanoCpus: Math.round(l.cpus * 1e9),
           AutoRemove: false,
         },

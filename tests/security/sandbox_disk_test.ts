@@ -8,7 +8,9 @@ import {
   stationIdOf,
   testBackend,
   testInBothModes,
+  testLabels,
 } from "../sandbox/backend.ts";
+import { BUSYBOX } from "../sandbox/images.ts";
 import { request } from "./sandbox_helpers.ts";
 
 const MiB = 1024 * 1024;
@@ -107,3 +109,38 @@ testInBothModes(
     }
   },
 );
+
+Deno.test("security: a VOLUME the image declares is an empty read-only directory, not a way onto the host's disk", async () => {
+  const backend = testBackend();
+  const docker = backend.docker;
+  // An image whose /data is a volume the sandbox user owns: Docker would make it a writable host directory.
+  const image = `stn-test/volume:${crypto.randomUUID().slice(0, 8)}`;
+  const base = await docker.createContainer({
+    Image: BUSYBOX,
+    User: "0",
+    Cmd: ["sh", "-c", "mkdir /data && chown 1000:1000 /data"],
+  });
+  await base.start();
+  await base.wait();
+  const [repo, tag] = image.split(":");
+  await base.commit({ repo, tag, changes: "VOLUME /data" });
+  await base.remove({ v: true });
+  const labels = testLabels("image_volume");
+  try {
+    const id = await backend.create({ image, network: false, labels });
+    try {
+      const exec = (cmd: string) => backend.exec(id, { cmd, timeoutMs: 30_000, maxOutputBytes: 4096 });
+      const dd = await exec("dd if=/dev/zero of=/data/big bs=1M count=8");
+      assert.notEqual(dd.exit_code, 0);
+      assert.match(dd.stderr, /Read-only file system/);
+      assert.equal((await exec("ls -A /data")).stdout, "");
+      const info = await docker.getContainer(id).inspect();
+      assert.deepEqual(info.Mounts.map((m) => m.Destination), ["/.stn"]);
+    } finally {
+      await backend.destroy(id);
+    }
+    assert.deepEqual(await labelledVolumes({ "dev.stn.session": labels["dev.stn.session"] }), []);
+  } finally {
+    await docker.getImage(image).remove().catch(() => {});
+  }
+});
