@@ -176,6 +176,7 @@ export const ERROR_CODES = {
     1,
     "a sandbox path was changed while used: a write's directory removed, a symlink swapped in and out (ELOOP)",
   ],
+  sandbox_disk_full: [507, 1, "a write to the sandbox's /workspace found it full (sandbox.disk_mb)"],
   sandbox_command_failed: [500, 1, "a helper command inside the sandbox failed"],
   sandbox_channel_lost: [503, 1, "the sandbox channel broke while a command ran (it was killed, not re-run)"],
   docker_error: [502, 1, "the Docker Engine answered with an error"],

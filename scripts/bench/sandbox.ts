@@ -40,7 +40,15 @@ async function docker(...args: string[]): Promise<string> {
   return new TextDecoder().decode(out.stdout).trim();
 }
 
-const limits = { user: "1000:1000", memoryMb: 2048, cpus: 2, pidsLimit: 256, pullTimeoutMs: 60_000 };
+const limits = {
+  user: "1000:1000",
+  memoryMb: 2048,
+  diskMb: 1024,
+  tmpMb: 256,
+  cpus: 2,
+  pidsLimit: 256,
+  pullTimeoutMs: 60_000,
+};
 const backend = new DockerBackend(dockerClient(), { ...limits, channel: true });
 const fallback = new DockerBackend(dockerClient(), { ...limits, channel: false });
 const PATHS = [["", backend], [", docker exec path", fallback]] as const;

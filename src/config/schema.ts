@@ -96,7 +96,15 @@ export const ConfigSchema = z.strictObject({
     allow_network: z.boolean().default(false).describe(
       "allow sessions to ask for a network (otherwise always none)",
     ),
-    memory_mb: z.int().min(16).default(2048).describe("memory limit per container (MiB)"),
+    memory_mb: z.int().min(16).default(2048).describe(
+      "memory limit of a container's processes (MiB); its files in /workspace and /tmp are held in RAM on top",
+    ),
+    disk_mb: z.int().min(1).default(1024).describe(
+      "size of a container's /workspace (MiB, in RAM); a write past it fails with ENOSPC (API: 507 sandbox_disk_full)",
+    ),
+    tmp_mb: z.int().min(1).default(256).describe(
+      "size of a container's /tmp (MiB, in RAM); the rest of its filesystem is read-only",
+    ),
     cpus: z.number().positive().default(2).describe("CPU limit per container"),
     pids_limit: z.int().min(8).default(256).describe("process limit per container"),
     exec_timeout: durationSchema.default(5 * 60_000).describe("default timeout of one exec or run"),

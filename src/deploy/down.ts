@@ -2,6 +2,7 @@
 
 import type Docker from "dockerode";
 import type { StationPaths } from "../config/paths.ts";
+import { removeOrphanVolumes } from "../sandbox/disk.ts";
 import { MANAGED_LABEL } from "../sandbox/docker.ts";
 import { connectEngine, inspectContainer, isMissing } from "./docker.ts";
 import { forget, tokenFile } from "./host.ts";
@@ -20,13 +21,20 @@ export interface DownResult {
   image_removed: string | null;
 }
 
-/** Removes the sandbox containers a station started from inside (they carry its dev.stn.up label). */
+/**
+ * Removes the sandbox containers a station started from inside (they carry its dev.stn.up label), with
+ * their volumes, and any such volume a container removed earlier left behind.
+ */
 async function removeSandboxes(docker: Docker, name: string): Promise<number> {
+  const labels = { [MANAGED_LABEL]: "true", [UP_LABEL]: name };
   const found = await docker.listContainers({
     all: true,
-    filters: { label: [`${MANAGED_LABEL}=true`, `${UP_LABEL}=${name}`] },
+    filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
   });
-  await Promise.all(found.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    found.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})),
+  );
+  await removeOrphanVolumes(docker, labels).catch(() => {});
   return found.length;
 }
 

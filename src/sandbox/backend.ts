@@ -76,7 +76,10 @@ export interface ManagedContainer {
  * API, never through a host path, so it works the same when stn itself runs in a container.
  */
 export interface SandboxBackend {
-  /** Creates and starts a container with an empty /workspace owned by the sandbox user; returns its id. */
+  /**
+   * Creates and starts a container with an empty /workspace owned by the sandbox user, its only place to
+   * write besides /tmp (both size-capped, in memory); returns its id.
+   */
   create(spec: ContainerSpec): Promise<string>;
   exec(containerId: string, request: ExecRequest): Promise<ExecResult>;
   /** Streams `size` bytes into a file (parents created, owned by the sandbox user). */
@@ -93,8 +96,8 @@ export interface SandboxBackend {
   delete(containerId: string, path: string, recursive: boolean): Promise<void>;
   /** Removes the container (idempotent). */
   destroy(containerId: string): Promise<void>;
-  /** Starts a stopped container again (after a host reboot or a daemon restart). */
-  ensureRunning(containerId: string): Promise<void>;
+  /** Removes the volumes of managed containers (with all the labels) that are gone; returns their names. */
+  removeOrphanVolumes(labels: Record<string, string>): Promise<string[]>;
   /** Managed containers carrying all the given labels. */
   listManaged(labels: Record<string, string>): Promise<ManagedContainer[]>;
   /** Makes the image available (present, or pulled); throws `image_unavailable` saying how to provide it. */

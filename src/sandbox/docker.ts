@@ -16,14 +16,15 @@ import type {
   SandboxBackend,
 } from "./backend.ts";
 import { deadline } from "./deadline.ts";
-import { engineError } from "./errors.ts";
+import { WORKSPACE, workspacePath } from "./paths.ts";
+import { removeOrphanVolumes, storageHostConfig, SUPERVISOR_DIR } from "./disk.ts";
+import { diskFull, engineError, isNoSpace } from "./errors.ts";
 import { SandboxChannels } from "./channel/channels.ts";
 import { channelExec } from "./channel/exec.ts";
 import { channelDelete, channelList, channelWrite } from "./channel/files.ts";
 import { channelRead } from "./channel/read.ts";
 import { SUPERVISOR_PATH, supervisorBinary } from "./channel/supervisor_binary.ts";
 import { type ExecContext, runExec } from "./exec.ts";
-import { WORKSPACE } from "./paths.ts";
 import { readWorkspaceFile } from "./reader.ts";
 import { deleteWorkspacePath, listWorkspace, writeWorkspaceFile } from "./workspace_files.ts";
 
@@ -34,7 +35,12 @@ export const MANAGED_LABEL = "dev.stn.managed";
 export interface DockerLimits {
   /** "uid:gid" that runs every command and owns /workspace. */
   user: string;
+  /** Memory of the processes (MiB); the container's limit adds what /workspace, /tmp and /dev/shm may hold. */
   memoryMb: number;
+  /** Size of /workspace (MiB, a tmpfs). */
+  diskMb: number;
+  /** Size of /tmp (MiB, a tmpfs). */
+  tmpMb: number;
   cpus: number;
   pidsLimit: number;
   pullTimeoutMs: number;
@@ -89,6 +95,12 @@ export class DockerBackend implements SandboxBackend {
   async create(spec: ContainerSpec): Promise<string> {
     const l = this.#limits;
     const { uid, gid } = this.#exec;
+    const labels = { ...l.labels, ...spec.labels, [MANAGED_LABEL]: "true" };
+    const image = await this.#call(this.docker.getImage(spec.image).inspect(), `inspecting ${spec.image}`)
+      .catch((err) => {
+        throw engineError(`inspecting ${spec.image}`, err);
+      });
+    const imageVolumes = Object.keys(image.Config?.Volumes ?? {});
     const container = await this.#call(
       this.docker.createContainer({
         Image: spec.image,
@@ -100,7 +112,7 @@ export class DockerBackend implements SandboxBackend {
         User: l.user,
         WorkingDir: WORKSPACE,
         Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
-        Labels: { ...l.labels, ...spec.labels, [MANAGED_LABEL]: "true" },
+        Labels: labels,
         AttachStdin: false,
         Tty: false,
         HostConfig: {
@@ -109,8 +121,7 @@ export class DockerBackend implements SandboxBackend {
           SecurityOpt: ["no-new-privileges"],
           Privileged: false,
           PidsLimit: l.pidsLimit,
-          Memory: l.memoryMb * 1024 * 1024,
-          MemorySwap: l.memoryMb * 1024 * 1024,
+          ...storageHostConfig(l, uid, gid, labels, imageVolumes),
           NanoCpus: Math.round(l.cpus * 1e9),
           AutoRemove: false,
         },
@@ -120,22 +131,23 @@ export class DockerBackend implements SandboxBackend {
       throw engineError(`creating a container from ${spec.image}`, err);
     });
     try {
-      // /workspace is created through the archive endpoint, owned by the sandbox user; the daemon
-      // extracts it, so no capability is needed inside the container (CapDrop ALL removes CHOWN). The
-      // supervisor goes in with it, owned by root and read-only, so the sandbox user cannot replace it.
+      // The supervisor goes into its volume through the archive endpoint, owned by root and read-only,
+      // so the sandbox user cannot replace it; the daemon extracts it, so no capability is needed inside
+      // the container. (/workspace is a tmpfs mounted owned by the sandbox user.)
       const pack = tar.pack();
-      pack.entry({ name: "workspace", type: "directory", mode: 0o755, uid, gid });
-      const supervisor = SUPERVISOR_PATH.slice(1);
-      pack.entry({ name: posix.dirname(supervisor), type: "directory", mode: 0o555, uid: 0, gid: 0 });
-      pack.entry({ name: supervisor, mode: 0o555, uid: 0, gid: 0 }, Buffer.from(supervisorBinary()));
+      pack.entry({ name: ".", type: "directory", mode: 0o555, uid: 0, gid: 0 });
+      pack.entry(
+        { name: posix.basename(SUPERVISOR_PATH), mode: 0o555, uid: 0, gid: 0 },
+        Buffer.from(supervisorBinary()),
+      );
       pack.finalize();
       await this.#call(
-        container.putArchive(pack as unknown as Readable, { path: "/" }),
-        "creating /workspace",
+        container.putArchive(pack as unknown as Readable, { path: SUPERVISOR_DIR }),
+        "placing the supervisor",
       );
       await this.#call(container.start(), "starting a container");
     } catch (err) {
-      await container.remove({ force: true }).catch(() => {});
+      await container.remove({ force: true, v: true }).catch(() => {});
       throw engineError(`starting a container from ${spec.image}`, err);
     }
     // The channel opens while the caller records its session, so the first operation finds it ready
@@ -168,7 +180,9 @@ export class DockerBackend implements SandboxBackend {
       (conn) => channelWrite(conn, this.#exec.callTimeoutMs, path, data, size, mode),
       () => writeWorkspaceFile(this.#exec, containerId, path, data, size, mode),
       data instanceof Uint8Array,
-    );
+    ).catch((err) => {
+      throw isNoSpace(err) ? diskFull(workspacePath(path), this.#limits.diskMb) : err;
+    });
   }
 
   readFile(containerId: string, path: string, maxBytes: number): Promise<FileRead> {
@@ -206,7 +220,8 @@ export class DockerBackend implements SandboxBackend {
 
   async destroy(containerId: string): Promise<void> {
     this.#channels.forget(containerId);
-    const removed = this.docker.getContainer(containerId).remove({ force: true });
+    // v: its anonymous volume (the supervisor's) goes with it.
+    const removed = this.docker.getContainer(containerId).remove({ force: true, v: true });
     await this.#call(removed, "removing a container").catch((err) => {
       if (err?.statusCode === 404) return;
       // 409: removal already in progress.
@@ -215,10 +230,11 @@ export class DockerBackend implements SandboxBackend {
     });
   }
 
-  async ensureRunning(containerId: string): Promise<void> {
-    const container = this.docker.getContainer(containerId);
-    const info = await this.#call(container.inspect(), "inspecting a container");
-    if (!info.State.Running) await this.#call(container.start(), "starting a container");
+  removeOrphanVolumes(labels: Record<string, string>): Promise<string[]> {
+    return this.#call(
+      removeOrphanVolumes(this.docker, { [MANAGED_LABEL]: "true", ...labels }),
+      "removing volumes of removed containers",
+    );
   }
 
   async listManaged(labels: Record<string, string>): Promise<ManagedContainer[]> {

@@ -123,6 +123,25 @@ export function changedWhileOpened(target: string): StationError {
   });
 }
 
+/** 507: a write found the sandbox's /workspace full (its tmpfs is sandbox.disk_mb, given when known). */
+export function diskFull(target: string, diskMb?: number): StationError {
+  const size = diskMb === undefined ? "" : `: ${diskMb} MiB`;
+  return new StationError(
+    "sandbox_disk_full",
+    `writing ${target}: the sandbox's /workspace is full (sandbox.disk_mb${size}); the old file, if any, is unchanged`,
+    {
+      status: 507,
+      hint: "delete files in the sandbox (stn sandbox rm), or raise sandbox.disk_mb in config.yaml",
+    },
+  );
+}
+
+/** Whether a failed write's error says the filesystem was out of space or inodes (ENOSPC, EDQUOT). */
+export function isNoSpace(err: unknown): boolean {
+  return err instanceof StationError &&
+    (err.code === "sandbox_disk_full" || /No space left on device|Disk quota exceeded/.test(err.message));
+}
+
 /** 400: a write whose data was not the announced size. */
 export function sizeMismatch(target: string, size: number): StationError {
   return new StationError(

@@ -132,27 +132,24 @@ export class SandboxService {
     await this.backend.close?.();
   }
 
-  /** Matches this station's managed containers against the ledger. */
+  /**
+   * Matches this station's managed containers against the ledger. A running container of an open session
+   * is adopted; a stopped one (a Docker restart, a reboot) lost its files with its in-memory /workspace,
+   * so it is removed and its session closed as `container_lost` rather than handed back empty.
+   */
   async recover(): Promise<RecoveryReport> {
     const report: RecoveryReport = { adopted: [], removed: [], lost: [] };
-    const containers = await this.backend.listManaged({ [LABELS.station]: this.#stationId });
+    const station = { [LABELS.station]: this.#stationId };
+    const containers = await this.backend.listManaged(station);
     const open = new Map(listSessions(this.#db).map((s) => [s.container_id, s]));
     const seen = new Set<string>();
     for (const c of containers) {
       if (this.pool.holds(c.id)) continue;
       const session = open.get(c.id);
-      if (session) {
-        try {
-          if (!c.running) await this.backend.ensureRunning(c.id);
-          seen.add(session.id);
-          report.adopted.push(session.id);
-          continue;
-        } catch (err) {
-          log.warn("a sandbox container could not be restarted; removing it", {
-            session: session.id,
-            error: (err as Error).message,
-          });
-        }
+      if (session && c.running) {
+        seen.add(session.id);
+        report.adopted.push(session.id);
+        continue;
       }
       await this.backend.destroy(c.id);
       report.removed.push(c.labels[LABELS.session] ?? c.id);
@@ -162,6 +159,10 @@ export class SandboxService {
       markClosed(this.#db, s.id, "container_lost", now());
       report.lost.push(s.id);
     }
+    // A container removed without its volume (by hand, `docker rm` without -v) leaves the volume behind.
+    await this.backend.removeOrphanVolumes(station).catch((err) =>
+      log.warn("removing volumes of removed sandbox containers failed", { error: (err as Error).message })
+    );
     if (report.adopted.length + report.removed.length + report.lost.length > 0) {
       log.info("sandbox sessions recovered", {
         adopted: report.adopted.length,

@@ -44,6 +44,8 @@ export async function startSandboxService(
   const backend = new DockerBackend(docker, {
     user: config.user,
     memoryMb: config.memory_mb,
+    diskMb: config.disk_mb,
+    tmpMb: config.tmp_mb,
     cpus: config.cpus,
     pidsLimit: config.pids_limit,
     pullTimeoutMs: config.pull_timeout,

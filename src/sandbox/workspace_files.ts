@@ -10,6 +10,7 @@ import {
   commandFailed,
   deleteNeedsRecursive,
   deleteWorkspaceRefused,
+  diskFull,
   engineError,
   isDirectory,
   notADirectory,
@@ -33,7 +34,8 @@ import { WORKSPACE, workspacePath } from "./paths.ts";
  * a failed or short write leaves the previous file as it was.
  * Exit codes: 4 the name is a directory, 6 a parent cannot be made or the directory went away
  * meanwhile, 8 the write failed, 9 fewer bytes than announced, 10 the directory is not where it was
- * asked to be (its real path on stderr).
+ * asked to be (its real path on stderr), 11 the write failed with the filesystem out of blocks or inodes
+ * (looked up with `stat -f`, as some tools, busybox's among them, report ENOSPC as an I/O error).
  */
 const WRITE_SCRIPT = `t=$1 size=$2 mode=$3
 d=\${t%/*} n=\${t##*/}
@@ -52,7 +54,7 @@ tmp=.stn-write-$$
 fail() { rm -f -- "$tmp"; [ . -ef "$d" ] || exit 6; exit "$1"; }
 rm -f -- "$tmp"
 set -C
-head -c "$size" > "$tmp" || fail 8
+head -c "$size" > "$tmp" || { case $(stat -f -c %a.%d .) in 0.*|*.0) fail 11;; esac; fail 8; }
 set +C
 [ "$(stat -c %s "$tmp")" = "$size" ] || fail 9
 chmod "$mode" "$tmp" && mv -f -- "$tmp" "$n" || fail 8`;
@@ -78,19 +80,25 @@ export async function writeWorkspaceFile(
   out.on("error", () => {});
   proc.raw.pipe(out).resume();
   const done = ended(proc.raw);
+  let unsent: unknown;
   try {
     await send(proc.raw, data, size);
   } catch (err) {
     // The writer sees the input end short and removes its temporary file; the old file stays.
     proc.raw.destroy();
     if (err instanceof StationError) throw err;
-    throw engineError(`writing ${target}`, err);
+    unsent = err;
   }
-  await deadline(done, ctx.callTimeoutMs, `writing ${target}`).catch((err) => {
-    proc.raw.destroy();
-    throw err;
-  });
+  if (unsent === undefined) {
+    await deadline(done, ctx.callTimeoutMs, `writing ${target}`).catch((err) => {
+      proc.raw.destroy();
+      throw err;
+    });
+  }
   const code = await proc.exitCode();
+  // Input that could not be sent: the writer stopped taking it because it failed (a full disk), and its
+  // exit code says why; without one, the engine's connection failed.
+  if (unsent !== undefined && !code) throw engineError(`writing ${target}`, unsent);
   const detail = Buffer.concat(stderr).toString().trim();
   switch (code) {
     case 0:
@@ -103,6 +111,8 @@ export async function writeWorkspaceFile(
       throw sizeMismatch(target, size);
     case 10:
       throw outsideWorkspace(path, `its directory resolves to ${detail}`);
+    case 11:
+      throw diskFull(target);
     default:
       throw new StationError(
         "sandbox_command_failed",

@@ -162,6 +162,11 @@ Deno.test("up: the station in a container, driven from the host, down keeps the 
     assert(JSON.parse(downed.stdout).sandboxes >= 1, downed.stdout);
     assertEquals(await containersOf(name), []);
     assert(await volumeExists(`stn-${name}-data`), "down keeps the data volume");
+    // …and removes its sandboxes' volumes (their supervisors') with them.
+    const sandboxVolumes = await docker.listVolumes({
+      filters: { label: [`dev.stn.up=${name}`, "dev.stn.managed=true"] },
+    });
+    assertEquals(sandboxVolumes.Volumes ?? [], []);
     assertEquals(readServerFile(home.path("run", "server.json")), null);
 
     const back = await stn(...upArgs);

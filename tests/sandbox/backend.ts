@@ -18,6 +18,8 @@ export function testBackend(mode: Mode = MODES[0], limits: Partial<DockerLimits>
   return new DockerBackend(dockerClient(), {
     user: "1000:1000",
     memoryMb: 2048,
+    diskMb: 1024,
+    tmpMb: 256,
     cpus: 2,
     pidsLimit: 256,
     pullTimeoutMs: 30_000,
@@ -55,20 +57,31 @@ export function sandboxConfig(mode: Mode): string {
   return `${SANDBOX_CONFIG}  channel: ${mode.channel}\n`;
 }
 
-/** Removes every container a test station's home created (its station id label), whatever state it is in. */
-export async function removeStationContainers(stationDb: string): Promise<void> {
+/** The station id a test station's ledger holds (undefined before it first started). */
+export async function stationIdOf(stationDb: string): Promise<string | undefined> {
   const { DatabaseSync } = await import("node:sqlite");
   const db = new DatabaseSync(stationDb);
-  let id: string | undefined;
   try {
-    id = (db.prepare("SELECT value FROM station_meta WHERE key = 'station_id'").get() as { value: string })
+    return (db.prepare("SELECT value FROM station_meta WHERE key = 'station_id'").get() as { value: string })
       ?.value;
   } finally {
     db.close();
   }
+}
+
+/** Removes every container a test station's home created (its station id label), whatever state it is in. */
+export async function removeStationContainers(stationDb: string): Promise<void> {
+  const id = await stationIdOf(stationDb);
   if (!id) return;
   const backend = testBackend();
   for (const c of await backend.listManaged({ "dev.stn.station": id })) await backend.destroy(c.id);
+}
+
+/** The names of the Docker volumes carrying these labels (sandboxes' supervisor volumes). */
+export async function labelledVolumes(labels: Record<string, string>): Promise<string[]> {
+  const label = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
+  const { Volumes } = await testBackend().docker.listVolumes({ filters: { label } });
+  return (Volumes ?? []).map((v) => v.Name);
 }
 
 /** Registers one test per mode, the mode's name in the test's name. */

@@ -9,22 +9,34 @@ import { BUSYBOX, PYTHON } from "./images.ts";
 const EXEC = { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 };
 
 testInBothModes(
-  "docker backend: container has the security defaults, limits, labels and no mounts",
+  "docker backend: container has the security defaults, limits, labels, a read-only root and no host mounts",
   async (mode) => {
     const backend = testBackend(mode);
     const labels = testLabels("inspect");
     const id = await backend.create({ image: BUSYBOX, network: false, labels });
     try {
       const info = await backend.docker.getContainer(id).inspect();
-      assert.deepEqual(info.Mounts, []);
+      // One mount from the engine: the supervisor's anonymous volume; nothing from the host.
+      assert.deepEqual(info.Mounts.map((m) => [m.Type, m.Destination, m.Driver]), [[
+        "volume",
+        "/.stn",
+        "local",
+      ]]);
       assert.equal(info.HostConfig.Binds, null);
+      // Writes go only to /workspace and /tmp, size-capped tmpfs (sandbox.disk_mb, sandbox.tmp_mb).
+      assert.equal(info.HostConfig.ReadonlyRootfs, true);
+      assert.deepEqual(Object.keys(info.HostConfig.Tmpfs ?? {}).sort(), ["/tmp", "/workspace"]);
+      assert.match(info.HostConfig.Tmpfs!["/workspace"], /^size=1024m,/);
+      assert.match(info.HostConfig.Tmpfs!["/tmp"], /^size=256m,/);
+      assert.equal(info.HostConfig.LogConfig?.Type, "none");
       assert.equal(info.HostConfig.NetworkMode, "none");
       assert.equal(info.Config.User, "1000:1000");
       assert.deepEqual(info.HostConfig.CapDrop, ["ALL"]);
       assert.deepEqual(info.HostConfig.SecurityOpt, ["no-new-privileges"]);
       assert.equal(info.HostConfig.Privileged, false);
       assert.equal(info.HostConfig.PidsLimit, 256);
-      assert.equal(info.HostConfig.Memory, 2 * 1024 ** 3);
+      // memory_mb for the processes, plus what /workspace, /tmp and /dev/shm (64 MiB) may hold in RAM.
+      assert.equal(info.HostConfig.Memory, (2048 + 1024 + 256 + 64) * 1024 ** 2);
       assert.equal(info.HostConfig.NanoCpus, 2e9);
       assert.equal(info.Config.Labels["dev.stn.managed"], "true");
       assert.equal(info.Config.Labels["dev.stn.session"], labels["dev.stn.session"]);

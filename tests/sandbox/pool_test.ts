@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { stationId } from "../../src/sandbox/ledger.ts";
 import { SandboxService } from "../../src/sandbox/service.ts";
 import { startTestStation } from "../helpers/station.ts";
-import { type Mode, removeStationContainers, sandboxConfig, testInBothModes } from "./backend.ts";
+import {
+  labelledVolumes,
+  type Mode,
+  removeStationContainers,
+  sandboxConfig,
+  testBackend,
+  testInBothModes,
+} from "./backend.ts";
 
 const poolConfig = (mode: Mode) =>
   `${sandboxConfig(mode)}  pool:
@@ -42,10 +49,16 @@ testInBothModes(
       assert.ok(report.removed.includes("pool"));
       assert.deepEqual((await pooled()).map((c) => c.id).filter((id) => id === leftover.id), []);
 
-      // stop() removes what is still waiting.
+      // stop() removes what is still waiting, with its volume: only the taken container's is left.
       await sandbox.pool.filled();
       await sandbox.stop();
       assert.deepEqual((await pooled()).filter((c) => c.id !== session.container_id), []);
+      const station = { "dev.stn.station": stationId(db) };
+      const taken = await testBackend().docker.getContainer(session.container_id).inspect();
+      assert.deepEqual(
+        await labelledVolumes({ ...station, "dev.stn.session": "pool" }),
+        taken.Mounts.map((m) => m.Name),
+      );
     } finally {
       await removeStationContainers(t.home.path("station.db"));
       await t.close();

@@ -8,7 +8,14 @@ import {
   toolDefinitions,
 } from "../../src/sandbox/tools.ts";
 import { startTestStation } from "../helpers/station.ts";
-import { removeStationContainers, sandboxConfig, testInBothModes } from "./backend.ts";
+import { stationId } from "../../src/sandbox/ledger.ts";
+import {
+  labelledVolumes,
+  removeStationContainers,
+  sandboxConfig,
+  testBackend,
+  testInBothModes,
+} from "./backend.ts";
 
 testInBothModes(
   "sandbox service: workflow scope shares one container per run; closeRun removes it",
@@ -54,7 +61,7 @@ testInBothModes(
 );
 
 testInBothModes(
-  "sandbox service: the idle reaper closes unused sessions; recovery marks vanished containers lost",
+  "sandbox service: the idle reaper closes unused sessions; recovery marks vanished and stopped containers lost and leaves no volume",
   async (mode) => {
     const t = await startTestStation({ configYaml: sandboxConfig(mode) });
     const sandbox = t.station.ctx.sandbox!;
@@ -71,13 +78,27 @@ testInBothModes(
 
       const fresh = (await sandbox.open({})).session;
       assert.deepEqual(await sandbox.reapIdle(), [], "a session just used is not reaped");
-      await sandbox.backend.destroy(fresh.container_id);
+      // One container removed by hand without its volume (`docker rm -f`, no -v); one stopped, which
+      // took its in-memory /workspace with it.
+      const stopped = (await sandbox.open({})).session;
+      await sandbox.exec(stopped.id, { cmd: "echo kept > file" });
+      const docker = testBackend().docker;
+      await docker.getContainer(fresh.container_id).remove({ force: true });
+      await docker.getContainer(stopped.container_id).stop({ t: 0 });
+      const station = { "dev.stn.station": stationId(t.station.ctx.db) };
+      assert.equal((await labelledVolumes(station)).length, 2, "the removed container's volume was left");
       const report = await sandbox.recover();
-      assert.deepEqual(report.lost, [fresh.id]);
-      await assert.rejects(
-        sandbox.exec(fresh.id, { cmd: "true" }),
-        (e: StationError) => e.code === "sandbox_closed" && e.status === 410,
-      );
+      assert.deepEqual(report.lost.sort(), [fresh.id, stopped.id].sort());
+      assert.deepEqual(report.adopted, []);
+      for (const lost of [fresh, stopped]) {
+        await assert.rejects(
+          sandbox.exec(lost.id, { cmd: "true" }),
+          (e: StationError) =>
+            e.code === "sandbox_closed" && e.status === 410 && /container_lost/.test(e.message),
+        );
+      }
+      assert.deepEqual(await sandbox.backend.listManaged(station), []);
+      assert.deepEqual(await labelledVolumes(station), []);
     } finally {
       await removeStationContainers(t.home.path("station.db"));
       await t.close();

@@ -101,7 +101,14 @@ const callToolRoute = createRoute({
   },
   responses: {
     200: json(ToolOutput, "the tool's result (the shape of the route of the same operation)"),
-    ...errors(...inSandbox, ...pathErrors, "tool_not_found", "unknown_runtime", "image_not_allowed"),
+    ...errors(
+      ...inSandbox,
+      ...pathErrors,
+      "tool_not_found",
+      "unknown_runtime",
+      "image_not_allowed",
+      "sandbox_disk_full",
+    ),
   },
 });
 const runCode = createRoute({
@@ -191,7 +198,7 @@ const writeFile = createRoute({
   request: { ...byPath, query: WriteFileQuery, body: { required: true, ...bytes("the file's bytes") } },
   responses: {
     200: json(WrittenFile, "written"),
-    ...errors(...inSandbox, ...pathErrors, "size_mismatch", "file_too_large"),
+    ...errors(...inSandbox, ...pathErrors, "size_mismatch", "file_too_large", "sandbox_disk_full"),
   },
 });
 const readFile = createRoute({
@@ -216,7 +223,10 @@ const stage = createRoute({
   tags,
   summary: "Copy a file from the file store into the workspace",
   request: { ...byId, body: body(StageBody) },
-  responses: { 200: json(StagedFile, "staged"), ...errors(...inSandbox, ...pathErrors, "invalid_key") },
+  responses: {
+    200: json(StagedFile, "staged"),
+    ...errors(...inSandbox, ...pathErrors, "invalid_key", "sandbox_disk_full"),
+  },
 });
 const publish = createRoute({
   method: "post",
