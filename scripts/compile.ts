@@ -56,7 +56,7 @@ export function runtimeFiles(manifest: BuildManifest): string[] {
     `${NPM_DIR}/htmx.org/${htmx}/dist/htmx.min.js`,
     ...filesIn("src/db/migrations"),
     "src/sandbox/channel/supervisor_binary.ts",
-    "src/mcp/server/workflow_dsl.ts",
+    "docs/workflows.md", // the MCP resource station://docs/workflow-dsl, imported as text
     `${EMBED_DIR}/${MANIFEST_FILE}`,
     ...(manifest.nats_server ? [`${EMBED_DIR}/${manifest.nats_server.file}`] : []),
   ];

@@ -10,6 +10,7 @@ import {
 import { assetsAt, EMBED_DIR } from "../../src/build/embedded.ts";
 import { hex } from "../../src/lib/hex.ts";
 import { findProgram } from "../../src/lib/programs.ts";
+import { VERSION } from "../../src/version.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 
 const decoder = new TextDecoder();
@@ -64,7 +65,7 @@ Deno.test("compile: main.ts compiles with every runtime file and the nats-server
         "src/ui/assets/style.css",
         "src/sandbox/channel/supervisor_binary.ts",
         "src/db/migrations/0001_station_meta.ts",
-        "src/mcp/server/workflow_dsl.ts",
+        "docs/workflows.md",
         `${EMBED_DIR}/manifest.json`,
         `${EMBED_DIR}/nats-server`,
       ]
@@ -74,8 +75,8 @@ Deno.test("compile: main.ts compiles with every runtime file and the nats-server
     // The module that looks them up sits in the same tree, so `../../.build/embed` from it finds them.
     assertEquals(missingFiles(embedded, ["src/build/embedded.ts"]), []);
     // A file the binary does not hold is reported: the sandbox supervisor's C source is not embedded.
-    assertEquals(missingFiles(embedded, ["src/sandbox/channel/supervisor.c"]), [
-      "src/sandbox/channel/supervisor.c",
+    assertEquals(missingFiles(embedded, ["src/sandbox/channel/supervisor/main.c"]), [
+      "src/sandbox/channel/supervisor/main.c",
     ]);
     // Every file a module opens beside itself is a runtime file, so a new Worker or asset cannot be forgotten.
     for (const f of filesNextToModules()) assert(wanted.includes(f), `${f} is opened at run time: add it`);
@@ -113,4 +114,49 @@ Deno.test("compile: a nats-server for another machine, a missing one and an unkn
 
 Deno.test("compile: the include list names files that exist", () => {
   for (const f of INCLUDES) assert(f === EMBED_DIR || Deno.statSync(join(ROOT, f)).isFile, f);
+});
+
+// scripts/release stages .build/embed as the compile above does: in this file, so the two never run at once.
+async function release(args: string[]) {
+  const out = await new Deno.Command(join(ROOT, "scripts/release"), {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const text = new TextDecoder();
+  return { code: out.code, stderr: text.decode(out.stderr) };
+}
+
+Deno.test("release: builds a target into the output folder with SHA256SUMS that sha256sum -c accepts; a target it cannot build fails the run", async () => {
+  const out = await Deno.makeTempDir({ prefix: "stn-release-" });
+  try {
+    const host = Deno.build.target;
+    // The stand-in base (this deno) in place of a downloaded one: the output is not runnable, its sums are real.
+    const r = await release([
+      "--target",
+      host,
+      "--target",
+      "aarch64-unknown-linux-gnu",
+      "--denort",
+      `${host}=${Deno.execPath()}`,
+      "--out",
+      out,
+    ]);
+    assertEquals(r.code, 1, r.stderr);
+    const name = `stn-${VERSION}-${host}`;
+    assertStringIncludes(r.stderr, `release: ${host}: built ${name}, with nats-server`);
+    assertStringIncludes(r.stderr, "release: aarch64-unknown-linux-gnu: cannot build: no nats-server for");
+    assertStringIncludes(r.stderr, "release: not built: aarch64-unknown-linux-gnu");
+    assertEquals([...Deno.readDirSync(out)].map((e) => e.name).sort(), ["SHA256SUMS", name]);
+    const verify = await new Deno.Command("sha256sum", {
+      args: ["-c", "SHA256SUMS"],
+      cwd: out,
+      stdout: "piped",
+    })
+      .output();
+    assertEquals(new TextDecoder().decode(verify.stdout), `${name}: OK\n`);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
 });
