@@ -28,7 +28,7 @@ import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
-import { removeServerFile, writeServerFile } from "./server_file.ts";
+import { removeServerFile, writeServerFile } from "../config/server_file.ts";
 
 export interface StartStationOptions {
   /** Write run/server.json so CLI commands can find this server (stn serve), or not (embedded mode). */

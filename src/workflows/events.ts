@@ -2,7 +2,7 @@
 
 import { ulid } from "ulid";
 import { log } from "../log.ts";
-import { requireSandboxFor } from "../sandbox/required.ts";
+import { requireSandboxFor } from "./sandbox_steps.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 import type { SendEventRequest, SendEventResult } from "./engine/engine.ts";
 import { evaluate, evaluateCondition } from "./expr.ts";
