@@ -6,7 +6,7 @@ import { openMcpToolbox } from "../mcp/mod.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
-import { listen } from "../api/listen.ts";
+import { listen } from "../server/listen.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
@@ -26,8 +26,8 @@ import { Engine } from "../workflows/engine/engine.ts";
 import { Scheduler } from "../workflows/engine/scheduler.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
-import { syncOnStart } from "../workflows/sync.ts";
-import type { StationContext } from "./context.ts";
+import { syncOnStart } from "../environments/declarative_sync.ts";
+import type { StationContext } from "../context.ts";
 import { removeServerFile, writeServerFile } from "../config/server_file.ts";
 
 export interface StartStationOptions {

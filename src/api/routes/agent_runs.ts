@@ -15,7 +15,7 @@ import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";

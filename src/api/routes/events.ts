@@ -13,7 +13,7 @@ import { RunIdParam } from "../../contract/runs.ts";
 import { StationError } from "../../errors.ts";
 import { deliveryFingerprints, WebhookDeliveries } from "../../events/webhook_deliveries.ts";
 import { hookEvent, verifyHook } from "../../events/webhooks.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import type { SendEventResult } from "../../workflows/engine/engine.ts";
 import { eventView, runView, signalView } from "../../workflows/engine/views.ts";
 import { sendEvent } from "../../workflows/events.ts";

@@ -7,7 +7,7 @@ import {
   DecisionBody,
 } from "../../contract/approvals.ts";
 import { notFound } from "../../errors.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { approvalView } from "../../workflows/engine/views.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 

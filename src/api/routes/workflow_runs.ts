@@ -17,7 +17,7 @@ import { WorkflowIdParam } from "../../contract/workflows.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import type { RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";

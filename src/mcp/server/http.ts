@@ -2,7 +2,7 @@
 
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
-import { requireToken } from "../../api/auth.ts";
+import { requireToken } from "../../server/auth.ts";
 import { StationError } from "../../errors.ts";
 import { isLoopback } from "../../lib/loopback.ts";
 import type { McpSessions } from "./sessions.ts";

@@ -1,8 +1,8 @@
 import { onAgentsChange } from "../../agents/changes.ts";
 import { StationClient } from "../../client/http.ts";
 import { StationError } from "../../errors.ts";
-import { listen, type Listener } from "../../api/listen.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import { listen, type Listener } from "../../server/listen.ts";
+import type { StationContext } from "../../context.ts";
 import { agentCatalog, watchTools } from "./agent.ts";
 import { mcpApp } from "./http.ts";
 import { managementCatalog } from "./management.ts";

@@ -6,7 +6,7 @@ import type { AgentRun } from "../../contract/agent_runs.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Time } from "../parts.tsx";
 import { AgentStatus, StartedBy } from "./agent_runs.tsx";

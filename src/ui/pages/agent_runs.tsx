@@ -4,7 +4,7 @@ import type { Context, Hono } from "hono";
 import { listAgents } from "../../agents/store.ts";
 import { agentRunView } from "../../agents/views.ts";
 import { type AgentRun, AgentRunStatus } from "../../contract/agent_runs.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
 import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";

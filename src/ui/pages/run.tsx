@@ -4,7 +4,7 @@ import type { Context, Hono } from "hono";
 import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { TERMINAL_RUN } from "../../workflows/engine/ledger.ts";
 import {
   approvalView,

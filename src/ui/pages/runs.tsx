@@ -2,7 +2,7 @@
 
 import type { Context, Hono } from "hono";
 import { RunStatus } from "../../contract/runs.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { type RunView, runView } from "../../workflows/engine/views.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";

@@ -1,7 +1,7 @@
 /** /ui/workflows and /ui/workflows/:id: stored workflows, their graph, and starting a run. */
 
 import type { Context, Hono } from "hono";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { runView } from "../../workflows/engine/views.ts";
 import { StateGraph } from "../graph_svg.tsx";
 import { Layout, type PageContext } from "../layout.tsx";

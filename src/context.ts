@@ -1,12 +1,12 @@
-import type { AgentService } from "../agents/service.ts";
-import type { LoadedConfig } from "../config/load.ts";
-import type { Database } from "../db/database.ts";
-import type { FileStore } from "../files/store.ts";
-import type { NatsConnection } from "../nats/connection.ts";
-import type { SandboxService } from "../sandbox/service.ts";
-import type { SandboxUnavailable } from "../sandbox/start.ts";
-import type { Engine } from "../workflows/engine/engine.ts";
-import type { WorkflowStore } from "../workflows/store.ts";
+import type { AgentService } from "./agents/service.ts";
+import type { LoadedConfig } from "./config/load.ts";
+import type { Database } from "./db/database.ts";
+import type { FileStore } from "./files/store.ts";
+import type { NatsConnection } from "./nats/connection.ts";
+import type { SandboxService } from "./sandbox/service.ts";
+import type { SandboxUnavailable } from "./sandbox/start.ts";
+import type { Engine } from "./workflows/engine/engine.ts";
+import type { WorkflowStore } from "./workflows/store.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
 export interface StationContext {
