@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
 import { openMcpToolbox } from "../mcp/mod.ts";
+import { AgentRuns } from "../agents/runs.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -21,10 +22,9 @@ import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
-import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
-import { Engine } from "../workflows/engine/engine.ts";
-import { Scheduler } from "../workflows/engine/scheduler.ts";
+import { defaultReplicas, Engine, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
+import { WorkflowRuns } from "../workflows/runs.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import { syncOnStart } from "../environments/declarative_sync.ts";
 import type { StationContext } from "../context.ts";
@@ -200,7 +200,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
+      runs: new WorkflowRuns(engine),
       agents,
+      agentRuns: new AgentRuns(agents.ledger),
       durable,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);

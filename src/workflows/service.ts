@@ -3,8 +3,7 @@
 import { StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 import { validateDefinition } from "./definition/validate.ts";
-import type { Engine } from "./engine/engine.ts";
-import type { RunRow } from "./engine/ledger.ts";
+import type { Engine, RunRow } from "./engine/mod.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { SandboxAvailability } from "../sandbox/required.ts";
 import { requireSandboxFor } from "./sandbox_steps.ts";
