@@ -16,6 +16,7 @@ import { type Clock, systemClock } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import { applyOutput } from "./dataflow.ts";
 import { DEFAULT_QUEUE, Dispatcher, type StepMessage } from "./dispatch.ts";
+import { type AfterCommit, NO_EFFECTS } from "./after_commit.ts";
 import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
@@ -77,29 +78,6 @@ interface Queued {
   resolve(result: unknown): void;
   reject(err: unknown): void;
 }
-
-/**
- * What the engine's parts do after a commit, handed to EngineCore when it is made (Engine's constructor wires
- * them to its timers, signals and consumer): the one list of in-process effects besides watchers and run ends.
- */
-export interface AfterCommit {
-  /** Re-arms the in-process timer after a commit added a timer row (Timers). */
-  armTimers(): void;
-  /** Offers kept signals to a wait that just started (Signals). */
-  waitStarted(runId: string, attemptId: number): void;
-  /** Whether this process runs eagerly claimed steps now: its consumer is pulling (Consumer). */
-  runsHere(): boolean;
-  /** Runs an attempt this process claimed eagerly, holding `slot` until it is done (Consumer). */
-  runHere(attempt: AttemptRow, slot: Slot): void;
-}
-
-/** No effects: a core nothing else runs beside (a test writing commits by hand). */
-const NO_EFFECTS: AfterCommit = {
-  armTimers: () => {},
-  waitStarted: () => {},
-  runsHere: () => false,
-  runHere: () => {},
-};
 
 /** Eager steps a run takes in a row while pulled messages wait for a slot (`EngineCore.commit`). */
 const EAGER_STREAK = 16;

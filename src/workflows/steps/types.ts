@@ -1,6 +1,9 @@
 import type { z } from "zod";
 import { StationError } from "../../errors.ts";
+import type { Problem } from "../../lib/schema_rules.ts";
 import type { AgentRunner, SandboxRunner } from "./runners.ts";
+
+export type { Problem };
 
 /**
  * What a step type is (one module per type in this folder, listed in `registry.ts`): its zod schema,
@@ -43,17 +46,6 @@ export interface SchemaKit {
 
 /** A field path inside a state; `"*"` stands for every item of a list. */
 export type FieldPath = readonly (string | number)[];
-
-/** A finding of a step type's own rules, reported like any validation issue. */
-export interface Problem {
-  code: string;
-  message: string;
-  hint?: string;
-  /** Where, relative to the value the rule checked (default: the value itself). */
-  at?: (string | number)[];
-  /** Characters into a one-line scalar (points an expression error at the bad token). */
-  offset?: number;
-}
 
 /** One step type: everything stn knows about `type: <name>`. */
 export interface StepType<S extends { type: string; id: string } = any> {
