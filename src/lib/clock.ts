@@ -1,4 +1,4 @@
-/** Where stn reads the time (engine, schedulers): every time decision goes through one, so tests can pin it. */
+/** Where the engine reads the time: every time decision goes through one, so tests can pin it. */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
