@@ -1,2 +1,2 @@
-import { runCli } from "./src/cli/main.ts";
+import { runCli } from "./src/stn.ts";
 Deno.exit(await runCli(Deno.args));

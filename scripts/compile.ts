@@ -17,7 +17,7 @@ import { gitHead } from "../src/build/info.ts";
 import { hex } from "../src/lib/hex.ts";
 import { findProgram } from "../src/lib/programs.ts";
 import { VERSION } from "../src/version.ts";
-import { STN_V8_FLAGS } from "./stn_flags.ts";
+import { STN_V8_FLAGS } from "../src/build/stn_flags.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 

@@ -1,6 +1,7 @@
 /**
  * The "who imports whom" list of docs/architecture.md, from the import statements of `src/`: each
- * folder with the folders its files import. `deno task docs` writes it; tests/docs_test.ts checks it.
+ * folder with the folders its files import. `deno task docs` writes it; tests/docs_test.ts checks it, and
+ * tests/architecture_test.ts checks the file graph underneath for cycles and forbidden edges.
  */
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,14 +30,29 @@ function layer(file: string): string {
   return SPLIT.has(parts[0]) && parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
+/**
+ * Each file of src/ (src-relative) with the files it imports: static imports, re-exports and dynamic
+ * `import()` of relative paths; a file outside src/ shows as a path starting with `../`.
+ */
+export function fileGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const text = Deno.readTextFileSync(file);
+    const targets = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)]
+      .map((m) => relative(SRC, resolve(dirname(file), m[1])));
+    graph.set(relative(SRC, file), [...new Set(targets)]);
+  }
+  return graph;
+}
+
 /** Each layer of src/ with the other layers it imports, sorted. */
 export function importGraph(): Map<string, string[]> {
   const edges = new Map<string, Set<string>>();
-  for (const file of sourceFiles(SRC)) {
-    const from = layer(file);
+  for (const [file, targets] of fileGraph()) {
+    const from = layer(join(SRC, file));
     const set = edges.get(from) ?? edges.set(from, new Set()).get(from)!;
-    for (const m of Deno.readTextFileSync(file).matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
-      const to = layer(resolve(dirname(file), m[1]));
+    for (const target of targets) {
+      const to = layer(join(SRC, target));
       if (to !== from) set.add(to);
     }
   }

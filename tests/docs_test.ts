@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { assert, assertEquals } from "./helpers/assert.ts";
 import { configReferenceRows } from "../src/config/reference.ts";
 import { mcpToolRows } from "../scripts/docs.ts";
-import { STN_RUN_ARGS } from "../scripts/stn_flags.ts";
+import { STN_RUN_ARGS } from "../src/build/stn_flags.ts";
 import { importGraphText } from "../scripts/import_graph.ts";
 import { childEnv, MAIN } from "./helpers/stn.ts";
 import { tempHome } from "./helpers/home.ts";

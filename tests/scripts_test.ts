@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { compileArgs } from "../scripts/compile.ts";
-import { STN_V8_FLAGS } from "../scripts/stn_flags.ts";
+import { STN_V8_FLAGS } from "../src/build/stn_flags.ts";
 import { assertEquals, assertMatch, assertStringIncludes } from "./helpers/assert.ts";
 import { processesOf } from "../scripts/lib/processes.ts";
 

@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { tableRow } from "./table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 15);

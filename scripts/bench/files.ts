@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { Objm, setSha256Backend } from "@nats-io/obj";
-import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { tableRow } from "./table.ts";
 import { authConfigPath, readAuthConfig } from "../../src/nats/server.ts";
 

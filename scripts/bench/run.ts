@@ -1,5 +1,5 @@
 /** Runs every benchmark in scripts/bench/ one after the other, then prints their summary table: `deno task bench`. */
-import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { markdownTable, ROW_MARK, type TableRow } from "./table.ts";
 
 const here = new URL(".", import.meta.url);

@@ -6,7 +6,7 @@
  *   deno run -A scripts/bench/startup.ts [runs=5]
  */
 import { fileURLToPath } from "node:url";
-import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 
 const RUNS = Number(Deno.args[0] ?? 5);
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));

@@ -5,7 +5,7 @@
  *
  *   deno run -A scripts/bench/tracing.ts [rounds=2] [chains=15] [runs=500]
  */
-import { STN_RUN_ARGS } from "../stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 2);
 // One round per process (engine.ts then prints single figures, the default durability mode first).

@@ -2,7 +2,7 @@ import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
 import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
-import { Statements } from "../workflows/engine/repository.ts";
+import { Statements } from "../db/statements.ts";
 import type {
   AgentEventRow,
   AgentRunRow,

@@ -2,9 +2,9 @@
 
 import { type Database, transaction } from "../db/database.ts";
 import { log } from "../log.ts";
-import { type Clock, systemClock } from "../workflows/engine/clock.ts";
-import { CronLoop, nextFire } from "../workflows/engine/cron.ts";
-import { Statements } from "../workflows/engine/repository.ts";
+import { type Clock, systemClock } from "../lib/clock.ts";
+import { CronLoop, nextFire } from "../lib/cron.ts";
+import { Statements } from "../db/statements.ts";
 import type { AgentService } from "./service.ts";
 import { scheduledAgents } from "./store.ts";
 

@@ -6,7 +6,7 @@ import { routePath } from "hono/route";
 import { log, withLogFields } from "../log.ts";
 import { observeRequest } from "../telemetry/metrics.ts";
 import { inSpan, SpanKind } from "../telemetry/tracing.ts";
-import { bodyFailure } from "./socket_answer.ts";
+import { bodyFailure } from "../server/socket_answer.ts";
 
 /** Health probes hit every few seconds: their access lines are debug, not info. */
 const QUIET = new Set(["/health"]);

@@ -2,9 +2,10 @@
 
 import type { Command } from "commander";
 import { discoverTarget, type Target } from "../client/discovery.ts";
-import { startEmbedded } from "../client/embedded.ts";
+import { type Runtime, startEmbedded } from "../client/embedded.ts";
 import { StationClient } from "../client/http.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { StationError } from "../errors.ts";
 import { log, LOG_LEVELS, setLogFormat, setLogLevel } from "../log.ts";
 
 /** Options every command accepts. */
@@ -16,6 +17,24 @@ export interface GlobalOptions {
   waitLock?: boolean;
   /** false with --no-color */
   color?: boolean;
+}
+
+const runtimes = new WeakMap<Command, Runtime>();
+
+/** Gives a program the in-process runtime its commands start (buildProgram, from the entry's). */
+export function useRuntime(program: Command, runtime: Runtime): void {
+  runtimes.set(program, runtime);
+}
+
+/** The in-process runtime of the command's program. */
+export function runtimeOf(cmd: Command): Runtime {
+  let root = cmd;
+  while (root.parent) root = root.parent;
+  const runtime = runtimes.get(root);
+  if (!runtime) {
+    throw new StationError("internal_error", "this stn program was built without its runtime (src/stn.ts)");
+  }
+  return runtime;
 }
 
 /** The global options as seen from any subcommand. */
@@ -60,7 +79,7 @@ export async function withStation<T>(
   // An embedded runtime's own info lines are noise on a script's stderr.
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
   log.debug("no server found; starting an embedded runtime");
-  const embedded = await startEmbedded(embeddedConfig, { waitLock: globals(cmd).waitLock });
+  const embedded = await startEmbedded(runtimeOf(cmd), embeddedConfig, { waitLock: globals(cmd).waitLock });
   // Ctrl-C or a SIGTERM from cron must not leave the embedded nats-server behind.
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   const onSignal = () => {

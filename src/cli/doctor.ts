@@ -17,7 +17,7 @@ import { locateNatsServer, natsServerVersion, SOURCE_LABEL } from "../nats/locat
 import { setLogLevel } from "../log.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { isAlive } from "../lib/process_alive.ts";
-import { readServerFile } from "../runtime/server_file.ts";
+import { readServerFile } from "../config/server_file.ts";
 import { explainDockerError, resolveDockerHost } from "../sandbox/docker_host.ts";
 import { globals, jsonMode } from "./context.ts";
 import { fail, render, type Style } from "./output.ts";

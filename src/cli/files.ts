@@ -6,7 +6,7 @@ import { deleteFile, downloadFile, fileInfo, listFiles, uploadFile } from "../cl
 import { usageError } from "../errors.ts";
 import { keyBasename } from "../files/keys.ts";
 import { formatBytes } from "../files/size.ts";
-import type { FileInfo } from "../files/store.ts";
+import type { FileInfo } from "../contract/files.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { youngGcEvery } from "../lib/young_gc.ts";
 import { jsonMode, withStation } from "./context.ts";

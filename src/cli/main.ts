@@ -4,7 +4,7 @@
 
 import { agentRunCommands } from "./agent_runs.ts";
 import { Command, CommanderError } from "commander";
-import { EXIT_HOME_BUSY } from "../client/embedded.ts";
+import { EXIT_HOME_BUSY, type Runtime } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { bundleCommand } from "./bundle.ts";
@@ -17,6 +17,7 @@ import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
+import { useRuntime } from "./context.ts";
 import { mcpCommand } from "./mcp.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
@@ -52,8 +53,8 @@ Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).
 Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 
-/** Builds the command tree. */
-export function buildProgram(): Command {
+/** Builds the command tree; `runtime` is what `stn serve`, `stn worker` and embedded mode start. */
+export function buildProgram(runtime?: Runtime): Command {
   const program = new Command("stn")
     .description("stn — durable AI-agent workflows on NATS JetStream, SQLite and Docker sandboxes")
     .version(
@@ -72,6 +73,7 @@ export function buildProgram(): Command {
     .addHelpText("after", HELP_FOOTER)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
+  if (runtime) useRuntime(program, runtime);
   initCommand(program);
   serveCommand(program);
   workerCommand(program);
@@ -149,11 +151,11 @@ function commanderUsageError(err: CommanderError): StationError {
   });
 }
 
-/** Runs the CLI and returns the process exit code (docs/design/errors.md#exit-codes). */
-export async function runCli(args: string[]): Promise<number> {
+/** Runs the CLI with the runtime it starts, and returns the process exit code (docs/design/errors.md#exit-codes). */
+export async function runCli(args: string[], runtime: Runtime): Promise<number> {
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();
-  const program = buildProgram();
+  const program = buildProgram(runtime);
   // With --json, commander's own error text is replaced by the JSON error (and its stderr line) below.
   if (json) silenceCommanderErrors(program);
   try {

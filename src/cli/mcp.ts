@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { mcpToken } from "../mcp/server/token.ts";
-import { readServerFile } from "../runtime/server_file.ts";
+import { readServerFile } from "../config/server_file.ts";
 import { answers } from "../client/discovery.ts";
 import { approveMcpServers } from "../client/environments.ts";
 import { commandConfig, jsonMode, withStation } from "./context.ts";

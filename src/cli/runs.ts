@@ -16,9 +16,8 @@ import {
 } from "../client/workflow_runs.ts";
 import { runSignals } from "../client/events.ts";
 import { StationError, usageError } from "../errors.ts";
-import type { RunEvent } from "../events/run_events.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
-import type { Run as RunView } from "../contract/runs.ts";
+import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { issueLines } from "./workflow.ts";

@@ -17,7 +17,7 @@ import {
 } from "../client/sandboxes.ts";
 import { usageError } from "../errors.ts";
 import { parseDuration } from "../lib/duration.ts";
-import type { ExecResult } from "../sandbox/backend.ts";
+import type { ExecResult } from "../contract/sandboxes.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalBytes, readLocalText } from "./local_files.ts";
 import { CliExit, note, render, table } from "./output.ts";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { log } from "../log.ts";
-import { commandConfig, jsonMode, numberFlag } from "./context.ts";
+import { commandConfig, jsonMode, numberFlag, runtimeOf } from "./context.ts";
 import { CliExit, note, renderError } from "./output.ts";
 
 /** `stn serve`: runs the station until SIGINT/SIGTERM, or until a part it needs dies. */
@@ -47,8 +47,7 @@ export function serveCommand(program: Command): void {
         for (const s of signals) Deno.addSignalListener(s, onSignal);
         try {
           // The runtime loads here, not at CLI start: client commands never pay for it (docs/benchmarks.md).
-          const { startStation } = await import("../runtime/station.ts");
-          const station = await startStation(config, { announce: true, mcp: true });
+          const station = await runtimeOf(cmd).startStation(config, { announce: true, mcp: true });
           const { nats } = station.ctx;
           log.info(`stn serve listening on ${station.url}`, {
             mcp: station.mcp?.url,

@@ -7,7 +7,7 @@ import type { Target } from "../client/discovery.ts";
 import type { StationClient } from "../client/http.ts";
 import type { ContainerState } from "../deploy/lookup.ts";
 import { formatDuration } from "../lib/duration.ts";
-import { readServerFile } from "../runtime/server_file.ts";
+import { readServerFile } from "../config/server_file.ts";
 
 type Health = Awaited<ReturnType<StationClient["health"]>>;
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { listWorkers } from "../client/workers.ts";
-import { commandConfig, jsonMode, numberFlag, withStation } from "./context.ts";
+import { commandConfig, jsonMode, numberFlag, runtimeOf, withStation } from "./context.ts";
 import { render, table } from "./output.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -56,8 +56,7 @@ export function workerCommand(program: Command): void {
         if (port !== undefined && typeof port !== "number") {
           throw usageError("invalid_usage", `--port must be a port number, not ${JSON.stringify(opts.port)}`);
         }
-        const { startWorker } = await import("../runtime/worker.ts"); // the runtime loads only for this command
-        const running = await startWorker(config, {
+        const running = await runtimeOf(cmd).startWorker(config, { // the runtime loads only for this command
           queues: [...new Set(opts.queue ?? ["default"])],
           concurrency,
           name: opts.name,

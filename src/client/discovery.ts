@@ -2,7 +2,7 @@
 
 import type { StationPaths } from "../config/paths.ts";
 import { usageError } from "../errors.ts";
-import { readServerFile } from "../runtime/server_file.ts";
+import { readServerFile } from "../config/server_file.ts";
 
 /**
  * Where a CLI command's server comes from, in the order they are tried

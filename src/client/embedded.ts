@@ -2,13 +2,57 @@
 
 import type { LoadedConfig } from "../config/load.ts";
 import { StationError } from "../errors.ts";
-import type { Station } from "../runtime/station.ts";
 import { StationClient } from "./http.ts";
+
+/** A station running in this process, as the CLI sees it (src/runtime/station.ts's Station is one). */
+export interface LocalStation {
+  /** Base URL of its API. */
+  url: string;
+  /** Its MCP endpoints, when started with `mcp: true`. */
+  mcp?: { url: string; agentUrl: string };
+  ctx: { nats: { managed: boolean; url: string } };
+  /** Resolves with an error when a part the station cannot live without fails. */
+  fatal: Promise<StationError>;
+  stop(): Promise<void>;
+}
+
+/** A `stn worker` running in this process, as the CLI sees it (src/runtime/worker.ts's RunningWorker is one). */
+export interface LocalWorker {
+  worker: {
+    id: string;
+    name: string;
+    inflight: { size: number };
+    stats: { executed: number; released: number };
+  };
+  url: string;
+  health?: { port: number };
+  /** Drains (in-flight steps get `graceMs` to finish), then disconnects. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/**
+ * The in-process runtime, handed to the CLI by its entry (src/stn.ts), so that cli/ and client/ never import
+ * src/runtime/ (docs/design/layers.md): `stn serve`, `stn worker` and embedded mode start it through this.
+ */
+export interface Runtime {
+  startStation(config: LoadedConfig, options: {
+    announce: boolean;
+    busyWaitMs?: number;
+    busyExitCode?: number;
+    mcp?: boolean;
+  }): Promise<LocalStation>;
+  startWorker(config: LoadedConfig, settings: {
+    queues: string[];
+    concurrency: number;
+    name?: string;
+    port?: number;
+  }): Promise<LocalWorker>;
+}
 
 /** A runtime started inside the CLI process for one command (docs/design/process-model.md#embedded-mode). */
 export interface Embedded {
   client: StationClient;
-  station: Station;
+  station: LocalStation;
   stop(): Promise<void>;
 }
 
@@ -27,16 +71,18 @@ export interface EmbeddedOptions {
 }
 
 /** Starts the runtime in-process on a free loopback port, without announcing it in server.json. */
-export async function startEmbedded(config: LoadedConfig, options: EmbeddedOptions = {}): Promise<Embedded> {
+export async function startEmbedded(
+  runtime: Runtime,
+  config: LoadedConfig,
+  options: EmbeddedOptions = {},
+): Promise<Embedded> {
   const values = structuredClone(config.values);
   values.server.host = "127.0.0.1";
   values.server.port = 0;
   // Another embedded command (cron overlap) may hold the NATS store: queue behind it rather than fail.
   const wait = options.waitLock !== false;
   try {
-    // Loaded only when a command runs embedded: one that talks to a server never loads the runtime.
-    const { startStation } = await import("../runtime/station.ts");
-    const station = await startStation({ ...config, values }, {
+    const station = await runtime.startStation({ ...config, values }, {
       announce: false,
       busyWaitMs: wait ? HOME_WAIT_MS : 0,
       busyExitCode: EXIT_HOME_BUSY,

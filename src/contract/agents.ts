@@ -1,7 +1,7 @@
 /** The contract of /api/v1/agents: an agent as loaded from its `.prompt` file, and lists of them. */
 
 import { z } from "zod";
-import { AgentDefinitionSchema } from "../agents/types.ts";
+import { AgentDefinitionSchema } from "./agent_definition.ts";
 import { ValidationIssue } from "./workflows.ts";
 
 /** `?environment=` of the agent routes (default: the configured environment, `workflows.environment`). */

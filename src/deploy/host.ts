@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { StationPaths } from "../config/paths.ts";
-import { readServerFile, writeServerFile } from "../runtime/server_file.ts";
+import { readServerFile, writeServerFile } from "../config/server_file.ts";
 import { VERSION } from "../version.ts";
 
 /** Where the host keeps a `stn up` station's API token: $STATION_HOME/up/<name>.token, mode 0600. */

@@ -10,7 +10,7 @@ import tar from "tar-stream";
 import { StationError } from "../errors.ts";
 import { findProgram } from "../lib/programs.ts";
 import { VERSION } from "../version.ts";
-import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
+import { STN_RUN_ARGS } from "../build/stn_flags.ts";
 import { DATA_DIR, IMAGE_LABEL, STATION_UID } from "./names.ts";
 import { hex } from "../lib/hex.ts";
 
@@ -80,7 +80,6 @@ async function gatherInputs(): Promise<Inputs> {
     "deno.json",
     "deno.lock",
     "docs/workflows.md", // the MCP resource station://docs/workflow-dsl imports it as text
-    "scripts/stn_flags.ts",
     ...walk(join(SOURCE_ROOT, "src"))
       .map((p) => relative(SOURCE_ROOT, p)),
   ].sort();

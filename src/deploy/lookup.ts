@@ -1,5 +1,5 @@
 import type { StationPaths } from "../config/paths.ts";
-import { readServerFile } from "../runtime/server_file.ts";
+import { readServerFile } from "../config/server_file.ts";
 import { connectEngine, inspectContainer } from "./docker.ts";
 import { type StationNames, stationNames } from "./names.ts";
 

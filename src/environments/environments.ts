@@ -3,9 +3,9 @@ import { StationError } from "../errors.ts";
 import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/file_name.ts";
 import { ENVIRONMENT_NAME, environmentDir, requireEnvironment } from "./names.ts";
 import { exists, folderFiles } from "./files.ts";
-import { type McpConfigFile, readMcpConfigs } from "./mcp_configs.ts";
-import { isSecretName } from "./secrets.ts";
-import { readVariables } from "./variables.ts";
+import { type McpConfigFile, readMcpConfigs } from "../environment_files/mcp_configs.ts";
+import { isSecretName } from "../environment_files/secrets.ts";
+import { readVariables } from "../environment_files/variables.ts";
 import { makePrivateDir } from "../lib/private_files.ts";
 
 /**

@@ -7,9 +7,14 @@ import { ConfigSchema } from "../config/schema.ts";
 import { usageError } from "../errors.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { ENVIRONMENT_FOLDERS } from "./environments.ts";
-import { EXAMPLE_AGENT, EXAMPLE_MCP_CONFIG, EXAMPLE_WORKFLOW, exampleVariables } from "./examples.ts";
+import {
+  EXAMPLE_AGENT,
+  EXAMPLE_MCP_CONFIG,
+  EXAMPLE_WORKFLOW,
+  exampleVariables,
+} from "../environment_files/examples.ts";
 import { exists } from "./files.ts";
-import { VARIABLES_FILE } from "./variables.ts";
+import { VARIABLES_FILE } from "../environment_files/variables.ts";
 
 /**
  * `stn init`: writes the model choice into config.yaml and creates `environments/default/` with the

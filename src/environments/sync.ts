@@ -2,7 +2,7 @@ import type { McpSyncReport } from "../contract/sync.ts";
 import type { Database } from "../db/database.ts";
 import { knownMcpTools, syncMcpServers } from "../mcp/mod.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
-import { syncEnvironment, type SyncReport } from "../workflows/sync.ts";
+import { syncEnvironment, type SyncReport } from "./declarative_sync.ts";
 import { requireEnvironment } from "./names.ts";
 
 /**

@@ -1,7 +1,6 @@
 /** A workflow run's event log as the API shows it, read from the ledger. */
 
-import type { Engine } from "../workflows/engine/engine.ts";
-import { type EventRow, TERMINAL_RUN } from "../workflows/engine/ledger.ts";
+import { type Engine, type EventRow, TERMINAL_RUN } from "../workflows/engine/mod.ts";
 import { followEvents } from "./follow.ts";
 
 export { TERMINAL_EVENTS } from "./follow.ts";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Database } from "../db/database.ts";
-import { Statements } from "../workflows/engine/repository.ts";
+import { Statements } from "../db/statements.ts";
 import type { HookConfig } from "./webhooks.ts";
 
 /**

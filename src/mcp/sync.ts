@@ -11,13 +11,13 @@ import {
   type McpServerTemplate,
   readMcpConfigFile,
 } from "./config/files.ts";
-import { masker } from "../environments/placeholders.ts";
+import { masker } from "../environment_files/placeholders.ts";
 import {
   readVariables,
   variablesFile,
   type VariableSource,
   variableSource,
-} from "../environments/variables.ts";
+} from "../environment_files/variables.ts";
 import { displayTemplate, renderServer } from "./config/render.ts";
 import { approveServers, isApproved, launchOf, untrustedError } from "./trust.ts";
 

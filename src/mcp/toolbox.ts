@@ -6,9 +6,9 @@ import { didYouMean } from "../lib/did_you_mean.ts";
 import { listMcpServers, listMcpTools, type McpServerRecord, type McpToolRecord } from "./catalogue.ts";
 import { connectMcpServer, type McpConnection } from "./client/mod.ts";
 import { readMcpConfigFile } from "./config/files.ts";
-import { masker } from "../environments/placeholders.ts";
+import { masker } from "../environment_files/placeholders.ts";
 import { renderServer } from "./config/render.ts";
-import { readVariables, variableSource } from "../environments/variables.ts";
+import { readVariables, variableSource } from "../environment_files/variables.ts";
 import { isApproved, untrustedError } from "./trust.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { launchLine, type McpLaunch } from "../contract/sync.ts";
 import { type Database, transaction } from "../db/database.ts";
-import { EXAMPLE_MCP_CONFIG } from "../environments/examples.ts";
+import { EXAMPLE_MCP_CONFIG } from "../environment_files/examples.ts";
 import { StationError } from "../errors.ts";
 import { sha256 } from "../files/checksum.ts";
 import { didYouMean } from "../lib/did_you_mean.ts";

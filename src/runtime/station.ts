@@ -3,11 +3,12 @@
 import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
 import { openMcpToolbox } from "../mcp/mod.ts";
+import { AgentRuns } from "../agents/runs.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
-import { listen } from "../api/listen.ts";
-import { clientTimeouts } from "../api/slow_clients.ts";
+import { listen } from "../server/listen.ts";
+import { clientTimeouts } from "../server/slow_clients.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
@@ -22,14 +23,13 @@ import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
-import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
-import { Engine } from "../workflows/engine/engine.ts";
-import { Scheduler } from "../workflows/engine/scheduler.ts";
+import { defaultReplicas, Engine, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
+import { WorkflowRuns } from "../workflows/runs.ts";
 import { WorkflowStore } from "../workflows/store.ts";
-import { syncOnStart } from "../workflows/sync.ts";
-import type { StationContext } from "./context.ts";
-import { removeServerFile, writeServerFile } from "./server_file.ts";
+import { syncOnStart } from "../environments/declarative_sync.ts";
+import type { StationContext } from "../context.ts";
+import { removeServerFile, writeServerFile } from "../config/server_file.ts";
 
 export interface StartStationOptions {
   /** Write run/server.json so CLI commands can find this server (stn serve), or not (embedded mode). */
@@ -201,7 +201,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
+      runs: new WorkflowRuns(engine),
       agents,
+      agentRuns: new AgentRuns(agents.ledger),
       durable,
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);

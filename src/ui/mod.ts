@@ -4,7 +4,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { toStationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { SESSION_COOKIE, validSession } from "../lib/session.ts";
-import type { StationContext } from "../runtime/context.ts";
+import type { StationContext } from "../context.ts";
 import { addAssetRoutes } from "./assets.ts";
 import { addLoginRoutes, dashboardGuard } from "./guard.tsx";
 import { errorPage } from "./error_page.tsx";

@@ -1,8 +1,8 @@
 /** A `stn worker`'s health and metrics server. */
 
 import { createServer, type Server } from "node:http";
-import { hostRefusal, type HostRule } from "../api/origin.ts";
-import { type ClientTimeouts, guardSlowClients } from "../api/slow_clients.ts";
+import { hostRefusal, type HostRule } from "../server/origin.ts";
+import { type ClientTimeouts, guardSlowClients } from "../server/slow_clients.ts";
 import type { StepWorker } from "./worker.ts";
 
 /** What a worker's health server holds open. */

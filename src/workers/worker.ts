@@ -9,18 +9,21 @@ import { ulid } from "ulid";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { SandboxService } from "../sandbox/service.ts";
-import { CANCEL_SUBJECT } from "../workflows/engine/control.ts";
-import { consumerName, provisionQueue, type StepMessage, STREAM } from "../workflows/engine/dispatch.ts";
 import {
+  CANCEL_SUBJECT,
   CLAIM_SUBJECT,
   type ClaimReply,
+  consumerName,
   type Heartbeat,
   HEARTBEAT_SUBJECT,
   OUTCOME_SUBJECT,
   type OutcomeReply,
+  provisionQueue,
   RELEASE_SUBJECT,
   RUN_ENDED_SUBJECT,
-} from "../workflows/engine/remote_protocol.ts";
+  type StepMessage,
+  STREAM,
+} from "../workflows/engine/mod.ts";
 import type { State } from "../workflows/definition/schema.ts";
 import { executeStep } from "../workflows/steps/execute.ts";
 import type { Outcome } from "../workflows/steps/types.ts";

@@ -2,9 +2,9 @@
 
 import { ulid } from "ulid";
 import { log } from "../log.ts";
-import { requireSandboxFor } from "../sandbox/required.ts";
+import { requireSandboxFor } from "./sandbox_steps.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
-import type { SendEventRequest, SendEventResult } from "./engine/engine.ts";
+import type { SendEventRequest, SendEventResult } from "./engine/mod.ts";
 import { evaluate, evaluateCondition } from "./expr.ts";
 import { checkInput } from "./json_schema.ts";
 import type { WorkflowServices } from "./service.ts";

@@ -3,10 +3,10 @@
 import { StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 import { validateDefinition } from "./definition/validate.ts";
-import type { Engine } from "./engine/engine.ts";
-import type { RunRow } from "./engine/ledger.ts";
+import type { Engine, RunRow } from "./engine/mod.ts";
 import type { WorkflowStore } from "./store.ts";
-import { requireSandboxFor, type SandboxAvailability } from "../sandbox/required.ts";
+import type { SandboxAvailability } from "../sandbox/required.ts";
+import { requireSandboxFor } from "./sandbox_steps.ts";
 import type { RunTrigger } from "./trigger.ts";
 
 /** What starting a run needs: the definition store, the engine, and whether sandboxes are available. */

@@ -1,4 +1,4 @@
-import { listen } from "../../src/api/listen.ts";
+import { listen } from "../../src/server/listen.ts";
 import { StationError } from "../../src/errors.ts";
 import { assertEquals, assertRejects } from "../helpers/assert.ts";
 import { within } from "../../src/lib/async.ts";

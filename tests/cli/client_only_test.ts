@@ -43,7 +43,7 @@ async function staticGraph(): Promise<string[]> {
 Deno.test("client commands: main.ts loads no runtime, engine, API, ledger, Docker, NATS or validator statically", async () => {
   const loaded = await staticGraph();
   const heavy = [
-    // runtime/server_file.ts is how a client finds a running server; the rest of runtime/ is the runtime.
+    // Nothing of runtime/ loads for a client command (it finds a running server through config/server_file.ts).
     /\/src\/(runtime\/(?!server_file\.ts)|api\/|db\/|workflows\/engine\/|sandbox\/docker\.ts|nats\/connection)/,
     /^npm:(dockerode|@nats-io\/|ajv|jsonata|@hono\/|ai@|@ai-sdk\/|dotprompt|@modelcontextprotocol|tar-stream|croner)/,
   ];

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { MAIN, runStn } from "../helpers/stn.ts";
-import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 
 const ESC = "\x1b[";
 const BAD = "id: bad\nstates:\n  - id: a\n    type: nope\n";

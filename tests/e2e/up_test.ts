@@ -3,7 +3,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../help
 import { tempHome } from "../helpers/home.ts";
 import { runStn } from "../helpers/stn.ts";
 import { dockerClient } from "../../src/sandbox/docker.ts";
-import { readServerFile } from "../../src/runtime/server_file.ts";
+import { readServerFile } from "../../src/config/server_file.ts";
 import { packEnvironment } from "../../src/environments/bundle/pack.ts";
 
 // `stn up` against the real Docker Engine: the image is built from this checkout (the Debian root comes

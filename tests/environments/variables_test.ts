@@ -1,8 +1,13 @@
 import { join } from "node:path";
-import { placeholderNames, quoteBarePlaceholders } from "../../src/environments/placeholders.ts";
-import { isSecretName } from "../../src/environments/secrets.ts";
-import { getVariable, listVariables, setVariable, unsetVariable } from "../../src/environments/variables.ts";
-import { parseMcpConfig } from "../../src/environments/mcp_configs.ts";
+import { placeholderNames, quoteBarePlaceholders } from "../../src/environment_files/placeholders.ts";
+import { isSecretName } from "../../src/environment_files/secrets.ts";
+import {
+  getVariable,
+  listVariables,
+  setVariable,
+  unsetVariable,
+} from "../../src/environment_files/variables.ts";
+import { parseMcpConfig } from "../../src/environment_files/mcp_configs.ts";
 import { StationError } from "../../src/errors.ts";
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "../helpers/assert.ts";
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { readServerFile } from "../../src/runtime/server_file.ts";
+import { readServerFile } from "../../src/config/server_file.ts";
 import { sleep, within } from "../../src/lib/async.ts";
-import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 
 /** main.ts of this checkout: tests drive the real `stn` through `deno run`, as scripts/stn does. */
 export const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));

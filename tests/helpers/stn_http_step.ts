@@ -3,7 +3,7 @@
  * a plugin would: tests and benchmarks run `stn serve` and `stn worker` through it so steps wait on
  * a local HTTP server.
  */
-import { runCli } from "../../src/cli/main.ts";
+import { runCli } from "../../src/stn.ts";
 import { registerStepType } from "../../src/workflows/steps/registry.ts";
 import { httpGet } from "./http_step.ts";
 

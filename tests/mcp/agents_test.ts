@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
-import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";

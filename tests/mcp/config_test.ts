@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { mcpConfigPaths } from "../../src/environments/mcp_configs.ts";
+import { mcpConfigPaths } from "../../src/environment_files/mcp_configs.ts";
 import { listMcpConfigFiles, type McpConfigFile, readMcpConfigFile } from "../../src/mcp/config/files.ts";
 import { displayTemplate, renderServer } from "../../src/mcp/config/render.ts";
-import { readVariables, variableSource } from "../../src/environments/variables.ts";
+import { readVariables, variableSource } from "../../src/environment_files/variables.ts";
 import { StationError } from "../../src/errors.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 
@@ -37,7 +37,7 @@ Deno.test("mcp config: both locations are read, *.openapi.json and other files a
       join(dir, "mcp-configs", "fs.json"),
       join(dir, "mcp-configs", "linked.json"),
     ]);
-    // `env show` and bundles see the same files as sync (one rule, environments/mcp_configs.ts).
+    // `env show` and bundles see the same files as sync (one rule, environment_files/mcp_configs.ts).
     assertEquals(await mcpConfigPaths(dir), [
       "github.json",
       "mcp-configs/fs.json",

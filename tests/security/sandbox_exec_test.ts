@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { tempHome } from "../helpers/home.ts";
 import { MAIN, startServe } from "../helpers/stn.ts";
 import { removeStationContainers, sandboxConfig, testInBothModes } from "../sandbox/backend.ts";

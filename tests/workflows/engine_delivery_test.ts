@@ -3,7 +3,7 @@
  * fencing.ts): run state in, commands out. Each wait ends once whatever arrives twice or races.
  */
 import { StationError } from "../../src/errors.ts";
-import { iso } from "../../src/workflows/engine/clock.ts";
+import { iso } from "../../src/lib/clock.ts";
 import type { Command, CommandOf } from "../../src/workflows/engine/commands.ts";
 import { consumeKept, deliverIn, type Delivery, signalRun } from "../../src/workflows/engine/delivery.ts";
 import { cancelRun, fireTimer, timerOutcome } from "../../src/workflows/engine/fencing.ts";

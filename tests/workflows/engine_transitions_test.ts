@@ -6,7 +6,7 @@ import { StationError } from "../../src/errors.ts";
 import type { State } from "../../src/workflows/definition/schema.ts";
 import type { Outcome } from "../../src/workflows/steps/types.ts";
 import { backoff } from "../../src/workflows/engine/blocks.ts";
-import { iso } from "../../src/workflows/engine/clock.ts";
+import { iso } from "../../src/lib/clock.ts";
 import type { Command, CommandOf } from "../../src/workflows/engine/commands.ts";
 import {
   cancelRun,

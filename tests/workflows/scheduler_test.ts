@@ -1,5 +1,5 @@
 import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
-import { nextFire } from "../../src/workflows/engine/cron.ts";
+import { nextFire } from "../../src/lib/cron.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { waitFor } from "../helpers/stn.ts";

@@ -5,7 +5,7 @@ import { openDatabase } from "../../src/db/database.ts";
 import { StationError } from "../../src/errors.ts";
 import { validateSource } from "../../src/workflows/definition/load.ts";
 import { WorkflowStore } from "../../src/workflows/store.ts";
-import { syncEnvironment } from "../../src/workflows/sync.ts";
+import { syncEnvironment } from "../../src/environments/declarative_sync.ts";
 
 const wf = (id: string, data: string, label = "1.0") =>
   `id: ${id}\nversion: "${label}"\nstates:\n  - id: s\n    type: inject\n    data: {v: ${data}}\n`;

@@ -7,7 +7,7 @@ import { parseDuration } from "../../lib/duration.ts";
 import { parseSource, pointerSegments, toPointer } from "../../workflows/definition/source.ts";
 import type { ValidationIssue } from "../../workflows/definition/validate.ts";
 import { schemaProblem } from "../../workflows/json_schema.ts";
-import type { IssueParams } from "../../workflows/steps/fields.ts";
+import type { IssueParams } from "../../lib/schema_rules.ts";
 import {
   type AgentDefinition,
   AgentDefinitionSchema,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { cron, timezone } from "../../workflows/definition/schema.ts";
-import { durationProblem, rule } from "../../workflows/steps/fields.ts";
+import { durationProblem, rule } from "../../lib/schema_rules.ts";
 
 /**
  * The front matter of a `.prompt` file as written (docs/design/agents.md#prompt-files). Every mapping is

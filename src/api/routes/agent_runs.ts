@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AgentRunRow } from "../../agents/run_rows.ts";
-import { agentRunView } from "../../agents/views.ts";
 import {
   AgentNameParam,
   AgentRun,
@@ -13,9 +12,8 @@ import {
 import { IDEMPOTENCY_KEY_HEADER, startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
 import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
-import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -94,13 +92,7 @@ const cancelRun = createRoute({
 });
 
 function requireRun(ctx: StationContext, runId: string): AgentRunRow {
-  const run = ctx.agents.ledger.get(runId);
-  if (!run) {
-    throw new StationError("agent_run_not_found", `no agent run ${runId}`, {
-      hint: "list runs with `stn agent runs`",
-    });
-  }
-  return run;
+  return ctx.agentRuns.require(runId);
 }
 
 /** POST /api/v1/agents/{name}/runs (mounted beside the agent definitions' routes). */
@@ -129,43 +121,43 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       }));
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
-    return c.json(agentRunView(ctx.agents.ledger, row, wait), 201);
+    return c.json(ctx.agentRuns.view(row, wait), 201);
   });
   return app;
 }
 
 /** /api/v1/agent-runs: list, inspect, follow and cancel agent runs. */
 export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
-  const ledger = ctx.agents.ledger;
+  const runs = ctx.agentRuns;
   const app = router();
   openapi(app, listRuns, (c) => {
     const q = c.req.valid("query");
-    const page = ledger.list({
+    const page = runs.list({
       agent: q.agent,
       workflowRunId: q.workflow_run_id,
       status: q.status,
       cursor: q.cursor,
       limit: q.limit,
     });
-    return c.json({ runs: page.runs.map((r) => agentRunView(ledger, r)), next_cursor: page.nextCursor }, 200);
+    return c.json({ runs: page.runs, next_cursor: page.nextCursor }, 200);
   });
   openapi(
     app,
     getRun,
-    (c) => c.json(agentRunView(ledger, requireRun(ctx, c.req.valid("param").runId), true), 200),
+    (c) => c.json(runs.view(requireRun(ctx, c.req.valid("param").runId), true), 200),
   );
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
-      lastSeq: () => ledger.lastSeq(run.id),
-      follow: (after, signal, live) => followAgentRunEvents(ledger, run.id, after, signal, live),
+      lastSeq: () => runs.lastSeq(run.id),
+      follow: (after, signal, live) => followAgentRunEvents(runs.ledger, run.id, after, signal, live),
     });
   });
   openapi(app, cancelRun, (c) => {
     const { runId } = c.req.valid("param");
     requireRun(ctx, runId);
     const row = ctx.agents.cancel(runId, c.req.valid("json").reason);
-    return c.json(agentRunView(ledger, row), 200);
+    return c.json(runs.view(row), 200);
   });
   return app;
 }

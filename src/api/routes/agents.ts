@@ -3,7 +3,7 @@ import { getStoredAgent, listAgents } from "../../agents/store.ts";
 import { AgentEnvironmentQuery, AgentList, AgentNameParam, AgentShow } from "../../contract/agents.ts";
 import { StationError } from "../../errors.ts";
 import { didYouMean } from "../../lib/did_you_mean.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 /**

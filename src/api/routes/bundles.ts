@@ -6,7 +6,7 @@ import { packEnvironment } from "../../environments/bundle/pack.ts";
 import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { log } from "../../log.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { catalogueTools } from "../../environments/status.ts";
 import { syncWholeEnvironment } from "../../environments/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";

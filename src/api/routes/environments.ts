@@ -22,11 +22,11 @@ import {
 } from "../../environments/environments.ts";
 import { environmentStatus } from "../../environments/status.ts";
 import { requireEnvironment } from "../../environments/names.ts";
-import { getVariable, listVariables, setVariable, unsetVariable } from "../../environments/variables.ts";
+import { getVariable, listVariables, setVariable, unsetVariable } from "../../environment_files/variables.ts";
 import { log } from "../../log.ts";
 import { approveEnvironment } from "../../mcp/mod.ts";
 import { McpApprovals } from "../../contract/sync.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 /**

@@ -13,9 +13,8 @@ import { RunIdParam } from "../../contract/runs.ts";
 import { StationError } from "../../errors.ts";
 import { deliveryFingerprints, WebhookDeliveries } from "../../events/webhook_deliveries.ts";
 import { hookEvent, verifyHook } from "../../events/webhooks.ts";
-import type { StationContext } from "../../runtime/context.ts";
-import type { SendEventResult } from "../../workflows/engine/engine.ts";
-import { eventView, runView, signalView } from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
+import { eventView, runView, type SendEventResult, signalView } from "../../workflows/engine/mod.ts";
 import { sendEvent } from "../../workflows/events.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { requireRun } from "./workflow_runs.ts";
@@ -94,8 +93,8 @@ export function eventRoutes(ctx: StationContext): OpenAPIHono {
   });
   openapi(app, list, (c) => {
     const q = c.req.valid("query");
-    const page = ctx.engine.reads.eventLog.list({ name: q.name, cursor: q.cursor, limit: q.limit });
-    return c.json({ events: page.events.map(eventView), next_cursor: page.nextCursor }, 200);
+    const page = ctx.runs.events({ name: q.name, cursor: q.cursor, limit: q.limit });
+    return c.json({ events: page.events, next_cursor: page.nextCursor }, 200);
   });
   return app;
 }
@@ -149,11 +148,7 @@ export function signalRoutes(ctx: StationContext): OpenAPIHono {
   });
   openapi(app, signals, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    const reads = ctx.engine.reads;
-    const rows = reads.signals.list(run.id).map((s) =>
-      signalView(s, s.consumed_by === null ? null : reads.attempts.get(s.consumed_by)?.path ?? null)
-    );
-    return c.json({ signals: rows }, 200);
+    return c.json({ signals: ctx.runs.signals(run.id) }, 200);
   });
   return app;
 }

@@ -19,7 +19,7 @@ import { keyBasename, newFileKey, resolveKey, validateKey } from "../../files/ke
 import { contentTypeFor, isHeaderSafe, requireHeaderSafeType } from "../../files/content_type.ts";
 import { type FileInfo, type PutOptions, uploadResult } from "../../files/store.ts";
 import { parseDuration } from "../../lib/duration.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { multipartBoundary, multipartParts, partText } from "../multipart.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { parseWith } from "../../lib/parse.ts";

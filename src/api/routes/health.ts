@@ -4,8 +4,8 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { Health, Version } from "../../contract/health.ts";
 import { schemaVersion } from "../../db/migrate.ts";
 import { within } from "../../lib/async.ts";
-import { isAuthorized } from "../auth.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import { isAuthorized } from "../../server/auth.ts";
+import type { StationContext } from "../../context.ts";
 import { json, openapi, router } from "../openapi.ts";
 
 async function natsHealth(ctx: StationContext): Promise<Health["nats"]> {

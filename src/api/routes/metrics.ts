@@ -1,7 +1,7 @@
 /** GET /metrics: the station's Prometheus metrics, gauges read when scraped. */
 
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { processMetrics } from "../../telemetry/metrics.ts";
 import { CONTENT_TYPE, exposition, type Family, gauge } from "../../telemetry/prometheus.ts";
 import { openapi, router } from "../openapi.ts";

@@ -34,7 +34,7 @@ import {
   WrittenFile,
 } from "../../contract/sandboxes.ts";
 import { StationError } from "../../errors.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { requireSandbox } from "../../sandbox/required.ts";
 import {
   callTool,

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { WorkerList } from "../../contract/workers.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { json, openapi, router } from "../openapi.ts";
 
 const list = createRoute({

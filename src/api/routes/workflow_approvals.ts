@@ -7,8 +7,8 @@ import {
   DecisionBody,
 } from "../../contract/approvals.ts";
 import { notFound } from "../../errors.ts";
-import type { StationContext } from "../../runtime/context.ts";
-import { approvalView } from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
+import { approvalView } from "../../workflows/engine/mod.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
 const tags = ["approvals"];
@@ -51,15 +51,14 @@ export function workflowApprovalRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, listApprovals, (c) => {
     const q = c.req.valid("query");
-    const rows = engine.reads.approvals.list({ runId: q.run_id, status: q.status });
-    return c.json({ approvals: rows.map(approvalView) }, 200);
+    return c.json({ approvals: ctx.runs.approvals({ runId: q.run_id, status: q.status }) }, 200);
   });
 
   openapi(app, getApproval, (c) => {
     const { id } = c.req.valid("param");
-    const row = engine.reads.approvals.get(id);
-    if (!row) throw notFound("approval", id, "list them with `stn workflow approvals list`");
-    return c.json(approvalView(row), 200);
+    const approval = ctx.runs.approval(id);
+    if (!approval) throw notFound("approval", id, "list them with `stn workflow approvals list`");
+    return c.json(approval, 200);
   });
 
   for (const verb of ["approve", "reject"] as const) {

@@ -15,11 +15,9 @@ import {
 } from "../../contract/runs.ts";
 import { WorkflowIdParam } from "../../contract/workflows.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
-import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
-import type { StationContext } from "../../runtime/context.ts";
-import type { RunRow } from "../../workflows/engine/ledger.ts";
-import { runView, stepView } from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
+import { type RunRow, runView } from "../../workflows/engine/mod.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
@@ -80,9 +78,7 @@ export function addWorkflowStartRoute(ctx: StationContext, app: OpenAPIHono): vo
 
 /** The run or a 404. */
 export function requireRun(ctx: StationContext, runId: string): RunRow {
-  const run = ctx.engine.reads.runs.get(runId);
-  if (!run) throw notFound("run", runId, "list runs with `stn workflow runs`");
-  return run;
+  return ctx.runs.require(runId);
 }
 
 const byRun = { params: RunIdParam };
@@ -169,31 +165,26 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, listRuns, (c) => {
     const q = c.req.valid("query");
-    const page = engine.reads.runs.list({
+    const page = ctx.runs.list({
       workflowId: q.workflow_id,
       status: q.status,
       cursor: q.cursor,
       limit: q.limit,
     });
-    return c.json({ runs: page.runs.map(runView), next_cursor: page.nextCursor }, 200);
+    return c.json({ runs: page.runs, next_cursor: page.nextCursor }, 200);
   });
 
   openapi(app, getRun, (c) => c.json(runView(requireRun(ctx, c.req.valid("param").runId)), 200));
 
   openapi(app, getSteps, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
-    const served = engine.servedQueues();
-    const steps = engine.reads.attempts.list(run.id).map((a) => {
-      const why = engine.waitingFor(a, served);
-      return why ? { ...stepView(a), waiting_for: why } : stepView(a);
-    });
-    return c.json({ steps }, 200);
+    return c.json({ steps: ctx.runs.steps(run.id, { waitingFor: true }) }, 200);
   });
 
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
-      lastSeq: () => engine.reads.events.lastSeq(run.id),
+      lastSeq: () => ctx.runs.lastSeq(run.id),
       follow: (after, signal, live) => followRunEvents(engine, run.id, after, signal, live),
     });
   });

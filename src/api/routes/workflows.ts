@@ -18,7 +18,7 @@ import {
 } from "../../contract/workflows.ts";
 import { StationError } from "../../errors.ts";
 import { requireShallow } from "../../lib/nesting.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
 import { syncWholeEnvironment } from "../../environments/sync.ts";

@@ -4,7 +4,7 @@ import { StationError } from "../../errors.ts";
 import { parseMcpConfigFile } from "../../mcp/config/files.ts";
 import { launchOf } from "../../mcp/trust.ts";
 import { claimedWorkflowId } from "../../workflows/definition/source.ts";
-import { parseMcpConfig } from "../mcp_configs.ts";
+import { parseMcpConfig } from "../../environment_files/mcp_configs.ts";
 import { bundledServers } from "./needs.ts";
 
 /**

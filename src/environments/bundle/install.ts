@@ -5,9 +5,9 @@ import { type BundleManifest, type BundleServer, describeStored } from "../../co
 import { StationError } from "../../errors.ts";
 import { ENVIRONMENT_FOLDERS, type NeededVariable, neededVariables } from "../environments.ts";
 import { exists, unsafePath } from "../files.ts";
-import { readMcpConfigs } from "../mcp_configs.ts";
+import { readMcpConfigs } from "../../environment_files/mcp_configs.ts";
 import { environmentDir } from "../names.ts";
-import { readVariables } from "../variables.ts";
+import { readVariables } from "../../environment_files/variables.ts";
 import { readBundle } from "./unpack.ts";
 import { makePrivateDir } from "../../lib/private_files.ts";
 import { claimedWorkflowId } from "../../workflows/definition/source.ts";

@@ -3,7 +3,7 @@ import { loadAgentsFolder } from "../../agents/definition/mod.ts";
 import type { BundleManifest } from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";
 import { formatIssue } from "../../workflows/definition/format.ts";
-import type { McpConfigFile } from "../mcp_configs.ts";
+import type { McpConfigFile } from "../../environment_files/mcp_configs.ts";
 
 /**
  * What a bundle's agents and MCP servers need on the machine that installs it, for its manifest: the

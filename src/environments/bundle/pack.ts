@@ -9,7 +9,7 @@ import { StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { VERSION } from "../../version.ts";
 import { folderFiles } from "../files.ts";
-import { type McpConfigFile, parseMcpConfig } from "../mcp_configs.ts";
+import { type McpConfigFile, parseMcpConfig } from "../../environment_files/mcp_configs.ts";
 import { neededVariables } from "../environments.ts";
 import { requireEnvironment } from "../names.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST } from "./layout.ts";

@@ -1,6 +1,6 @@
 import { StationError } from "../../errors.ts";
-import { hasPlaceholder, quoteBarePlaceholders } from "../placeholders.ts";
-import { isSecretName } from "../secrets.ts";
+import { hasPlaceholder, quoteBarePlaceholders } from "../../environment_files/placeholders.ts";
+import { isSecretName } from "../../environment_files/secrets.ts";
 
 /**
  * A bundle never carries a secret: every value in an MCP config under a secret-looking key (TOKEN,

@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import type { z } from "zod";
 import { sha256 } from "../../files/checksum.ts";
-import { mcpConfigPaths } from "../../environments/mcp_configs.ts";
+import { mcpConfigPaths } from "../../environment_files/mcp_configs.ts";
 import { jsonSyntaxError } from "../../lib/json_syntax.ts";
 import { parseSource } from "../../workflows/definition/source.ts";
-import { placeholdersIn, quoteBarePlaceholders } from "../../environments/placeholders.ts";
+import { placeholdersIn, quoteBarePlaceholders } from "../../environment_files/placeholders.ts";
 import { HttpServerEntry, McpConfigFileShape, StdioServerEntry } from "./schema.ts";
 
 /**

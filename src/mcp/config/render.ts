@@ -1,9 +1,9 @@
 import { StationError } from "../../errors.ts";
 import type { McpServerSpec } from "../client/mod.ts";
 import type { McpServerTemplate } from "./files.ts";
-import { isSecretName, MASK } from "../../environments/secrets.ts";
-import { fill, hasPlaceholder } from "../../environments/placeholders.ts";
-import type { VariableSource } from "../../environments/variables.ts";
+import { isSecretName, MASK } from "../../environment_files/secrets.ts";
+import { fill, hasPlaceholder } from "../../environment_files/placeholders.ts";
+import type { VariableSource } from "../../environment_files/variables.ts";
 
 /**
  * Turning a server template into what a connection needs (placeholders filled: only at connect time,

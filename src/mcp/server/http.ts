@@ -1,8 +1,8 @@
 /** The MCP endpoints' HTTP side: DNS-rebinding protection (Host and Origin checks) and the token rule. */
 
 import { Hono } from "hono";
-import { requireToken } from "../../api/auth.ts";
-import { allowHosts, hostRule, type HostSettings } from "../../api/origin.ts";
+import { requireToken } from "../../server/auth.ts";
+import { allowHosts, hostRule, type HostSettings } from "../../server/origin.ts";
 import { StationError } from "../../errors.ts";
 import type { McpSessions } from "./sessions.ts";
 import { type McpAuthSettings, mcpToken } from "./token.ts";

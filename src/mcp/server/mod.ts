@@ -1,9 +1,9 @@
 import { onAgentsChange } from "../../agents/changes.ts";
 import { StationClient } from "../../client/http.ts";
 import { StationError } from "../../errors.ts";
-import { listen, type Listener, type SocketFetch } from "../../api/listen.ts";
-import { clientTimeouts } from "../../api/slow_clients.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import { listen, type Listener, type SocketFetch } from "../../server/listen.ts";
+import { clientTimeouts } from "../../server/slow_clients.ts";
+import type { StationContext } from "../../context.ts";
 import { agentCatalog, watchTools } from "./agent.ts";
 import { mcpApp } from "./http.ts";
 import { managementCatalog } from "./management.ts";

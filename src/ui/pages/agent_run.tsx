@@ -1,12 +1,11 @@
 /** /ui/agent-runs/:id: an agent run's page, its live fragment and its events. */
 
 import type { Context, Hono } from "hono";
-import { agentRunView } from "../../agents/views.ts";
 import type { AgentRun } from "../../contract/agent_runs.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Time } from "../parts.tsx";
 import { AgentStatus, StartedBy } from "./agent_runs.tsx";
@@ -15,13 +14,13 @@ type ToolCall = AgentRun["tool_calls"][number];
 type Usage = AgentRun["usage"];
 
 function requireView(ctx: StationContext, id: string): AgentRun {
-  const row = ctx.agents.ledger.get(id);
+  const row = ctx.agentRuns.get(id);
   if (!row) {
     throw new StationError("agent_run_not_found", `no agent run ${id}`, {
       hint: "the agent runs page lists every run",
     });
   }
-  return agentRunView(ctx.agents.ledger, row, true);
+  return ctx.agentRuns.view(row, true);
 }
 
 /** Token counts as one line: in, out, cached, total. */
@@ -72,7 +71,7 @@ function ToolCalls(props: { ctx: StationContext; runId: string; turn: number; ca
       </thead>
       <tbody>
         {props.calls.map((c) => {
-          const child = props.ctx.agents.ledger.byParentCall(props.runId, c.call_id);
+          const child = props.ctx.agentRuns.child(props.runId, c.call_id);
           return (
             <tr>
               <td>
@@ -214,7 +213,7 @@ export function addAgentRunRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
     const run = requireView(ctx, c.req.param("id"));
     const after = Number(/^\d+$/.exec(c.req.header("last-event-id") ?? "")?.[0] ?? 0);
     const follow = (signal: AbortSignal) =>
-      followAgentRunEvents(ctx.agents.ledger, run.run_id, after, signal);
+      followAgentRunEvents(ctx.agentRuns.ledger, run.run_id, after, signal);
     return streamRunEvents(c, ctx.shutdown, follow, false);
   });
 

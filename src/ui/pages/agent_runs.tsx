@@ -2,9 +2,8 @@
 
 import type { Context, Hono } from "hono";
 import { listAgents } from "../../agents/store.ts";
-import { agentRunView } from "../../agents/views.ts";
 import { type AgentRun, AgentRunStatus } from "../../contract/agent_runs.ts";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
 import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
@@ -104,9 +103,8 @@ function Rows(props: { runs: AgentRun[]; next: string | null; filter: Filter }) 
 }
 
 function readRuns(ctx: StationContext, f: Filter) {
-  const ledger = ctx.agents.ledger;
-  const page = ledger.list({ agent: f.name, status: f.status, cursor: f.cursor, limit: 50 });
-  return { runs: page.runs.map((r) => agentRunView(ledger, r)), next: page.nextCursor };
+  const page = ctx.agentRuns.list({ agent: f.name, status: f.status, cursor: f.cursor, limit: 50 });
+  return { runs: page.runs, next: page.nextCursor };
 }
 
 /** /ui/agent-runs: every agent run, filtered by agent and status, refreshed every two seconds. */

@@ -1,4 +1,4 @@
-import type { ApprovalView } from "../../workflows/engine/views.ts";
+import type { ApprovalView } from "../../workflows/engine/mod.ts";
 import { ApiForm } from "../parts.tsx";
 
 /** Approve or reject a pending approval with an optional comment (POST …/approve or …/reject). */

@@ -1,6 +1,5 @@
 import type { Context, Hono } from "hono";
-import type { StationContext } from "../../runtime/context.ts";
-import { approvalView } from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { Status, Time } from "../parts.tsx";
 import { DecisionForm } from "./approval_form.tsx";
@@ -8,7 +7,7 @@ import { DecisionForm } from "./approval_form.tsx";
 /** /ui/approvals: the pending approvals with their decision forms, then the decided ones. */
 export function addApprovalRoutes(ui: Hono, ctx: StationContext, page: (c: Context) => PageContext): void {
   ui.get("/approvals", (c) => {
-    const all = ctx.engine.reads.approvals.list({}).map(approvalView);
+    const all = ctx.runs.approvals({});
     const pending = all.filter((a) => a.status === "pending");
     const decided = all.filter((a) => a.status !== "pending").reverse().slice(0, 50);
     return c.html(

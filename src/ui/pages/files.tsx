@@ -1,7 +1,7 @@
 /** /ui/files: the stored files under a prefix; upload, download and delete go to the files API. */
 
 import type { Context, Hono } from "hono";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, encodePath, Time } from "../parts.tsx";
 

@@ -4,23 +4,15 @@ import type { Context, Hono } from "hono";
 import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
-import type { StationContext } from "../../runtime/context.ts";
-import { TERMINAL_RUN } from "../../workflows/engine/ledger.ts";
-import {
-  approvalView,
-  type RunView,
-  runView,
-  type StepView,
-  stepView,
-} from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
+import { type RunView, runView, type StepView, TERMINAL_RUN } from "../../workflows/engine/mod.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
 import { DecisionForm } from "./approval_form.tsx";
 import { AgentRunTable } from "./agent_runs.tsx";
-import { agentRunView } from "../../agents/views.ts";
 
 function requireRun(ctx: StationContext, id: string) {
-  const run = ctx.engine.reads.runs.get(id);
+  const run = ctx.runs.get(id);
   if (!run) throw notFound("run", id, "the runs page lists every run");
   return run;
 }
@@ -117,14 +109,11 @@ function Timeline(props: { steps: StepView[]; now: number }) {
 
 /** The parts of a run page that change: status, controls, pending approvals, timeline, result. */
 function Live(props: { ctx: StationContext; id: string }) {
-  const reads = props.ctx.engine.reads;
+  const { runs, agentRuns: agents } = props.ctx;
   const run = runView(requireRun(props.ctx, props.id));
-  const steps = reads.attempts.list(run.id).map(stepView);
-  const pending = reads.approvals.list({ runId: run.id, status: "pending" }).map(approvalView);
-  const ledger = props.ctx.agents.ledger;
-  const agentRuns = ledger.byWorkflowRun(run.id).filter((r) => !r.parent_run_id).map((r) =>
-    agentRunView(ledger, r)
-  );
+  const steps = runs.steps(run.id);
+  const pending = runs.approvals({ runId: run.id, status: "pending" });
+  const agentRuns = agents.ofWorkflowRun(run.id);
   return (
     <>
       <dl class="facts">

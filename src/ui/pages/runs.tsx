@@ -2,8 +2,8 @@
 
 import type { Context, Hono } from "hono";
 import { RunStatus } from "../../contract/runs.ts";
-import type { StationContext } from "../../runtime/context.ts";
-import { type RunView, runView } from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
+import type { RunView } from "../../workflows/engine/mod.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
 import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
@@ -56,13 +56,8 @@ function RunTable(props: { runs: RunView[]; next: string | null; filter: Filter 
 }
 
 function readRuns(ctx: StationContext, f: Filter) {
-  const page = ctx.engine.reads.runs.list({
-    workflowId: f.name,
-    status: f.status,
-    cursor: f.cursor,
-    limit: 50,
-  });
-  return { runs: page.runs.map(runView), next: page.nextCursor ?? null };
+  const page = ctx.runs.list({ workflowId: f.name, status: f.status, cursor: f.cursor, limit: 50 });
+  return { runs: page.runs, next: page.nextCursor ?? null };
 }
 
 /** /ui/runs: every run, filtered by workflow and status, refreshed every two seconds. */

@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import type { StationContext } from "../../runtime/context.ts";
+import type { StationContext } from "../../context.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, ErrorBox, Status, Time } from "../parts.tsx";
 

@@ -1,8 +1,7 @@
 /** /ui/workflows and /ui/workflows/:id: stored workflows, their graph, and starting a run. */
 
 import type { Context, Hono } from "hono";
-import type { StationContext } from "../../runtime/context.ts";
-import { runView } from "../../workflows/engine/views.ts";
+import type { StationContext } from "../../context.ts";
 import { StateGraph } from "../graph_svg.tsx";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, Json, Status, Time } from "../parts.tsx";
@@ -69,7 +68,7 @@ export function addWorkflowRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
     const asked = /^\d+$/.test(c.req.query("version") ?? "") ? Number(c.req.query("version")) : undefined;
     const shown = ctx.workflows.get(id, asked);
     const def = shown.definition;
-    const runs = ctx.engine.reads.runs.list({ workflowId: id, limit: 10 }).runs.map(runView);
+    const runs = ctx.runs.list({ workflowId: id, limit: 10 }).runs;
     const path = `/ui/workflows/${encodeURIComponent(id)}`;
     return c.html(
       <Layout title={`Workflow ${record.id}`} section="workflows" page={page(c)}>

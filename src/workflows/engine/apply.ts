@@ -1,6 +1,6 @@
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
-import type { Statements } from "./repository.ts";
+import type { Statements } from "../../db/statements.ts";
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 

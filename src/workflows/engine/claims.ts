@@ -4,7 +4,7 @@ import type { Outcome } from "../steps/types.ts";
 import { join } from "./blocks.ts";
 import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
-import { claim, type ClaimDecision } from "./fencing.ts";
+import type { ClaimDecision } from "./fencing.ts";
 import type { AttemptRow, FanoutMeta } from "./ledger.ts";
 import type { Slot } from "./slots.ts";
 import { settle } from "./transitions.ts";
@@ -17,21 +17,7 @@ import { settle } from "./transitions.ts";
 
 /** Fencing: decides, in one transaction, whether this message may run its attempt, and claims it for owner. */
 export function claimStep(core: EngineCore, m: StepMessage, owner: string = core.owner): ClaimDecision {
-  return core.repo.transaction(() => claimIn(core, m, owner));
-}
-
-/** The decision of `claimStep` and its claim, inside the caller's transaction. */
-export function claimIn(core: EngineCore, m: StepMessage, owner: string = core.owner): ClaimDecision {
-  const a = core.repo.attempts.get(m.id);
-  const decision = claim({
-    message: m,
-    attempt: a,
-    run: a && core.repo.runs.get(a.run_id),
-    inflight: a !== undefined && core.inflight.has(a.id),
-    retryPending: a?.status === "scheduled" && core.repo.timers.retryPending(a.id),
-  }, { ...core.env(), owner });
-  if (decision.kind === "run") core.repo.apply(decision.commands);
-  return decision;
+  return core.repo.transaction(() => core.claimIn(m, owner));
 }
 
 /** A requeued fanout parent's outcome: its finished children joined (undefined when it has none). */

@@ -20,20 +20,29 @@ import type { Slot } from "./slots.ts";
 export class Consumer {
   #core: EngineCore;
   #messages?: ConsumerMessages;
+  #pulling = false;
 
   constructor(core: EngineCore) {
     this.#core = core;
   }
 
+  /** Whether this process runs eagerly claimed steps: from start on (never with `workers: 0`). */
+  get pulling(): boolean {
+    return this.#pulling;
+  }
+
+  /** Runs an attempt this process claimed eagerly, holding `slot` until it is done. */
+  runHere(attempt: AttemptRow, slot: Slot): void {
+    // After a macrotask: a chain of eager steps would otherwise be one unbroken run of microtasks that
+    // keeps I/O (HTTP requests, NATS messages) out until the chain ends.
+    const ran = new Promise((r) => setImmediate(r)).then(() => this.runClaimed(attempt, { slot }));
+    void this.#core.track(ran.then(() => slot.free()));
+  }
+
   /** Starts pulling, at most `workers` steps at a time (eager claims included). */
   async start(): Promise<void> {
     const core = this.#core;
-    core.runHere = (attempt, slot) => {
-      // After a macrotask: a chain of eager steps would otherwise be one unbroken run of microtasks that
-      // keeps I/O (HTTP requests, NATS messages) out until the chain ends.
-      const ran = new Promise((r) => setImmediate(r)).then(() => this.runClaimed(attempt, { slot }));
-      core.track(ran.then(() => slot.free()));
-    };
+    this.#pulling = true;
     this.#messages = await core.dispatch.consume(
       core.slots,
       (m, slot) => core.track(this.#onMessage(m, slot)),

@@ -6,18 +6,17 @@ import { ulid } from "ulid";
 import { StationError } from "../../errors.ts";
 import { Watchers } from "../../lib/watchers.ts";
 import { log } from "../../log.ts";
-import type { AgentService } from "../../agents/service.ts";
 import { countRunFinished } from "../../telemetry/metrics.ts";
-import type { SandboxService } from "../../sandbox/service.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
+import type { AgentRunner, SandboxRunner } from "../steps/runners.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
 import { stateOf } from "./blocks.ts";
-import { claimIn } from "./claims.ts";
-import type { ClaimDecision } from "./fencing.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { claim, type ClaimDecision } from "./fencing.ts";
+import { type Clock, systemClock } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import { applyOutput } from "./dataflow.ts";
 import { DEFAULT_QUEUE, Dispatcher, type StepMessage } from "./dispatch.ts";
+import { type AfterCommit, NO_EFFECTS } from "./after_commit.ts";
 import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
@@ -35,9 +34,9 @@ export interface EngineOptions {
   leaseMs: number;
   defaultTimeoutMs: number;
   /** Handed to executors of `sandbox` steps. */
-  sandbox?: SandboxService;
+  sandbox?: SandboxRunner;
   /** Handed to executors of `agent` steps. */
-  agents?: AgentService;
+  agents?: AgentRunner;
   /** Where every time decision reads the time (default: the wall clock). */
   clock?: Clock;
   /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
@@ -100,13 +99,8 @@ export class EngineCore {
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
   /** The steps this process executes at once (`workers`): pulled messages and eager claims share them. */
   readonly slots: Slots;
-  stopping = false;
-  /** Re-arms the in-process timer (set by the timers part). */
-  armTimers: () => void = () => {};
-  /** Runs an attempt this process claimed eagerly, holding `slot` until it is done (set by the consumer). */
-  runHere?: (attempt: AttemptRow, slot: Slot) => void;
-  /** Offers kept signals to a wait that just started (set by the signals part). */
-  waitStarted: (runId: string, attemptId: number) => void = () => {};
+  readonly #after: AfterCommit;
+  #stopping = false;
   #handlers = new Set<Promise<void>>();
   #definitions = new Map<string, WorkflowDefinition>();
   /** The commits `commitSoon` writes at the next turn of the event loop. */
@@ -117,13 +111,24 @@ export class EngineCore {
   #ended = new Set<string>();
   #endHooks = new Set<(runId: string) => void>();
 
-  constructor(repo: Repository, nc: NatsConnection, opts: EngineOptions) {
+  constructor(repo: Repository, nc: NatsConnection, opts: EngineOptions, after: AfterCommit = NO_EFFECTS) {
     this.repo = repo;
+    this.#after = after;
     this.nc = nc;
     this.opts = opts;
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
     this.slots = new Slots(opts.workers);
+  }
+
+  /** Whether the engine is stopping: nothing new is claimed, fired or offered. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** Marks the engine stopping (Engine.stop); there is no way back. */
+  stop(): void {
+    this.#stopping = true;
   }
 
   /** What a transition may know now: the clock's reading, this process and the settings. */
@@ -172,7 +177,7 @@ export class EngineCore {
 
   /** `claimStep` in the next group transaction (`commitSoon`). */
   claimSoon(m: StepMessage): Promise<ClaimDecision> {
-    return this.#inGroup(() => claimIn(this, m), (decision) => decision);
+    return this.#inGroup(() => this.claimIn(m), (decision) => decision);
   }
 
   #inGroup<W, R>(write: () => W, after: (w: W) => R, undo: () => void = () => {}): Promise<R> {
@@ -232,16 +237,16 @@ export class EngineCore {
         const local = this.inflight.get(c.attemptId);
         if (local) queueMicrotask(() => local.abort.abort(new StationError("canceled", "step canceled")));
       } else if (c.kind === "add_timer") {
-        queueMicrotask(() => this.armTimers());
+        queueMicrotask(() => this.#after.armTimers());
       } else if (c.kind === "request_wait") {
-        queueMicrotask(() => this.waitStarted(c.runId, c.attemptId));
+        queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);
         this.#streaks.delete(c.runId);
       }
     }
-    for (const { attempt, slot } of claimed) this.runHere!(attempt, slot);
+    for (const { attempt, slot } of claimed) this.#after.runHere(attempt, slot);
     return messages;
   }
 
@@ -251,10 +256,10 @@ export class EngineCore {
    * eager steps in a row, so a long run cannot keep a slot from the runs queued behind it.
    */
   #claimHere(m: StepMessage, claimed: Claimed[]): boolean {
-    if (!this.runHere || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
+    if (!this.#after.runsHere() || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
     const streak = this.#streaks.get(m.run) ?? 0;
     const slot = streak < EAGER_STREAK || this.slots.waiting === 0 ? this.slots.tryTake() : undefined;
-    const decision = slot && claimIn(this, m);
+    const decision = slot && this.claimIn(m);
     if (decision?.kind !== "run") {
       slot?.free();
       this.#streaks.delete(m.run);
@@ -264,6 +269,20 @@ export class EngineCore {
     this.stats.eager++;
     claimed.push({ attempt: decision.attempt, slot: slot! });
     return true;
+  }
+
+  /** Fencing inside the caller's transaction: whether `m` may run its attempt, claimed for owner when it may. */
+  claimIn(m: StepMessage, owner: string = this.owner): ClaimDecision {
+    const a = this.repo.attempts.get(m.id);
+    const decision = claim({
+      message: m,
+      attempt: a,
+      run: a && this.repo.runs.get(a.run_id),
+      inflight: a !== undefined && this.inflight.has(a.id),
+      retryPending: a?.status === "scheduled" && this.repo.timers.retryPending(a.id),
+    }, { ...this.env(), owner });
+    if (decision.kind === "run") this.repo.apply(decision.commands);
+    return decision;
   }
 
   /** A run as transitions read it, with the attempts a transition is about (call inside a transaction). */

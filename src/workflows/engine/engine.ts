@@ -60,7 +60,13 @@ export class Engine {
   constructor(db: Database, nc: NatsConnection, options: EngineOptions) {
     const repo = new Repository(db);
     this.reads = repo;
-    this.#core = new EngineCore(repo, nc, options);
+    // What runs after a commit, besides watchers and run-end hooks: the parts made below (EngineCore#effects).
+    this.#core = new EngineCore(repo, nc, options, {
+      armTimers: () => this.#timers.arm(),
+      waitStarted: (runId, attemptId) => this.#signals.waitStarted(runId, attemptId),
+      runsHere: () => this.#consumer.pulling,
+      runHere: (attempt, slot) => this.#consumer.runHere(attempt, slot),
+    });
     this.#consumer = new Consumer(this.#core);
     this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
@@ -102,7 +108,7 @@ export class Engine {
   /** Stops consuming; in-flight steps get a short grace period, then their claims lapse for recovery. */
   async stop(): Promise<void> {
     const core = this.#core;
-    core.stopping = true;
+    core.stop();
     this.#timers.stop();
     this.#remote.stop();
     this.#cancelSub?.unsubscribe();

@@ -3,7 +3,7 @@ import type { State } from "../definition/schema.ts";
 import { stepType } from "../steps/registry.ts";
 import type { Outcome } from "../steps/types.ts";
 import { stateOf, timeoutOf } from "./blocks.ts";
-import { iso } from "./clock.ts";
+import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
 import { type ApprovalRow, type AttemptRow, type RunRow, TERMINAL_RUN, type TimerRow } from "./ledger.ts";

@@ -1,5 +1,5 @@
 import type { Outcome } from "../steps/types.ts";
-import { iso } from "./clock.ts";
+import { iso } from "../../lib/clock.ts";
 import type { AttemptRow, TimerKind } from "./ledger.ts";
 import type { Transition } from "./run_state.ts";
 

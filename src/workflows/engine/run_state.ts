@@ -2,7 +2,7 @@
 
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { BlockLookup } from "./blocks.ts";
-import { iso } from "./clock.ts";
+import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import type { AttemptRow, AttemptStatus, RunRow, ScopeRow } from "./ledger.ts";
 

@@ -3,8 +3,8 @@
 import type { Database } from "../../db/database.ts";
 import { log } from "../../log.ts";
 import type { WorkflowStore } from "../store.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { CronLoop, nextFire } from "./cron.ts";
+import { type Clock, systemClock } from "../../lib/clock.ts";
+import { CronLoop, nextFire } from "../../lib/cron.ts";
 import type { Engine } from "./engine.ts";
 import type { ScheduleRow } from "./ledger.ts";
 import { Repository } from "./repository.ts";

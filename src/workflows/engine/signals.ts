@@ -10,7 +10,7 @@ import { startedRunSpan } from "../../telemetry/tracing.ts";
 import { evaluateCondition } from "../expr.ts";
 import { stepType } from "../steps/registry.ts";
 import type { ReceivedEvent, Scope } from "../steps/types.ts";
-import { iso } from "./clock.ts";
+import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import type { EngineCore } from "./core.ts";
 import { consumeKept, deliverIn, type Delivery, signalRun } from "./delivery.ts";
@@ -72,7 +72,11 @@ export class Signals {
 
   constructor(core: EngineCore) {
     this.#core = core;
-    core.waitStarted = (runId, attemptId) => void core.track(this.#offerKept(runId, attemptId));
+  }
+
+  /** Offers kept signals to a wait that just started (after the commit that parked it). */
+  waitStarted(runId: string, attemptId: number): void {
+    void this.#core.track(this.#offerKept(runId, attemptId));
   }
 
   /** Offers kept signals to the waits that were parked when the station stopped. */

@@ -16,7 +16,11 @@ export class Timers {
 
   constructor(core: EngineCore) {
     this.#core = core;
-    core.armTimers = () => this.#arm();
+  }
+
+  /** Re-arms the in-process timer for the earliest pending timer row (after a commit added one). */
+  arm(): void {
+    this.#arm();
   }
 
   /** Recovers from the ledger (every scheduled attempt is dispatched again), then sweeps and fires timers. */

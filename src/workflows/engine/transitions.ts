@@ -1,7 +1,7 @@
 import type { Block, State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
 import { backoff, blockOf, retryPolicy, timeoutOf } from "./blocks.ts";
-import { iso } from "./clock.ts";
+import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
 import { addTimer, park } from "./parking.ts";

@@ -1,10 +1,10 @@
-import { ATOM, type Emitter, field, type Out } from "./expressions.ts";
+import { ATOM, type CallEmitter, field, type Out } from "./jsonata_out.ts";
 import { type Expr, Unconvertible } from "./starlark.ts";
 
 /** Station's Starlark built-ins and methods (`len`, `str`, `getattr`, `.get`, `.lower`, …) → JSONata. */
 
 /** A call of a Starlark built-in, `json.*` or a string/dict method, as JSONata. */
-export function emitCall(em: Emitter, e: Extract<Expr, { k: "call" }>): Out {
+export function emitCall(em: CallEmitter, e: Extract<Expr, { k: "call" }>): Out {
   const args = e.args;
   const a = () => args.map((x) => em.emit(x).s);
   const arity = (name: string, ...counts: number[]) => {
@@ -119,7 +119,7 @@ export function emitCall(em: Emitter, e: Extract<Expr, { k: "call" }>): Out {
 }
 
 /** `getattr(o, "k", d)` / `o.get("k", d)`: the field, or the default when it is missing. */
-function lookup(em: Emitter, obj: Expr, key: string, fallback?: Expr): Out {
+function lookup(em: CallEmitter, obj: Expr, key: string, fallback?: Expr): Out {
   const path = `${em.wrap(em.emit(obj), ATOM)}.${field(key)}`;
   if (!fallback) return { s: path, p: ATOM };
   return { s: `($exists(${path}) ? ${path} : ${em.emit(fallback).s})`, p: ATOM };

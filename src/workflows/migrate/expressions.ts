@@ -1,4 +1,5 @@
 import { emitCall } from "./calls.ts";
+import { ATOM, type CallEmitter, field, type Out } from "./jsonata_out.ts";
 import { type Expr, parseExpression, Unconvertible } from "./starlark.ts";
 
 /**
@@ -53,13 +54,6 @@ const BUILTINS = new Set(
     "reverse shuffle distinct zip keys lookup spread merge sift each error assert type map filter single " +
     "reduce now millis fromMillis toMillis ctx input").split(" "),
 );
-const KEYWORDS = new Set(["and", "or", "in", "true", "false", "null", "function"]);
-
-/** A field name in a JSONata path (backquoted when it is not a plain name). */
-export function field(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !KEYWORDS.has(name) ? name : `\`${name}\``;
-}
-
 /** Station's data paths (`$.a.b`, `$`, legacy bare `a.b`) as a JSONata path. */
 export function convertPath(path: string): string {
   if (!/^\$?(\.?[A-Za-z_][\w-]*)*$/.test(path.trim())) return path; // not a Station path (already JSONata)
@@ -86,16 +80,7 @@ const PREC: Record<string, number> = {
   "/": 6,
   "%": 6,
 };
-/** Precedence of an atom (a literal, path, call or parenthesised expression). */
-export const ATOM = 9;
-
-/** Emitted JSONata with its precedence. */
-export interface Out {
-  s: string;
-  p: number;
-}
-
-export class Emitter {
+export class Emitter implements CallEmitter {
   readonly helpers = new Set<string>();
   /** Starlark names bound as JSONata variables (assignments, loop variables). */
   readonly locals = new Map<string, string>();

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { common, rule, templates } from "./fields.ts";
 import { contextScope, renderTemplates } from "../expr.ts";
-import type { AgentRunRow, ToolCallRow } from "../../agents/ledger.ts";
+import type { AgentStepRun, AgentStepToolCall } from "./runners.ts";
 import type { Executor, Outcome, StepType } from "./types.ts";
 
 const AGENT_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]*(@[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
@@ -70,7 +70,7 @@ const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome>
 };
 
 /** The step output: the answer as text and as JSON, the tool calls made and the tokens used. */
-function stepOutput(run: AgentRunRow, calls: ToolCallRow[]): Record<string, unknown> {
+function stepOutput(run: AgentStepRun, calls: AgentStepToolCall[]): Record<string, unknown> {
   let result: unknown = run.result !== null ? JSON.parse(run.result) : undefined;
   if (result === undefined) {
     try {

@@ -1,7 +1,13 @@
 import { z } from "zod";
-import { parseDuration } from "../../lib/duration.ts";
+import {
+  coded,
+  DURATION_HINT,
+  durationProblem,
+  type IssueParams,
+  type Problem,
+  rule,
+} from "../../lib/schema_rules.ts";
 import { checkTemplates, parseCheck } from "../expr.ts";
-import type { Problem } from "./types.ts";
 
 /**
  * The field schemas step types share, and the two ways a schema gives an issue stn's own code and
@@ -9,53 +15,7 @@ import type { Problem } from "./types.ts";
  * such as a missing field). Both leave what the validator needs in the issue's `params`.
  */
 
-/** What an issue carries from a schema to the validator, besides its message. */
-export interface IssueParams {
-  code: string;
-  hint?: string;
-  offset?: number;
-  /** Report the issue at the parent of its path (a missing state `id` is the state's problem). */
-  parent?: boolean;
-}
-
-/**
- * A zod check reporting Problems. zod skips checks once a value has other issues; `always` runs it
- * anyway (object-level rules that must still be told), so such a rule must read its value defensively.
- */
-export function rule<T>(
-  find: (value: T) => Problem | Problem[] | undefined,
-  always = false,
-): z.core.$ZodCheck<T> {
-  const check = z.check<T>((payload) => {
-    const found = find(payload.value);
-    for (const p of found === undefined ? [] : Array.isArray(found) ? found : [found]) {
-      const params: IssueParams = { code: p.code, hint: p.hint, offset: p.offset };
-      payload.issues.push({
-        code: "custom",
-        input: payload.value,
-        message: p.message,
-        path: p.at ?? [],
-        params,
-        continue: true,
-      });
-    }
-  });
-  if (always) check._zod.def.when = () => true;
-  return check;
-}
-
-/** A zod error function: gives zod's own issue stn's code, message and hint when `describe` knows it. */
-export function coded(
-  describe: (issue: z.core.$ZodRawIssue) => (IssueParams & { message: string }) | undefined,
-): z.core.$ZodErrorMap {
-  return (issue) => {
-    const found = describe(issue);
-    if (!found) return undefined;
-    const { message, ...params } = found;
-    (issue as { params?: IssueParams }).params = params;
-    return message;
-  };
-}
+export { coded, durationProblem, type IssueParams, rule };
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -68,14 +28,6 @@ export function stateId(error?: z.core.$ZodErrorMap): z.ZodString {
   return z.string({ error }).min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
     message: "ids start with a letter or digit and contain only letters, digits, '_', '-' and '.'",
   });
-}
-
-const DURATION_HINT = 'write durations like "30s", "5m", "1h30m"';
-
-/** The problem with a duration, if it is not one ("30s", "5m", "1h30m"). */
-export function durationProblem(v: unknown): Problem | undefined {
-  if (typeof v === "string" && parseDuration(v) !== null) return undefined;
-  return { code: "invalid_duration", message: `invalid duration ${JSON.stringify(v)}`, hint: DURATION_HINT };
 }
 
 /** A duration string ("30s", "5m", "1h30m"); kept as written so an exported definition round-trips. */

@@ -11,7 +11,7 @@ import { switchType } from "./switch.ts";
 import { timer } from "./timer.ts";
 import { transform } from "./transform.ts";
 import { tryType } from "./try.ts";
-import type { Executor, SchemaKit, StepType } from "./types.ts";
+import type { Executor, SchemaKit, StateRegistry, StepType } from "./types.ts";
 
 /**
  * The step types (docs/design/workflows-dsl.md#step-types), the only list of them: the definition schema, the
@@ -32,8 +32,18 @@ const BUILT_IN = [
   sandbox,
 ] as const;
 
-/** Any built-in state, discriminated by `type`. */
-export type State = typeof BUILT_IN[number] extends infer T ? T extends StepType<infer S> ? S : never : never;
+/** The union of the built-in types' states (what StateRegistry holds). */
+type BuiltInState = typeof BUILT_IN[number] extends infer T ? T extends StepType<infer S> ? S : never : never;
+
+/** Any built-in state, discriminated by `type` (the union types.ts declares). */
+export type State = StateRegistry["state"];
+
+declare module "./types.ts" {
+  /** The registered states' union, for the types of blocks (types.ts cannot import this list). */
+  interface StateRegistry {
+    state: BuiltInState;
+  }
+}
 
 const types = new Map<string, StepType>(BUILT_IN.map((t) => [t.type, t as StepType]));
 

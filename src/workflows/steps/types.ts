@@ -1,8 +1,9 @@
 import type { z } from "zod";
 import { StationError } from "../../errors.ts";
-import type { AgentService } from "../../agents/service.ts";
-import type { SandboxService } from "../../sandbox/service.ts";
-import type { State } from "./registry.ts";
+import type { Problem } from "../../lib/schema_rules.ts";
+import type { AgentRunner, SandboxRunner } from "./runners.ts";
+
+export type { Problem };
 
 /**
  * What a step type is (one module per type in this folder, listed in `registry.ts`): its zod schema,
@@ -12,6 +13,17 @@ import type { State } from "./registry.ts";
  * ledger access, so an executor can run anywhere that has the step, the scope's data context and an abort
  * signal; the engine applies the outcome (data flow, retries, routing).
  */
+
+/**
+ * Where registry.ts names the union of the registered types' states (module augmentation): the states of a
+ * block are of every type, and each type's schema holds blocks, so the union is declared here without this
+ * module importing the list of types.
+ */
+// deno-lint-ignore no-empty-interface
+export interface StateRegistry {}
+
+/** Any registered state, discriminated by `type` (registry.ts fills it in). */
+export type State = StateRegistry[keyof StateRegistry];
 
 /** A nested list of states with its own transitions (parallel branch, foreach iterator, try blocks). */
 export interface Block {
@@ -34,17 +46,6 @@ export interface SchemaKit {
 
 /** A field path inside a state; `"*"` stands for every item of a list. */
 export type FieldPath = readonly (string | number)[];
-
-/** A finding of a step type's own rules, reported like any validation issue. */
-export interface Problem {
-  code: string;
-  message: string;
-  hint?: string;
-  /** Where, relative to the value the rule checked (default: the value itself). */
-  at?: (string | number)[];
-  /** Characters into a one-line scalar (points an expression error at the bad token). */
-  offset?: number;
-}
 
 /** One step type: everything stn knows about `type: <name>`. */
 export interface StepType<S extends { type: string; id: string } = any> {
@@ -126,9 +127,9 @@ export interface ExecutorContext {
   /** Aborted when the run is canceled or the step's timeout passes; executors stop promptly. */
   signal: AbortSignal;
   /** Docker sandboxes, for `sandbox` steps (undefined when the station has none). */
-  sandbox?: SandboxService;
+  sandbox?: SandboxRunner;
   /** Agent runs, for `agent` steps (undefined in a process that runs none). */
-  agents?: AgentService;
+  agents?: AgentRunner;
 }
 
 /** A failed step: a stable code users can match in `retry.non_retryable` and `_error.code`. */

@@ -2,16 +2,16 @@ import { join } from "node:path";
 import { type AgentSyncReport, syncAgents, type SyncAgentsOptions } from "../agents/sync.ts";
 import { listAgents } from "../agents/store.ts";
 import type { Database } from "../db/database.ts";
-import { formatInvalid, type InvalidFile } from "./definition/format.ts";
+import { formatInvalid, type InvalidFile } from "../workflows/definition/format.ts";
 import type { LoadedConfig } from "../config/load.ts";
-import { environmentDir } from "../environments/names.ts";
+import { environmentDir } from "./names.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
-import { agentReferenceIssues } from "./definition/agent_refs.ts";
-import { idFromFileName, WORKFLOW_FILE } from "./definition/file_name.ts";
-import { validateSource } from "./definition/load.ts";
-import { claimedWorkflowId } from "./definition/source.ts";
-import type { WorkflowStore } from "./store.ts";
+import { agentReferenceIssues } from "../workflows/definition/agent_refs.ts";
+import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/file_name.ts";
+import { validateSource } from "../workflows/definition/load.ts";
+import { claimedWorkflowId } from "../workflows/definition/source.ts";
+import type { WorkflowStore } from "../workflows/store.ts";
 
 /**
  * DeclarativeSync: makes the stored workflows match `environments/<env>/workflows/*.workflow.*`.

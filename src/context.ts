@@ -1,12 +1,14 @@
-import type { AgentService } from "../agents/service.ts";
-import type { LoadedConfig } from "../config/load.ts";
-import type { Database } from "../db/database.ts";
-import type { FileStore } from "../files/store.ts";
-import type { NatsConnection } from "../nats/connection.ts";
-import type { SandboxService } from "../sandbox/service.ts";
-import type { SandboxUnavailable } from "../sandbox/start.ts";
-import type { Engine } from "../workflows/engine/engine.ts";
-import type { WorkflowStore } from "../workflows/store.ts";
+import type { AgentRuns } from "./agents/runs.ts";
+import type { AgentService } from "./agents/service.ts";
+import type { LoadedConfig } from "./config/load.ts";
+import type { Database } from "./db/database.ts";
+import type { FileStore } from "./files/store.ts";
+import type { NatsConnection } from "./nats/connection.ts";
+import type { SandboxService } from "./sandbox/service.ts";
+import type { SandboxUnavailable } from "./sandbox/start.ts";
+import type { Engine } from "./workflows/engine/mod.ts";
+import type { WorkflowRuns } from "./workflows/runs.ts";
+import type { WorkflowStore } from "./workflows/store.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
 export interface StationContext {
@@ -30,8 +32,12 @@ export interface StationContext {
   files: FileStore;
   /** The durable workflow engine (runs, approvals, run events). */
   engine: Engine;
+  /** Workflow runs as the API shows them: what routes and dashboard pages read (the engine writes). */
+  runs: WorkflowRuns;
   /** Agent runs: THE loop, its ledger, cancel and resume. */
   agents: AgentService;
+  /** Agent runs as the API shows them: what routes and dashboard pages read (the agent service writes). */
+  agentRuns: AgentRuns;
   /** Stored workflow definitions and their versions. */
   workflows: WorkflowStore;
   /**

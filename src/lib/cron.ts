@@ -1,7 +1,7 @@
 /** Cron schedules: the next instant a cron fires, and the loop that fires a schedule table's due rows. */
 
 import { Cron } from "croner";
-import { log } from "../../log.ts";
+import { log } from "../log.ts";
 import type { Clock } from "./clock.ts";
 
 /** The next instant (ms) a cron fires after `from`, in its time zone; null when it never does. */

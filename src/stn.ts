@@ -1,0 +1,21 @@
+/**
+ * The `stn` program: the CLI with the in-process runtime wired in. cli/ and client/ reach a station over
+ * HTTP and never import src/runtime/ (docs/design/layers.md); this entry hands them the runtime they start
+ * for `stn serve`, `stn worker` and embedded mode.
+ */
+
+import type { Runtime } from "./client/embedded.ts";
+import { runCli as runWith } from "./cli/main.ts";
+
+/** Starts the runtime's parts, each loaded only when a command starts it (client commands never pay for it). */
+const RUNTIME: Runtime = {
+  startStation: async (config, options) =>
+    (await import("./runtime/station.ts")).startStation(config, options),
+  startWorker: async (config, settings) =>
+    (await import("./runtime/worker.ts")).startWorker(config, settings),
+};
+
+/** Runs `stn` with these arguments and returns the process exit code. */
+export function runCli(args: string[]): Promise<number> {
+  return runWith(args, RUNTIME);
+}
