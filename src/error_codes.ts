@@ -212,6 +212,11 @@ export const ERROR_CODES = {
   agent_max_steps: [422, 3, "the agent used all its max_steps turns without a final answer"],
   agent_timeout: [504, 1, "the agent run passed its timeout"],
   agent_run_failed: [422, 1, "the agent run failed (details.run)"],
+  context_overflow: [
+    422,
+    1,
+    "an agent run's next request does not fit its model's context window (context.max_tokens), even compacted",
+  ],
   model_provider_unknown: [
     400,
     2,

@@ -2,6 +2,7 @@ import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
 import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
+import { cutToolOutput, TOOL_OUTPUT_DISPLAY_BYTES } from "./tool_output.ts";
 import { Statements } from "../workflows/engine/repository.ts";
 import type {
   AgentEventRow,
@@ -161,11 +162,16 @@ export class AgentLedger {
   }
 
   /** Records a tool call as started (a resume re-runs a call left `running`). */
-  toolStarted(c: Pick<ToolCallRow, "run_id" | "call_id" | "turn" | "position" | "name" | "arguments">): void {
+  toolStarted(
+    c: Pick<ToolCallRow, "run_id" | "call_id" | "turn" | "position" | "name" | "arguments"> & {
+      server?: string;
+    },
+  ): void {
     this.#write(c.run_id, () => {
+      const at = now();
       this.#q.run(
-        `INSERT INTO agent_tool_calls (run_id, call_id, turn, position, name, arguments, status, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)
+        `INSERT INTO agent_tool_calls (run_id, call_id, turn, position, name, arguments, status, started_at, server)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)
          ON CONFLICT (run_id, call_id) DO UPDATE SET started_at = excluded.started_at`,
         c.run_id,
         c.call_id,
@@ -173,15 +179,42 @@ export class AgentLedger {
         c.position,
         c.name,
         c.arguments,
-        now(),
+        at,
+        c.server ?? null,
       );
       this.#event(c.run_id, "tool_called", {
         turn: c.turn,
         call_id: c.call_id,
         name: c.name,
         arguments: JSON.parse(c.arguments),
+        server: c.server ?? null,
+        started_at: at,
       });
     });
+  }
+
+  /** Records tool outputs removed from the model's context before `turn`, and a `context_compacted` event. */
+  contextCompacted(runId: string, turn: number, callIds: string[], event: unknown): void {
+    this.#write(runId, () => {
+      for (const callId of callIds) {
+        this.#q.run(
+          "UPDATE agent_tool_calls SET removed_at_turn = ? WHERE run_id = ? AND call_id = ?",
+          turn,
+          runId,
+          callId,
+        );
+      }
+      this.#event(runId, "context_compacted", event);
+    });
+  }
+
+  /** The input tokens the provider reported for a turn (0 when it reported none or the turn is not stored). */
+  turnInputTokens(runId: string, turn: number): number {
+    return this.#q.get<{ n: number }>(
+      "SELECT input_tokens AS n FROM agent_turns WHERE run_id = ? AND turn = ?",
+      runId,
+      turn,
+    )?.n ?? 0;
   }
 
   /** Checkpoints a tool's result (what the model will see) or its error. */
@@ -191,28 +224,39 @@ export class AgentLedger {
     r: { output: string; output_bytes: number; truncated: boolean; error?: string; duration_ms: number },
   ): void {
     this.#write(runId, () => {
+      const at = now();
+      const status = r.error === undefined ? "completed" : "failed";
       this.#q.run(
         `UPDATE agent_tool_calls SET status = ?, output = ?, output_bytes = ?, truncated = ?, error = ?,
-           duration_ms = ? WHERE run_id = ? AND call_id = ?`,
-        r.error === undefined ? "completed" : "failed",
+           duration_ms = ?, ended_at = ? WHERE run_id = ? AND call_id = ?`,
+        status,
         r.output,
         r.output_bytes,
         r.truncated ? 1 : 0,
         r.error ?? null,
         r.duration_ms,
+        at,
         runId,
         callId,
       );
-      const { name } = this.#q.get<{ name: string }>(
-        "SELECT name FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
+      const { name, server, started_at } = this.#q.get<Pick<ToolCallRow, "name" | "server" | "started_at">>(
+        "SELECT name, server, started_at FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
         runId,
         callId,
       )!;
+      // The event carries the output as the API shows it by default: cut for display (docs/agents.md#tool-calls).
+      const shown = cutToolOutput(r.output, TOOL_OUTPUT_DISPLAY_BYTES);
       this.#event(runId, "tool_returned", {
         call_id: callId,
         name,
+        server,
+        status,
+        output: shown.text,
+        output_partial: shown.truncated,
         output_bytes: r.output_bytes,
         truncated: r.truncated,
+        started_at,
+        ended_at: at,
         duration_ms: r.duration_ms,
         ...(r.error !== undefined ? { error: r.error } : {}),
       });

@@ -2,6 +2,7 @@
 
 import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
 import { StationError } from "../errors.ts";
+import { type ContextPlan, contextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
 import type { RenderedPrompt } from "./render.ts";
@@ -15,6 +16,8 @@ export interface RunPlan extends RenderedPrompt {
   max_steps: number;
   output_schema?: Record<string, unknown>;
   timeout_ms: number;
+  /** The context window settings (absent on runs started before them: the model's defaults). */
+  context?: ContextPlan;
 }
 
 /** A tool as the loop runs it: the call id lets a child agent's run be linked to the call that started it. */
@@ -62,7 +65,8 @@ export async function runLoop(
 ): Promise<AgentRunRow | undefined> {
   const { ledger, signal } = o;
   const stored = ledger.turns(run.id);
-  const results = new Map(ledger.toolCalls(run.id).map((c) => [c.call_id, c]));
+  const recordedCalls = ledger.toolCalls(run.id);
+  const results = new Map(recordedCalls.map((c) => [c.call_id, c]));
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const toolSet: ToolSet = Object.fromEntries(
     o.tools.map((
@@ -70,6 +74,24 @@ export async function runLoop(
     ) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as any) })]),
   );
   const messages: ModelMessage[] = plan.messages.map((m) => ({ role: m.role, content: m.content }));
+  const context = new RunContext(
+    plan.context ?? contextPlan(undefined, undefined, run.model),
+    {
+      system: plan.system,
+      tools: o.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    },
+    recordedCalls.flatMap((c) =>
+      c.removed_at_turn === null ? [] : [{
+        at: c.removed_at_turn,
+        removal: {
+          call_id: c.call_id,
+          name: c.name,
+          turn: c.turn,
+          bytes: new TextEncoder().encode(c.output ?? "").length,
+        },
+      }]
+    ),
+  );
   let repaired = false;
   // The repair turn may go one past max_steps: the model answered, only its form was wrong.
   let allowance = 0;
@@ -94,6 +116,11 @@ export async function runLoop(
         });
       }
       const done = stored[turn - 1];
+      // The context is fitted before every turn, so a replay rebuilds the history a new turn would have sent.
+      const fit = context.before(turn, messages, done ? undefined : ledger.turnInputTokens(run.id, turn - 1));
+      if (fit?.removed.length) {
+        ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
+      }
       const step = done
         ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text }
         : await traceModelCall(
@@ -161,9 +188,9 @@ export async function runLoop(
       });
       return ledger.get(run.id);
     }
-    const e = err instanceof StationError ? err : undefined;
+    const e = err instanceof StationError ? err : context.overflowOf(err);
     return end("error", lastText, {
-      error: { code: e?.code ?? "model_error", message: (err as Error).message },
+      error: { code: e?.code ?? "model_error", message: e?.message ?? (err as Error).message },
     });
   }
 }
@@ -233,6 +260,7 @@ async function runTool(
     position,
     name: call.name,
     arguments: JSON.stringify(call.input ?? {}),
+    server: tools.get(call.name)?.server,
   });
   const started = performance.now();
   let text: string;

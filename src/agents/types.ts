@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ContextSettings } from "./context.ts";
 
 /**
  * The seam of the agent layer (docs/design/agents.md#prompt-files): what loading a `.prompt` file produces,
@@ -59,6 +60,8 @@ export const AgentDefinitionSchema = z.object({
   schedule: AgentScheduleSchema.optional(),
   /** The whole run's deadline. */
   timeout_ms: z.int().positive(),
+  /** `context:` (an stn extension): the run's context window settings over config's. */
+  context: ContextSettings.optional(),
   /** The whole file as written (front matter and Handlebars body): what the renderer renders. */
   source: z.string(),
   /** Front matter keys stn does not use, kept as written (validate reports them as warnings). */
