@@ -201,6 +201,7 @@ export const ERROR_CODES = {
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
   agent_run_finished: [409, 1, "the agent run has already ended"],
+  agent_tool_call_not_found: [404, 1, "the agent run has no tool call with that id"],
   agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
   agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
   agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],

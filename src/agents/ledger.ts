@@ -373,6 +373,14 @@ export class AgentLedger {
     );
   }
 
+  toolCall(runId: string, callId: string): ToolCallRow | undefined {
+    return this.#q.get<ToolCallRow>(
+      "SELECT * FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
+      runId,
+      callId,
+    );
+  }
+
   eventsAfter(runId: string, seq: number, limit = 500): AgentEventRow[] {
     return this.#q.all<AgentEventRow>(
       "SELECT * FROM agent_run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",

@@ -1,12 +1,15 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AgentRunRow } from "../../agents/run_rows.ts";
-import { agentRunView } from "../../agents/views.ts";
+import { agentRunView, toolCallView } from "../../agents/views.ts";
 import {
   AgentNameParam,
   AgentRun,
+  AgentRunGetQuery,
   AgentRunIdParam,
   AgentRunList,
   AgentRunListQuery,
+  AgentToolCall,
+  AgentToolCallParam,
   StartAgentRunBody,
   StartAgentRunQuery,
 } from "../../contract/agent_runs.ts";
@@ -62,9 +65,20 @@ const getRun = createRoute({
   method: "get",
   path: "/{runId}",
   tags,
-  summary: "An agent run with its turns and tool calls",
-  request: byRun,
-  responses: { 200: json(AgentRun, "the run"), ...errors("agent_run_not_found") },
+  summary: "An agent run with its turns and tool calls (outputs cut to 2 KB unless ?full=1)",
+  request: { ...byRun, query: AgentRunGetQuery },
+  responses: { 200: json(AgentRun, "the run"), ...errors("invalid_request", "agent_run_not_found") },
+});
+const getToolCall = createRoute({
+  method: "get",
+  path: "/{runId}/tool-calls/{callId}",
+  tags,
+  summary: "One tool call of an agent run, with its whole output",
+  request: { params: AgentToolCallParam },
+  responses: {
+    200: json(AgentToolCall, "the call"),
+    ...errors("agent_run_not_found", "agent_tool_call_not_found"),
+  },
 });
 const getEvents = createRoute({
   method: "get",
@@ -149,11 +163,21 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
     });
     return c.json({ runs: page.runs.map((r) => agentRunView(ledger, r)), next_cursor: page.nextCursor }, 200);
   });
-  openapi(
-    app,
-    getRun,
-    (c) => c.json(agentRunView(ledger, requireRun(ctx, c.req.valid("param").runId), true), 200),
-  );
+  openapi(app, getRun, (c) => {
+    const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
+    return c.json(agentRunView(ledger, requireRun(ctx, c.req.valid("param").runId), true, full), 200);
+  });
+  openapi(app, getToolCall, (c) => {
+    const { runId, callId } = c.req.valid("param");
+    requireRun(ctx, runId);
+    const call = ledger.toolCall(runId, callId);
+    if (!call) {
+      throw new StationError("agent_tool_call_not_found", `agent run ${runId} has no tool call ${callId}`, {
+        hint: `\`stn agent inspect ${runId}\` lists its calls`,
+      });
+    }
+    return c.json(toolCallView(call, true), 200);
+  });
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
