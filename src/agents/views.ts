@@ -1,3 +1,5 @@
+/** The API shapes of an agent run and its tool calls (docs/design/agents.md#runs, docs/agents.md#tool-calls). */
+
 import type { AgentRun } from "../contract/agent_runs.ts";
 import type { AgentLedger } from "./ledger.ts";
 import type { AgentRunRow, ToolCallRow } from "./run_rows.ts";
