@@ -2,7 +2,7 @@ import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
 import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
-import { cutToolOutput, TOOL_OUTPUT_DISPLAY_BYTES } from "./tool_output.ts";
+import { toolCallView } from "./views.ts";
 import { Statements } from "../workflows/engine/repository.ts";
 import type {
   AgentEventRow,
@@ -196,25 +196,14 @@ export class AgentLedger {
   /** Records tool outputs removed from the model's context before `turn`, and a `context_compacted` event. */
   contextCompacted(runId: string, turn: number, callIds: string[], event: unknown): void {
     this.#write(runId, () => {
-      for (const callId of callIds) {
-        this.#q.run(
-          "UPDATE agent_tool_calls SET removed_at_turn = ? WHERE run_id = ? AND call_id = ?",
-          turn,
-          runId,
-          callId,
-        );
-      }
+      this.#q.run(
+        `UPDATE agent_tool_calls SET removed_at_turn = ? WHERE run_id = ? AND call_id IN (SELECT value FROM json_each(?))`,
+        turn,
+        runId,
+        JSON.stringify(callIds),
+      );
       this.#event(runId, "context_compacted", event);
     });
-  }
-
-  /** The input tokens the provider reported for a turn (0 when it reported none or the turn is not stored). */
-  turnInputTokens(runId: string, turn: number): number {
-    return this.#q.get<{ n: number }>(
-      "SELECT input_tokens AS n FROM agent_turns WHERE run_id = ? AND turn = ?",
-      runId,
-      turn,
-    )?.n ?? 0;
   }
 
   /** Checkpoints a tool's result (what the model will see) or its error. */
@@ -224,42 +213,27 @@ export class AgentLedger {
     r: { output: string; output_bytes: number; truncated: boolean; error?: string; duration_ms: number },
   ): void {
     this.#write(runId, () => {
-      const at = now();
-      const status = r.error === undefined ? "completed" : "failed";
       this.#q.run(
         `UPDATE agent_tool_calls SET status = ?, output = ?, output_bytes = ?, truncated = ?, error = ?,
            duration_ms = ?, ended_at = ? WHERE run_id = ? AND call_id = ?`,
-        status,
+        r.error === undefined ? "completed" : "failed",
         r.output,
         r.output_bytes,
         r.truncated ? 1 : 0,
         r.error ?? null,
         r.duration_ms,
-        at,
+        now(),
         runId,
         callId,
       );
-      const { name, server, started_at } = this.#q.get<Pick<ToolCallRow, "name" | "server" | "started_at">>(
-        "SELECT name, server, started_at FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
+      const row = this.#q.get<ToolCallRow>(
+        "SELECT * FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
         runId,
         callId,
       )!;
-      // The event carries the output as the API shows it by default: cut for display (docs/agents.md#tool-calls).
-      const shown = cutToolOutput(r.output, TOOL_OUTPUT_DISPLAY_BYTES);
-      this.#event(runId, "tool_returned", {
-        call_id: callId,
-        name,
-        server,
-        status,
-        output: shown.text,
-        output_partial: shown.truncated,
-        output_bytes: r.output_bytes,
-        truncated: r.truncated,
-        started_at,
-        ended_at: at,
-        duration_ms: r.duration_ms,
-        ...(r.error !== undefined ? { error: r.error } : {}),
-      });
+      // The event holds the call as the API shows it by default, its output cut for display (docs/agents.md#tool-calls).
+      const { arguments: _, ...call } = toolCallView(row);
+      this.#event(runId, "tool_returned", call);
     });
   }
 
@@ -370,14 +344,6 @@ export class AgentLedger {
     return this.#q.all<ToolCallRow>(
       "SELECT * FROM agent_tool_calls WHERE run_id = ? ORDER BY turn, position",
       runId,
-    );
-  }
-
-  toolCall(runId: string, callId: string): ToolCallRow | undefined {
-    return this.#q.get<ToolCallRow>(
-      "SELECT * FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
-      runId,
-      callId,
     );
   }
 

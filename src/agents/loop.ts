@@ -96,6 +96,8 @@ export async function runLoop(
   // The repair turn may go one past max_steps: the model answered, only its form was wrong.
   let allowance = 0;
   let lastText = "";
+  // The input tokens the provider reported for the last turn: the base of the next request's estimate.
+  let reportedInput = 0;
   const end = (
     finish: FinishReason,
     response: string,
@@ -117,17 +119,18 @@ export async function runLoop(
       }
       const done = stored[turn - 1];
       // The context is fitted before every turn, so a replay rebuilds the history a new turn would have sent.
-      const fit = context.before(turn, messages, done ? undefined : ledger.turnInputTokens(run.id, turn - 1));
+      const fit = context.before(turn, messages, done ? undefined : reportedInput);
       if (fit?.removed.length) {
         ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
       }
       const step = done
-        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text }
+        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text, input: done.input_tokens }
         : await traceModelCall(
           { runId: run.id, model: run.model, turn },
           (span) => modelTurn(run, plan, turn, messages, toolSet, o, span),
         );
       messages.push(...step.messages);
+      reportedInput = step.input;
       if (step.text) lastText = step.text;
       const calls = toolCallsOf(step.messages);
       if (calls.length > 0) {
@@ -204,7 +207,7 @@ async function modelTurn(
   tools: ToolSet,
   o: LoopOptions,
   span?: Span,
-): Promise<{ messages: ModelMessage[]; text: string }> {
+): Promise<{ messages: ModelMessage[]; text: string; input: number }> {
   o.ledger.event(run.id, "turn_started", { turn });
   const started = performance.now();
   const r = await generateText({
@@ -238,7 +241,7 @@ async function modelTurn(
         ` cached=${usage.cached_tokens} tools=${names.join(",") || "-"}`,
     );
   }
-  return { messages: out, text: r.text };
+  return { messages: out, text: r.text, input: usage.input_tokens };
 }
 
 /** Runs one tool call (or takes its checkpointed result) and returns what the model is shown. */

@@ -170,7 +170,7 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, getToolCall, (c) => {
     const { runId, callId } = c.req.valid("param");
     requireRun(ctx, runId);
-    const call = ledger.toolCall(runId, callId);
+    const call = ledger.toolCalls(runId).find((c) => c.call_id === callId);
     if (!call) {
       throw new StationError("agent_tool_call_not_found", `agent run ${runId} has no tool call ${callId}`, {
         hint: `\`stn agent inspect ${runId}\` lists its calls`,
