@@ -3,6 +3,7 @@
 import type { ModelMessage } from "ai";
 import { z } from "zod";
 import { StationError } from "../errors.ts";
+import type { ToolCallRow } from "./run_rows.ts";
 
 /**
  * A run's context settings (docs/agents.md#context-window), stored on its plan so a resume decides the same:
@@ -94,7 +95,7 @@ type ToolPart = {
 
 const encoder = new TextEncoder();
 const OVERFLOW =
-  /context_length_exceeded|prompt is too long|maximum context length|context window|too many tokens/i;
+  /context_length_exceeded|prompt is too long|maximum context length|context window|too many tokens|exceeds the maximum number of tokens/i;
 
 /**
  * One run's context window (docs/agents.md#context-window). The loop calls `before` ahead of every turn, replayed
@@ -112,17 +113,29 @@ export class RunContext {
   #requestLength = 0;
   #lastEstimate = 0;
 
+  /**
+   * `plan` is the run's (its context settings absent on runs started before them: the model's defaults); `calls`
+   * are the run's recorded tool calls, whose `removed_at_turn` a resume applies again.
+   */
   constructor(
-    plan: ContextPlan,
-    fixed: { system?: string; tools: { name: string; description: string; inputSchema: unknown }[] },
-    /** Removals the ledger holds (a resume), each with the turn before which it was made. */
-    recorded: { removal: Removal; at: number }[],
+    plan: { system?: string; context?: ContextPlan },
+    modelId: string,
+    tools: { name: string; description: string; inputSchema: unknown }[],
+    calls: Pick<ToolCallRow, "call_id" | "name" | "turn" | "output" | "removed_at_turn">[],
   ) {
-    this.plan = plan;
+    this.plan = plan.context ?? contextPlan(undefined, undefined, modelId);
+    const fixed = { system: plan.system, tools: tools.map((t) => [t.name, t.description, t.inputSchema]) };
     this.#fixedChars = JSON.stringify(fixed).length;
     this.#recorded = new Map();
-    for (const r of recorded) {
-      this.#recorded.set(r.at, [...(this.#recorded.get(r.at) ?? []), r.removal]);
+    for (const c of calls) {
+      if (c.removed_at_turn === null) continue;
+      const removal = {
+        call_id: c.call_id,
+        name: c.name,
+        turn: c.turn,
+        bytes: encoder.encode(c.output ?? "").length,
+      };
+      this.#recorded.set(c.removed_at_turn, [...(this.#recorded.get(c.removed_at_turn) ?? []), removal]);
     }
   }
 

@@ -2,7 +2,7 @@
 
 import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
 import { StationError } from "../errors.ts";
-import { type ContextPlan, contextPlan, RunContext } from "./context.ts";
+import { type ContextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
 import type { RenderedPrompt } from "./render.ts";
@@ -74,24 +74,7 @@ export async function runLoop(
     ) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as any) })]),
   );
   const messages: ModelMessage[] = plan.messages.map((m) => ({ role: m.role, content: m.content }));
-  const context = new RunContext(
-    plan.context ?? contextPlan(undefined, undefined, run.model),
-    {
-      system: plan.system,
-      tools: o.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
-    },
-    recordedCalls.flatMap((c) =>
-      c.removed_at_turn === null ? [] : [{
-        at: c.removed_at_turn,
-        removal: {
-          call_id: c.call_id,
-          name: c.name,
-          turn: c.turn,
-          bytes: new TextEncoder().encode(c.output ?? "").length,
-        },
-      }]
-    ),
-  );
+  const context = new RunContext(plan, run.model, o.tools, recordedCalls);
   let repaired = false;
   // The repair turn may go one past max_steps: the model answered, only its form was wrong.
   let allowance = 0;
