@@ -221,6 +221,7 @@ export const ERROR_CODES = {
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
   agent_run_finished: [409, 1, "the agent run has already ended"],
+  agent_tool_call_not_found: [404, 1, "the agent run has no tool call with that id"],
   agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
   agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
   agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],
@@ -232,6 +233,11 @@ export const ERROR_CODES = {
   agent_max_steps: [422, 3, "the agent used all its max_steps turns without a final answer"],
   agent_timeout: [504, 1, "the agent run passed its timeout"],
   agent_run_failed: [422, 1, "the agent run failed (details.run)"],
+  context_overflow: [
+    422,
+    1,
+    "an agent run's next request does not fit its model's context window (context.max_tokens), even compacted",
+  ],
   model_provider_unknown: [
     400,
     2,

@@ -2,6 +2,7 @@ import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
 import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
+import { toolCallView } from "./views.ts";
 import { Statements } from "../db/statements.ts";
 import type {
   AgentEventRow,
@@ -161,11 +162,16 @@ export class AgentLedger {
   }
 
   /** Records a tool call as started (a resume re-runs a call left `running`). */
-  toolStarted(c: Pick<ToolCallRow, "run_id" | "call_id" | "turn" | "position" | "name" | "arguments">): void {
+  toolStarted(
+    c: Pick<ToolCallRow, "run_id" | "call_id" | "turn" | "position" | "name" | "arguments"> & {
+      server?: string;
+    },
+  ): void {
     this.#write(c.run_id, () => {
+      const at = now();
       this.#q.run(
-        `INSERT INTO agent_tool_calls (run_id, call_id, turn, position, name, arguments, status, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'running', ?)
+        `INSERT INTO agent_tool_calls (run_id, call_id, turn, position, name, arguments, status, started_at, server)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)
          ON CONFLICT (run_id, call_id) DO UPDATE SET started_at = excluded.started_at`,
         c.run_id,
         c.call_id,
@@ -173,14 +179,30 @@ export class AgentLedger {
         c.position,
         c.name,
         c.arguments,
-        now(),
+        at,
+        c.server ?? null,
       );
       this.#event(c.run_id, "tool_called", {
         turn: c.turn,
         call_id: c.call_id,
         name: c.name,
         arguments: JSON.parse(c.arguments),
+        server: c.server ?? null,
+        started_at: at,
       });
+    });
+  }
+
+  /** Records tool outputs removed from the model's context before `turn`, and a `context_compacted` event. */
+  contextCompacted(runId: string, turn: number, callIds: string[], event: unknown): void {
+    this.#write(runId, () => {
+      this.#q.run(
+        `UPDATE agent_tool_calls SET removed_at_turn = ? WHERE run_id = ? AND call_id IN (SELECT value FROM json_each(?))`,
+        turn,
+        runId,
+        JSON.stringify(callIds),
+      );
+      this.#event(runId, "context_compacted", event);
     });
   }
 
@@ -193,29 +215,25 @@ export class AgentLedger {
     this.#write(runId, () => {
       this.#q.run(
         `UPDATE agent_tool_calls SET status = ?, output = ?, output_bytes = ?, truncated = ?, error = ?,
-           duration_ms = ? WHERE run_id = ? AND call_id = ?`,
+           duration_ms = ?, ended_at = ? WHERE run_id = ? AND call_id = ?`,
         r.error === undefined ? "completed" : "failed",
         r.output,
         r.output_bytes,
         r.truncated ? 1 : 0,
         r.error ?? null,
         r.duration_ms,
+        now(),
         runId,
         callId,
       );
-      const { name } = this.#q.get<{ name: string }>(
-        "SELECT name FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
+      const row = this.#q.get<ToolCallRow>(
+        "SELECT * FROM agent_tool_calls WHERE run_id = ? AND call_id = ?",
         runId,
         callId,
       )!;
-      this.#event(runId, "tool_returned", {
-        call_id: callId,
-        name,
-        output_bytes: r.output_bytes,
-        truncated: r.truncated,
-        duration_ms: r.duration_ms,
-        ...(r.error !== undefined ? { error: r.error } : {}),
-      });
+      // The event holds the call as the API shows it by default, its output cut for display (docs/agents.md#tool-calls).
+      const { arguments: _, ...call } = toolCallView(row);
+      this.#event(runId, "tool_returned", call);
     });
   }
 

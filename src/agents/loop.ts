@@ -2,6 +2,7 @@
 
 import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
 import { StationError } from "../errors.ts";
+import { type ContextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
 import type { RenderedPrompt } from "./render.ts";
@@ -15,6 +16,8 @@ export interface RunPlan extends RenderedPrompt {
   max_steps: number;
   output_schema?: Record<string, unknown>;
   timeout_ms: number;
+  /** The context window settings (absent on runs started before them: the model's defaults). */
+  context?: ContextPlan;
 }
 
 /** A tool as the loop runs it: the call id lets a child agent's run be linked to the call that started it. */
@@ -62,7 +65,8 @@ export async function runLoop(
 ): Promise<AgentRunRow | undefined> {
   const { ledger, signal } = o;
   const stored = ledger.turns(run.id);
-  const results = new Map(ledger.toolCalls(run.id).map((c) => [c.call_id, c]));
+  const recordedCalls = ledger.toolCalls(run.id);
+  const results = new Map(recordedCalls.map((c) => [c.call_id, c]));
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const toolSet: ToolSet = Object.fromEntries(
     o.tools.map((
@@ -70,10 +74,13 @@ export async function runLoop(
     ) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as any) })]),
   );
   const messages: ModelMessage[] = plan.messages.map((m) => ({ role: m.role, content: m.content }));
+  const context = new RunContext(plan, run.model, o.tools, recordedCalls);
   let repaired = false;
   // The repair turn may go one past max_steps: the model answered, only its form was wrong.
   let allowance = 0;
   let lastText = "";
+  // The input tokens the provider reported for the last turn: the base of the next request's estimate.
+  let reportedInput = 0;
   const end = (
     finish: FinishReason,
     response: string,
@@ -94,13 +101,19 @@ export async function runLoop(
         });
       }
       const done = stored[turn - 1];
+      // The context is fitted before every turn, so a replay rebuilds the history a new turn would have sent.
+      const fit = context.before(turn, messages, done ? undefined : reportedInput);
+      if (fit?.removed.length) {
+        ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
+      }
       const step = done
-        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text }
+        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text, input: done.input_tokens }
         : await traceModelCall(
           { runId: run.id, model: run.model, turn },
           (span) => modelTurn(run, plan, turn, messages, toolSet, o, span),
         );
       messages.push(...step.messages);
+      reportedInput = step.input;
       if (step.text) lastText = step.text;
       const calls = toolCallsOf(step.messages);
       if (calls.length > 0) {
@@ -161,9 +174,9 @@ export async function runLoop(
       });
       return ledger.get(run.id);
     }
-    const e = err instanceof StationError ? err : undefined;
+    const e = err instanceof StationError ? err : context.overflowOf(err);
     return end("error", lastText, {
-      error: { code: e?.code ?? "model_error", message: (err as Error).message },
+      error: { code: e?.code ?? "model_error", message: e?.message ?? (err as Error).message },
     });
   }
 }
@@ -177,7 +190,7 @@ async function modelTurn(
   tools: ToolSet,
   o: LoopOptions,
   span?: Span,
-): Promise<{ messages: ModelMessage[]; text: string }> {
+): Promise<{ messages: ModelMessage[]; text: string; input: number }> {
   o.ledger.event(run.id, "turn_started", { turn });
   const started = performance.now();
   const r = await generateText({
@@ -211,7 +224,7 @@ async function modelTurn(
         ` cached=${usage.cached_tokens} tools=${names.join(",") || "-"}`,
     );
   }
-  return { messages: out, text: r.text };
+  return { messages: out, text: r.text, input: usage.input_tokens };
 }
 
 /** Runs one tool call (or takes its checkpointed result) and returns what the model is shown. */
@@ -233,6 +246,7 @@ async function runTool(
     position,
     name: call.name,
     arguments: JSON.stringify(call.input ?? {}),
+    server: tools.get(call.name)?.server,
   });
   const started = performance.now();
   let text: string;

@@ -73,7 +73,13 @@ export interface ToolCallRow {
   truncated: number;
   error: string | null;
   started_at: string;
+  /** When its result was checkpointed (null while running, and for calls before migration 0020). */
+  ended_at: string | null;
   duration_ms: number | null;
+  /** The MCP server that served it; null for sandbox tools and child agents. */
+  server: string | null;
+  /** The turn before which its output was removed from the model's context (docs/agents.md#context-window). */
+  removed_at_turn: number | null;
 }
 
 export interface AgentEventRow {

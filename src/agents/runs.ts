@@ -6,7 +6,7 @@
 import type { AgentRun } from "../contract/agent_runs.ts";
 import { StationError } from "../errors.ts";
 import type { AgentLedger, AgentRunQuery, AgentRunRow } from "./ledger.ts";
-import { agentRunView } from "./views.ts";
+import { agentRunView, toolCallView } from "./views.ts";
 
 /** The read side of agent runs. */
 export class AgentRuns {
@@ -33,9 +33,20 @@ export class AgentRuns {
     return run;
   }
 
-  /** A run as the API shows it; with `history`, its turns and tool calls too. */
-  view(row: AgentRunRow, history = false): AgentRun {
-    return agentRunView(this.ledger, row, history);
+  /** A run as the API shows it; with `history`, its turns and tool calls too (outputs whole with `full`). */
+  view(row: AgentRunRow, history = false, full = false): AgentRun {
+    return agentRunView(this.ledger, row, history, full);
+  }
+
+  /** One tool call of a run with its whole output, or an `agent_tool_call_not_found` naming how to list them. */
+  toolCall(runId: string, callId: string): AgentRun["tool_calls"][number] {
+    const call = this.ledger.toolCalls(runId).find((c) => c.call_id === callId);
+    if (!call) {
+      throw new StationError("agent_tool_call_not_found", `agent run ${runId} has no tool call ${callId}`, {
+        hint: `\`stn agent inspect ${runId}\` lists its calls`,
+      });
+    }
+    return toolCallView(call, true);
   }
 
   /** A page of runs, newest first. */

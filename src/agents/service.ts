@@ -8,6 +8,7 @@ import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
+import { contextPlan } from "./context.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
@@ -100,6 +101,7 @@ export class AgentService {
       max_steps: def.max_steps,
       output_schema: def.output_schema,
       timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
+      context: contextPlan(def.context, this.#o.config.agents.context, model.id),
     };
     let replayed = false;
     const run = this.ledger.create({

@@ -6,6 +6,9 @@ export interface CutOutput {
   truncated: boolean;
 }
 
+/** Bytes of a tool output the API, CLI, dashboard and events show unless asked for all of it (`?full=1`). */
+export const TOOL_OUTPUT_DISPLAY_BYTES = 2048;
+
 const encoder = new TextEncoder();
 // Not fatal: a cut through a multi-byte character leaves one replacement mark, dropped below.
 const decoder = new TextDecoder("utf-8");

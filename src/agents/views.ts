@@ -1,11 +1,44 @@
+/** The API shapes of an agent run and its tool calls (docs/design/agents.md#runs, docs/agents.md#tool-calls). */
+
 import type { AgentRun } from "../contract/agent_runs.ts";
-import type { AgentLedger } from "./ledger.ts";
-import type { AgentRunRow } from "./run_rows.ts";
+import type { AgentRunRow, ToolCallRow, TurnRow } from "./run_rows.ts";
+import { cutToolOutput, TOOL_OUTPUT_DISPLAY_BYTES } from "./tool_output.ts";
+
+/** What a run's view reads of its history (the agent ledger; narrow so the ledger can use the views). */
+export interface RunHistory {
+  turns(runId: string): TurnRow[];
+  toolCalls(runId: string): ToolCallRow[];
+}
 
 const parse = (s: string | null) => (s === null ? null : JSON.parse(s));
 
-/** The API shape of a run (docs/design/agents.md#runs): its tool calls always, its turns with `history`. */
-export function agentRunView(ledger: AgentLedger, row: AgentRunRow, history = false): AgentRun {
+/** A tool call as the API shows it (docs/agents.md#tool-calls): its output cut for display unless `full`. */
+export function toolCallView(c: ToolCallRow, full = false): AgentRun["tool_calls"][number] {
+  const shown = c.output === null || full ? undefined : cutToolOutput(c.output, TOOL_OUTPUT_DISPLAY_BYTES);
+  return {
+    call_id: c.call_id,
+    turn: c.turn,
+    name: c.name,
+    server: c.server,
+    arguments: JSON.parse(c.arguments),
+    output: shown ? shown.text : c.output,
+    output_partial: shown?.truncated ?? false,
+    output_bytes: c.output_bytes,
+    truncated: c.truncated === 1,
+    started_at: c.started_at,
+    ended_at: c.ended_at,
+    duration_ms: c.duration_ms,
+    status: c.status,
+    ...(c.error !== null ? { error: c.error } : {}),
+    removed_at_turn: c.removed_at_turn,
+  };
+}
+
+/**
+ * The API shape of a run (docs/design/agents.md#runs): its tool calls always (outputs whole with `full`), its
+ * turns with `history`.
+ */
+export function agentRunView(ledger: RunHistory, row: AgentRunRow, history = false, full = false): AgentRun {
   const view: AgentRun = {
     run_id: row.id,
     agent: row.agent,
@@ -25,17 +58,7 @@ export function agentRunView(ledger: AgentLedger, row: AgentRunRow, history = fa
       cached_tokens: row.cached_tokens,
       total_tokens: row.total_tokens,
     },
-    tool_calls: ledger.toolCalls(row.id).map((c) => ({
-      call_id: c.call_id,
-      turn: c.turn,
-      name: c.name,
-      arguments: JSON.parse(c.arguments),
-      output_bytes: c.output_bytes,
-      truncated: c.truncated === 1,
-      duration_ms: c.duration_ms,
-      status: c.status,
-      ...(c.error !== null ? { error: c.error } : {}),
-    })),
+    tool_calls: ledger.toolCalls(row.id).map((c) => toolCallView(c, full)),
     duration_ms: row.duration_ms,
     parent_run_id: row.parent_run_id,
     workflow_run_id: row.workflow_run_id,

@@ -35,10 +35,17 @@ function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
         (d.tool_calls?.length ? ` → ${d.tool_calls.join(", ")}` : "") +
         (d.text ? style.dim(` ${d.text}`) : "");
     case "tool_called":
-      return `  ${style.bold(d.name)} ${JSON.stringify(d.arguments)}`;
+      return `  ${style.bold(d.name)} ${JSON.stringify(d.arguments)}` +
+        (d.server ? style.dim(` (${d.server})`) : "");
     case "tool_returned":
       return `  ${d.name}: ${d.error ? style.red(`error: ${d.error}`) : `${d.output_bytes} bytes`}` +
         (d.truncated ? style.yellow(" (cut)") : "") + style.dim(` ${d.duration_ms}ms`);
+    case "context_compacted":
+      return style.yellow(
+        `  context: ${
+          d.removed?.length ?? 0
+        } old tool output(s) removed (~${d.estimated_tokens} → ~${d.fitted_tokens} tokens)`,
+      );
     case "run_resumed":
       return style.yellow(`resumed after turn ${d.turns}`);
     default:
@@ -147,11 +154,15 @@ export function agentRunCommands(agent: Command): Command {
   );
 
   agent.command("inspect")
-    .description("show an agent run: its turns, tool calls and token usage")
+    .description("show an agent run: its turns, token usage and each tool call's input and output")
     .argument("<run>", "agent run id")
-    .action(async (runId: string, _opts, cmd) => {
+    .option("--full", "each tool call's whole output (default: its first 2 KB)")
+    .action(async (runId: string, opts: { full?: boolean }, cmd) => {
       await withStation(cmd, async (client) => {
-        render(await getAgentRun(client, runId), { json: jsonMode(cmd), text: inspectLines });
+        render(await getAgentRun(client, runId, { full: opts.full }), {
+          json: jsonMode(cmd),
+          text: inspectLines,
+        });
       });
     });
   return agent;
@@ -201,17 +212,41 @@ function inspectLines(r: AgentRun): string[] {
     ),
     "",
     ...table(
-      ["TURN", "TOOL", "BYTES", "CUT", "DURATION", "ERROR"],
+      ["TURN", "TOOL", "SERVER", "STATUS", "BYTES", "CUT", "STARTED", "DURATION", "ERROR"],
       r.tool_calls.map((c) => [
         String(c.turn),
         c.name,
+        c.server ?? "-",
+        c.status,
         String(c.output_bytes ?? "-"),
         c.truncated ? "yes" : "",
+        c.started_at,
         c.duration_ms === null ? "-" : formatDuration(c.duration_ms),
         c.error ?? "",
       ]),
     ),
+    ...r.tool_calls.flatMap(toolCallLines),
     ...(r.response ? ["", r.response] : []),
+  ];
+}
+
+/** One tool call's input and output, indented under a heading line. */
+function toolCallLines(c: AgentRun["tool_calls"][number]): string[] {
+  const indent = (text: string) => text.split("\n").map((l) => `    ${l}`);
+  const ended = c.ended_at ? ` → ${c.ended_at}` : "";
+  const removed = c.removed_at_turn === null
+    ? ""
+    : ` (removed from the context at turn ${c.removed_at_turn})`;
+  return [
+    "",
+    `turn ${c.turn} ${c.name} [${c.call_id}]${
+      c.server ? ` on ${c.server}` : ""
+    }: ${c.status}, ${c.started_at}${ended}`,
+    "  input:",
+    ...indent(JSON.stringify(c.arguments, null, 2)),
+    `  output${removed}:`,
+    ...indent(c.output ?? "-"),
+    ...(c.output_partial ? ["    … (the first 2 KB; --full shows all)"] : []),
   ];
 }
 

@@ -42,9 +42,16 @@ export function listAgentRuns(client: StationClient, query: AgentRunListQuery = 
   return client.json("GET", "/api/v1/agent-runs", { query, schema: AgentRunList });
 }
 
-/** GET /api/v1/agent-runs/:id (with its turns and tool calls) */
-export function getAgentRun(client: StationClient, runId: string): Promise<AgentRun> {
-  return client.json("GET", runPath(runId), { schema: AgentRun });
+/** GET /api/v1/agent-runs/:id (with its turns and tool calls; their whole outputs with `full`) */
+export function getAgentRun(
+  client: StationClient,
+  runId: string,
+  options: { full?: boolean } = {},
+): Promise<AgentRun> {
+  return client.json("GET", runPath(runId), {
+    schema: AgentRun,
+    query: { full: options.full ? "1" : undefined },
+  });
 }
 
 /** POST /api/v1/agent-runs/:id/cancel */

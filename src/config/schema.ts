@@ -199,6 +199,20 @@ export const ConfigSchema = z.strictObject({
     timeout: durationSchema.default(15 * 60_000).describe(
       "deadline of a whole agent run whose .prompt sets no timeout",
     ),
+    context: z.strictObject({
+      max_tokens: z.int().min(1024).optional().describe(
+        "context window of agents whose .prompt sets none (default: the model's known window, else 32768)",
+      ),
+      threshold: z.number().min(0.1).max(1).optional().describe(
+        "fraction of max_tokens past which the oldest tool outputs are removed from a run's messages (default 0.8)",
+      ),
+      strategy: z.enum(["drop_tool_outputs", "none"]).optional().describe(
+        "drop_tool_outputs (default): replace the oldest tool outputs with a marker; none: send all, the provider decides",
+      ),
+      keep_turns: z.int().min(0).optional().describe(
+        "the tool outputs of this many latest turns are never removed (default 2)",
+      ),
+    }).optional().describe("agent context windows (docs/agents.md#context-window)"),
   }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(

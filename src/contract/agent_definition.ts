@@ -32,6 +32,21 @@ export type AgentSchedule = z.infer<typeof AgentScheduleSchema>;
 /** A JSON Schema object (Picoschema is converted to this when the file is loaded). */
 export const JsonSchemaObject = z.record(z.string(), z.unknown());
 
+/**
+ * A run's context settings (docs/agents.md#context-window), stored on its plan so a resume decides the same:
+ * the front matter's `context:`, else config `agents.context`, else the model's known window.
+ */
+export const ContextSettings = z.object({
+  max_tokens: z.int().min(1024).optional(),
+  /** Fraction of max_tokens above which old tool outputs are removed (down to it again). */
+  threshold: z.number().min(0.1).max(1).optional(),
+  /** drop_tool_outputs: remove the oldest tool outputs first; none: send everything (the provider decides). */
+  strategy: z.enum(["drop_tool_outputs", "none"]).optional(),
+  /** The tool outputs of this many latest turns are never removed. */
+  keep_turns: z.int().min(0).optional(),
+});
+export type ContextSettings = z.infer<typeof ContextSettings>;
+
 /** One agent as loaded from `environments/<env>/agents/<name>.prompt` and stored by `stn sync`. */
 export const AgentDefinitionSchema = z.object({
   /** The file name without `.prompt`. */
@@ -58,6 +73,8 @@ export const AgentDefinitionSchema = z.object({
   schedule: AgentScheduleSchema.optional(),
   /** The whole run's deadline. */
   timeout_ms: z.int().positive(),
+  /** `context:` (an stn extension): the run's context window settings over config's. */
+  context: ContextSettings.optional(),
   /** The whole file as written (front matter and Handlebars body): what the renderer renders. */
   source: z.string(),
   /** Front matter keys stn does not use, kept as written (validate reports them as warnings). */

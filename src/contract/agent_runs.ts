@@ -22,17 +22,29 @@ export const AgentUsage = z.looseObject({
   total_tokens: z.number(),
 }).meta({ id: "AgentUsage" });
 
-/** One tool call of a run: what the model asked for and how it went. */
+/** One tool call of a run (docs/agents.md#tool-calls): what the model asked for, what came back, when, from where. */
 export const AgentToolCall = z.looseObject({
   call_id: z.string(),
   turn: z.number(),
   name: z.string(),
-  arguments: z.unknown(),
-  output_bytes: z.number().nullable(),
-  truncated: z.boolean(),
+  server: z.string().nullable().describe(
+    "the MCP server that served it; null for sandbox tools and child agents",
+  ),
+  arguments: z.unknown().describe("the call's input, as the model sent it"),
+  output: z.string().nullable().describe(
+    "what the model was given (cut to agents.max_tool_output); shown up to 2 KB unless ?full=1; null while running",
+  ),
+  output_partial: z.boolean().describe("true when `output` shows only its first 2 KB (?full=1 gives it all)"),
+  output_bytes: z.number().nullable().describe("the tool's whole output in bytes, before any cut"),
+  truncated: z.boolean().describe("the output was cut to agents.max_tool_output before the model saw it"),
+  started_at: z.string(),
+  ended_at: z.string().nullable().describe("null while running, and on calls recorded before ends were kept"),
   duration_ms: z.number().nullable(),
   error: z.string().optional(),
   status: z.enum(["running", "completed", "failed"]),
+  removed_at_turn: z.number().nullable().describe(
+    "the turn before which the output was replaced by a marker to fit the context window (docs/agents.md#context-window)",
+  ),
 }).meta({ id: "AgentToolCall" });
 
 /** One model turn of a run. */
@@ -92,6 +104,14 @@ export const StartAgentRunQuery = z.object({
 
 export const AgentNameParam = z.object({ name: z.string().min(1) });
 export const AgentRunIdParam = z.object({ runId: z.string().min(1) });
+export const AgentToolCallParam = z.object({ runId: z.string().min(1), callId: z.string().min(1) });
+
+/** GET /api/v1/agent-runs/{runId} */
+export const AgentRunGetQuery = z.object({
+  full: z.enum(["1", "true", "0", "false"]).optional().describe(
+    "1: each tool call's whole output (default: its first 2 KB)",
+  ),
+});
 
 /** GET /api/v1/agent-runs */
 export const AgentRunListQuery = z.object({

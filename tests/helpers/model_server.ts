@@ -4,6 +4,9 @@
  * protocol (`POST /v1/messages`). Each request takes the next reply of the test's script; the server
  * counts and records requests, and can hold a reply until the test releases it (cancel tests). The
  * only fake the project allows: a paid provider's protocol. Point stn at it with `ai.base_url`.
+ * With `contextLimit`, it is a model with that context window: a request estimated over it (stn's documented
+ * estimate, docs/agents.md#context-window: characters of its messages, system and tools as JSON ÷ 4) is refused
+ * with the provider's own error, and a reply without scripted usage reports that estimate as its input tokens.
  */
 
 /** A tool call the scripted model makes. */
@@ -29,6 +32,8 @@ export interface Reply {
 export interface ModelRequest {
   protocol: "openai" | "anthropic";
   body: any;
+  /** The request's tokens by the documented estimate. */
+  tokens: number;
   /** True when the client went away before the answer was sent (an aborted call). */
   aborted: boolean;
 }
@@ -46,8 +51,35 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
+/** Tokens of a request body: characters of its system, messages and tools as JSON, divided by 4. */
+export function requestTokens(body: any): number {
+  return Math.ceil(JSON.stringify([body.system ?? null, body.messages, body.tools ?? null]).length / 4);
+}
+
+/** The provider's refusal of a request over the context window, as OpenAI and Anthropic send it. */
+function tooLong(protocol: ModelRequest["protocol"], tokens: number, limit: number): Response {
+  if (protocol === "anthropic") {
+    return Response.json({
+      type: "error",
+      error: {
+        type: "invalid_request_error",
+        message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+      },
+    }, { status: 400 });
+  }
+  return Response.json({
+    error: {
+      message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ` +
+        `${tokens} tokens. Please reduce the length of the messages.`,
+      type: "invalid_request_error",
+      param: "messages",
+      code: "context_length_exceeded",
+    },
+  }, { status: 400 });
+}
+
 /** Starts the server on a free loopback port. */
-export function startModelServer(): ModelServer {
+export function startModelServer(options: { contextLimit?: number } = {}): ModelServer {
   const queue: (Reply | ((req: ModelRequest) => Reply))[] = [];
   const requests: ModelRequest[] = [];
   const waiters: (() => void)[] = [];
@@ -63,12 +95,17 @@ export function startModelServer(): ModelServer {
       ? "anthropic"
       : undefined;
     if (!protocol || req.method !== "POST") return new Response("not found", { status: 404 });
-    const record: ModelRequest = { protocol, body: await req.json(), aborted: false };
+    const body = await req.json();
+    const record: ModelRequest = { protocol, body, tokens: requestTokens(body), aborted: false };
     requests.push(record);
     // Deno's request.signal also fires after a successful answer: only an abort before it counts.
     let answered = false;
     req.signal.addEventListener("abort", () => (record.aborted ||= !answered));
     for (const w of waiters.splice(0)) w();
+    if (options.contextLimit !== undefined && record.tokens > options.contextLimit) {
+      answered = true;
+      return tooLong(protocol, record.tokens, options.contextLimit);
+    }
     const next = queue.shift() ?? router;
     if (!next) return Response.json({ error: { message: "model script exhausted" } }, { status: 500 });
     const reply = typeof next === "function" ? next(record) : next;
@@ -88,7 +125,7 @@ export function startModelServer(): ModelServer {
     }
     const calls = (reply.calls ?? []).map((c) => ({ ...c, id: c.id ?? `call_${++callSeq}` }));
     const usage = {
-      input: reply.usage?.input ?? 10,
+      input: reply.usage?.input ?? (options.contextLimit === undefined ? 10 : record.tokens),
       output: reply.usage?.output ?? 5,
       cached: reply.usage?.cached ?? 0,
     };

@@ -264,7 +264,10 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     const call = page.locator("table", { hasText: "Tool calls of turn 1" }).locator("tbody tr");
     assertEquals(await call.count(), 1);
     assertMatch(await call.locator("td").first().textContent() ?? "", /__agent_helper/);
-    assertMatch(await call.locator("pre").textContent() ?? "", /"task": "list the steps"/);
+    assertMatch(
+      await call.getByLabel(/^Input of __agent_helper/).textContent() ?? "",
+      /"task": "list the steps"/,
+    );
     assertMatch(await call.textContent() ?? "", /500 bytes\s*truncated/);
     assertEquals(
       await page.locator("table.usage tbody td").allTextContents(),
@@ -276,7 +279,10 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.locator("ol.events li", { hasText: "run_completed" }).waitFor();
     await b.screenshot(page, "agent-run", { fullPage: true });
     // The child agent's run is linked from its tool call, and links back to its parent.
-    await Promise.all([page.waitForURL(/\/ui\/agent-runs\/arun_/), call.locator("a").click()]);
+    await Promise.all([
+      page.waitForURL(/\/ui\/agent-runs\/arun_/),
+      call.locator("td").first().locator("a").click(),
+    ]);
     await page.getByText("agent run", { exact: false }).locator("a").first().waitFor();
     assertMatch(await page.locator("#agent-run-live dl").textContent() ?? "", /Helper/);
 

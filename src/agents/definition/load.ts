@@ -330,6 +330,7 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     sandbox,
     schedule: fm.schedule && AgentScheduleSchema.parse(fm.schedule),
     timeout_ms: fm.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(fm.timeout),
+    context: fm.context,
     source: text,
     extra,
   });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ContextSettings } from "../../contract/agent_definition.ts";
 import { cron, timezone } from "../../workflows/definition/schema.ts";
 import { durationProblem, rule } from "../../lib/schema_rules.ts";
 
@@ -91,6 +92,8 @@ export const FrontMatter = z.looseObject({
   sandbox: Sandbox.optional(),
   schedule: Schedule.optional(),
   timeout: Timeout.optional(),
+  /** stn's own: the run's context window (docs/agents.md#context-window). */
+  context: ContextSettings.optional(),
 });
 export type FrontMatter = z.infer<typeof FrontMatter>;
 
@@ -102,6 +105,7 @@ const KNOWN: Record<string, string[]> = {
   output: Object.keys(Output.shape),
   sandbox: Object.keys(SandboxLong.shape),
   schedule: Object.keys(Schedule.shape),
+  context: Object.keys(ContextSettings.shape),
 };
 
 /** Keys of Station (the Go version) that stn does not implement; named as such in the warning. */

@@ -3,9 +3,12 @@ import type { AgentRunRow } from "../../agents/run_rows.ts";
 import {
   AgentNameParam,
   AgentRun,
+  AgentRunGetQuery,
   AgentRunIdParam,
   AgentRunList,
   AgentRunListQuery,
+  AgentToolCall,
+  AgentToolCallParam,
   StartAgentRunBody,
   StartAgentRunQuery,
 } from "../../contract/agent_runs.ts";
@@ -60,9 +63,20 @@ const getRun = createRoute({
   method: "get",
   path: "/{runId}",
   tags,
-  summary: "An agent run with its turns and tool calls",
-  request: byRun,
-  responses: { 200: json(AgentRun, "the run"), ...errors("agent_run_not_found") },
+  summary: "An agent run with its turns and tool calls (outputs cut to 2 KB unless ?full=1)",
+  request: { ...byRun, query: AgentRunGetQuery },
+  responses: { 200: json(AgentRun, "the run"), ...errors("invalid_request", "agent_run_not_found") },
+});
+const getToolCall = createRoute({
+  method: "get",
+  path: "/{runId}/tool-calls/{callId}",
+  tags,
+  summary: "One tool call of an agent run, with its whole output",
+  request: { params: AgentToolCallParam },
+  responses: {
+    200: json(AgentToolCall, "the call"),
+    ...errors("agent_run_not_found", "agent_tool_call_not_found"),
+  },
 });
 const getEvents = createRoute({
   method: "get",
@@ -141,11 +155,15 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
     });
     return c.json({ runs: page.runs, next_cursor: page.nextCursor }, 200);
   });
-  openapi(
-    app,
-    getRun,
-    (c) => c.json(runs.view(requireRun(ctx, c.req.valid("param").runId), true), 200),
-  );
+  openapi(app, getRun, (c) => {
+    const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
+    return c.json(runs.view(requireRun(ctx, c.req.valid("param").runId), true, full), 200);
+  });
+  openapi(app, getToolCall, (c) => {
+    const { runId, callId } = c.req.valid("param");
+    requireRun(ctx, runId);
+    return c.json(runs.toolCall(runId, callId), 200);
+  });
   openapi(app, getEvents, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
     return runEventsResponse(c, c.req.valid("query"), ctx, {

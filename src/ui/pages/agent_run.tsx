@@ -53,7 +53,10 @@ function UsageTable(props: { usage: Usage }) {
   );
 }
 
-/** The tool calls of one turn: arguments, what came back (its size, whether it was cut), time and error. */
+/**
+ * The tool calls of one turn (docs/agents.md#tool-calls): the server that served each, its status and times,
+ * its input and output (the first 2 KB, a link to all of it) to expand, and its error.
+ */
 function ToolCalls(props: { ctx: StationContext; runId: string; turn: number; calls: ToolCall[] }) {
   if (props.calls.length === 0) return null;
   return (
@@ -62,16 +65,19 @@ function ToolCalls(props: { ctx: StationContext; runId: string; turn: number; ca
       <thead>
         <tr>
           <th scope="col">Tool</th>
-          <th scope="col">Arguments</th>
+          <th scope="col">Server</th>
           <th scope="col">Status</th>
-          <th scope="col">Output</th>
+          <th scope="col">Started</th>
+          <th scope="col">Ended</th>
           <th scope="col">Duration</th>
+          <th scope="col">Input and output</th>
           <th scope="col">Error</th>
         </tr>
       </thead>
       <tbody>
         {props.calls.map((c) => {
           const child = props.ctx.agentRuns.child(props.runId, c.call_id);
+          const id = `${c.name} (${c.call_id})`;
           return (
             <tr>
               <td>
@@ -84,17 +90,43 @@ function ToolCalls(props: { ctx: StationContext; runId: string; turn: number; ca
                   )
                   : null}
               </td>
-              <td>
-                <Json value={c.arguments} label={`Arguments of ${c.name} (${c.call_id})`} />
-              </td>
+              <td>{c.server ?? <span class="muted">—</span>}</td>
               <td>
                 <span class={`status status-${c.status}`}>{c.status}</span>
               </td>
               <td>
-                {c.output_bytes === null ? "—" : `${c.output_bytes} bytes`}{" "}
-                {c.truncated ? <span class="status status-waiting">truncated</span> : null}
+                <Time iso={c.started_at} />
+              </td>
+              <td>
+                <Time iso={c.ended_at} />
               </td>
               <td>{formatDuration(c.duration_ms)}</td>
+              <td>
+                <details>
+                  <summary>Input</summary>
+                  <Json value={c.arguments} label={`Input of ${id}`} />
+                </details>
+                <details>
+                  <summary>
+                    Output · {c.output_bytes === null ? "—" : `${c.output_bytes} bytes`}{" "}
+                    {c.truncated ? <span class="status status-waiting">truncated</span> : null}
+                    {c.removed_at_turn !== null
+                      ? <span class="muted">{` removed from the context at turn ${c.removed_at_turn}`}</span>
+                      : null}
+                  </summary>
+                  <pre class="text" tabindex={0} aria-label={`Output of ${id}`}>{c.output ?? ""}</pre>
+                  {c.output_partial
+                    ? (
+                      <a
+                        class="full-output"
+                        href={`/api/v1/agent-runs/${props.runId}/tool-calls/${encodeURIComponent(c.call_id)}`}
+                      >
+                        The whole output (JSON)
+                      </a>
+                    )
+                    : null}
+                </details>
+              </td>
               <td>{c.error ? <span class="error-text">{c.error}</span> : null}</td>
             </tr>
           );
