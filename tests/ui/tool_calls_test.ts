@@ -100,6 +100,10 @@ Deno.test("tool calls: input, output, times and server in stn agent inspect, the
     const big = rows.nth(1);
     assertMatch(await big.locator("td").nth(1).textContent() ?? "", /^local$/);
     assertMatch(await big.locator("td time").first().getAttribute("datetime") ?? "", ISO);
+    // The page re-renders its live part on each event it is sent (closing an open <details>): let the
+    // stream deliver the run's end and that last refresh land before unfolding anything.
+    await page.locator("ol.events li", { hasText: /run_completed/ }).first().waitFor();
+    await page.waitForLoadState("networkidle");
     const output = big.getByLabel(/^Output of __big/);
     assert(!(await output.isVisible()), "the output is folded until asked for");
     await big.getByText("Output · 5000 bytes").click();
