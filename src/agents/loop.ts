@@ -1,7 +1,15 @@
 /** THE agent loop: model turns, tool calls and the checkpoint of each before the next (runLoop). */
 
-import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
-import { StationError } from "../errors.ts";
+import {
+  generateText,
+  jsonSchema,
+  type JSONSchema7,
+  type LanguageModel,
+  type ModelMessage,
+  tool,
+  type ToolSet,
+} from "ai";
+import { errorMessage, StationError } from "../errors.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
 import type { RenderedPrompt } from "./render.ts";
@@ -67,7 +75,10 @@ export async function runLoop(
   const toolSet: ToolSet = Object.fromEntries(
     o.tools.map((
       t,
-    ) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as any) })]),
+    ) => [
+      t.name,
+      tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as JSONSchema7) }),
+    ]),
   );
   const messages: ModelMessage[] = plan.messages.map((m) => ({ role: m.role, content: m.content }));
   let repaired = false;
@@ -150,7 +161,7 @@ export async function runLoop(
     const code = reason instanceof StationError ? reason.code : undefined;
     if (code === "shutdown") return undefined;
     if (code === "agent_timeout") {
-      return end("timeout", lastText, { error: { code, message: (reason as Error).message } });
+      return end("timeout", lastText, { error: { code, message: errorMessage(reason) } });
     }
     if (signal.aborted) {
       ledger.finish(run.id, {
@@ -163,7 +174,7 @@ export async function runLoop(
     }
     const e = err instanceof StationError ? err : undefined;
     return end("error", lastText, {
-      error: { code: e?.code ?? "model_error", message: (err as Error).message },
+      error: { code: e?.code ?? "model_error", message: errorMessage(err) },
     });
   }
 }
@@ -248,7 +259,7 @@ async function runTool(
   } catch (err) {
     // An abort ends the run (the call stays `running`, so a resume runs it again); anything else is the model's to handle.
     if (o.signal.aborted) throw err;
-    error = (err as Error).message || String(err);
+    error = errorMessage(err) || String(err);
     text = JSON.stringify({ error });
   }
   const cut = cutToolOutput(text, o.maxToolOutput);
@@ -308,7 +319,7 @@ function outputProblemOf(text: string, schema: Record<string, unknown>): string 
   try {
     value = parseJson(text);
   } catch (err) {
-    return `not JSON: ${(err as Error).message}`;
+    return `not JSON: ${errorMessage(err)}`;
   }
   return schemaViolation(schema, value);
 }

@@ -7,7 +7,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { type ObjectInfo, type ObjectStore, Objm, setSha256Backend, StorageType } from "@nats-io/obj";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import type { Config } from "../config/schema.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { traceMethods } from "../telemetry/tracing.ts";
 import { youngGcEvery } from "../lib/young_gc.ts";
@@ -203,7 +203,7 @@ export class FileStore {
       return toFileInfo(info as unknown as StoredObject);
     } catch (err) {
       if (err instanceof StationError) throw err;
-      if (/maximum bytes|resource limits|insufficient resources/i.test((err as Error).message)) {
+      if (/maximum bytes|resource limits|insufficient resources/i.test(errorMessage(err))) {
         throw quotaExceeded(maxTotal, used);
       }
       throw err;
@@ -307,7 +307,7 @@ export class FileStore {
   /** Runs reap() every intervalMs until stop(). */
   startReaper(intervalMs: number): void {
     this.#reaper ??= setInterval(() => {
-      this.reap().catch((err) => log.warn("file reaper failed", { error: (err as Error).message }));
+      this.reap().catch((err) => log.warn("file reaper failed", { error: errorMessage(err) }));
     }, intervalMs);
   }
 

@@ -5,7 +5,7 @@ import { Buffer } from "node:buffer";
 import { posix } from "node:path";
 import type { Readable } from "node:stream";
 import tar from "tar-stream";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import type {
   ContainerSpec,
   ExecRequest,
@@ -251,7 +251,7 @@ export class DockerBackend implements SandboxBackend {
         });
       });
     } catch (err) {
-      const reason = ((err as Error).message ?? String(err)).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
+      const reason = (errorMessage(err) ?? String(err)).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
       throw new StationError(
         "image_unavailable",
         `sandbox image ${JSON.stringify(image)} is not on this Docker host and pulling it failed: ${reason}`,

@@ -2,7 +2,7 @@
 
 import { type Database, transaction } from "../db/database.ts";
 import { contentHash } from "../lib/canonical_json.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 
 /**
@@ -257,7 +257,7 @@ export class WorkflowStore {
       this.db.prepare("DELETE FROM workflows WHERE id = ?").run(id);
       this.changed(undefined);
     } catch (err) {
-      if (/FOREIGN KEY/i.test((err as Error).message)) {
+      if (/FOREIGN KEY/i.test(errorMessage(err))) {
         throw new StationError("workflow_in_use", `workflow \`${id}\` still has runs and cannot be deleted`, {
           status: 409,
           hint: "disable it instead (`stn workflow delete` without --force), or delete its runs first",

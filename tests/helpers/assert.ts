@@ -29,7 +29,7 @@ export function assertStringIncludes(actual: string, expected: string, msg?: str
 }
 
 /** Asserts fn throws (an instance of type when given) and returns the error. */
-export function assertThrows(fn: () => unknown, type?: new (...args: any[]) => Error, msg?: string): Error {
+export function assertThrows(fn: () => unknown, type?: new (...args: never[]) => Error, msg?: string): Error {
   try {
     fn();
   } catch (err) {
@@ -44,7 +44,7 @@ export function assertThrows(fn: () => unknown, type?: new (...args: any[]) => E
 /** Asserts the promise rejects (with an instance of type when given) and returns the error. */
 export async function assertRejects(
   fn: () => Promise<unknown>,
-  type?: new (...args: any[]) => Error,
+  type?: new (...args: never[]) => Error,
   msg?: string,
 ): Promise<Error> {
   try {

@@ -120,7 +120,10 @@ Deno.test("workflow agent steps share the run's workflow-scoped sandbox session,
     model.route((r) => {
       const writer = String(r.body.messages[0].content).includes("writer");
       const tool = lastTool(r);
-      assertEquals(r.body.tools.some((x: any) => x.function.name === "sandbox_open"), false);
+      assertEquals(
+        r.body.tools.some((x: { function: { name: string } }) => x.function.name === "sandbox_open"),
+        false,
+      );
       if (!tool) {
         return writer
           ? { calls: [{ name: "sandbox_fs_write", args: { path: "note.txt", contents: "from step one" } }] }

@@ -33,7 +33,7 @@ import {
   WriteFileQuery,
   WrittenFile,
 } from "../../contract/sandboxes.ts";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import type { StationContext } from "../../runtime/context.ts";
 import { requireSandbox } from "../../sandbox/required.ts";
 import {
@@ -236,7 +236,7 @@ const publish = createRoute({
  */
 export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
-  const call = async (t: SandboxTool<any>, input: unknown, c: Context) =>
+  const call = async (t: SandboxTool, input: unknown, c: Context) =>
     await callTool(t, input, { sandbox: requireSandbox(ctx), signal: c.req.raw.signal });
 
   openapi(app, tools, (c) => c.json({ tools: toolDefinitions() }, 200));
@@ -298,9 +298,7 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
         await sse.writeSSE({ event: "result", data: JSON.stringify(result) });
       } catch (err) {
         await writes;
-        const e = err instanceof StationError
-          ? err
-          : new StationError("internal_error", (err as Error).message);
+        const e = err instanceof StationError ? err : new StationError("internal_error", errorMessage(err));
         await sse.writeSSE({ event: "error", data: JSON.stringify(e.toBody()) });
       }
     });

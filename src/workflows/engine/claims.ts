@@ -8,6 +8,7 @@ import { claim, type ClaimDecision } from "./fencing.ts";
 import type { AttemptRow, FanoutMeta } from "./ledger.ts";
 import type { Slot } from "./slots.ts";
 import { settle } from "./transitions.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * Claiming an attempt and recording its outcome, shared by the local consumer and the station's
@@ -80,7 +81,7 @@ export async function recordOutcome(
     await core.publishAll(messages, traceparent);
   } catch (err) {
     // Recorded all the same: the sweep re-dispatches scheduled steps whose message did not go out.
-    log.warn("next steps not published yet", { run: attempt.run_id, error: (err as Error).message });
+    log.warn("next steps not published yet", { run: attempt.run_id, error: errorMessage(err) });
   }
   return recorded;
 }

@@ -23,6 +23,7 @@ import {
   ReleaseRequest,
   RUN_ENDED_SUBJECT,
 } from "./remote_protocol.ts";
+import { errorMessage } from "../../errors.ts";
 
 /** A live `stn worker` as `GET /api/v1/workers` lists it. */
 export interface WorkerView {
@@ -140,8 +141,8 @@ export class RemoteWorkers {
     try {
       reply = await handle(msg.json());
     } catch (err) {
-      log.warn("worker request refused", { subject: msg.subject, error: (err as Error).message });
-      reply = { kind: "error", error: (err as Error).message, message: (err as Error).message };
+      log.warn("worker request refused", { subject: msg.subject, error: errorMessage(err) });
+      reply = { kind: "error", error: errorMessage(err), message: errorMessage(err) };
     }
     if (msg.reply) msg.respond(JSON.stringify(reply ?? {}));
   }
