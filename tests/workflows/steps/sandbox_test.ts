@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
-import { waitFor } from "../helpers/stn.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
-import { attempts, def, waitRun } from "./engine_helpers.ts";
+import { waitFor } from "../../helpers/stn.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
+import { attempts, def, waitRun } from "../helpers.ts";
 
 Deno.test("sandbox step: steps of a run share one container, outputs are published, the container goes with the run", async () => {
   const t = await startTestStation({ configYaml: SANDBOX_CONFIG });

@@ -1,10 +1,10 @@
-import { syncWorkflows } from "../../src/client/workflows.ts";
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { waitFor } from "../helpers/stn.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
-import { def, waitRun } from "./engine_helpers.ts";
+import { syncWorkflows } from "../../../src/client/workflows.ts";
+import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { type ModelRequest, startModelServer } from "../../helpers/model_server.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { waitFor } from "../../helpers/stn.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
+import { def, waitRun } from "../helpers.ts";
 
 const TRIAGE = `---
 model: openai/test-model
