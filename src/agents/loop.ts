@@ -109,7 +109,7 @@ export async function runLoop(
         ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text }
         : await traceModelCall(
           { runId: run.id, model: run.model, turn },
-          (span) => modelTurn(run, plan, turn, messages, toolSet, o, span),
+          (span) => modelTurn({ run, plan, turn, messages, tools: toolSet, span }, o),
         );
       messages.push(...step.messages);
       if (step.text) lastText = step.text;
@@ -126,7 +126,16 @@ export async function runLoop(
           outputs.push(
             await traceToolCall(
               traced,
-              (span) => runTool(run.id, turn, position, call, results.get(call.id), byName, o, span),
+              (span) =>
+                runTool({
+                  runId: run.id,
+                  turn,
+                  position,
+                  call,
+                  done: results.get(call.id),
+                  tools: byName,
+                  span,
+                }, o),
             ),
           );
         }
@@ -179,15 +188,20 @@ export async function runLoop(
   }
 }
 
+/** What one model call works on. */
+interface TurnInput {
+  run: AgentRunRow;
+  plan: RunPlan;
+  turn: number;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  span?: Span;
+}
+
 /** One model call, checkpointed with its usage when it completes. */
 async function modelTurn(
-  run: AgentRunRow,
-  plan: RunPlan,
-  turn: number,
-  messages: ModelMessage[],
-  tools: ToolSet,
+  { run, plan, turn, messages, tools, span }: TurnInput,
   o: LoopOptions,
-  span?: Span,
 ): Promise<{ messages: ModelMessage[]; text: string }> {
   o.ledger.event(run.id, "turn_started", { turn });
   const started = performance.now();
@@ -225,16 +239,21 @@ async function modelTurn(
   return { messages: out, text: r.text };
 }
 
+/** One tool call of a turn, with its checkpointed row when an earlier attempt got that far. */
+interface ToolCallInput {
+  runId: string;
+  turn: number;
+  position: number;
+  call: Call;
+  done: ToolCallRow | undefined;
+  tools: Map<string, LoopTool>;
+  span?: Span;
+}
+
 /** Runs one tool call (or takes its checkpointed result) and returns what the model is shown. */
 async function runTool(
-  runId: string,
-  turn: number,
-  position: number,
-  call: Call,
-  done: ToolCallRow | undefined,
-  tools: Map<string, LoopTool>,
+  { runId, turn, position, call, done, tools, span }: ToolCallInput,
   o: LoopOptions,
-  span?: Span,
 ): Promise<string> {
   if (done && done.status !== "running") return done.output ?? "";
   o.ledger.toolStarted({

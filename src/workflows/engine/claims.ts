@@ -43,20 +43,24 @@ export function joinedChildren(core: EngineCore, attempt: AttemptRow, state: Sta
   return join((JSON.parse(attempt.output!) as FanoutMeta).join, state, children);
 }
 
+/** A running attempt's outcome; `owner` is whose claim it must be (this station unless told). */
+export interface OutcomeRecord {
+  attempt: AttemptRow;
+  state: State;
+  outcome: Outcome;
+  owner?: string;
+  slot?: Slot;
+}
+
 /**
  * Records a running attempt's outcome in one transaction, if `owner` still holds its claim (a stale
  * or repeated outcome changes nothing), then publishes the steps it dispatched. True when recorded.
  * When this station ran the attempt, its `slot` passes to the steps it dispatched: the same transaction
  * claims them for this station (`EngineCore.commit`'s eager dispatch) while slots are free.
  */
-export async function recordOutcome(
-  core: EngineCore,
-  attempt: AttemptRow,
-  state: State,
-  outcome: Outcome,
-  owner: string = core.owner,
-  slot?: Slot,
-): Promise<boolean> {
+export async function recordOutcome(core: EngineCore, r: OutcomeRecord): Promise<boolean> {
+  const { attempt, state, owner = core.owner, slot } = r;
+  let { outcome } = r;
   if (outcome.kind === "fanout" && outcome.blocks.length === 0) outcome = join(outcome.join, state, []);
   const prepared = await core.prepare(attempt, state, outcome);
   let traceparent: string | null = null;

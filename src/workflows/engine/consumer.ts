@@ -104,7 +104,7 @@ export class Consumer {
       const state = core.stateOf(attempt);
       const outcome = await this.#observed(opts.traceparent, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return false; // abandoned: the claim lapses and recovery re-runs it
-      await recordOutcome(core, attempt, state, outcome, core.owner, opts.slot);
+      await recordOutcome(core, { attempt, state, outcome, owner: core.owner, slot: opts.slot });
       return true;
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.

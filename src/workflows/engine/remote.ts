@@ -169,7 +169,7 @@ export class RemoteWorkers {
     const state = core.stateOf(attempt);
     const joined = joinedChildren(core, attempt, state);
     if (joined) {
-      await recordOutcome(core, attempt, state, joined, req.worker);
+      await recordOutcome(core, { attempt, state, outcome: joined, owner: req.worker });
       return { kind: "settled" };
     }
     const def = core.definition(attempt.run_id);
@@ -193,7 +193,12 @@ export class RemoteWorkers {
       return { recorded: false };
     }
     if (a.status !== "running" || a.owner !== worker) return { recorded: false };
-    const recorded = await recordOutcome(core, a, core.stateOf(a), req.outcome as Outcome, worker);
+    const recorded = await recordOutcome(core, {
+      attempt: a,
+      state: core.stateOf(a),
+      outcome: req.outcome as Outcome,
+      owner: worker,
+    });
     if (recorded) {
       core.stats.remote++;
       await core.opts.durable?.();
