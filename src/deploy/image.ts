@@ -283,6 +283,7 @@ export async function buildStationImage(
   });
   const [repo, tag] = image.tag.split(":");
   try {
+    // tar-stream's Pack is a Readable at run time; its types name a streamx stream, which dockerode's do not take.
     const stream = await docker.importImage(pack as unknown as Readable, {
       repo,
       tag,

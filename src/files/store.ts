@@ -200,6 +200,7 @@ export class FileStore {
         headers: hdrs,
         metadata: opts.metadata ?? {},
       }, metered);
+      // ObjectInfo types its headers as MsgHdrs; StoredObject reads the fields that list and info both give.
       return toFileInfo(info as unknown as StoredObject);
     } catch (err) {
       if (err instanceof StationError) throw err;
@@ -212,6 +213,7 @@ export class FileStore {
 
   async #stored(key: string): Promise<StoredObject> {
     validateKey(key);
+    // as above: info's answer read as a StoredObject.
     const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
     if (!obj || obj.deleted || isExpired(obj)) throw fileNotFound(key);
     if (obj.options?.link) {
@@ -272,6 +274,7 @@ export class FileStore {
   }
 
   async #live(): Promise<StoredObject[]> {
+    // list gives plain JSON of the same fields.
     const objs = await this.#obj.list() as unknown as StoredObject[];
     return objs.filter((o) => !o.deleted && !o.options?.link);
   }

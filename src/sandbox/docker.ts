@@ -129,6 +129,7 @@ export class DockerBackend implements SandboxBackend {
       pack.entry({ name: posix.dirname(supervisor), type: "directory", mode: 0o555, uid: 0, gid: 0 });
       pack.entry({ name: supervisor, mode: 0o555, uid: 0, gid: 0 }, Buffer.from(supervisorBinary()));
       pack.finalize();
+      // tar-stream's Pack is a Readable at run time; its types name a streamx stream, which dockerode's do not take.
       await this.#call(
         container.putArchive(pack as unknown as Readable, { path: "/" }),
         "creating /workspace",
@@ -241,6 +242,7 @@ export class DockerBackend implements SandboxBackend {
       const stream = await this.#call(this.docker.pull(image), `pulling ${image}`);
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
+          // dockerode types pull's answer as NodeJS.ReadableStream (no destroy()); it is a Readable.
           (stream as unknown as Readable).destroy();
           reject(new Error(`no answer within ${Math.round(this.#limits.pullTimeoutMs / 1000)}s`));
         }, this.#limits.pullTimeoutMs);

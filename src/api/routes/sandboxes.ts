@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import {
   DeletedPath,
   DeleteFileQuery,
@@ -329,7 +330,13 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
     const body = c.req.raw.body;
     if (length !== undefined && body) {
       // Announced size: streamed straight into the container.
-      await sandbox.writeFile(id, path, Readable.fromWeb(body as never), Number(length), fileMode);
+      await sandbox.writeFile(
+        id,
+        path,
+        Readable.fromWeb(body as NodeReadableStream<Uint8Array>),
+        Number(length),
+        fileMode,
+      );
     } else {
       const bytes = new Uint8Array(await c.req.arrayBuffer());
       await sandbox.writeFile(id, path, bytes, bytes.length, fileMode);
