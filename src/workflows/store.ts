@@ -133,7 +133,7 @@ export class WorkflowStore {
           `INSERT INTO workflows (id, name, description, status, latest_version, source, environment, source_path,
              created_at, updated_at) VALUES (?, ?, ?, 'active', 1, ?, ?, ?, ?, ?)`,
         ).run(def.id, def.name ?? null, def.description ?? null, ...origin_, now, now);
-        this.insertVersion(def, 1, hash, label, now);
+        this.insertVersion(def, { version: 1, hash, label, now });
         return { workflow: this.record(def.id), version: 1, outcome: "created", enabled: false };
       }
       const current = toRecord(row);
@@ -154,7 +154,7 @@ export class WorkflowStore {
         return { workflow: this.record(def.id), version: current.version, outcome: "unchanged", enabled };
       }
       const version = current.version + 1;
-      this.insertVersion(def, version, hash, label, now);
+      this.insertVersion(def, { version, hash, label, now });
       this.db.prepare(
         `UPDATE workflows SET name = ?, description = ?, status = ?, disabled_reason = ?, latest_version = ?,
            source = ?, environment = ?, source_path = ?, updated_at = ? WHERE id = ?`,
@@ -165,10 +165,7 @@ export class WorkflowStore {
 
   private insertVersion(
     def: WorkflowDefinition,
-    version: number,
-    hash: string,
-    label: string | null,
-    now: string,
+    { version, hash, label, now }: { version: number; hash: string; label: string | null; now: string },
   ) {
     this.db.prepare(
       `INSERT INTO workflow_versions (workflow_id, version, hash, definition, label, created_at)
