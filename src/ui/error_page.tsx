@@ -1,14 +1,6 @@
 import { Layout, type PageContext } from "./layout.tsx";
 import { ErrorBox } from "./parts.tsx";
 
-/** What an error page shows (a StationError is one). */
-export interface PageError {
-  status: number;
-  code: string;
-  message: string;
-  hint?: string;
-}
-
 /** A page for an error (a run that does not exist, a part that is down): the code, message and hint. */
 export function errorPage(page: PageContext, { status, code, message, hint }: PageError) {
   return (
@@ -20,4 +12,12 @@ export function errorPage(page: PageContext, { status, code, message, hint }: Pa
       </p>
     </Layout>
   );
+}
+
+/** What an error page shows (a StationError is one). */
+export interface PageError {
+  status: number;
+  code: string;
+  message: string;
+  hint?: string;
 }
