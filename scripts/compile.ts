@@ -18,6 +18,7 @@ import { hex } from "../src/lib/hex.ts";
 import { findProgram } from "../src/lib/programs.ts";
 import { VERSION } from "../src/version.ts";
 import { STN_V8_FLAGS } from "../src/build/stn_flags.ts";
+import { errorMessage } from "../src/errors.ts";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -146,7 +147,7 @@ function readBinary(path: string): Uint8Array<ArrayBuffer> {
   try {
     return Deno.readFileSync(path);
   } catch (err) {
-    throw new BuildError(`cannot read the nats-server to embed: ${(err as Error).message}`, 2);
+    throw new BuildError(`cannot read the nats-server to embed: ${errorMessage(err)}`, 2);
   }
 }
 

@@ -72,10 +72,15 @@ export function notFound(kind: keyof typeof NOUNS, id: string, hint?: string): S
   return new StationError(`${kind}_not_found`, `no ${NOUNS[kind]} ${id}`, { hint });
 }
 
+/** The message of anything thrown: an Error's `message`, anything else as a string. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Normalises anything thrown into a StationError without leaking internals. */
 export function toStationError(err: unknown): StationError {
   if (err instanceof StationError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return new StationError("internal_error", message || "internal error", { status: 500, cause: err });
 }
 

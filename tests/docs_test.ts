@@ -80,7 +80,7 @@ Deno.test("docs: every page is linked from the README and every relative link re
  * Blocks marked `sh norun` are ones that cannot run inside the suite: the test command itself, and commands
  * that change the machine (installing into /usr/local/bin, systemd units), which tests/e2e/cron_test.ts
  * runs against scratch directories instead, or that name the reader's own files (the migrate examples,
- * which tests/workflows/migrate_docs_test.ts runs from the page's before/after blocks).
+ * which tests/workflows/migrate/docs_test.ts runs from the page's before/after blocks).
  */
 async function runPage(page: string): Promise<void> {
   const script = blocks(read(page)).filter((b) => b.lang === "sh" && !b.flags.includes("norun"))

@@ -1,3 +1,4 @@
+import type { SQLInputValue } from "node:sqlite";
 import { ulid } from "ulid";
 import { type Database, transaction } from "../db/database.ts";
 import { Watchers } from "../lib/watchers.ts";
@@ -321,16 +322,17 @@ export class AgentLedger {
 
   list(q: AgentRunQuery): { runs: AgentRunRow[]; nextCursor: string | null } {
     const where: string[] = [];
-    const params: unknown[] = [];
+    const params: SQLInputValue[] = [];
     if (q.agent) where.push("agent = ?"), params.push(q.agent);
     if (q.workflowRunId) where.push("workflow_run_id = ?"), params.push(q.workflowRunId);
     if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
+    // node:sqlite types rows as Record<string, SQLOutputValue>; agent_runs' columns are AgentRunRow's.
     const runs = this.#db.prepare(
       `SELECT * FROM agent_runs ${
         where.length ? `WHERE ${where.join(" AND ")}` : ""
       } ORDER BY id DESC LIMIT ?`,
-    ).all(...(params as never[]), q.limit + 1) as unknown as AgentRunRow[];
+    ).all(...params, q.limit + 1) as unknown as AgentRunRow[];
     const more = runs.length > q.limit;
     if (more) runs.length = q.limit;
     return { runs, nextCursor: more ? runs[runs.length - 1].id : null };

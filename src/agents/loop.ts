@@ -1,7 +1,15 @@
 /** THE agent loop: model turns, tool calls and the checkpoint of each before the next (runLoop). */
 
-import { generateText, jsonSchema, type LanguageModel, type ModelMessage, tool, type ToolSet } from "ai";
-import { StationError } from "../errors.ts";
+import {
+  generateText,
+  jsonSchema,
+  type JSONSchema7,
+  type LanguageModel,
+  type ModelMessage,
+  tool,
+  type ToolSet,
+} from "ai";
+import { errorMessage, StationError } from "../errors.ts";
 import { type ContextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
@@ -71,7 +79,10 @@ export async function runLoop(
   const toolSet: ToolSet = Object.fromEntries(
     o.tools.map((
       t,
-    ) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as any) })]),
+    ) => [
+      t.name,
+      tool({ description: t.description, inputSchema: jsonSchema(t.inputSchema as JSONSchema7) }),
+    ]),
   );
   const messages: ModelMessage[] = plan.messages.map((m) => ({ role: m.role, content: m.content }));
   const context = new RunContext(plan, run.model, o.tools, recordedCalls);
@@ -110,7 +121,7 @@ export async function runLoop(
         ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text, input: done.input_tokens }
         : await traceModelCall(
           { runId: run.id, model: run.model, turn },
-          (span) => modelTurn(run, plan, turn, messages, toolSet, o, span),
+          (span) => modelTurn({ run, plan, turn, messages, tools: toolSet, span }, o),
         );
       messages.push(...step.messages);
       reportedInput = step.input;
@@ -128,7 +139,16 @@ export async function runLoop(
           outputs.push(
             await traceToolCall(
               traced,
-              (span) => runTool(run.id, turn, position, call, results.get(call.id), byName, o, span),
+              (span) =>
+                runTool({
+                  runId: run.id,
+                  turn,
+                  position,
+                  call,
+                  done: results.get(call.id),
+                  tools: byName,
+                  span,
+                }, o),
             ),
           );
         }
@@ -163,7 +183,7 @@ export async function runLoop(
     const code = reason instanceof StationError ? reason.code : undefined;
     if (code === "shutdown") return undefined;
     if (code === "agent_timeout") {
-      return end("timeout", lastText, { error: { code, message: (reason as Error).message } });
+      return end("timeout", lastText, { error: { code, message: errorMessage(reason) } });
     }
     if (signal.aborted) {
       ledger.finish(run.id, {
@@ -176,20 +196,25 @@ export async function runLoop(
     }
     const e = err instanceof StationError ? err : context.overflowOf(err);
     return end("error", lastText, {
-      error: { code: e?.code ?? "model_error", message: e?.message ?? (err as Error).message },
+      error: { code: e?.code ?? "model_error", message: e?.message ?? errorMessage(err) },
     });
   }
 }
 
+/** What one model call works on. */
+interface TurnInput {
+  run: AgentRunRow;
+  plan: RunPlan;
+  turn: number;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  span?: Span;
+}
+
 /** One model call, checkpointed with its usage when it completes. */
 async function modelTurn(
-  run: AgentRunRow,
-  plan: RunPlan,
-  turn: number,
-  messages: ModelMessage[],
-  tools: ToolSet,
+  { run, plan, turn, messages, tools, span }: TurnInput,
   o: LoopOptions,
-  span?: Span,
 ): Promise<{ messages: ModelMessage[]; text: string; input: number }> {
   o.ledger.event(run.id, "turn_started", { turn });
   const started = performance.now();
@@ -227,16 +252,21 @@ async function modelTurn(
   return { messages: out, text: r.text, input: usage.input_tokens };
 }
 
+/** One tool call of a turn, with its checkpointed row when an earlier attempt got that far. */
+interface ToolCallInput {
+  runId: string;
+  turn: number;
+  position: number;
+  call: Call;
+  done: ToolCallRow | undefined;
+  tools: Map<string, LoopTool>;
+  span?: Span;
+}
+
 /** Runs one tool call (or takes its checkpointed result) and returns what the model is shown. */
 async function runTool(
-  runId: string,
-  turn: number,
-  position: number,
-  call: Call,
-  done: ToolCallRow | undefined,
-  tools: Map<string, LoopTool>,
+  { runId, turn, position, call, done, tools, span }: ToolCallInput,
   o: LoopOptions,
-  span?: Span,
 ): Promise<string> {
   if (done && done.status !== "running") return done.output ?? "";
   o.ledger.toolStarted({
@@ -262,7 +292,7 @@ async function runTool(
   } catch (err) {
     // An abort ends the run (the call stays `running`, so a resume runs it again); anything else is the model's to handle.
     if (o.signal.aborted) throw err;
-    error = (err as Error).message || String(err);
+    error = errorMessage(err) || String(err);
     text = JSON.stringify({ error });
   }
   const cut = cutToolOutput(text, o.maxToolOutput);
@@ -322,7 +352,7 @@ function outputProblemOf(text: string, schema: Record<string, unknown>): string 
   try {
     value = parseJson(text);
   } catch (err) {
-    return `not JSON: ${(err as Error).message}`;
+    return `not JSON: ${errorMessage(err)}`;
   }
   return schemaViolation(schema, value);
 }

@@ -1,7 +1,7 @@
 /** Rendering a `.prompt` body with the task and variables into the system text and messages a model gets. */
 
 import { Dotprompt } from "dotprompt";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
 import type { AgentDefinition } from "./types.ts";
 
@@ -44,7 +44,7 @@ export async function renderAgentPrompt(
   try {
     rendered = await dotprompt.render(def.source, { input: { ...vars, userInput } });
   } catch (err) {
-    throw new StationError("agent_render_failed", `${def.path}: ${(err as Error).message.split("\n")[0]}`, {
+    throw new StationError("agent_render_failed", `${def.path}: ${errorMessage(err).split("\n")[0]}`, {
       hint: "check the Handlebars in the .prompt body (stn agent validate)",
     });
   }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { SandboxService } from "../sandbox/service.ts";
-import { callTool, sandboxRun, type SandboxTool, SESSION_TOOLS } from "../sandbox/tools.ts";
+import { callTool, sandboxRun, SESSION_TOOLS } from "../sandbox/tools.ts";
 import type { AgentSandbox, AgentTool, Toolbox } from "./types.ts";
 
 /**
@@ -43,14 +43,14 @@ export function sandboxToolbox(
       run_id: shared ? workflowRunId : undefined,
     }).then((r) => r.session.id);
   const tools = SESSION_TOOLS.map((t): AgentTool => {
-    const input = (t.input as z.ZodObject).omit({ sandbox_id: true });
+    const input = t.input.omit({ sandbox_id: true });
     return {
       name: t.name,
       description: t.description,
       inputSchema: z.toJSONSchema(input, { io: "input" }) as Record<string, unknown>,
       call: async (args, signal) =>
         JSON.stringify(
-          await callTool(t as SandboxTool<any>, { ...(args as object), sandbox_id: await session() }, {
+          await callTool(t, { ...(args as object), sandbox_id: await session() }, {
             sandbox,
             signal,
           }),

@@ -7,6 +7,7 @@ import { CronLoop, nextFire } from "../lib/cron.ts";
 import { Statements } from "../db/statements.ts";
 import type { AgentService } from "./service.ts";
 import { scheduledAgents } from "./store.ts";
+import { errorMessage } from "../errors.ts";
 
 /** One row of `agent_schedules` (migration 0014). */
 interface AgentScheduleRow {
@@ -146,7 +147,7 @@ export class AgentScheduler {
       log.warn("scheduled agent run could not start", {
         agent: row.agent,
         environment: row.environment,
-        error: (err as Error).message,
+        error: errorMessage(err),
       });
     }
   }

@@ -2,7 +2,7 @@
 
 import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
@@ -168,7 +168,7 @@ export class AgentService {
     for (const run of this.ledger.orphans()) {
       if (this.#active.has(run.id)) continue;
       this.#rejoin(run).catch((err) =>
-        log.error("resuming an agent run failed", { run: run.id, error: (err as Error).message })
+        log.error("resuming an agent run failed", { run: run.id, error: errorMessage(err) })
       );
     }
   }
@@ -254,14 +254,14 @@ export class AgentService {
           status: abort.signal.aborted ? "canceled" : "failed",
           finish_reason: abort.signal.aborted ? "canceled" : "error",
           response: "",
-          error: { code: e?.code ?? "agent_tools_unavailable", message: (err as Error).message },
+          error: { code: e?.code ?? "agent_tools_unavailable", message: errorMessage(err) },
         });
         return this.ledger.get(run.id)!;
       } finally {
         clearTimeout(timer);
         outer?.removeEventListener("abort", onOuter);
         await toolbox?.close().catch((err) =>
-          log.warn("closing an agent's tools failed", { run: run.id, error: (err as Error).message })
+          log.warn("closing an agent's tools failed", { run: run.id, error: errorMessage(err) })
         );
         this.#active.delete(run.id);
       }

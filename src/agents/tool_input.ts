@@ -1,4 +1,5 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { errorMessage } from "../errors.ts";
 
 /**
  * The check of a tool call's arguments before the tool runs: the model's arguments text must be JSON, and
@@ -48,7 +49,7 @@ export function checkToolInput(
     } catch (err) {
       return {
         problem: `the arguments are not valid JSON (${
-          (err as Error).message
+          errorMessage(err)
         }); send them again as one JSON object`,
       };
     }

@@ -1,8 +1,8 @@
-/** Routes declared with their contract schemas (`openapi()`): stn's 400 for a bad query, path or header. */
+/** Routes declared with their contract schemas (`openapi()`): stn's 400 for a bad query, path, header or body. */
 
 import { OpenAPIHono, type RouteConfig, type RouteHandler } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { z } from "zod";
+import { z } from "zod";
 import { ErrorBody } from "../contract/errors.ts";
 import { ERROR_CODES, type ErrorCode } from "../error_codes.ts";
 import { invalidRequest } from "../lib/parse.ts";
@@ -65,8 +65,9 @@ export interface RouteOptions {
 
 /**
  * Registers a route: documented in the OpenAPI document exactly as `config` says; query, path and
- * header checked by Hono's zod validator; a JSON body read leniently as stn always has (scripts send
- * `curl -d` without a JSON Content-Type), so zod-openapi's own body check is left out.
+ * header checked by Hono's zod validator; a JSON body checked against the route's schema by `jsonBody`,
+ * which reads it leniently as stn always has (scripts send `curl -d` without a JSON Content-Type) —
+ * zod-openapi's own body check would refuse those, so it is left out. A "raw" route reads its body itself.
  */
 export function openapi<R extends RouteConfig>(
   app: OpenAPIHono,
@@ -77,14 +78,14 @@ export function openapi<R extends RouteConfig>(
   app.openAPIRegistry.registerPath(config);
   const { body, params, ...request } = config.request ?? {};
   const media = body?.content["application/json"];
-  const schema = media && "schema" in media ? media.schema as z.ZodType : undefined;
+  const schema = media && "schema" in media && media.schema instanceof z.ZodType ? media.schema : undefined;
   const middleware = schema && options.body !== "raw" ? [jsonBody(schema)] : [];
-  const runtime = {
+  const runtime: R = {
     ...config,
     hide: true,
     path: options.path ?? config.path,
     request: options.path ? request : { ...request, params },
     middleware,
   };
-  app.openapi(runtime as RouteConfig, handler as never);
+  app.openapi<R>(runtime, handler);
 }

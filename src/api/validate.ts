@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { requireShallow } from "../lib/nesting.ts";
 import { parseWith } from "../lib/parse.ts";
 
@@ -11,7 +11,7 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
     const text = await c.req.text();
     body = text.trim() === "" ? {} : JSON.parse(text);
   } catch (err) {
-    throw new StationError("invalid_json", `request body is not valid JSON: ${(err as Error).message}`, {
+    throw new StationError("invalid_json", `request body is not valid JSON: ${errorMessage(err)}`, {
       hint: "send a JSON object with Content-Type: application/json",
     });
   }

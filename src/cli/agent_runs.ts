@@ -24,9 +24,28 @@ function collectVar(raw: string, vars: Record<string, unknown>): Record<string, 
   return { ...vars, [raw.slice(0, eq)]: parsed };
 }
 
+/** The fields of an event's data that progress lines show (each event type carries some of them). */
+interface EventData {
+  turn?: number;
+  turns?: number;
+  usage?: { input_tokens?: number; output_tokens?: number };
+  tool_calls?: string[];
+  text?: string;
+  name?: string;
+  arguments?: unknown;
+  error?: string;
+  output_bytes?: number;
+  truncated?: boolean;
+  duration_ms?: number;
+  server?: string | null;
+  removed?: string[];
+  estimated_tokens?: number;
+  fitted_tokens?: number;
+}
+
 /** One event of a run as a progress line on stderr. */
 function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
-  const d = (e.data ?? {}) as Record<string, any>;
+  const d = (e.data ?? {}) as EventData;
   switch (e.type) {
     case "turn_started":
       return style.dim(`turn ${d.turn}…`);
@@ -35,7 +54,7 @@ function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
         (d.tool_calls?.length ? ` → ${d.tool_calls.join(", ")}` : "") +
         (d.text ? style.dim(` ${d.text}`) : "");
     case "tool_called":
-      return `  ${style.bold(d.name)} ${JSON.stringify(d.arguments)}` +
+      return `  ${style.bold(`${d.name}`)} ${JSON.stringify(d.arguments)}` +
         (d.server ? style.dim(` (${d.server})`) : "");
     case "tool_returned":
       return `  ${d.name}: ${d.error ? style.red(`error: ${d.error}`) : `${d.output_bytes} bytes`}` +

@@ -10,7 +10,7 @@ import {
   type InstallResult,
 } from "../contract/bundles.ts";
 import { BUNDLE_LIMITS } from "../environments/bundle/layout.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";
 import { formatInvalid } from "../workflows/definition/format.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
@@ -76,7 +76,7 @@ async function bundleBytes(source: string): Promise<Uint8Array> {
   try {
     res = await fetch(source, { signal: AbortSignal.timeout(60_000) });
   } catch (err) {
-    throw failed((err as Error).message);
+    throw failed(errorMessage(err));
   }
   if (!res.ok) {
     await res.body?.cancel();
@@ -178,7 +178,7 @@ export function bundleCommand(program: Command): void {
         try {
           await writeFileAtomic(target, bytes);
         } catch (err) {
-          throw new StationError("write_failed", `cannot write ${target}: ${(err as Error).message}`, {
+          throw new StationError("write_failed", `cannot write ${target}: ${errorMessage(err)}`, {
             hint: "check the path",
           });
         }

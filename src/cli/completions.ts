@@ -21,6 +21,7 @@ function nodes(program: Command): Node[] {
   const globals = flagsOf(program);
   const out: Node[] = [];
   const walk = (cmd: Command, path: string) => {
+    // commander keeps whether a command is hidden in a private field, with no public getter.
     const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden);
     out.push({
       path,

@@ -10,7 +10,7 @@ import { loadConfig, type LoadedConfig } from "../config/load.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
 import type { NatsTarget } from "../nats/connection.ts";
-import { StationError, toStationError } from "../errors.ts";
+import { errorMessage, StationError, toStationError } from "../errors.ts";
 import { programSearchDirs } from "../lib/programs.ts";
 import { openToOthers } from "../lib/private_files.ts";
 import { locateNatsServer, natsServerVersion, SOURCE_LABEL } from "../nats/locate.ts";
@@ -80,7 +80,7 @@ async function jetStreamAnswers(target: NatsTarget): Promise<string | undefined>
     await (await jetstreamManager(nc)).getAccountInfo();
     return undefined;
   } catch (err) {
-    return (err as Error).message;
+    return errorMessage(err);
   } finally {
     await nc.close();
   }
@@ -103,7 +103,7 @@ async function natsCheck(config: LoadedConfig): Promise<Check> {
         }
         : { name, status: "ok", detail: `external ${url}, JetStream on` };
     } catch (err) {
-      return { name, status: "fail", detail: (err as Error).message, fix: "start it, or unset nats.url" };
+      return { name, status: "fail", detail: errorMessage(err), fix: "start it, or unset nats.url" };
     }
   }
   let bin: string;
@@ -220,7 +220,7 @@ async function homeCheck(home: string): Promise<Check> {
       name,
       status: "fail",
       detail: `${home}${dir === home ? "" : ` (would be created in ${dir})`} is not writable: ${
-        (err as Error).message
+        errorMessage(err)
       }`,
       fix: "give this user write access to it, or set STATION_HOME to a directory it owns",
     };
@@ -295,7 +295,7 @@ async function serverChecks(config: LoadedConfig): Promise<Check[]> {
     return [serverJson, {
       name,
       status: "warn",
-      detail: `stn serve cannot listen on ${host}:${port}: ${(err as Error).message}`,
+      detail: `stn serve cannot listen on ${host}:${port}: ${errorMessage(err)}`,
       fix: "stop what uses it, or set server.port (STN_SERVER_PORT, serve --port)",
     }];
   }

@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { listEvents, sendEvent, signalRun } from "../client/events.ts";
 import type { EventRecord } from "../contract/events.ts";
-import { usageError } from "../errors.ts";
+import { errorMessage, usageError } from "../errors.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalText } from "./local_files.ts";
 import { fields, render, table } from "./output.ts";
@@ -20,7 +20,7 @@ async function readData(raw: string | undefined): Promise<unknown> {
   } catch (err) {
     throw usageError(
       "data_invalid_json",
-      `--data is not valid JSON: ${(err as Error).message}`,
+      `--data is not valid JSON: ${errorMessage(err)}`,
       `e.g. --data '{"order_id": 42}', --data @event.json or --data - (stdin)`,
     );
   }

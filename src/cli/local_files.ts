@@ -1,6 +1,6 @@
 /** Reading a local file or stdin for a command, with errors in words instead of the OS's. */
 
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 
 /** How a command names stdin in messages and results when a path argument is `-`. */
 export const STDIN_NAME = "<stdin>";
@@ -20,7 +20,7 @@ export function localFileError(path: string, err: unknown): StationError {
     ? "permission denied"
     : err instanceof Deno.errors.IsADirectory
     ? "it is a directory"
-    : (err as Error).message;
+    : errorMessage(err);
   return new StationError("local_file_unreadable", `cannot read ${path}: ${reason}`, {
     hint: "check the path and the file's permissions",
   });

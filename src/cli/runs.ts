@@ -15,7 +15,7 @@ import {
   waitForRun,
 } from "../client/workflow_runs.ts";
 import { runSignals } from "../client/events.ts";
-import { StationError, usageError } from "../errors.ts";
+import { errorMessage, StationError, usageError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
@@ -40,7 +40,7 @@ async function readInput(raw: string | undefined): Promise<Record<string, unknow
   } catch (err) {
     throw usageError(
       "input_invalid_json",
-      `--input is not valid JSON: ${(err as Error).message}`,
+      `--input is not valid JSON: ${errorMessage(err)}`,
       `e.g. --input '{"n": 3}'`,
     );
   }

@@ -247,6 +247,7 @@ export function upCommands(program: Command): void {
         await new Promise<void>((resolve) => (stream as Readable).on("end", resolve).on("close", resolve));
         return;
       }
+      // without follow, dockerode answers the log as a Buffer; its types say a stream.
       const buf = await container.logs({
         stdout: true,
         stderr: true,

@@ -12,7 +12,7 @@ import {
   purgeWorkflow,
   saveWorkflow,
 } from "../client/workflows.ts";
-import { StationError, usageError } from "../errors.ts";
+import { errorMessage, StationError, usageError } from "../errors.ts";
 import { formatIssue } from "../workflows/definition/format.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
 import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/report.ts";
@@ -149,7 +149,7 @@ async function writeWhole(path: string, text: string): Promise<void> {
     await Deno.rename(tmp, path);
   } catch (err) {
     await Deno.remove(tmp).catch(() => {});
-    throw new StationError("write_failed", `cannot write ${path}: ${(err as Error).message}`, {
+    throw new StationError("write_failed", `cannot write ${path}: ${errorMessage(err)}`, {
       hint: "check the path",
     });
   }

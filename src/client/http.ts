@@ -3,7 +3,7 @@
 import type { z } from "zod";
 import { Health, Version } from "../contract/health.ts";
 import { IDEMPOTENCY_KEY_HEADER } from "../contract/idempotency.ts";
-import { fromErrorBody, StationError } from "../errors.ts";
+import { errorMessage, fromErrorBody, StationError } from "../errors.ts";
 
 export interface StationClientOptions {
   /** Bearer token for servers bound beyond loopback. */
@@ -99,7 +99,7 @@ export class StationClient {
       if (init.signal?.aborted) throw err;
       throw new StationError(
         "station_unreachable",
-        `cannot reach stn at ${this.baseUrl}: ${(err as Error).message}`,
+        `cannot reach stn at ${this.baseUrl}: ${errorMessage(err)}`,
         {
           hint: "is the server running? check --station / STATION_URL, or `stn status`",
           cause: err,
@@ -144,7 +144,7 @@ export class StationClient {
     } catch (err) {
       throw new StationError(
         "station_unreachable",
-        `cannot reach stn at ${this.baseUrl}: ${(err as Error).message}`,
+        `cannot reach stn at ${this.baseUrl}: ${errorMessage(err)}`,
         {
           hint: "is the server running? check --station / STATION_URL, or `stn status`",
         },

@@ -2,8 +2,8 @@
  * Loading config.yaml: defaults < file < environment variables < flags, each value checked, with its source.
  */
 
-import type { z } from "zod";
-import { usageError } from "../errors.ts";
+import { z } from "zod";
+import { errorMessage, usageError } from "../errors.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
 import { resolveHome, type StationPaths, stationPaths } from "./paths.ts";
 import { parseYaml, yamlData, YamlLimitError } from "../lib/yaml.ts";
@@ -37,17 +37,18 @@ const ENV_ALIASES: Record<string, string[]> = {
   "server.api_token": ["STATION_API_TOKEN"],
 };
 
+/** The schema under its optional/default/nullable wrappers (each keeps the one it wraps as `def.innerType`). */
 function unwrap(schema: z.ZodType): z.ZodType {
-  let s = schema as any;
-  while (s._zod.def.innerType) s = s._zod.def.innerType;
+  let s = schema;
+  while ("innerType" in s.def) s = s.def.innerType as z.ZodType;
   return s;
 }
 
 /** Every leaf key of the config schema, for env overrides and docs/configuration.md. */
 export function configKeys(schema: z.ZodType = ConfigSchema, prefix: string[] = []): ConfigKey[] {
-  const inner = unwrap(schema) as any;
-  if (inner._zod.def.type === "object") {
-    return Object.entries(inner._zod.def.shape as Record<string, z.ZodType>)
+  const inner = unwrap(schema);
+  if (inner instanceof z.ZodObject) {
+    return Object.entries(inner.shape as Record<string, z.ZodType>)
       .flatMap(([k, v]) => configKeys(v, [...prefix, k]));
   }
   const path = prefix.join(".");
@@ -61,7 +62,7 @@ export function configKeys(schema: z.ZodType = ConfigSchema, prefix: string[] = 
 
 /** Converts an env string to the key's type where it clearly is one; anything else is left for zod to reject. */
 function fromEnv(raw: string, schema: z.ZodType): unknown {
-  const type = (schema as any)._zod.def.type;
+  const type = schema.type;
   if (type === "number" || type === "int") return /^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw;
   if (type === "boolean") {
     return raw === "true" || raw === "1" ? true : raw === "false" || raw === "0" ? false : raw;
@@ -76,12 +77,12 @@ function fromEnv(raw: string, schema: z.ZodType): unknown {
   return raw;
 }
 
-function setPath(target: Record<string, any>, path: string, value: unknown): void {
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const parts = path.split(".");
   let node = target;
   for (const part of parts.slice(0, -1)) {
     if (typeof node[part] !== "object" || node[part] === null || Array.isArray(node[part])) node[part] = {};
-    node = node[part];
+    node = node[part] as Record<string, unknown>;
   }
   node[parts[parts.length - 1]] = value;
 }
@@ -120,7 +121,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const file = options.configPath ?? paths.config;
   const fileName = options.configPath ?? "config.yaml";
   const origins = new Map<string, string>();
-  let raw: Record<string, any> = {};
+  let raw: Record<string, unknown> = {};
   let fileRead: string | null = null;
 
   let text: string | null = null;
@@ -129,7 +130,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     fileRead = file;
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) {
-      throw usageError("config_unreadable", `${fileName}: cannot be read: ${(err as Error).message}`);
+      throw usageError("config_unreadable", `${fileName}: cannot be read: ${errorMessage(err)}`);
     }
     if (options.configPath) {
       throw usageError("config_not_found", `${fileName}: no such file`, "check the --config path");
@@ -145,20 +146,20 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
         `${fileName}${line ? `:${line.line}:${line.col}` : ""}: not valid YAML: ${e.message.split("\n")[0]}`,
       );
     }
-    let parsed: any;
+    let parsed: unknown;
     try {
       parsed = yamlData(doc) ?? {};
     } catch (err) {
       throw usageError(
         "config_invalid",
-        `${fileName}: ${(err as Error).message.split("\n")[0]}`,
+        `${fileName}: ${errorMessage(err).split("\n")[0]}`,
         err instanceof YamlLimitError ? err.hint : undefined,
       );
     }
-    if (typeof parsed !== "object" || Array.isArray(parsed)) {
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       throw usageError("config_invalid", `${fileName}: expected a mapping of sections (server:, nats:, …)`);
     }
-    raw = parsed;
+    raw = parsed as Record<string, unknown>;
   }
 
   for (const key of configKeys()) {

@@ -16,7 +16,11 @@ export interface ConfigReferenceRow {
 const BYTE_KEY = /(_bytes|_size)$/;
 
 function valueAt(values: unknown, path: string): unknown {
-  return path.split(".").reduce((node: any, part) => node?.[part], values);
+  return path.split(".").reduce(
+    (node: unknown, part) =>
+      typeof node === "object" && node !== null ? (node as Record<string, unknown>)[part] : undefined,
+    values,
+  );
 }
 
 /** 1048576 → "1 MiB": config sizes are powers of two, so their binary unit is exact. */

@@ -2,6 +2,7 @@
 
 /// <reference lib="deno.worker" />
 import { DatabaseSync } from "node:sqlite";
+import { errorMessage } from "../errors.ts";
 
 // Runs in a worker thread (src/db/checkpoint.ts): copies the ledger's WAL into the database file with
 // its own connection, so the engine's commits on the main thread never pay for a checkpoint.
@@ -14,7 +15,7 @@ self.onmessage = (e: MessageEvent<{ path: string; intervalMs: number }>) => {
     try {
       db.exec("PRAGMA wal_checkpoint(PASSIVE)");
     } catch (err) {
-      self.postMessage({ error: (err as Error).message });
+      self.postMessage({ error: errorMessage(err) });
     }
   }, e.data.intervalMs);
 };

@@ -2,7 +2,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { createPrivateFile, makePrivateDir } from "../lib/private_files.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
@@ -27,7 +27,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
   try {
     db = new DatabaseSync(path);
   } catch (err) {
-    throw new StationError("db_open_failed", `cannot open ledger ${path}: ${(err as Error).message}`, {
+    throw new StationError("db_open_failed", `cannot open ledger ${path}: ${errorMessage(err)}`, {
       hint: "check that the directory is writable (STATION_HOME)",
       cause: err,
     });

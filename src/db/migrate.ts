@@ -1,6 +1,7 @@
 /** Applying numbered schema migrations once each, in order, each in its own transaction. */
 
 import type { DatabaseSync } from "node:sqlite";
+import { errorMessage } from "../errors.ts";
 
 /** One numbered schema change. Versions are applied once, in order. */
 export interface Migration {
@@ -37,7 +38,7 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[]): num
       db.exec("COMMIT");
     } catch (err) {
       db.exec("ROLLBACK");
-      throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`, { cause: err });
+      throw new Error(`migration ${m.version} (${m.name}) failed: ${errorMessage(err)}`, { cause: err });
     }
   }
   return applied;

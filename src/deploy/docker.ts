@@ -63,6 +63,7 @@ export async function lastLogLines(docker: Docker, name: string, lines = 15): Pr
       follow: false,
     });
     const dec = new TextDecoder();
+    // without follow, dockerode answers the log as a Buffer; its types say a stream.
     return [...logFrames(buf as unknown as Uint8Array)].map((f) => dec.decode(f.data)).join("").trim();
   } catch {
     return "";

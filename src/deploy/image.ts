@@ -7,7 +7,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Readable } from "node:stream";
 import tar from "tar-stream";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { findProgram } from "../lib/programs.ts";
 import { VERSION } from "../version.ts";
 import { STN_RUN_ARGS } from "../build/stn_flags.ts";
@@ -261,7 +261,7 @@ async function debianRootfs(): Promise<string> {
     return await output("bash", [ROOTFS_SCRIPT]);
   } catch (err) {
     throw buildFailed(
-      `the Debian root file system could not be built: ${(err as Error).message}`,
+      `the Debian root file system could not be built: ${errorMessage(err)}`,
       "debootstrap needs the Debian mirror (STN_DEBIAN_MIRROR) and root; the lines above say what failed",
       err,
     );
@@ -282,6 +282,7 @@ export async function buildStationImage(
   });
   const [repo, tag] = image.tag.split(":");
   try {
+    // tar-stream's Pack is a Readable at run time; its types name a streamx stream, which dockerode's do not take.
     const stream = await docker.importImage(pack as unknown as Readable, {
       repo,
       tag,
@@ -298,7 +299,7 @@ export async function buildStationImage(
   } catch (err) {
     await filling.catch(() => {});
     throw buildFailed(
-      `building image ${image.tag} failed: ${(err as Error).message}`,
+      `building image ${image.tag} failed: ${errorMessage(err)}`,
       "check `docker info` and free disk space, then run `stn image build` again",
       err,
     );

@@ -3,7 +3,7 @@
 import type Docker from "dockerode";
 import { resolve } from "node:path";
 import type { StationPaths } from "../config/paths.ts";
-import { StationError, usageError } from "../errors.ts";
+import { errorMessage, StationError, usageError } from "../errors.ts";
 import { sleep } from "../lib/async.ts";
 import { containerOptions, type HostPorts } from "./container.ts";
 import { connectEngine, inspectContainer, lastLogLines, requirePortFree } from "./docker.ts";
@@ -128,7 +128,7 @@ async function ensureVolume(docker: Docker, names: StationNames): Promise<boolea
 }
 
 function portError(err: unknown): StationError | undefined {
-  const message = (err as Error).message ?? "";
+  const message = errorMessage(err) ?? "";
   if (!/port is already allocated|address already in use/i.test(message)) return undefined;
   return new StationError(
     "port_in_use",
@@ -156,7 +156,7 @@ async function waitHealthy(docker: Docker, container: string, url: string, timeo
       if (res.ok && body.status === "ok") return;
       last = `health is ${body.status}`;
     } catch (err) {
-      last = (err as Error).message;
+      last = errorMessage(err);
     }
     await sleep(250);
   }
@@ -248,7 +248,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     if (volumeCreated) await docker.getVolume(names.volume).remove().catch(() => {});
     if (err instanceof StationError) throw err;
     throw portError(err) ??
-      new StationError("docker_error", `starting ${names.container} failed: ${(err as Error).message}`, {
+      new StationError("docker_error", `starting ${names.container} failed: ${errorMessage(err)}`, {
         hint: "nothing was left running; check `docker info` and try again",
       });
   }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { placeholderNames, quoteBarePlaceholders } from "./placeholders.ts";
+import { errorMessage } from "../errors.ts";
 
 /**
  * An environment's MCP server configs as files (docs/design/agents.md#mcp-server-configs): `*.json` at the
@@ -59,7 +60,7 @@ export function parseMcpConfig(file: string, text: string): McpConfigFile {
   try {
     value = JSON.parse(quoteBarePlaceholders(text));
   } catch (err) {
-    return { file, servers: [], variables, error: `not valid JSON: ${(err as Error).message}` };
+    return { file, servers: [], variables, error: `not valid JSON: ${errorMessage(err)}` };
   }
   const root = value && typeof value === "object" && !Array.isArray(value)
     ? value as Record<string, unknown>
@@ -92,7 +93,7 @@ export async function readMcpConfigs(envDir: string): Promise<McpConfigFile[]> {
     try {
       text = await Deno.readTextFile(join(envDir, file));
     } catch (err) {
-      out.push({ file, servers: [], variables: [], error: `cannot read: ${(err as Error).message}` });
+      out.push({ file, servers: [], variables: [], error: `cannot read: ${errorMessage(err)}` });
       continue;
     }
     out.push(parseMcpConfig(file, text));

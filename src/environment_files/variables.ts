@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { isMap, isScalar, LineCounter } from "yaml";
 import { parseYaml, yamlData } from "../lib/yaml.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { isSecretName, shownValue } from "./secrets.ts";
 
@@ -93,7 +93,7 @@ async function readText(file: string): Promise<string | null> {
     if (err instanceof Deno.errors.NotFound) return null;
     throw invalid(
       file,
-      `cannot read the file: ${(err as Error).message}`,
+      `cannot read the file: ${errorMessage(err)}`,
       undefined,
       "check its permissions",
     );
@@ -131,7 +131,7 @@ function dataOf(file: string, doc: ReturnType<typeof parse>): unknown {
   try {
     return yamlData(doc);
   } catch (err) {
-    throw invalid(file, (err as Error).message.split("\n")[0]);
+    throw invalid(file, errorMessage(err).split("\n")[0]);
   }
 }
 

@@ -5,7 +5,7 @@ import type { Database } from "../db/database.ts";
 import { formatInvalid, type InvalidFile } from "../workflows/definition/format.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { environmentDir } from "./names.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { agentReferenceIssues } from "../workflows/definition/agent_refs.ts";
 import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/file_name.ts";
@@ -110,7 +110,7 @@ export async function syncEnvironment(
         errors: [{
           code: "file_unreadable",
           path: "/",
-          message: `cannot read the file: ${(err as Error).message}`,
+          message: `cannot read the file: ${errorMessage(err)}`,
           hint: "check its permissions (and, for a symlink, its target)",
         }],
       });
@@ -190,7 +190,7 @@ export async function syncOnStart(
       log.debug(`no environment ${environment} to sync workflows from`);
       return undefined;
     }
-    log.warn("workflow sync at start failed", { error: (err as Error).message });
+    log.warn("workflow sync at start failed", { error: errorMessage(err) });
     return undefined;
   }
 }

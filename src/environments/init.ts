@@ -4,7 +4,7 @@ import { parseYaml, yamlData } from "../lib/yaml.ts";
 import { makePrivateDir } from "../lib/private_files.ts";
 import type { StationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
-import { usageError } from "../errors.ts";
+import { errorMessage, usageError } from "../errors.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { ENVIRONMENT_FOLDERS } from "./environments.ts";
 import {
@@ -117,7 +117,7 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
   } catch (err) {
     throw usageError(
       "config_invalid",
-      `${file}: ${(err as Error).message.split("\n")[0]} (the file was not changed)`,
+      `${file}: ${errorMessage(err).split("\n")[0]} (the file was not changed)`,
       "fix the file, then run `stn init` again",
     );
   }

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { Config } from "../config/schema.ts";
 import { EVENT_NAME } from "../contract/events.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { secretEqual } from "../lib/secret_equal.ts";
 import type { IncomingEvent } from "../workflows/events.ts";
 import { checkTemplates, evaluate, parseCheck, renderString } from "../workflows/expr.ts";
@@ -57,7 +57,7 @@ export async function hookEvent(
   try {
     if (text) payload = JSON.parse(text);
   } catch (err) {
-    throw badPayload(`the webhook body is not JSON: ${(err as Error).message}`);
+    throw badPayload(`the webhook body is not JSON: ${errorMessage(err)}`);
   }
   const bindings = { headers };
   try {
@@ -77,7 +77,7 @@ export async function hookEvent(
     };
   } catch (err) {
     if (err instanceof StationError && err.code === "hook_payload_invalid") throw err;
-    throw badPayload(`webhook ${name}: ${(err as Error).message}`);
+    throw badPayload(`webhook ${name}: ${errorMessage(err)}`);
   }
 }
 

@@ -7,7 +7,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { type ObjectInfo, type ObjectStore, Objm, setSha256Backend, StorageType } from "@nats-io/obj";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import type { Config } from "../config/schema.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { traceMethods } from "../telemetry/tracing.ts";
 import { youngGcEvery } from "../lib/young_gc.ts";
@@ -200,10 +200,11 @@ export class FileStore {
         headers: hdrs,
         metadata: opts.metadata ?? {},
       }, metered);
+      // ObjectInfo types its headers as MsgHdrs; StoredObject reads the fields that list and info both give.
       return toFileInfo(info as unknown as StoredObject);
     } catch (err) {
       if (err instanceof StationError) throw err;
-      if (/maximum bytes|resource limits|insufficient resources/i.test((err as Error).message)) {
+      if (/maximum bytes|resource limits|insufficient resources/i.test(errorMessage(err))) {
         throw quotaExceeded(maxTotal, used);
       }
       throw err;
@@ -212,6 +213,7 @@ export class FileStore {
 
   async #stored(key: string): Promise<StoredObject> {
     validateKey(key);
+    // as above: info's answer read as a StoredObject.
     const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
     if (!obj || obj.deleted || isExpired(obj)) throw fileNotFound(key);
     if (obj.options?.link) {
@@ -272,6 +274,7 @@ export class FileStore {
   }
 
   async #live(): Promise<StoredObject[]> {
+    // list gives plain JSON of the same fields.
     const objs = await this.#obj.list() as unknown as StoredObject[];
     return objs.filter((o) => !o.deleted && !o.options?.link);
   }
@@ -307,7 +310,7 @@ export class FileStore {
   /** Runs reap() every intervalMs until stop(). */
   startReaper(intervalMs: number): void {
     this.#reaper ??= setInterval(() => {
-      this.reap().catch((err) => log.warn("file reaper failed", { error: (err as Error).message }));
+      this.reap().catch((err) => log.warn("file reaper failed", { error: errorMessage(err) }));
     }, intervalMs);
   }
 

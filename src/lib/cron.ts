@@ -3,6 +3,7 @@
 import { Cron } from "croner";
 import { log } from "../log.ts";
 import type { Clock } from "./clock.ts";
+import { errorMessage } from "../errors.ts";
 
 /** The next instant (ms) a cron fires after `from`, in its time zone; null when it never does. */
 export function nextFire(cron: string, timezone: string, from: Date): number | null {
@@ -79,7 +80,7 @@ export class CronLoop<R extends CronRow> {
         await this.#table.fire(row);
       }
     } catch (err) {
-      log.error(`${this.#name} tick failed`, { error: (err as Error).message });
+      log.error(`${this.#name} tick failed`, { error: errorMessage(err) });
     } finally {
       this.#ticking = false;
     }

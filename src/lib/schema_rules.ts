@@ -35,8 +35,9 @@ export function rule<T>(
   find: (value: T) => Problem | Problem[] | undefined,
   always = false,
 ): z.core.$ZodCheck<T> {
-  const check = z.check<T>((payload) => {
-    const found = find(payload.value);
+  // `when` makes an `always` rule run even after an earlier field failed (zod skips it otherwise).
+  return z.superRefine<T>((value, payload) => {
+    const found = find(value);
     for (const p of found === undefined ? [] : Array.isArray(found) ? found : [found]) {
       const params: IssueParams = { code: p.code, hint: p.hint, offset: p.offset };
       payload.issues.push({
@@ -48,9 +49,7 @@ export function rule<T>(
         continue: true,
       });
     }
-  });
-  if (always) check._zod.def.when = () => true;
-  return check;
+  }, always ? { when: () => true } : undefined);
 }
 
 /** A zod error function: gives zod's own issue stn's code, message and hint when `describe` knows it. */

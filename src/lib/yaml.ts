@@ -13,6 +13,7 @@ import {
   type ToJSOptions,
 } from "yaml";
 import { MAX_NESTING, nestsDeeperThan } from "./nesting.ts";
+import { errorMessage } from "../errors.ts";
 
 /**
  * The one way stn reads YAML a user wrote (workflow definitions, agents' front matter, MCP configs,
@@ -137,7 +138,7 @@ export function yamlData(doc: Document, options: ToJSOptions & CreateNodeOptions
   try {
     value = doc.toJS({ ...options, maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
-    if (/excessive alias count/i.test((err as Error).message)) {
+    if (/excessive alias count/i.test(errorMessage(err))) {
       throw new YamlLimitError(
         "too_many_aliases",
         `the document expands YAML aliases (*name) too often (the limit is ${MAX_ALIAS_COUNT})`,

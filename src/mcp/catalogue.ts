@@ -56,6 +56,7 @@ const toolFromRow = (r: ToolRow): McpToolRecord => ({ ...r, input_schema: JSON.p
 /** An environment's servers, by name. */
 export function listMcpServers(db: Database, environment: string): McpServerRecord[] {
   const rows = db.prepare("SELECT * FROM mcp_servers WHERE environment = ? ORDER BY name").all(environment);
+  // node:sqlite types rows as Record<string, SQLOutputValue>; the table's columns are the row type's.
   return (rows as unknown as ServerRow[]).map(serverFromRow);
 }
 
@@ -64,6 +65,7 @@ export function listMcpTools(db: Database, environment: string): McpToolRecord[]
   const rows = db.prepare("SELECT * FROM mcp_tools WHERE environment = ? ORDER BY server, name").all(
     environment,
   );
+  // node:sqlite types rows as Record<string, SQLOutputValue>; the table's columns are the row type's.
   return (rows as unknown as ToolRow[]).map(toolFromRow);
 }
 
@@ -72,6 +74,7 @@ export function listMcpTools(db: Database, environment: string): McpToolRecord[]
  * left out (it is ambiguous; `stn sync` reports it as `mcp_tool_conflict`).
  */
 export function knownMcpTools(db: Database, environment: string): Map<string, string> {
+  // node:sqlite types rows as Record<string, SQLOutputValue>; the table's columns are the row type's.
   const rows = db.prepare(
     `SELECT exposed_name, MIN(server) AS server FROM mcp_tools WHERE environment = ?
      GROUP BY exposed_name HAVING COUNT(*) = 1 ORDER BY exposed_name`,

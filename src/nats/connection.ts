@@ -10,7 +10,7 @@ import {
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
 import type { Config } from "../config/schema.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 
 export type { NatsConnection };
 
@@ -64,7 +64,7 @@ function readSecret(path: string, what: string): Uint8Array {
   } catch (err) {
     throw new StationError(
       "nats_credentials_unreadable",
-      `cannot read the NATS ${what} ${path}: ${(err as Error).message}`,
+      `cannot read the NATS ${what} ${path}: ${errorMessage(err)}`,
       {
         hint: `check nats.${
           what === "creds file" ? "creds_file" : "nkey_file"
@@ -110,7 +110,7 @@ export async function connectNats(target: NatsTarget, name = "stn"): Promise<Nat
       noAsyncTraces: true,
     });
   } catch (err) {
-    const message = (err as Error).message;
+    const message = errorMessage(err);
     if (/authoriz|authenticat/i.test(message)) {
       throw new StationError(
         "nats_unauthorized",

@@ -3,7 +3,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { sleep, within } from "../lib/async.ts";
 import { log } from "../log.ts";
 import { findProgram } from "../lib/programs.ts";
@@ -149,7 +149,7 @@ export class ManagedNatsServer {
       if (err instanceof Deno.errors.NotFound) throw natsServerNotFound(options.bin);
       throw new StationError(
         "nats_start_failed",
-        `cannot start NATS '${options.bin}': ${(err as Error).message}`,
+        `cannot start NATS '${options.bin}': ${errorMessage(err)}`,
         {
           cause: err,
         },

@@ -13,7 +13,7 @@ import type { LoadedConfig } from "../config/load.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
 import { type Database, openDatabase } from "../db/database.ts";
-import { StationError, usageError } from "../errors.ts";
+import { errorMessage, StationError, usageError } from "../errors.ts";
 import { hookProblems } from "../events/webhooks.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
@@ -97,7 +97,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
         try {
           await close();
         } catch (err) {
-          log.warn(`stopping ${name} failed`, { error: (err as Error).message });
+          log.warn(`stopping ${name} failed`, { error: errorMessage(err) });
         }
       }
     })();

@@ -1,7 +1,7 @@
 /** Assembling a `stn worker`: its NATS connection, its step worker, its health server. */
 
 import type { LoadedConfig } from "../config/load.ts";
-import { usageError } from "../errors.ts";
+import { errorMessage, usageError } from "../errors.ts";
 import { within } from "../lib/async.ts";
 import { log } from "../log.ts";
 import { openDatabase } from "../db/database.ts";
@@ -101,7 +101,7 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
       await within(nc.drain(), 5000, () => {
         throw new Error("nats drain timed out");
       }).catch(async (err) => {
-        log.debug("nats drain failed", { error: (err as Error).message });
+        log.debug("nats drain failed", { error: errorMessage(err) });
         await nc.close();
       });
     },

@@ -5,7 +5,7 @@ import { Buffer } from "node:buffer";
 import { posix } from "node:path";
 import type { Readable } from "node:stream";
 import tar from "tar-stream";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import type {
   ContainerSpec,
   ExecRequest,
@@ -141,6 +141,7 @@ export class DockerBackend implements SandboxBackend {
         Buffer.from(supervisorBinary()),
       );
       pack.finalize();
+      // tar-stream's Pack is a Readable at run time; its types name a streamx stream, which dockerode's do not take.
       await this.#call(
         container.putArchive(pack as unknown as Readable, { path: SUPERVISOR_DIR }),
         "placing the supervisor",
@@ -257,6 +258,7 @@ export class DockerBackend implements SandboxBackend {
       const stream = await this.#call(this.docker.pull(image), `pulling ${image}`);
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
+          // dockerode types pull's answer as NodeJS.ReadableStream (no destroy()); it is a Readable.
           (stream as unknown as Readable).destroy();
           reject(new Error(`no answer within ${Math.round(this.#limits.pullTimeoutMs / 1000)}s`));
         }, this.#limits.pullTimeoutMs);
@@ -267,7 +269,7 @@ export class DockerBackend implements SandboxBackend {
         });
       });
     } catch (err) {
-      const reason = ((err as Error).message ?? String(err)).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
+      const reason = (errorMessage(err) ?? String(err)).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
       throw new StationError(
         "image_unavailable",
         `sandbox image ${JSON.stringify(image)} is not on this Docker host and pulling it failed: ${reason}`,

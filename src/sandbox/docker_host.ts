@@ -1,5 +1,6 @@
 import { userInfo } from "node:os";
 import { join } from "node:path";
+import { errorMessage } from "../errors.ts";
 
 /** The Docker Engine address stn uses, and where that choice came from. */
 export interface DockerHost {
@@ -75,7 +76,7 @@ export function explainDockerError(err: unknown, host: string): DockerProblem {
   }
   return {
     kind: "down",
-    message: `the Docker Engine at ${host} is not reachable: ${(err as Error).message}`,
+    message: `the Docker Engine at ${host} is not reachable: ${errorMessage(err)}`,
     hint:
       "start it (sudo systemctl start docker, or scripts/setup), point sandbox.docker_host or DOCKER_HOST " +
       "at it, or set sandbox.enabled: false to run without sandboxes",

@@ -71,6 +71,7 @@ export async function startExec(
   ).catch((err) => {
     throw engineError("starting a command", err);
   });
+  // with hijack, dockerode answers the raw socket (a Duplex); its types say a Readable.
   const raw = await deadline(
     exec.start({ hijack: true, stdin: opts.stdin ?? false }) as unknown as Promise<Duplex>,
     ctx.callTimeoutMs,

@@ -3,6 +3,7 @@
 import { log } from "../log.ts";
 import type { SandboxBackend } from "./backend.ts";
 import { LABELS } from "./labels.ts";
+import { errorMessage } from "../errors.ts";
 
 /** The session label of a pooled container: it belongs to no session until the ledger records one. */
 export const POOL_SESSION = "pool";
@@ -111,7 +112,7 @@ export class WarmPool {
     })().catch((err) => {
       log.warn("the sandbox pool could not be filled; sessions open cold meanwhile", {
         image,
-        error: (err as Error).message,
+        error: errorMessage(err),
       });
     }).finally(() => this.#filling.delete(image));
     this.#filling.set(image, filling);

@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { pipeline, Transform } from "node:stream";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { FileRead } from "./backend.ts";
 import { deadline } from "./deadline.ts";
@@ -80,7 +80,7 @@ export async function readWorkspaceFile(
   const abandon = () => {
     proc.raw.destroy();
     killGroup(ctx, containerId, proc.group).catch((err) =>
-      log.warn("stopping a sandbox file reader failed", { error: (err as Error).message })
+      log.warn("stopping a sandbox file reader failed", { error: errorMessage(err) })
     );
   };
   // Any failure on the way (engine stream, demuxing, a short file, the reader of `body` going away)

@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
 import { ulid } from "ulid";
 import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import type { FileInfo, FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { traceMethods } from "../telemetry/tracing.ts";
@@ -104,16 +104,14 @@ export class SandboxService {
     // After recovery, which removes a crashed process's pooled containers with the other orphans.
     this.pool.start();
     const reaper = setInterval(() => {
-      this.reapIdle().catch((err) =>
-        log.warn("sandbox idle reaper failed", { error: (err as Error).message })
-      );
+      this.reapIdle().catch((err) => log.warn("sandbox idle reaper failed", { error: errorMessage(err) }));
     }, this.config.cleanup_interval);
     Deno.unrefTimer(reaper);
     this.#reaper = reaper;
     // The engine records run ends in the ledger; a workflow's container goes soon after.
     const runSweeper = setInterval(() => {
       this.closeEndedRuns().catch((err) =>
-        log.warn("closing sandboxes of ended runs failed", { error: (err as Error).message })
+        log.warn("closing sandboxes of ended runs failed", { error: errorMessage(err) })
       );
     }, RUN_SWEEP_MS);
     Deno.unrefTimer(runSweeper);
@@ -161,7 +159,7 @@ export class SandboxService {
     }
     // A container removed without its volume (by hand, `docker rm` without -v) leaves the volume behind.
     await this.backend.removeOrphanVolumes(station).catch((err) =>
-      log.warn("removing volumes of removed sandbox containers failed", { error: (err as Error).message })
+      log.warn("removing volumes of removed sandbox containers failed", { error: errorMessage(err) })
     );
     if (report.adopted.length + report.removed.length + report.lost.length > 0) {
       log.info("sandbox sessions recovered", {

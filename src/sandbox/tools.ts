@@ -21,7 +21,8 @@ export interface SandboxTool<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   input: S;
-  handler: (input: z.infer<S>, ctx: ToolContext) => Promise<unknown>;
+  // A method, so its input is checked bivariantly: a list of tools holds each tool's own input type.
+  handler(input: z.infer<S>, ctx: ToolContext): Promise<unknown>;
 }
 
 const sandboxId = z.string().regex(
@@ -243,7 +244,7 @@ export const sandboxClose = tool({
 });
 
 /** The tools that work in an open session (by its `sandbox_id`), short of closing it: an agent's code mode. */
-export const SESSION_TOOLS: readonly SandboxTool<any>[] = [
+export const SESSION_TOOLS: readonly SandboxTool<z.ZodObject>[] = [
   sandboxExec,
   sandboxFsWrite,
   sandboxFsRead,
@@ -254,7 +255,7 @@ export const SESSION_TOOLS: readonly SandboxTool<any>[] = [
 ];
 
 /** Every sandbox tool, in the order a model should read them. */
-export const SANDBOX_TOOLS: readonly SandboxTool<any>[] = [
+export const SANDBOX_TOOLS: readonly SandboxTool[] = [
   sandboxRun,
   sandboxOpen,
   ...SESSION_TOOLS,
@@ -271,7 +272,7 @@ export function toolDefinitions(): { name: string; description: string; input_sc
 }
 
 /** Validates a model's (or a client's) input and runs the tool; bad input is a 400 naming each problem. */
-export async function callTool(t: SandboxTool<any>, input: unknown, ctx: ToolContext): Promise<unknown> {
+export async function callTool(t: SandboxTool, input: unknown, ctx: ToolContext): Promise<unknown> {
   return await t.handler(parseWith(t.input, input, t.name), ctx);
 }
 

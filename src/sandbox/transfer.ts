@@ -1,5 +1,6 @@
 import { posix } from "node:path";
 import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { StationError } from "../errors.ts";
 import { resolveKey, validateKey } from "../files/keys.ts";
 import type { FileInfo, FileStore } from "../files/store.ts";
@@ -20,7 +21,12 @@ export async function stageFile(
 ): Promise<{ path: string; size_bytes: number }> {
   const target = workspacePath(destination);
   const { info, stream } = await files.get(resolveKey(fileKey));
-  await backend.writeFile(session.container_id, target, Readable.fromWeb(stream as never), info.size_bytes);
+  await backend.writeFile(
+    session.container_id,
+    target,
+    Readable.fromWeb(stream as NodeReadableStream<Uint8Array>),
+    info.size_bytes,
+  );
   return { path: target, size_bytes: info.size_bytes };
 }
 

@@ -56,13 +56,20 @@ export function dashboardRoutes(ctx: StationContext, token: string | undefined):
   addFileRoutes(ui, ctx, page);
   addSandboxRoutes(ui, ctx, page);
   // A catch-all rather than notFound(): a mounted app's notFound gives way to the API's JSON one.
-  ui.all("*", (c) => c.html(errorPage(page(c), 404, "not_found", `no dashboard page at ${c.req.path}`), 404));
+  ui.all(
+    "*",
+    (c) =>
+      c.html(
+        errorPage(page(c), { status: 404, code: "not_found", message: `no dashboard page at ${c.req.path}` }),
+        404,
+      ),
+  );
   ui.onError((thrown, c) => {
     const err = toStationError(thrown);
     if (err.status >= 500) {
       log.error(`${c.req.method} ${c.req.path} failed`, { code: err.code, error: err.message });
     }
-    return c.html(errorPage(page(c), err.status, err.code, err.message, err.hint), err.status as 500);
+    return c.html(errorPage(page(c), err), err.status as 500);
   });
   return ui;
 }

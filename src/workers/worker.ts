@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import { type ConsumerMessages, jetstream, type JsMsg } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { ulid } from "ulid";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import {
@@ -106,7 +106,7 @@ export class StepWorker {
           await provisionQueue(this.#nc, { ackWaitMs, maxDeliver, maxAckPending: 1000 }, queue, true);
           break;
         } catch (err) {
-          const message = (err as Error).message;
+          const message = errorMessage(err);
           if (!/stream not found/i.test(message) || Date.now() > deadline) {
             throw new StationError("station_unreachable", `cannot open task queue ${queue}: ${message}`, {
               hint: "start `stn serve` against the same NATS (--nats-url): it creates the workflow stream",
@@ -127,7 +127,7 @@ export class StepWorker {
       this.#runEndSub = this.#nc.subscribe(`${RUN_ENDED_SUBJECT}.*`, {
         callback: (_err, msg) =>
           void sandbox.closeRun(msg.subject.slice(RUN_ENDED_SUBJECT.length + 1)).catch((err) =>
-            log.warn("closing a run's sandbox failed", { error: (err as Error).message })
+            log.warn("closing a run's sandbox failed", { error: errorMessage(err) })
           ),
       });
     }
@@ -156,7 +156,7 @@ export class StepWorker {
         messages ??= await this.#consume(queue);
         await this.#pump(messages);
       } catch (err) {
-        log.warn("pulling steps failed; pulling again", { queue, error: (err as Error).message });
+        log.warn("pulling steps failed; pulling again", { queue, error: errorMessage(err) });
       }
       messages = undefined;
       if (!this.#draining) await new Promise((r) => setTimeout(r, 1000));
@@ -201,7 +201,7 @@ export class StepWorker {
       }
       this.#active++;
       const task = this.#onMessage(msg)
-        .catch((err) => log.error("worker step failed", { error: (err as Error).message }))
+        .catch((err) => log.error("worker step failed", { error: errorMessage(err) }))
         .finally(() => {
           this.#active--;
           this.#tasks.delete(task);
@@ -277,7 +277,7 @@ export class StepWorker {
           log.warn("outcome not delivered; the step will be reclaimed", { run: step.run, step: step.path });
           return undefined;
         }
-        log.debug("outcome not answered yet", { error: (err as Error).message });
+        log.debug("outcome not answered yet", { error: errorMessage(err) });
         await new Promise((r) => setTimeout(r, 1000));
       }
     }
@@ -301,7 +301,7 @@ export class StepWorker {
       const reply = await this.#request<{ leaseMs?: number }>(HEARTBEAT_SUBJECT, hb);
       if (reply.leaseMs) this.#heartbeatMs = Math.max(100, Math.floor(reply.leaseMs / 3));
     } catch (err) {
-      log.debug("heartbeat not answered", { error: (err as Error).message });
+      log.debug("heartbeat not answered", { error: errorMessage(err) });
     }
     if (!this.#nc.isClosed()) this.#heartbeat = setTimeout(() => void this.#beat(), this.#heartbeatMs);
   }

@@ -8,6 +8,7 @@ import type { SendEventRequest, SendEventResult } from "./engine/mod.ts";
 import { evaluate, evaluateCondition } from "./expr.ts";
 import { checkInput } from "./json_schema.ts";
 import type { WorkflowServices } from "./service.ts";
+import { errorMessage } from "../errors.ts";
 
 /** An event as a caller sends it (`POST /api/v1/events`, `stn events send`, a webhook). */
 export interface IncomingEvent {
@@ -53,7 +54,7 @@ async function triggeredRuns(
           trigger: { type: "event", event: event.name, event_id: event.id },
         });
       } catch (err) {
-        const message = (err as Error).message;
+        const message = errorMessage(err);
         log.warn("event trigger did not start a run", {
           workflow: rec.id,
           event: event.name,

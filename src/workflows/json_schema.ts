@@ -4,7 +4,7 @@
  */
 
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { didYouMean } from "../lib/did_you_mean.ts";
 import type { Problem } from "./steps/types.ts";
 
@@ -100,7 +100,7 @@ export function schemaProblem(schema: Record<string, unknown>): Problem | undefi
     validator(schema);
     return undefined;
   } catch (err) {
-    const message = (err as Error).message;
+    const message = errorMessage(err);
     const keyword = /unknown keyword: "([^"]+)"/.exec(message)?.[1];
     const near = keyword ? didYouMean(keyword, KEYWORDS) : undefined;
     return {

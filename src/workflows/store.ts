@@ -2,7 +2,7 @@
 
 import { type Database, transaction } from "../db/database.ts";
 import { contentHash } from "../lib/canonical_json.ts";
-import { StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
 
 /**
@@ -133,7 +133,7 @@ export class WorkflowStore {
           `INSERT INTO workflows (id, name, description, status, latest_version, source, environment, source_path,
              created_at, updated_at) VALUES (?, ?, ?, 'active', 1, ?, ?, ?, ?, ?)`,
         ).run(def.id, def.name ?? null, def.description ?? null, ...origin_, now, now);
-        this.insertVersion(def, 1, hash, label, now);
+        this.insertVersion(def, { version: 1, hash, label, now });
         return { workflow: this.record(def.id), version: 1, outcome: "created", enabled: false };
       }
       const current = toRecord(row);
@@ -154,7 +154,7 @@ export class WorkflowStore {
         return { workflow: this.record(def.id), version: current.version, outcome: "unchanged", enabled };
       }
       const version = current.version + 1;
-      this.insertVersion(def, version, hash, label, now);
+      this.insertVersion(def, { version, hash, label, now });
       this.db.prepare(
         `UPDATE workflows SET name = ?, description = ?, status = ?, disabled_reason = ?, latest_version = ?,
            source = ?, environment = ?, source_path = ?, updated_at = ? WHERE id = ?`,
@@ -165,10 +165,7 @@ export class WorkflowStore {
 
   private insertVersion(
     def: WorkflowDefinition,
-    version: number,
-    hash: string,
-    label: string | null,
-    now: string,
+    { version, hash, label, now }: { version: number; hash: string; label: string | null; now: string },
   ) {
     this.db.prepare(
       `INSERT INTO workflow_versions (workflow_id, version, hash, definition, label, created_at)
@@ -257,7 +254,7 @@ export class WorkflowStore {
       this.db.prepare("DELETE FROM workflows WHERE id = ?").run(id);
       this.changed(undefined);
     } catch (err) {
-      if (/FOREIGN KEY/i.test((err as Error).message)) {
+      if (/FOREIGN KEY/i.test(errorMessage(err))) {
         throw new StationError("workflow_in_use", `workflow \`${id}\` still has runs and cannot be deleted`, {
           status: 409,
           hint: "disable it instead (`stn workflow delete` without --force), or delete its runs first",

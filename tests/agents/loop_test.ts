@@ -237,7 +237,9 @@ Deno.test("loop: a child agent is a tool __agent_<name>; its run is recorded und
   try {
     model.script(
       (req) => {
-        assertEquals(req.body.tools.map((t: any) => t.function.name), ["__agent_helper_bot"]);
+        assertEquals(req.body.tools.map((t: { function: { name: string } }) => t.function.name), [
+          "__agent_helper_bot",
+        ]);
         return { calls: [{ name: "__agent_helper_bot", args: { task: "capital of Peru?" } }] };
       },
       { text: "Lima." },

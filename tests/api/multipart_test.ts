@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertRejectsWith, assertStrictEquals } from "../helpers/assert.ts";
 import { multipartBoundary, multipartParts, partText } from "../../src/api/multipart.ts";
 import { StationError } from "../../src/errors.ts";
 import { collect, randomBytes, streamOf } from "../files/bytes.ts";
@@ -6,7 +6,7 @@ import { collect, randomBytes, streamOf } from "../files/bytes.ts";
 async function encode(form: FormData): Promise<{ body: Uint8Array; boundary: string }> {
   const req = new Request("http://x/", { method: "POST", body: form });
   const boundary = multipartBoundary(req.headers.get("content-type")!);
-  assert.ok(boundary);
+  assert(boundary);
   return { body: new Uint8Array(await req.arrayBuffer()), boundary };
 }
 
@@ -30,13 +30,13 @@ Deno.test("multipart: parts survive any chunking, including near-delimiters in t
         bytes: await collect(part.body),
       });
     }
-    assert.deepEqual(seen.map((p) => p.name), ["key", "empty", "file", "zero"]);
-    assert.equal(new TextDecoder().decode(seen[0].bytes), "runs/1/output/x");
-    assert.equal(seen[1].bytes.length, 0);
-    assert.deepEqual(seen[2].bytes, file);
-    assert.equal(seen[2].contentType, "image/png");
-    assert.equal(seen[3].bytes.length, 0);
-    assert.equal(seen[3].filename, "zero.bin");
+    assertEquals(seen.map((p) => p.name), ["key", "empty", "file", "zero"]);
+    assertStrictEquals(new TextDecoder().decode(seen[0].bytes), "runs/1/output/x");
+    assertStrictEquals(seen[1].bytes.length, 0);
+    assertEquals(seen[2].bytes, file);
+    assertStrictEquals(seen[2].contentType, "image/png");
+    assertStrictEquals(seen[3].bytes.length, 0);
+    assertStrictEquals(seen[3].filename, "zero.bin");
   }
 });
 
@@ -49,9 +49,9 @@ Deno.test("multipart: unread parts are skipped, and a truncated body is a 400", 
   for await (const part of multipartParts(streamOf(body, 1000), boundary)) {
     if (part.name === "note") texts.push(await partText(part));
   }
-  assert.deepEqual(texts, ["hello"]);
+  assertEquals(texts, ["hello"]);
 
-  await assert.rejects(async () => {
+  await assertRejectsWith(async () => {
     for await (const part of multipartParts(streamOf(body.slice(0, 30_000)), boundary)) {
       await collect(part.body);
     }

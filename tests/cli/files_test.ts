@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertMatch, assertNotMatch, assertStrictEquals } from "../helpers/assert.ts";
 import { join } from "node:path";
 import { tempHome } from "../helpers/home.ts";
 import { MAIN, runStn, startServe } from "../helpers/stn.ts";
@@ -33,23 +33,23 @@ Deno.test("stn files against a running server: round trips, pipes, overwrite, er
         const src = join(work, `in-${size}.bin`);
         await Deno.writeFile(src, bytes);
         const up = await runStn(["files", "upload", src, "--json"], { env });
-        assert.equal(up.code, 0, up.stderr);
+        assertStrictEquals(up.code, 0, up.stderr);
         const result = JSON.parse(up.stdout);
-        assert.match(result.file_key, /^files\/f_/);
-        assert.equal(result.size_bytes, size);
-        assert.equal(result.checksum, checksumOf(bytes));
+        assertMatch(result.file_key, /^files\/f_/);
+        assertStrictEquals(result.size_bytes, size);
+        assertStrictEquals(result.checksum, checksumOf(bytes));
         const dst = join(work, `out-${size}.bin`);
         const down = await runStn(["files", "download", result.file_key, "-o", dst], { env });
-        assert.equal(down.code, 0, down.stderr);
-        assert.match(down.stdout, /^Downloaded: /);
+        assertStrictEquals(down.code, 0, down.stderr);
+        assertMatch(down.stdout, /^Downloaded: /);
         const got = await Deno.readFile(dst);
-        assert.equal(got.length, size);
-        assert.equal(checksumOf(got), checksumOf(bytes));
+        assertStrictEquals(got.length, size);
+        assertStrictEquals(checksumOf(got), checksumOf(bytes));
         await Deno.remove(src);
         await Deno.remove(dst);
       }
       // No temp file is left behind.
-      assert.deepEqual([...Deno.readDirSync(work)].map((e) => e.name), []);
+      assertEquals([...Deno.readDirSync(work)].map((e) => e.name), []);
     });
 
     let pipedKey = "";
@@ -58,12 +58,12 @@ Deno.test("stn files against a running server: round trips, pipes, overwrite, er
       const src = join(work, "piped.bin");
       await Deno.writeFile(src, piped);
       const up = await sh(`cat '${src}' | $STN files upload - --key runs/r1/output/piped.bin`, env);
-      assert.equal(up.code, 0, up.stderr);
-      assert.equal(up.stdout.trim(), "Uploaded: runs/r1/output/piped.bin (2.1 MB)");
+      assertStrictEquals(up.code, 0, up.stderr);
+      assertStrictEquals(up.stdout.trim(), "Uploaded: runs/r1/output/piped.bin (2.1 MB)");
       pipedKey = "runs/r1/output/piped.bin";
       const down = await sh(`$STN files download ${pipedKey} -o - | sha256sum`, env);
-      assert.equal(down.code, 0, down.stderr);
-      assert.equal("sha256:" + down.stdout.split(" ")[0], checksumOf(piped));
+      assertStrictEquals(down.code, 0, down.stderr);
+      assertStrictEquals("sha256:" + down.stdout.split(" ")[0], checksumOf(piped));
     });
 
     await t.step(
@@ -72,59 +72,59 @@ Deno.test("stn files against a running server: round trips, pipes, overwrite, er
         const src = join(work, "report.csv");
         await Deno.writeTextFile(src, "a,b\n1,2\n");
         const up = await runStn(["files", "upload", src, "--ttl", "24h", "--json"], { env });
-        assert.equal(up.code, 0, up.stderr);
+        assertStrictEquals(up.code, 0, up.stderr);
         const { file_key, content_type, expires_at } = JSON.parse(up.stdout);
-        assert.equal(content_type, "text/csv");
-        assert.ok(expires_at);
+        assertStrictEquals(content_type, "text/csv");
+        assert(expires_at);
         const cwd = await Deno.makeTempDir({ dir: work });
         const first = await runStn(["files", "download", file_key.slice("files/".length)], { env, cwd });
-        assert.equal(first.code, 0, first.stderr);
-        assert.equal(await Deno.readTextFile(join(cwd, "report.csv")), "a,b\n1,2\n");
+        assertStrictEquals(first.code, 0, first.stderr);
+        assertStrictEquals(await Deno.readTextFile(join(cwd, "report.csv")), "a,b\n1,2\n");
         await Deno.writeTextFile(join(cwd, "report.csv"), "mine");
         const again = await runStn(["files", "download", file_key], { env, cwd });
-        assert.equal(again.code, 1);
-        assert.match(again.stderr, /error: .*already exists/);
-        assert.match(again.stderr, /hint: .*--force/);
-        assert.equal(await Deno.readTextFile(join(cwd, "report.csv")), "mine");
+        assertStrictEquals(again.code, 1);
+        assertMatch(again.stderr, /error: .*already exists/);
+        assertMatch(again.stderr, /hint: .*--force/);
+        assertStrictEquals(await Deno.readTextFile(join(cwd, "report.csv")), "mine");
         const forced = await runStn(["files", "download", file_key, "--force"], { env, cwd });
-        assert.equal(forced.code, 0, forced.stderr);
-        assert.equal(await Deno.readTextFile(join(cwd, "report.csv")), "a,b\n1,2\n");
+        assertStrictEquals(forced.code, 0, forced.stderr);
+        assertStrictEquals(await Deno.readTextFile(join(cwd, "report.csv")), "a,b\n1,2\n");
       },
     );
 
     await t.step("list and info show the files", async () => {
       const list = await runStn(["files", "list", "--prefix", "runs/"], { env });
-      assert.equal(list.code, 0, list.stderr);
-      assert.match(list.stdout, /^KEY\s+SIZE\s+TYPE\s+AGE\s+EXPIRES/);
-      assert.match(
+      assertStrictEquals(list.code, 0, list.stderr);
+      assertMatch(list.stdout, /^KEY\s+SIZE\s+TYPE\s+AGE\s+EXPIRES/);
+      assertMatch(
         list.stdout,
         /runs\/r1\/output\/piped\.bin\s+2\.1 MB\s+application\/octet-stream\s+\d+s\s+never/,
       );
       const info = await runStn(["files", "info", pipedKey, "--json"], { env });
-      assert.equal(info.code, 0, info.stderr);
-      assert.equal(JSON.parse(info.stdout).checksum, checksumOf(piped));
+      assertStrictEquals(info.code, 0, info.stderr);
+      assertStrictEquals(JSON.parse(info.stdout).checksum, checksumOf(piped));
     });
 
     await t.step("unknown and invalid keys fail with error: and exit 1", async () => {
       const missing = await runStn(["files", "download", "files/nope", "-o", join(work, "x")], { env });
-      assert.equal(missing.code, 1);
-      assert.match(missing.stderr, /^error: file not found: files\/nope/);
-      assert.ok(!(await Deno.stat(join(work, "x")).catch(() => null)));
+      assertStrictEquals(missing.code, 1);
+      assertMatch(missing.stderr, /^error: file not found: files\/nope/);
+      assert(!(await Deno.stat(join(work, "x")).catch(() => null)));
       const invalid = await runStn(["files", "info", "../etc/passwd"], { env });
-      assert.equal(invalid.code, 1);
-      assert.match(invalid.stderr, /error: invalid file key/);
-      assert.doesNotMatch(invalid.stderr, /\n\s+at /);
+      assertStrictEquals(invalid.code, 1);
+      assertMatch(invalid.stderr, /error: invalid file key/);
+      assertNotMatch(invalid.stderr, /\n\s+at /);
     });
 
     await t.step("delete needs --force without a TTY", async () => {
       const refused = await runStn(["files", "delete", pipedKey], { env });
-      assert.equal(refused.code, 2);
-      assert.match(refused.stderr, /--force/);
+      assertStrictEquals(refused.code, 2);
+      assertMatch(refused.stderr, /--force/);
       const deleted = await runStn(["files", "delete", pipedKey, "--force"], { env });
-      assert.equal(deleted.code, 0, deleted.stderr);
-      assert.equal(deleted.stdout.trim(), `Deleted: ${pipedKey}`);
+      assertStrictEquals(deleted.code, 0, deleted.stderr);
+      assertStrictEquals(deleted.stdout.trim(), `Deleted: ${pipedKey}`);
       const gone = await runStn(["files", "info", pipedKey], { env });
-      assert.equal(gone.code, 1);
+      assertStrictEquals(gone.code, 1);
     });
   } finally {
     await serve.stop();
@@ -140,22 +140,22 @@ Deno.test("stn files in embedded mode: an oversized upload fails and leaves no t
     const src = join(home.home, "big.bin");
     await Deno.writeFile(src, randomBytes(5000));
     const up = await runStn(["files", "upload", src, "--key", "files/big.bin"], { env });
-    assert.equal(up.code, 1);
-    assert.match(up.stderr, /^error: file exceeds the maximum size of 1 kB/);
-    assert.match(up.stderr, /hint: .*max_file_size/);
+    assertStrictEquals(up.code, 1);
+    assertMatch(up.stderr, /^error: file exceeds the maximum size of 1 kB/);
+    assertMatch(up.stderr, /hint: .*max_file_size/);
     // Streamed from a pipe (size unknown up front): refused while streaming.
     const piped = await runStn(["files", "upload", "-", "--key", "files/big.bin"], {
       env,
       stdin: randomBytes(5000),
     });
-    assert.equal(piped.code, 1);
-    assert.match(piped.stderr, /error: file exceeds the maximum size/);
+    assertStrictEquals(piped.code, 1);
+    assertMatch(piped.stderr, /error: file exceeds the maximum size/);
     const list = await runStn(["files", "list", "--json"], { env });
-    assert.equal(list.code, 0, list.stderr);
-    assert.deepEqual(JSON.parse(list.stdout).files, []);
+    assertStrictEquals(list.code, 0, list.stderr);
+    assertEquals(JSON.parse(list.stdout).files, []);
     const small = await runStn(["files", "upload", "-", "--key", "files/ok.txt"], { env, stdin: "ok" });
-    assert.equal(small.code, 0, small.stderr);
-    assert.equal(small.stdout.trim(), "Uploaded: files/ok.txt (2 B)");
+    assertStrictEquals(small.code, 0, small.stderr);
+    assertStrictEquals(small.stdout.trim(), "Uploaded: files/ok.txt (2 B)");
   } finally {
     await home.cleanup();
   }

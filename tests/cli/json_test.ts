@@ -24,12 +24,14 @@ interface Row {
   /** `workflow logs --json` prints one object per line. */
   ndjson?: boolean;
   /** Receives the parsed output of a success, to remember ids for later rows. */
+  // deno-lint-ignore no-explicit-any -- a command's JSON output, which rows read field by field
   keep?: (out: any) => void;
   /** Waits for what the row needs (a run's approval exists once its step has started). */
   before?: () => Promise<void>;
 }
 
 /** What --json must print: one JSON object; on failure exactly {"error": {code, message, …}}. */
+// deno-lint-ignore no-explicit-any -- as `keep`'s argument
 function checkJson(row: Row, args: string[], r: { code: number; stdout: string; stderr: string }): any {
   const what = `stn ${args.join(" ")} (exit ${r.code})\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
   const docs = row.ndjson
@@ -49,7 +51,7 @@ function checkJson(row: Row, args: string[], r: { code: number; stdout: string; 
   return docs[0];
 }
 
-function isError(doc: any): boolean {
+function isError(doc: { error?: { code?: unknown } }): boolean {
   return Object.keys(doc).length === 1 && typeof doc.error?.code === "string";
 }
 

@@ -1,4 +1,10 @@
-import assert from "node:assert/strict";
+import {
+  assertEquals,
+  assertMatch,
+  assertNotStrictEquals,
+  assertRejectsWith,
+  assertStrictEquals,
+} from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { runStn, startServe } from "../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox/backend.ts";
@@ -23,21 +29,21 @@ Deno.test("stn sandbox: stage → exec (python transforms a CSV) → publish →
     await Deno.writeTextFile(home.path("data.csv"), "name,qty,price\napple,3,2\npear,5,7\n");
     await Deno.writeTextFile(home.path("transform.py"), TRANSFORM);
     const up = await stn(["--json", "files", "upload", home.path("data.csv")]);
-    assert.equal(up.code, 0, up.stderr);
+    assertStrictEquals(up.code, 0, up.stderr);
     const key = JSON.parse(up.stdout).file_key;
 
     const open = await stn(["sandbox", "open", "--runtime", "python"]);
-    assert.equal(open.code, 0, open.stderr);
+    assertStrictEquals(open.code, 0, open.stderr);
     const id = open.stdout.trim();
-    assert.match(id, /^sbx_[0-9A-Z]{26}$/);
+    assertMatch(id, /^sbx_[0-9A-Z]{26}$/);
 
     const stage = await stn(["sandbox", "stage", id, key, "in/data.csv"]);
-    assert.equal(stage.code, 0, stage.stderr);
+    assertStrictEquals(stage.code, 0, stage.stderr);
     const write = await stn(["sandbox", "write", id, "transform.py", "--from", home.path("transform.py")]);
-    assert.equal(write.code, 0, write.stderr);
+    assertStrictEquals(write.code, 0, write.stderr);
 
     const mkdir = await stn(["sandbox", "exec", id, "-c", "mkdir out"]);
-    assert.equal(mkdir.code, 0, mkdir.stderr);
+    assertStrictEquals(mkdir.code, 0, mkdir.stderr);
     const exec = await stn([
       "sandbox",
       "exec",
@@ -48,12 +54,12 @@ Deno.test("stn sandbox: stage → exec (python transforms a CSV) → publish →
       "in/data.csv",
       "out/result.csv",
     ]);
-    assert.equal(exec.stderr, "");
-    assert.equal(exec.stdout, "transformed\n");
-    assert.equal(exec.code, 0);
+    assertStrictEquals(exec.stderr, "");
+    assertStrictEquals(exec.stdout, "transformed\n");
+    assertStrictEquals(exec.code, 0);
 
     const ls = await stn(["--json", "sandbox", "ls", id, "-R"]);
-    assert.deepEqual(JSON.parse(ls.stdout).entries.map((e: { path: string }) => e.path), [
+    assertEquals(JSON.parse(ls.stdout).entries.map((e: { path: string }) => e.path), [
       "in",
       "in/data.csv",
       "out",
@@ -62,27 +68,30 @@ Deno.test("stn sandbox: stage → exec (python transforms a CSV) → publish →
     ]);
 
     const publish = await stn(["sandbox", "publish", id, "out/result.csv"]);
-    assert.equal(publish.code, 0, publish.stderr);
+    assertStrictEquals(publish.code, 0, publish.stderr);
     const published = publish.stdout.trim();
-    assert.equal(published, `sessions/${id}/out/result.csv`);
+    assertStrictEquals(published, `sessions/${id}/out/result.csv`);
 
     const download = await stn(["files", "download", published, "-o", home.path("result.csv")]);
-    assert.equal(download.code, 0, download.stderr);
-    assert.equal(await Deno.readTextFile(home.path("result.csv")), "name,total\r\nAPPLE,6\r\nPEAR,35\r\n");
+    assertStrictEquals(download.code, 0, download.stderr);
+    assertStrictEquals(
+      await Deno.readTextFile(home.path("result.csv")),
+      "name,total\r\nAPPLE,6\r\nPEAR,35\r\n",
+    );
 
     // The command's own exit code is the CLI's, and bad paths are a usage error on stderr.
     const fails = await stn(["sandbox", "exec", id, "-c", "echo bad >&2; exit 5"]);
-    assert.equal(fails.code, 5);
-    assert.equal(fails.stderr, "bad\n");
+    assertStrictEquals(fails.code, 5);
+    assertStrictEquals(fails.stderr, "bad\n");
     const escape = await stn(["sandbox", "read", id, "/etc/passwd"]);
-    assert.notEqual(escape.code, 0);
-    assert.match(escape.stderr, /^error: path "\/etc\/passwd" is not allowed/m);
-    assert.match(escape.stderr, /^hint: /m);
+    assertNotStrictEquals(escape.code, 0);
+    assertMatch(escape.stderr, /^error: path "\/etc\/passwd" is not allowed/m);
+    assertMatch(escape.stderr, /^hint: /m);
 
     const close = await stn(["sandbox", "close", id]);
-    assert.equal(close.code, 0, close.stderr);
+    assertStrictEquals(close.code, 0, close.stderr);
     const list = await stn(["--json", "sandbox", "list"]);
-    assert.deepEqual(JSON.parse(list.stdout).sandboxes, []);
+    assertEquals(JSON.parse(list.stdout).sandboxes, []);
   } finally {
     await serve.stop();
     await removeStationContainers(home.path("station.db"));
@@ -100,7 +109,7 @@ Deno.test("stn sandbox: a live session survives kill -9 of stn serve; unknown ma
   try {
     const id = (await stn(["sandbox", "open"])).stdout.trim();
     const write = await stn(["sandbox", "write", id, "state.txt"], "kept across restarts\n");
-    assert.equal(write.code, 0, write.stderr);
+    assertStrictEquals(write.code, 0, write.stderr);
     const [session] = await backend.listManaged({ "dev.stn.session": id });
     const stationId = session.labels["dev.stn.station"];
 
@@ -116,11 +125,11 @@ Deno.test("stn sandbox: a live session survives kill -9 of stn serve; unknown ma
 
     serve = await startServe({ home: home.home, env: home.env });
     const exec = await stn(["sandbox", "exec", id, "--", "cat", "state.txt"]);
-    assert.equal(exec.code, 0, exec.stderr);
-    assert.equal(exec.stdout, "kept across restarts\n");
+    assertStrictEquals(exec.code, 0, exec.stderr);
+    assertStrictEquals(exec.stdout, "kept across restarts\n");
     const managed = await backend.listManaged({ "dev.stn.station": stationId });
-    assert.deepEqual(managed.map((c) => c.labels["dev.stn.session"]), [id]);
-    await assert.rejects(
+    assertEquals(managed.map((c) => c.labels["dev.stn.session"]), [id]);
+    await assertRejectsWith(
       backend.docker.getContainer(stray).inspect(),
       (e: { statusCode?: number }) => e.statusCode === 404,
     );

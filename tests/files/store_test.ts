@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertRejectsWith, assertStrictEquals } from "../helpers/assert.ts";
 import { getSha256Backend, Objm } from "@nats-io/obj";
 import { StationError } from "../../src/errors.ts";
 import { sleep } from "../../src/lib/async.ts";
@@ -14,10 +14,10 @@ storage:
 `;
 
 async function rejectsWith(p: Promise<unknown>, code: string, status: number): Promise<void> {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof StationError, `expected a StationError, got ${err}`);
-    assert.equal(err.code, code);
-    assert.equal(err.status, status);
+  await assertRejectsWith(p, (err: unknown) => {
+    assert(err instanceof StationError, `expected a StationError, got ${err}`);
+    assertStrictEquals(err.code, code);
+    assertStrictEquals(err.status, status);
     return true;
   });
 }
@@ -27,7 +27,7 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
   const files = ts.station.ctx.files;
   try {
     await t.step("the object store digests with node:crypto, not its ~3x slower pure-JS default", () => {
-      assert.equal(getSha256Backend(), "native");
+      assertStrictEquals(getSha256Backend(), "native");
     });
 
     await t.step("round trip keeps bytes, checksum, type and metadata", async () => {
@@ -35,15 +35,15 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
         const bytes = randomBytes(size);
         const key = `runs/r1/output/data-${size}.csv`;
         const info = await files.put(key, streamOf(bytes), { metadata: { owner: "ann" } });
-        assert.equal(info.key, key);
-        assert.equal(info.size_bytes, size);
-        assert.equal(info.checksum, checksumOf(bytes));
-        assert.equal(info.content_type, "text/csv");
-        assert.equal(info.expires_at, null);
+        assertStrictEquals(info.key, key);
+        assertStrictEquals(info.size_bytes, size);
+        assertStrictEquals(info.checksum, checksumOf(bytes));
+        assertStrictEquals(info.content_type, "text/csv");
+        assertStrictEquals(info.expires_at, null);
         const got = await files.get(key);
-        assert.deepEqual(got.info, await files.head(key));
-        assert.deepEqual(got.info.metadata, { owner: "ann" });
-        assert.deepEqual(await collect(got.stream), bytes);
+        assertEquals(got.info, await files.head(key));
+        assertEquals(got.info.metadata, { owner: "ann" });
+        assertEquals(await collect(got.stream), bytes);
       }
     });
 
@@ -51,17 +51,17 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
       const bytes = randomBytes(300_000);
       await files.put("files/ranged.bin", streamOf(bytes, 7_777));
       const { stream } = await files.get("files/ranged.bin", { start: 131_000, end: 262_200 });
-      assert.deepEqual(await collect(stream), bytes.slice(131_000, 262_201));
+      assertEquals(await collect(stream), bytes.slice(131_000, 262_201));
     });
 
     await t.step("list pages by prefix with a cursor", async () => {
       for (const n of ["a", "b", "c"]) await files.put(`sessions/s1/${n}.txt`, streamOf(randomBytes(3)));
       const first = await files.list({ prefix: "sessions/s1/", limit: 2 });
-      assert.deepEqual(first.files.map((f) => f.key), ["sessions/s1/a.txt", "sessions/s1/b.txt"]);
-      assert.ok(first.next_cursor);
+      assertEquals(first.files.map((f) => f.key), ["sessions/s1/a.txt", "sessions/s1/b.txt"]);
+      assert(first.next_cursor);
       const second = await files.list({ prefix: "sessions/s1/", limit: 2, cursor: first.next_cursor! });
-      assert.deepEqual(second.files.map((f) => f.key), ["sessions/s1/c.txt"]);
-      assert.equal(second.next_cursor, null);
+      assertEquals(second.files.map((f) => f.key), ["sessions/s1/c.txt"]);
+      assertStrictEquals(second.next_cursor, null);
     });
 
     await t.step(
@@ -73,8 +73,8 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
           "file_too_large",
           413,
         );
-        assert.equal((await files.list({ prefix: "files/big" })).files.length, 0);
-        assert.equal(await files.usage(), before);
+        assertStrictEquals((await files.list({ prefix: "files/big" })).files.length, 0);
+        assertStrictEquals(await files.usage(), before);
         await rejectsWith(
           files.put("files/big.bin", streamOf(new Uint8Array(1)), { size: 5_000_000 }),
           "file_too_large",
@@ -88,13 +88,13 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
           "file_too_large",
           413,
         );
-        assert.deepEqual(await collect((await files.get("files/keep.bin")).stream), keep);
+        assertEquals(await collect((await files.get("files/keep.bin")).stream), keep);
       },
     );
 
     await t.step("the total quota answers 507", async () => {
       const keys: string[] = [];
-      await assert.rejects(
+      await assertRejectsWith(
         async () => {
           for (let i = 0; i < 10; i++) {
             await files.put(`files/fill-${i}`, streamOf(randomBytes(1_900_000)));
@@ -104,8 +104,8 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
         (err: unknown) =>
           err instanceof StationError && err.code === "storage_quota_exceeded" && err.status === 507,
       );
-      assert.ok(keys.length >= 2 && keys.length < 5, `stored ${keys.length} before the quota`);
-      assert.ok(await files.usage() <= 8388608);
+      assert(keys.length >= 2 && keys.length < 5, `stored ${keys.length} before the quota`);
+      assert(await files.usage() <= 8388608);
       for (const k of keys) await files.delete(k);
     });
 
@@ -133,18 +133,18 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
 
     await t.step("a 1 s TTL is 404 after it, and the reaper removes the object", async () => {
       await files.put("files/short", streamOf(randomBytes(5)), { ttlMs: 1000 });
-      assert.ok((await files.head("files/short")).expires_at);
+      assert((await files.head("files/short")).expires_at);
       const raw = await new Objm(ts.station.ctx.nats.nc).open(files.bucket);
       await sleep(1100);
       await rejectsWith(files.head("files/short"), "file_not_found", 404);
-      assert.equal((await files.list({ prefix: "files/short" })).files.length, 0);
+      assertStrictEquals((await files.list({ prefix: "files/short" })).files.length, 0);
       const deadline = Date.now() + 5000;
       let info = await raw.info("files/short");
       while (info && !info.deleted && Date.now() < deadline) {
         await sleep(100);
         info = await raw.info("files/short");
       }
-      assert.ok(!info || info.deleted, "the reaper did not delete the expired object");
+      assert(!info || info.deleted, "the reaper did not delete the expired object");
     });
   } finally {
     await ts.close();

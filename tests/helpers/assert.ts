@@ -12,6 +12,15 @@ export function assertNotEquals<T>(actual: T, expected: T, msg?: string): void {
   assert.notDeepStrictEqual(actual, expected, msg);
 }
 
+/** Asserts actual is expected itself (Object.is): the same value, or the same object, not an equal copy. */
+export function assertStrictEquals<T>(actual: unknown, expected: T, msg?: string): asserts actual is T {
+  assert.strictEqual(actual, expected, msg);
+}
+
+export function assertNotStrictEquals(actual: unknown, expected: unknown, msg?: string): void {
+  assert.notStrictEqual(actual, expected, msg);
+}
+
 export function assert_(value: unknown, msg?: string): asserts value {
   assert.ok(value, msg);
 }
@@ -19,6 +28,10 @@ export { assert_ as assert };
 
 export function assertMatch(actual: string, expected: RegExp, msg?: string): void {
   assert.match(actual, expected, msg);
+}
+
+export function assertNotMatch(actual: string, expected: RegExp, msg?: string): void {
+  assert.doesNotMatch(actual, expected, msg);
 }
 
 export function assertStringIncludes(actual: string, expected: string, msg?: string): void {
@@ -29,7 +42,7 @@ export function assertStringIncludes(actual: string, expected: string, msg?: str
 }
 
 /** Asserts fn throws (an instance of type when given) and returns the error. */
-export function assertThrows(fn: () => unknown, type?: new (...args: any[]) => Error, msg?: string): Error {
+export function assertThrows(fn: () => unknown, type?: new (...args: never[]) => Error, msg?: string): Error {
   try {
     fn();
   } catch (err) {
@@ -44,7 +57,7 @@ export function assertThrows(fn: () => unknown, type?: new (...args: any[]) => E
 /** Asserts the promise rejects (with an instance of type when given) and returns the error. */
 export async function assertRejects(
   fn: () => Promise<unknown>,
-  type?: new (...args: any[]) => Error,
+  type?: new (...args: never[]) => Error,
   msg?: string,
 ): Promise<Error> {
   try {
@@ -56,4 +69,24 @@ export async function assertRejects(
     return err as Error;
   }
   throw new assert.AssertionError({ message: msg ?? "expected the promise to reject" });
+}
+
+/**
+ * What a rejection or a throw must satisfy: a predicate over the error (true passes), a RegExp its message
+ * must match, an Error class, or an object whose fields the error must have.
+ */
+export type ErrorCheck = assert.AssertPredicate;
+
+/** Asserts the promise (or fn's promise) rejects, with an error that check accepts when one is given. */
+export async function assertRejectsWith(
+  promise: Promise<unknown> | (() => Promise<unknown>),
+  check?: ErrorCheck,
+  msg?: string,
+): Promise<void> {
+  await (check === undefined ? assert.rejects(promise) : assert.rejects(promise, check, msg));
+}
+
+/** Asserts fn throws an error that check accepts. */
+export function assertThrowsWith(fn: () => unknown, check: ErrorCheck, msg?: string): void {
+  assert.throws(fn, check, msg);
 }

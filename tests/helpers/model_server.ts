@@ -31,6 +31,7 @@ export interface Reply {
 /** A request as the server received it. */
 export interface ModelRequest {
   protocol: "openai" | "anthropic";
+  // deno-lint-ignore no-explicit-any -- a provider's request JSON, which tests read field by field
   body: any;
   /** The request's tokens by the documented estimate. */
   tokens: number;
@@ -52,7 +53,7 @@ export interface ModelServer {
 }
 
 /** Tokens of a request body: characters of its system, messages and tools as JSON, divided by 4. */
-export function requestTokens(body: any): number {
+export function requestTokens(body: { system?: unknown; messages?: unknown; tools?: unknown }): number {
   return Math.ceil(JSON.stringify([body.system ?? null, body.messages, body.tools ?? null]).length / 4);
 }
 
@@ -173,7 +174,12 @@ function openaiUsage(u: Usage) {
 /** A call's OpenAI `arguments`: its JSON, or the string it was scripted with. */
 const argumentsText = (c: Call) => typeof c.args === "string" ? c.args : JSON.stringify(c.args);
 
-function openaiReply(body: any, text: string | undefined, calls: Call[], usage: Usage): Response {
+function openaiReply(
+  body: ModelRequest["body"],
+  text: string | undefined,
+  calls: Call[],
+  usage: Usage,
+): Response {
   return Response.json({
     id: `chatcmpl-${crypto.randomUUID()}`,
     object: "chat.completion",
@@ -200,7 +206,12 @@ function openaiReply(body: any, text: string | undefined, calls: Call[], usage: 
   });
 }
 
-function openaiStream(body: any, text: string | undefined, calls: Call[], usage: Usage): Response {
+function openaiStream(
+  body: ModelRequest["body"],
+  text: string | undefined,
+  calls: Call[],
+  usage: Usage,
+): Response {
   const id = `chatcmpl-${crypto.randomUUID()}`;
   const chunk = (delta: unknown, finish: string | null = null, extra = {}) => ({
     id,
@@ -237,7 +248,12 @@ function openaiStream(body: any, text: string | undefined, calls: Call[], usage:
   return new Response(sse, { headers: { "content-type": "text/event-stream" } });
 }
 
-function anthropicReply(body: any, text: string | undefined, calls: Call[], usage: Usage): Response {
+function anthropicReply(
+  body: ModelRequest["body"],
+  text: string | undefined,
+  calls: Call[],
+  usage: Usage,
+): Response {
   return Response.json({
     id: `msg_${crypto.randomUUID()}`,
     type: "message",

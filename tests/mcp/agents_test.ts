@@ -40,7 +40,8 @@ const taskOf = (r: ModelRequest) =>
 const systemOf = (r: ModelRequest) => String(r.body.messages[0]?.content ?? "");
 
 /** A failed tool call's error body. */
-async function toolError(client: any, name: string, args: Record<string, unknown>): Promise<any> {
+// deno-lint-ignore no-explicit-any -- an error body, which tests read field by field
+async function toolError(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
   const result = await client.callTool({ name, arguments: args });
   assert(result.isError, `${name} should fail: ${result.content?.[0]?.text}`);
   return toolJson(result).error;

@@ -41,6 +41,7 @@ export async function startMcpStation(
 }
 
 /** A connected official SDK client over Streamable HTTP. */
+// deno-lint-ignore no-explicit-any -- the SDK client types as any through its .js subpath; tests call it freely
 export async function connectHttp(url: string, headers: Record<string, string> = {}): Promise<any> {
   const client = new Client({ name: "stn-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
@@ -48,6 +49,7 @@ export async function connectHttp(url: string, headers: Record<string, string> =
 }
 
 /** The parsed JSON of a tool result's text (the API's answer, or its error body). */
+// deno-lint-ignore no-explicit-any -- a tool's JSON answer, which tests read field by field
 export function toolJson(result: { content: { type: string; text: string }[] }): any {
   return JSON.parse(result.content[0].text);
 }

@@ -1,3 +1,4 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { toolJson, until } from "./helpers.ts";
 
@@ -22,7 +23,8 @@ states:
 `;
 
 /** Calls a tool and answers its JSON, failing the test on a tool error. */
-export async function call(client: any, name: string, args: Record<string, unknown>): Promise<any> {
+// deno-lint-ignore no-explicit-any -- a tool's JSON answer, which tests read field by field
+export async function call(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
   const result = await client.callTool({ name, arguments: args });
   assert(!result.isError, `${name} failed: ${result.content?.[0]?.text}`);
   return toolJson(result);
@@ -32,7 +34,7 @@ export async function call(client: any, name: string, args: Record<string, unkno
  * What every management transport must do (HTTP and stdio): list the tools, run a workflow to completion
  * through an approval, and upload and read files — all through MCP tool calls.
  */
-export async function exerciseManagement(client: any, tag: string): Promise<void> {
+export async function exerciseManagement(client: Client, tag: string): Promise<void> {
   const names = (await client.listTools()).tools.map((t: { name: string }) => t.name);
   for (
     const n of ["apply_workflow", "start_workflow_run", "approve_workflow_step", "upload_file", "sandbox_run"]

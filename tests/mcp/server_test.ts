@@ -151,7 +151,7 @@ Deno.test("mcp: the agent server offers one tool per workflow and tells sessions
     });
     const napping = await until(
       () => agents.callTool({ name: "workflow_nap", arguments: { wait: true, timeout_seconds: 1 } }),
-      (r: any) => !r.isError,
+      (r: { isError?: boolean; content: { type: string; text: string }[] }) => !r.isError,
       "the nap tool",
     );
     const napRun = toolJson(napping);

@@ -8,6 +8,7 @@ import { childEnv, MAIN } from "../helpers/stn.ts";
 import { call, exerciseManagement } from "./scenario.ts";
 
 /** The official SDK client running `stn mcp stdio` as a client application launches it. */
+// deno-lint-ignore no-explicit-any -- the SDK client types as any through its .js subpath; tests call it freely
 async function connectStdio(env: Record<string, string>): Promise<any> {
   const client = new Client({ name: "stn-test", version: "1.0.0" });
   await client.connect(

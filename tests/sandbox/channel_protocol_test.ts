@@ -1,4 +1,10 @@
-import assert from "node:assert/strict";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertStrictEquals,
+  assertThrowsWith,
+} from "../helpers/assert.ts";
 import { Buffer } from "node:buffer";
 import { encodeFrame, FieldReader, FieldWriter, FrameDecoder } from "../../src/sandbox/channel/protocol.ts";
 import { ERROR_KIND, EXIT_FLAG, FRAME } from "../../src/sandbox/channel/protocol_table.ts";
@@ -15,7 +21,7 @@ Deno.test("channel protocol: frames survive any split of the stream; fields read
     encodeFrame(FRAME.DATA, 0xffffffff, payload),
   ];
   // The exact bytes of the header: u32 length (1 + 4 + payload), u8 type, u32 id.
-  assert.deepEqual([...frames[1]], [0, 0, 0, 5, 0x20, 0, 0, 0, 7]);
+  assertEquals([...frames[1]], [0, 0, 0, 5, 0x20, 0, 0, 0, 7]);
   const stream = Buffer.concat(frames);
   for (let a = 0; a <= stream.length; a++) {
     for (const b of [a, Math.min(stream.length, a + 3), stream.length]) {
@@ -23,18 +29,18 @@ Deno.test("channel protocol: frames survive any split of the stream; fields read
       const got = [stream.subarray(0, a), stream.subarray(a, b), stream.subarray(b)].flatMap((c) =>
         decoder.push(c)
       );
-      assert.deepEqual(got.map((f) => [f.type, f.id]), [[FRAME.HELLO, 0], [FRAME.PING, 7], [
+      assertEquals(got.map((f) => [f.type, f.id]), [[FRAME.HELLO, 0], [FRAME.PING, 7], [
         FRAME.DATA,
         0xffffffff,
       ]]);
-      assert.ok(got[2].payload.equals(payload));
+      assert(got[2].payload.equals(payload));
     }
   }
   const r = new FieldReader(payload);
-  assert.deepEqual([r.u8(), r.u32(), r.u64(), r.str()], [7, 0xdeadbeef, 2 ** 40 + 3, "héllo"]);
-  assert.equal(r.u32(), 2);
-  assert.throws(() => r.u32(), /past the end/);
-  assert.throws(() => new FrameDecoder().push(Buffer.from("OCI runtime exec failed")), /malformed frame/);
+  assertEquals([r.u8(), r.u32(), r.u64(), r.str()], [7, 0xdeadbeef, 2 ** 40 + 3, "héllo"]);
+  assertStrictEquals(r.u32(), 2);
+  assertThrowsWith(() => r.u32(), /past the end/);
+  assertThrowsWith(() => new FrameDecoder().push(Buffer.from("OCI runtime exec failed")), /malformed frame/);
 });
 
 Deno.test("channel protocol: the supervisor's refusals become the errors the docker exec path gives", () => {
@@ -83,16 +89,16 @@ Deno.test("channel protocol: the supervisor's refusals become the errors the doc
   ];
   for (const [payload, req, code, status, message] of cases) {
     const e = refusal(payload, req);
-    assert.deepEqual([e.code, e.status], [code, status], e.message);
-    assert.match(e.message, message);
+    assertEquals([e.code, e.status], [code, status], e.message);
+    assertMatch(e.message, message);
   }
 });
 
 Deno.test("channel protocol: the table gives every frame type and every ERROR kind its own number", () => {
   const distinct = (numbers: number[]) =>
-    assert.equal(new Set(numbers).size, numbers.length, String(numbers));
+    assertStrictEquals(new Set(numbers).size, numbers.length, String(numbers));
   distinct(Object.values(FRAME));
   distinct(Object.values(ERROR_KIND));
   distinct(Object.values(EXIT_FLAG));
-  for (const code of Object.values(FRAME)) assert.ok(code > 0 && code < 256, `${code} fits the type byte`);
+  for (const code of Object.values(FRAME)) assert(code > 0 && code < 256, `${code} fits the type byte`);
 });

@@ -1,4 +1,11 @@
-import assert from "node:assert/strict";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertNotMatch,
+  assertRejectsWith,
+  assertStrictEquals,
+} from "../helpers/assert.ts";
 import { Readable } from "node:stream";
 import type { StationError } from "../../src/errors.ts";
 import { sleep } from "../../src/lib/async.ts";
@@ -40,10 +47,10 @@ async function withLogs<T>(fn: (lines: string[]) => Promise<T>): Promise<T> {
 
 /** Every operation once: exec, write, read, list, delete. */
 async function everyOperation(backend: DockerBackend, id: string): Promise<void> {
-  assert.equal((await backend.exec(id, { ...EXEC, cmd: ["true"] })).exit_code, 0);
+  assertStrictEquals((await backend.exec(id, { ...EXEC, cmd: ["true"] })).exit_code, 0);
   await backend.writeFile(id, "op.txt", new TextEncoder().encode("op"), 2);
-  assert.equal((await readAll((await backend.readFile(id, "op.txt", 10)).stream)).toString(), "op");
-  assert.deepEqual((await backend.list(id, ".", false)).map((e) => e.path), ["op.txt"]);
+  assertStrictEquals((await readAll((await backend.readFile(id, "op.txt", 10)).stream)).toString(), "op");
+  assertEquals((await backend.list(id, ".", false)).map((e) => e.path), ["op.txt"]);
   await backend.delete(id, "op.txt", false);
 }
 
@@ -57,18 +64,18 @@ Deno.test("sandbox channel: operations go through the supervisor, not one Docker
       const ancestor = await backend.exec(id, { ...EXEC, cmd: GRANDPARENT });
       const created = await execsCreated(backend, id, since);
       if (mode.channel) {
-        assert.equal(ancestor.stdout.trim(), "/.stn/supervisor-v1");
-        assert.equal(created, 1, "only the supervisor's own exec"); // 16 operations
+        assertStrictEquals(ancestor.stdout.trim(), "/.stn/supervisor-v1");
+        assertStrictEquals(created, 1, "only the supervisor's own exec"); // 16 operations
       } else {
-        assert.doesNotMatch(ancestor.stdout, /supervisor/);
-        assert.ok(created >= 16, `${created} execs for 16 operations`);
+        assertNotMatch(ancestor.stdout, /supervisor/);
+        assert(created >= 16, `${created} execs for 16 operations`);
       }
       // The supervisor is root's and read-only, in root's directory: the sandbox user cannot replace it.
       const stat = await backend.exec(id, {
         ...EXEC,
         cmd: "stat -c '%u:%g %a' /.stn /.stn/supervisor-v1; touch /.stn/x 2>&1 || echo refused",
       });
-      assert.match(stat.stdout, /^0:0 755\n0:0 555\n.*Permission denied\nrefused\n$/);
+      assertMatch(stat.stdout, /^0:0 755\n0:0 555\n.*Permission denied\nrefused\n$/);
     } finally {
       await backend.destroy(id);
     }
@@ -86,21 +93,21 @@ Deno.test("sandbox channel: a command that kills the supervisor fails, leaves no
       await sleep(200);
       const killer = backend.exec(id, { ...EXEC, cmd: `kill -9 ${pid}; sleep 333` });
       for (const lost of [running, killer]) {
-        await assert.rejects(lost, (e: StationError) => {
-          assert.equal(e.code, "sandbox_channel_lost");
-          assert.equal(e.status, 503);
+        await assertRejectsWith(lost, (e: StationError) => {
+          assertStrictEquals(e.code, "sandbox_channel_lost");
+          assertStrictEquals(e.status, 503);
           return true;
         });
       }
       // Over docker exec now (no supervisor above it), and nothing of the channel is left running.
       const after = await backend.exec(id, { ...EXEC, cmd: `${GRANDPARENT}; echo; ps -o args` });
-      assert.doesNotMatch(after.stdout, /supervisor|sleep 33/);
-      assert.ok(logs.some((l) => /sandbox channel lost, using docker exec/.test(l)), logs.join("\n"));
+      assertNotMatch(after.stdout, /supervisor|sleep 33/);
+      assert(logs.some((l) => /sandbox channel lost, using docker exec/.test(l)), logs.join("\n"));
 
       await sleep(1_100);
       const back = await backend.exec(id, { ...EXEC, cmd: GRANDPARENT });
-      assert.equal(back.stdout.trim(), "/.stn/supervisor-v1");
-      assert.ok(logs.some((l) => /sandbox channel back/.test(l)), logs.join("\n"));
+      assertStrictEquals(back.stdout.trim(), "/.stn/supervisor-v1");
+      assert(logs.some((l) => /sandbox channel back/.test(l)), logs.join("\n"));
     });
   } finally {
     await backend.destroy(id);
@@ -112,12 +119,12 @@ Deno.test("sandbox channel: a command that kills the process watching it fails a
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("channel_shim") });
   try {
     await withLogs(async () => {
-      await assert.rejects(
+      await assertRejectsWith(
         backend.exec(id, { ...EXEC, cmd: "sleep 341 >/dev/null 2>&1 & kill -9 $PPID; echo gone" }),
         (e: StationError) => e.code === "sandbox_channel_lost",
       );
       const ps = await backend.exec(id, { ...EXEC, cmd: "ps -o args" });
-      assert.doesNotMatch(ps.stdout, /sleep 341|supervisor/);
+      assertNotMatch(ps.stdout, /sleep 341|supervisor/);
     });
   } finally {
     await backend.destroy(id);
@@ -133,13 +140,13 @@ Deno.test("sandbox channel: a container made without the supervisor (an older st
     await asRoot(id, "rm -f /.stn/supervisor-v1");
     const fresh = testBackend(CHANNEL);
     await withLogs(async (logs) => {
-      assert.equal((await fresh.exec(id, { ...EXEC, cmd: "ls -A /.stn" })).stdout, "");
+      assertStrictEquals((await fresh.exec(id, { ...EXEC, cmd: "ls -A /.stn" })).stdout, "");
       await everyOperation(fresh, id);
       await everyOperation(fresh, id);
       const down = logs.filter((l) => /sandbox channel down, using docker exec/.test(l));
-      assert.equal(down.length, 1, logs.join("\n"));
-      assert.match(down[0], /no usable \/\.stn\/supervisor-v1/);
-      assert.doesNotMatch((await fresh.exec(id, { ...EXEC, cmd: GRANDPARENT })).stdout, /supervisor/);
+      assertStrictEquals(down.length, 1, logs.join("\n"));
+      assertMatch(down[0], /no usable \/\.stn\/supervisor-v1/);
+      assertNotMatch((await fresh.exec(id, { ...EXEC, cmd: GRANDPARENT })).stdout, /supervisor/);
     }).finally(() => fresh.close());
   } finally {
     await backend.destroy(id);
@@ -152,39 +159,42 @@ testInBothModes(
     const backend = testBackend(mode);
     const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("refusals") });
     const code = (expected: string) => (e: StationError) => {
-      assert.equal(e.code, expected, e.message);
+      assertStrictEquals(e.code, expected, e.message);
       return true;
     };
     try {
       await backend.writeFile(id, "keep.txt", new TextEncoder().encode("old"), 3);
       // A streamed write with fewer or more bytes than announced fails and leaves the old file.
       const chunks = (n: number) => Readable.from([new Uint8Array(n).fill(120)]);
-      await assert.rejects(backend.writeFile(id, "keep.txt", chunks(2), 5), code("size_mismatch"));
-      await assert.rejects(backend.writeFile(id, "keep.txt", chunks(9), 5), code("size_mismatch"));
-      assert.equal((await readAll((await backend.readFile(id, "keep.txt", 10)).stream)).toString(), "old");
+      await assertRejectsWith(backend.writeFile(id, "keep.txt", chunks(2), 5), code("size_mismatch"));
+      await assertRejectsWith(backend.writeFile(id, "keep.txt", chunks(9), 5), code("size_mismatch"));
+      assertStrictEquals(
+        (await readAll((await backend.readFile(id, "keep.txt", 10)).stream)).toString(),
+        "old",
+      );
       await backend.writeFile(id, "empty", new Uint8Array(0), 0);
       const empty = await backend.readFile(id, "empty", 10);
-      assert.deepEqual([empty.size, (await readAll(empty.stream)).length], [0, 0]);
+      assertEquals([empty.size, (await readAll(empty.stream)).length], [0, 0]);
 
       await backend.exec(id, { ...EXEC, cmd: "mkdir -p d/e; echo x > secret; chmod 000 secret" });
-      await assert.rejects(backend.readFile(id, "secret", 10), (e: StationError) => {
-        assert.deepEqual([e.code, e.status], ["file_unreadable", 403]);
+      await assertRejectsWith(backend.readFile(id, "secret", 10), (e: StationError) => {
+        assertEquals([e.code, e.status], ["file_unreadable", 403]);
         return true;
       });
-      await assert.rejects(backend.list(id, "keep.txt", false), code("not_a_directory"));
-      await assert.rejects(backend.list(id, "nowhere", false), code("file_not_found"));
-      await assert.rejects(backend.delete(id, "d", false), (e: StationError) => {
-        assert.equal(e.code, "is_a_directory");
-        assert.match(e.hint ?? "", /recursive/);
+      await assertRejectsWith(backend.list(id, "keep.txt", false), code("not_a_directory"));
+      await assertRejectsWith(backend.list(id, "nowhere", false), code("file_not_found"));
+      await assertRejectsWith(backend.delete(id, "d", false), (e: StationError) => {
+        assertStrictEquals(e.code, "is_a_directory");
+        assertMatch(e.hint ?? "", /recursive/);
         return true;
       });
-      await assert.rejects(backend.delete(id, "/workspace", true), code("path_outside_workspace"));
-      await assert.rejects(backend.writeFile(id, "d", new Uint8Array(1), 1), code("is_a_directory"));
-      await assert.rejects(backend.delete(id, "nowhere", false), code("file_not_found"));
+      await assertRejectsWith(backend.delete(id, "/workspace", true), code("path_outside_workspace"));
+      await assertRejectsWith(backend.writeFile(id, "d", new Uint8Array(1), 1), code("is_a_directory"));
+      await assertRejectsWith(backend.delete(id, "nowhere", false), code("file_not_found"));
       const missing = await backend.exec(id, { ...EXEC, cmd: ["no-such-program"] });
       // The one difference: the supervisor answers a shell's 127 (command not found), the engine 126.
-      assert.equal(missing.exit_code, mode.channel ? 127 : 126);
-      assert.match(missing.stdout + missing.stderr, /no-such-program/);
+      assertStrictEquals(missing.exit_code, mode.channel ? 127 : 126);
+      assertMatch(missing.stdout + missing.stderr, /no-such-program/);
     } finally {
       await backend.destroy(id);
     }

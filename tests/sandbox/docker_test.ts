@@ -1,4 +1,10 @@
-import assert from "node:assert/strict";
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertRejectsWith,
+  assertStrictEquals,
+} from "../helpers/assert.ts";
 import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
 import type { StationError } from "../../src/errors.ts";
@@ -17,34 +23,34 @@ testInBothModes(
     try {
       const info = await backend.docker.getContainer(id).inspect();
       // One mount from the engine: the supervisor's anonymous volume; nothing from the host.
-      assert.deepEqual(info.Mounts.map((m) => [m.Type, m.Destination, m.Driver]), [[
+      assertEquals(info.Mounts.map((m) => [m.Type, m.Destination, m.Driver]), [[
         "volume",
         "/.stn",
         "local",
       ]]);
-      assert.equal(info.HostConfig.Binds, null);
+      assertStrictEquals(info.HostConfig.Binds, null);
       // Writes go only to /workspace and /tmp, size-capped tmpfs (sandbox.disk_mb, sandbox.tmp_mb).
-      assert.equal(info.HostConfig.ReadonlyRootfs, true);
-      assert.deepEqual(Object.keys(info.HostConfig.Tmpfs ?? {}).sort(), ["/tmp", "/workspace"]);
-      assert.match(info.HostConfig.Tmpfs!["/workspace"], /^size=1024m,/);
-      assert.match(info.HostConfig.Tmpfs!["/tmp"], /^size=256m,/);
-      assert.equal(info.HostConfig.LogConfig?.Type, "none");
-      assert.equal(info.HostConfig.NetworkMode, "none");
-      assert.equal(info.Config.User, "1000:1000");
-      assert.deepEqual(info.HostConfig.CapDrop, ["ALL"]);
-      assert.deepEqual(info.HostConfig.SecurityOpt, ["no-new-privileges"]);
-      assert.equal(info.HostConfig.Privileged, false);
-      assert.equal(info.HostConfig.PidsLimit, 256);
+      assertStrictEquals(info.HostConfig.ReadonlyRootfs, true);
+      assertEquals(Object.keys(info.HostConfig.Tmpfs ?? {}).sort(), ["/tmp", "/workspace"]);
+      assertMatch(info.HostConfig.Tmpfs!["/workspace"], /^size=1024m,/);
+      assertMatch(info.HostConfig.Tmpfs!["/tmp"], /^size=256m,/);
+      assertStrictEquals(info.HostConfig.LogConfig?.Type, "none");
+      assertStrictEquals(info.HostConfig.NetworkMode, "none");
+      assertStrictEquals(info.Config.User, "1000:1000");
+      assertEquals(info.HostConfig.CapDrop, ["ALL"]);
+      assertEquals(info.HostConfig.SecurityOpt, ["no-new-privileges"]);
+      assertStrictEquals(info.HostConfig.Privileged, false);
+      assertStrictEquals(info.HostConfig.PidsLimit, 256);
       // memory_mb for the processes, plus what /workspace, /tmp and /dev/shm (64 MiB) may hold in RAM.
-      assert.equal(info.HostConfig.Memory, (2048 + 1024 + 256 + 64) * 1024 ** 2);
-      assert.equal(info.HostConfig.NanoCpus, 2e9);
-      assert.equal(info.Config.Labels["dev.stn.managed"], "true");
-      assert.equal(info.Config.Labels["dev.stn.session"], labels["dev.stn.session"]);
+      assertStrictEquals(info.HostConfig.Memory, (2048 + 1024 + 256 + 64) * 1024 ** 2);
+      assertStrictEquals(info.HostConfig.NanoCpus, 2e9);
+      assertStrictEquals(info.Config.Labels["dev.stn.managed"], "true");
+      assertStrictEquals(info.Config.Labels["dev.stn.session"], labels["dev.stn.session"]);
       // Commands run as the non-root user, who owns /workspace.
       const who = await backend.exec(id, { ...EXEC, cmd: "id -u; stat -c '%u:%g' /workspace; pwd" });
-      assert.equal(who.stdout, "1000\n1000:1000\n/workspace\n");
+      assertStrictEquals(who.stdout, "1000\n1000:1000\n/workspace\n");
       const net = await backend.exec(id, { ...EXEC, cmd: "ls /sys/class/net" });
-      assert.equal(net.stdout.trim(), "lo");
+      assertStrictEquals(net.stdout.trim(), "lo");
     } finally {
       await backend.destroy(id);
     }
@@ -57,13 +63,13 @@ testInBothModes("docker backend: write, read, list and delete through the engine
   try {
     await backend.writeFile(id, "a/b/hello.txt", new TextEncoder().encode("hello world"), 11);
     const cat = await backend.exec(id, { ...EXEC, cmd: ["cat", "/workspace/a/b/hello.txt"] });
-    assert.equal(cat.stdout, "hello world");
+    assertStrictEquals(cat.stdout, "hello world");
     const owner = await backend.exec(id, { ...EXEC, cmd: "stat -c '%u %a' a a/b a/b/hello.txt" });
-    assert.equal(owner.stdout, "1000 755\n1000 755\n1000 644\n");
+    assertStrictEquals(owner.stdout, "1000 755\n1000 755\n1000 644\n");
 
     const read = await backend.readFile(id, "/workspace/a/b/hello.txt", 1024);
-    assert.equal(read.size, 11);
-    assert.equal((await readAll(read.stream)).toString(), "hello world");
+    assertStrictEquals(read.size, 11);
+    assertStrictEquals((await readAll(read.stream)).toString(), "hello world");
 
     // A streamed write of 3 MiB comes back byte for byte.
     const big = Buffer.alloc(3 * 1024 * 1024);
@@ -75,30 +81,33 @@ testInBothModes("docker backend: write, read, list and delete through the engine
       big.length,
     );
     const back = await backend.readFile(id, "big.bin", big.length);
-    assert.ok((await readAll(back.stream)).equals(big));
+    assert((await readAll(back.stream)).equals(big));
 
-    await assert.rejects(
+    await assertRejectsWith(
       backend.readFile(id, "big.bin", 1024),
       (e: StationError) => e.code === "file_too_large",
     );
-    await assert.rejects(
+    await assertRejectsWith(
       backend.readFile(id, "missing.txt", 1024),
       (e: StationError) => e.code === "file_not_found",
     );
-    await assert.rejects(backend.readFile(id, "a", 1024), (e: StationError) => e.code === "is_a_directory");
+    await assertRejectsWith(
+      backend.readFile(id, "a", 1024),
+      (e: StationError) => e.code === "is_a_directory",
+    );
 
     const top = await backend.list(id, ".", false);
-    assert.deepEqual(top.map((e) => [e.path, e.type]), [["a", "dir"], ["big.bin", "file"]]);
+    assertEquals(top.map((e) => [e.path, e.type]), [["a", "dir"], ["big.bin", "file"]]);
     const all = await backend.list(id, "/workspace", true);
-    assert.deepEqual(all.map((e) => e.path), ["a", "a/b", "a/b/hello.txt", "big.bin"]);
-    assert.equal(all.find((e) => e.path === "a/b/hello.txt")?.size, 11);
-    assert.equal(all.find((e) => e.path === "a/b/hello.txt")?.mode, "644");
+    assertEquals(all.map((e) => e.path), ["a", "a/b", "a/b/hello.txt", "big.bin"]);
+    assertStrictEquals(all.find((e) => e.path === "a/b/hello.txt")?.size, 11);
+    assertStrictEquals(all.find((e) => e.path === "a/b/hello.txt")?.mode, "644");
 
-    await assert.rejects(backend.delete(id, "a", false), (e: StationError) => e.code === "is_a_directory");
+    await assertRejectsWith(backend.delete(id, "a", false), (e: StationError) => e.code === "is_a_directory");
     await backend.delete(id, "a", true);
     await backend.delete(id, "big.bin", false);
-    assert.deepEqual(await backend.list(id, ".", true), []);
-    await assert.rejects(backend.delete(id, "a", true), (e: StationError) => e.code === "file_not_found");
+    assertEquals(await backend.list(id, ".", true), []);
+    await assertRejectsWith(backend.delete(id, "a", true), (e: StationError) => e.code === "file_not_found");
   } finally {
     await backend.destroy(id);
   }
@@ -131,8 +140,8 @@ testInBothModes("docker backend: every path-escape attempt is rejected, none rem
         ["exec cwd", () => backend.exec(id, { ...EXEC, cmd: ["true"], cwd: path })],
       ];
       for (const [op, run] of ops) {
-        await assert.rejects(run(), (e: StationError) => {
-          assert.equal(e.code, "path_outside_workspace", `${op} ${JSON.stringify(path)}: ${e.message}`);
+        await assertRejectsWith(run(), (e: StationError) => {
+          assertStrictEquals(e.code, "path_outside_workspace", `${op} ${JSON.stringify(path)}: ${e.message}`);
           return true;
         });
       }
@@ -142,8 +151,8 @@ testInBothModes("docker backend: every path-escape attempt is rejected, none rem
       ...EXEC,
       cmd: "cat /etc/passwd /tmp/x 2>/dev/null; ls -A /workspace",
     });
-    assert.ok(!passwd.stdout.split("\n").includes("x"));
-    assert.deepEqual(await backend.list(id, ".", true), []);
+    assert(!passwd.stdout.split("\n").includes("x"));
+    assertEquals(await backend.list(id, ".", true), []);
     // Symlinks planted by the sandbox user: reading through one cannot reach a file only root may
     // read (the engine reads as root), and writing through one replaces the link with a directory.
     const root = await backend.docker.getContainer(id).exec({
@@ -152,22 +161,22 @@ testInBothModes("docker backend: every path-escape attempt is rejected, none rem
     });
     await new Promise((resolve) => root.start({}, (_e, stream) => stream?.on("end", resolve).resume()));
     await backend.exec(id, { ...EXEC, cmd: "ln -s / up; ln -s /secret s; ln -s /rootdir rd" });
-    await assert.rejects(backend.readFile(id, "up/secret", 1024), (e: StationError) => {
-      assert.equal(e.code, "path_outside_workspace");
-      assert.match(e.message, /is a symlink \(to \/\)/);
+    await assertRejectsWith(backend.readFile(id, "up/secret", 1024), (e: StationError) => {
+      assertStrictEquals(e.code, "path_outside_workspace");
+      assertMatch(e.message, /is a symlink \(to \/\)/);
       return true;
     });
-    await assert.rejects(backend.readFile(id, "s", 1024), (e: StationError) => e.code === "not_a_file");
+    await assertRejectsWith(backend.readFile(id, "s", 1024), (e: StationError) => e.code === "not_a_file");
     await backend.writeFile(id, "rd/x.txt", one, 1);
     const after = await backend.exec(id, { ...EXEC, cmd: "ls -A /rootdir; stat -c %F /workspace/rd" });
-    assert.equal(after.stdout, "directory\n");
+    assertStrictEquals(after.stdout, "directory\n");
     await backend.delete(id, "up", false);
     await backend.delete(id, "s", false);
     await backend.delete(id, "rd", true);
 
     // Inside-the-workspace `..` that stays inside is fine.
     await backend.writeFile(id, "a/../inside.txt", one, 1);
-    assert.deepEqual((await backend.list(id, ".", false)).map((e) => e.path), ["inside.txt"]);
+    assertEquals((await backend.list(id, ".", false)).map((e) => e.path), ["inside.txt"]);
   } finally {
     await backend.destroy(id);
   }
@@ -184,12 +193,12 @@ testInBothModes("docker backend: exec argv/shell, cwd, env, exit codes and outpu
       cwd: "sub",
       env: { GREETING: "hi" },
     });
-    assert.equal(argv.exit_code, 7);
-    assert.equal(argv.stdout, "hi /workspace/sub\n");
-    assert.equal(argv.stderr, "oops\n");
-    assert.equal(argv.truncated, false);
+    assertStrictEquals(argv.exit_code, 7);
+    assertStrictEquals(argv.stdout, "hi /workspace/sub\n");
+    assertStrictEquals(argv.stderr, "oops\n");
+    assertStrictEquals(argv.truncated, false);
     const shell = await backend.exec(id, { ...EXEC, cmd: "ls | wc -l" });
-    assert.equal(shell.stdout.trim(), "1");
+    assertStrictEquals(shell.stdout.trim(), "1");
 
     const streamed: string[] = [];
     const big = await backend.exec(id, {
@@ -198,13 +207,13 @@ testInBothModes("docker backend: exec argv/shell, cwd, env, exit codes and outpu
       cmd: "head -c 5000 /dev/zero | tr '\\0' a; echo done >&2",
       onOutput: (stream, chunk) => streamed.push(stream + ":" + chunk.length),
     });
-    assert.equal(big.exit_code, 0);
-    assert.equal(big.stdout.length, 1000);
-    assert.equal(big.stdout_truncated, true);
-    assert.equal(big.truncated, true);
-    assert.equal(big.stderr, "done\n");
-    assert.equal(big.stderr_truncated, false);
-    assert.ok(streamed.length > 0);
+    assertStrictEquals(big.exit_code, 0);
+    assertStrictEquals(big.stdout.length, 1000);
+    assertStrictEquals(big.stdout_truncated, true);
+    assertStrictEquals(big.truncated, true);
+    assertStrictEquals(big.stderr, "done\n");
+    assertStrictEquals(big.stderr_truncated, false);
+    assert(streamed.length > 0);
   } finally {
     await backend.destroy(id);
   }
@@ -223,10 +232,10 @@ testInBothModes("docker backend: timeout and cancel kill the command inside the 
       timeoutMs: 500,
       cmd: "sleep 301 & sleep 302; echo never",
     });
-    assert.equal(timed.timed_out, true);
-    assert.equal(timed.exit_code, 124);
-    assert.equal(timed.stdout, "");
-    assert.equal(await running("sleep 30"), 0);
+    assertStrictEquals(timed.timed_out, true);
+    assertStrictEquals(timed.exit_code, 124);
+    assertStrictEquals(timed.stdout, "");
+    assertStrictEquals(await running("sleep 30"), 0);
 
     const controller = new AbortController();
     const started = backend.exec(id, {
@@ -235,17 +244,17 @@ testInBothModes("docker backend: timeout and cancel kill the command inside the 
       signal: controller.signal,
     });
     await sleep(300);
-    assert.equal(await running("sleep 30"), 3); // sh, and both sleeps
+    assertStrictEquals(await running("sleep 30"), 3); // sh, and both sleeps
     controller.abort();
-    await assert.rejects(started, (e: StationError) => e.code === "exec_canceled");
-    assert.equal(await running("sleep 30"), 0);
+    await assertRejectsWith(started, (e: StationError) => e.code === "exec_canceled");
+    assertStrictEquals(await running("sleep 30"), 0);
     // The orphans of the killed shells were reaped by PID 1: no zombies pile up against the pids limit.
     await sleep(200);
     const zombies = await backend.exec(id, {
       ...EXEC,
       cmd: "cat /proc/[0-9]*/stat | cut -d' ' -f3 | grep -c Z",
     });
-    assert.equal(zombies.stdout.trim(), "0");
+    assertStrictEquals(zombies.stdout.trim(), "0");
   } finally {
     await backend.destroy(id);
   }
@@ -260,7 +269,7 @@ testInBothModes(
       const code = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n";
       await backend.writeFile(id, "main.py", new TextEncoder().encode(code), code.length);
       const res = await backend.exec(id, { ...EXEC, cmd: ["python3", "main.py", "2", "40"] });
-      assert.equal(res.stdout, "42\n");
+      assertStrictEquals(res.stdout, "42\n");
     } finally {
       await backend.destroy(id);
     }
@@ -269,10 +278,10 @@ testInBothModes(
 
 Deno.test("docker backend: a missing image that cannot be pulled names the image and how to provide one", async () => {
   const backend = testBackend();
-  await assert.rejects(backend.ensureImage("stn-test/does-not-exist:1"), (e: StationError) => {
-    assert.equal(e.code, "image_unavailable");
-    assert.match(e.message, /stn-test\/does-not-exist:1/);
-    assert.match(e.hint ?? "", /sandbox\.images/);
+  await assertRejectsWith(backend.ensureImage("stn-test/does-not-exist:1"), (e: StationError) => {
+    assertStrictEquals(e.code, "image_unavailable");
+    assertMatch(e.message, /stn-test\/does-not-exist:1/);
+    assertMatch(e.hint ?? "", /sandbox\.images/);
     return true;
   });
   await backend.ensureImage(BUSYBOX);

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "../helpers/assert.ts";
 import { stationId } from "../../src/sandbox/ledger.ts";
 import { SandboxService } from "../../src/sandbox/service.ts";
 import { startTestStation } from "../helpers/station.ts";
@@ -26,18 +26,18 @@ testInBothModes(
     try {
       await sandbox.pool.filled();
       const [ready] = (await pooled()).filter((c) => sandbox.pool.holds(c.id));
-      assert.ok(ready, "one container waits in the pool");
+      assert(ready, "one container waits in the pool");
 
       // An open without a network takes it; it runs commands as the sandbox user like a cold one.
       const { session } = await sandbox.open({});
-      assert.equal(session.container_id, ready.id);
-      assert.equal(sandbox.pool.holds(ready.id), false);
+      assertStrictEquals(session.container_id, ready.id);
+      assertStrictEquals(sandbox.pool.holds(ready.id), false);
       const who = await sandbox.exec(session.id, { cmd: "id -u && cat /proc/1/status | grep CapEff" });
-      assert.equal(who.exit_code, 0);
-      assert.match(who.stdout, /^1000\n/);
-      assert.match(who.stdout, /CapEff:\s+0+\n/);
+      assertStrictEquals(who.exit_code, 0);
+      assertMatch(who.stdout, /^1000\n/);
+      assertMatch(who.stdout, /CapEff:\s+0+\n/);
       await sandbox.pool.filled();
-      assert.deepEqual(sandbox.pool.counts(), { [image]: 1 }, "the pool refilled");
+      assertEquals(sandbox.pool.counts(), { [image]: 1 }, "the pool refilled");
 
       // A crash leaves the pool's ready container behind: the next start's recovery removes it and keeps
       // the session's container, which the ledger records.
@@ -45,17 +45,17 @@ testInBothModes(
       const restarted = new SandboxService(sandbox.backend, db, files, sandbox.config, stationId(db));
       const leftover = (await pooled()).find((c) => sandbox.pool.holds(c.id))!;
       const report = await restarted.recover();
-      assert.deepEqual(report.adopted, [session.id]);
-      assert.ok(report.removed.includes("pool"));
-      assert.deepEqual((await pooled()).map((c) => c.id).filter((id) => id === leftover.id), []);
+      assertEquals(report.adopted, [session.id]);
+      assert(report.removed.includes("pool"));
+      assertEquals((await pooled()).map((c) => c.id).filter((id) => id === leftover.id), []);
 
       // stop() removes what is still waiting, with its volume: only the taken container's is left.
       await sandbox.pool.filled();
       await sandbox.stop();
-      assert.deepEqual((await pooled()).filter((c) => c.id !== session.container_id), []);
+      assertEquals((await pooled()).filter((c) => c.id !== session.container_id), []);
       const station = { "dev.stn.station": stationId(db) };
       const taken = await testBackend().docker.getContainer(session.container_id).inspect();
-      assert.deepEqual(
+      assertEquals(
         await labelledVolumes({ ...station, "dev.stn.session": "pool" }),
         taken.Mounts.map((m) => m.Name),
       );

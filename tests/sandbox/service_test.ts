@@ -1,4 +1,10 @@
-import assert from "node:assert/strict";
+import {
+  assert,
+  assertEquals,
+  assertNotStrictEquals,
+  assertRejectsWith,
+  assertStrictEquals,
+} from "../helpers/assert.ts";
 import type { StationError } from "../../src/errors.ts";
 import {
   callTool,
@@ -28,28 +34,28 @@ testInBothModes(
         sandbox.open({ scope: "workflow", run_id: "run_1" }),
         sandbox.open({ scope: "workflow", run_id: "run_1" }),
       ]);
-      assert.equal(a.session.id, b.session.id);
-      assert.deepEqual([a.created, b.created].sort(), [false, true]);
+      assertStrictEquals(a.session.id, b.session.id);
+      assertEquals([a.created, b.created].sort(), [false, true]);
       const other = await sandbox.open({ scope: "workflow", run_id: "run_2" });
-      assert.notEqual(other.session.id, a.session.id);
+      assertNotStrictEquals(other.session.id, a.session.id);
       const agent = await sandbox.open({ scope: "agent" });
-      assert.notEqual(agent.session.id, a.session.id);
+      assertNotStrictEquals(agent.session.id, a.session.id);
 
       const info = await sandbox.backend.listManaged({ "dev.stn.session": a.session.id });
-      assert.equal(info[0].labels["dev.stn.scope"], "workflow");
-      assert.equal(info[0].labels["dev.stn.run"], "run_1");
-      assert.ok(!Number.isNaN(Date.parse(info[0].labels["dev.stn.created_at"])));
+      assertStrictEquals(info[0].labels["dev.stn.scope"], "workflow");
+      assertStrictEquals(info[0].labels["dev.stn.run"], "run_1");
+      assert(!Number.isNaN(Date.parse(info[0].labels["dev.stn.created_at"])));
 
       // Publishing from a run's session defaults to runs/<run>/output/<name>.
       await sandbox.writeFile(a.session.id, "out/report.txt", new TextEncoder().encode("done"), 4);
       const published = await sandbox.publish(a.session.id, "out/report.txt");
-      assert.equal(published.key, "runs/run_1/output/report.txt");
-      assert.equal(published.metadata.sandbox_id, a.session.id);
+      assertStrictEquals(published.key, "runs/run_1/output/report.txt");
+      assertStrictEquals(published.metadata.sandbox_id, a.session.id);
 
       await sandbox.closeRun("run_1");
-      assert.equal(sandbox.list(true).find((s) => s.id === a.session.id)?.close_reason, "run_ended");
-      assert.deepEqual(await sandbox.backend.listManaged({ "dev.stn.session": a.session.id }), []);
-      await assert.rejects(
+      assertStrictEquals(sandbox.list(true).find((s) => s.id === a.session.id)?.close_reason, "run_ended");
+      assertEquals(await sandbox.backend.listManaged({ "dev.stn.session": a.session.id }), []);
+      await assertRejectsWith(
         sandbox.open({ scope: "workflow" }),
         (e: StationError) => e.code === "run_id_required",
       );
@@ -72,12 +78,12 @@ testInBothModes(
       const later = Date.now() + 3_600_000;
       await sandbox.exec(busy.id, { cmd: "true" });
       const reaped = await sandbox.reapIdle(later);
-      assert.deepEqual(reaped.sort(), [busy.id, idle.id].sort(), "both are idle an hour later");
-      assert.deepEqual(sandbox.list(), []);
-      assert.equal(sandbox.list(true)[0].close_reason, "idle");
+      assertEquals(reaped.sort(), [busy.id, idle.id].sort(), "both are idle an hour later");
+      assertEquals(sandbox.list(), []);
+      assertStrictEquals(sandbox.list(true)[0].close_reason, "idle");
 
       const fresh = (await sandbox.open({})).session;
-      assert.deepEqual(await sandbox.reapIdle(), [], "a session just used is not reaped");
+      assertEquals(await sandbox.reapIdle(), [], "a session just used is not reaped");
       // One container removed by hand without its volume (`docker rm -f`, no -v); one stopped, which
       // took its in-memory /workspace with it.
       const stopped = (await sandbox.open({})).session;
@@ -86,19 +92,23 @@ testInBothModes(
       await docker.getContainer(fresh.container_id).remove({ force: true });
       await docker.getContainer(stopped.container_id).stop({ t: 0 });
       const station = { "dev.stn.station": stationId(t.station.ctx.db) };
-      assert.equal((await labelledVolumes(station)).length, 2, "the removed container's volume was left");
+      assertStrictEquals(
+        (await labelledVolumes(station)).length,
+        2,
+        "the removed container's volume was left",
+      );
       const report = await sandbox.recover();
-      assert.deepEqual(report.lost.sort(), [fresh.id, stopped.id].sort());
-      assert.deepEqual(report.adopted, []);
+      assertEquals(report.lost.sort(), [fresh.id, stopped.id].sort());
+      assertEquals(report.adopted, []);
       for (const lost of [fresh, stopped]) {
-        await assert.rejects(
+        await assertRejectsWith(
           sandbox.exec(lost.id, { cmd: "true" }),
           (e: StationError) =>
             e.code === "sandbox_closed" && e.status === 410 && /container_lost/.test(e.message),
         );
       }
-      assert.deepEqual(await sandbox.backend.listManaged(station), []);
-      assert.deepEqual(await labelledVolumes(station), []);
+      assertEquals(await sandbox.backend.listManaged(station), []);
+      assertEquals(await labelledVolumes(station), []);
     } finally {
       await removeStationContainers(t.home.path("station.db"));
       await t.close();
@@ -110,7 +120,7 @@ testInBothModes(
   "sandbox tools: JSON Schemas for a model, validated input, flagged truncation",
   async (mode) => {
     const defs = toolDefinitions();
-    assert.deepEqual(defs.map((d) => d.name), [
+    assertEquals(defs.map((d) => d.name), [
       "sandbox_run",
       "sandbox_open",
       "sandbox_exec",
@@ -127,15 +137,15 @@ testInBothModes(
       required: string[];
       properties: Record<string, unknown>;
     };
-    assert.equal(exec.type, "object");
-    assert.deepEqual(exec.required.sort(), ["cmd", "sandbox_id"]);
-    assert.ok("timeout_seconds" in exec.properties);
+    assertStrictEquals(exec.type, "object");
+    assertEquals(exec.required.sort(), ["cmd", "sandbox_id"]);
+    assert("timeout_seconds" in exec.properties);
 
     const t = await startTestStation({ configYaml: sandboxConfig(mode) });
     const ctx = { sandbox: t.station.ctx.sandbox! };
     try {
       const { session } = await ctx.sandbox.open({});
-      await assert.rejects(
+      await assertRejectsWith(
         callTool(sandboxExec, { sandbox_id: session.id }, ctx),
         (e: StationError) => e.code === "invalid_request" && /cmd/.test(e.message),
       );
@@ -145,7 +155,7 @@ testInBothModes(
         { sandbox_id: session.id, path: "t.txt", max_bytes: 4 },
         ctx,
       );
-      assert.deepEqual(part, {
+      assertEquals(part, {
         path: "t.txt",
         contents: "0123",
         size_bytes: 10,
@@ -154,7 +164,7 @@ testInBothModes(
       });
       await callTool(sandboxFsWrite, { sandbox_id: session.id, path: "b.bin", contents_b64: "/wA=" }, ctx);
       const bin = await callTool(sandboxFsRead, { sandbox_id: session.id, path: "b.bin" }, ctx);
-      assert.equal((bin as { contents_b64: string }).contents_b64, "/wA=");
+      assertStrictEquals((bin as { contents_b64: string }).contents_b64, "/wA=");
     } finally {
       await removeStationContainers(t.home.path("station.db"));
       await t.close();

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assertStrictEquals } from "../helpers/assert.ts";
 import type { StationError } from "../../src/errors.ts";
 import { readAll, testBackend, testInBothModes, testLabels } from "../sandbox/backend.ts";
 import { BUSYBOX } from "../sandbox/images.ts";
@@ -16,7 +16,10 @@ testInBothModes(
     const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("deadline") });
     try {
       await backend.writeFile(id, "data.txt", new TextEncoder().encode("data"), 4);
-      assert.equal((await readAll((await backend.readFile(id, "data.txt", 1024)).stream)).toString(), "data");
+      assertStrictEquals(
+        (await readAll((await backend.readFile(id, "data.txt", 1024)).stream)).toString(),
+        "data",
+      );
       const freezing = backend.exec(id, { cmd: FREEZER, timeoutMs: 60_000, maxOutputBytes: 1024 });
       freezing.catch(() => {});
 
@@ -33,7 +36,7 @@ testInBothModes(
           hung,
         ]);
       }
-      assert.equal(outcome, "504 sandbox_timeout");
+      assertStrictEquals(outcome, "504 sandbox_timeout");
     } finally {
       await backend.destroy(id);
     }

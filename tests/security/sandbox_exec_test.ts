@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../helpers/assert.ts";
 import { Buffer } from "node:buffer";
 import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { tempHome } from "../helpers/home.ts";
@@ -26,7 +26,7 @@ testInBothModes(
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
       });
-      assert.ok(out.status < 300, `${path}: ${out.status} ${out.code}`);
+      assert(out.status < 300, `${path}: ${out.status} ${out.code}`);
       return JSON.parse(new TextDecoder().decode(out.body));
     };
     try {
@@ -48,19 +48,19 @@ testInBothModes(
       ];
       for (const cmd of escapes) {
         const res = await exec(cmd, 3);
-        assert.equal(res.exit_code, 124, cmd);
-        assert.equal(res.timed_out, true, cmd);
-        assert.deepEqual(await survivors("sleep 30"), [], `still running after ${JSON.stringify(cmd)}`);
+        assertStrictEquals(res.exit_code, 124, cmd);
+        assertStrictEquals(res.timed_out, true, cmd);
+        assertEquals(await survivors("sleep 30"), [], `still running after ${JSON.stringify(cmd)}`);
       }
 
       // 1,000 random bytes: exact through the JSON result (base64), the SSE stream, the file API and the CLI.
       const written = await exec("head -c 1000 /dev/urandom > random.bin; cat random.bin");
-      assert.equal(written.exit_code, 0);
+      assertStrictEquals(written.exit_code, 0);
       const file = await request(`${api}/sandboxes/${id}/files/random.bin`, undefined);
       const bytes = Buffer.from(file.body!);
-      assert.equal(bytes.length, 1000);
-      assert.ok(written.stdout_b64 !== undefined, "binary stdout came back without its bytes");
-      assert.ok(Buffer.from(written.stdout_b64, "base64").equals(bytes), "stdout_b64 differs from the file");
+      assertStrictEquals(bytes.length, 1000);
+      assert(written.stdout_b64 !== undefined, "binary stdout came back without its bytes");
+      assert(Buffer.from(written.stdout_b64, "base64").equals(bytes), "stdout_b64 differs from the file");
 
       const sse = await request(`${api}/sandboxes/${id}/exec?stream=1`, undefined, {
         method: "POST",
@@ -70,7 +70,7 @@ testInBothModes(
       const chunks = new TextDecoder().decode(sse.body).split("\n\n")
         .filter((block) => block.startsWith("event: stdout"))
         .map((block) => JSON.parse(block.slice(block.indexOf("data: ") + 6)).data_b64 as string);
-      assert.ok(Buffer.concat(chunks.map((c) => Buffer.from(c, "base64"))).equals(bytes), "SSE bytes differ");
+      assert(Buffer.concat(chunks.map((c) => Buffer.from(c, "base64"))).equals(bytes), "SSE bytes differ");
 
       const cli = await new Deno.Command(Deno.execPath(), {
         args: [...STN_RUN_ARGS, MAIN, "sandbox", "exec", id, "--", "cat", "random.bin"],
@@ -78,12 +78,12 @@ testInBothModes(
         stdout: "piped",
         stderr: "piped",
       }).output();
-      assert.equal(cli.code, 0, new TextDecoder().decode(cli.stderr));
-      assert.ok(Buffer.from(cli.stdout).equals(bytes), "the CLI did not write the raw bytes");
+      assertStrictEquals(cli.code, 0, new TextDecoder().decode(cli.stderr));
+      assert(Buffer.from(cli.stdout).equals(bytes), "the CLI did not write the raw bytes");
       // Text output is unchanged: no base64 alongside it.
       const text = await exec("echo héllo");
-      assert.equal(text.stdout, "héllo\n");
-      assert.equal(text.stdout_b64, undefined);
+      assertStrictEquals(text.stdout, "héllo\n");
+      assertStrictEquals(text.stdout_b64, undefined);
 
       await request(`${api}/sandboxes/${id}`, undefined, { method: "DELETE" });
     } finally {

@@ -1,4 +1,5 @@
 import { testBackend } from "../sandbox/backend.ts";
+import { errorMessage } from "../../src/errors.ts";
 
 /** What one raw API read answered: status and error code, or the body and whether it was complete. */
 export interface ReadOutcome {
@@ -31,7 +32,7 @@ export async function request(
     res = await fetch(url, { ...init, headers, signal });
   } catch (err) {
     if (signal.aborted) return { status: 0, hung: true };
-    return { status: 0, unreachable: (err as Error).message };
+    return { status: 0, unreachable: errorMessage(err) };
   }
   if (res.status !== 200 && res.status !== 201) {
     const body = await res.json().catch(() => undefined) as

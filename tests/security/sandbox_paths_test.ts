@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertStrictEquals } from "../helpers/assert.ts";
 import { openSandbox, writeSandboxFile } from "../../src/client/sandboxes.ts";
 import type { SessionView } from "../../src/sandbox/service.ts";
 import { startTestStation } from "../helpers/station.ts";
@@ -60,7 +60,7 @@ testInBothModes(
         ];
         for (const [op, target, init] of ops) {
           const out = await request(target, undefined, init);
-          assert.deepEqual(
+          assertEquals(
             [out.status, out.code],
             [400, "path_outside_workspace"],
             `${op} ${JSON.stringify(path)}`,
@@ -70,14 +70,14 @@ testInBothModes(
 
       const exec = (cmd: string) => request(`${base}/exec`, undefined, json({ cmd }));
       for (const [plant, path, status, code] of LINKS) {
-        assert.equal((await exec(plant)).status, 200, plant);
+        assertStrictEquals((await exec(plant)).status, 200, plant);
         for (
           const out of [
             await request(url(path), undefined),
             await request(`${base}/publish`, undefined, json({ source: path, file_key: "probe/y" })),
           ]
         ) {
-          assert.deepEqual([out.status, out.code], [status, code], `${plant}: ${path}`);
+          assertEquals([out.status, out.code], [status, code], `${plant}: ${path}`);
         }
         if (code === "path_outside_workspace") {
           // Deleting through the link, or listing the linked directory, is refused the same way.
@@ -90,7 +90,7 @@ testInBothModes(
           ) {
             // (A link the sandbox user cannot even enter, like /proc/1/root, is simply not found.)
             const refused = [[400, "path_outside_workspace"], [404, "file_not_found"]];
-            assert.ok(
+            assert(
               refused.some(([st, c]) => out.status === st && out.code === c),
               `${plant}: ${out.code}`,
             );
@@ -99,17 +99,20 @@ testInBothModes(
       }
       // Nothing was written outside, nothing was published, and the workspace's own file still reads.
       const check = await exec("cat /etc/passwd /tmp/x 2>/dev/null | grep -c '^x$'; true");
-      assert.equal(JSON.parse(new TextDecoder().decode(check.body)).stdout, "0\n");
-      assert.equal((await request(`${t.client.baseUrl}/api/v1/files/probe/x`, undefined)).status, 404);
-      assert.equal((await request(`${t.client.baseUrl}/api/v1/files/probe/y`, undefined)).status, 404);
-      assert.equal(new TextDecoder().decode((await request(url("inside.txt"), undefined)).body), "inside");
+      assertStrictEquals(JSON.parse(new TextDecoder().decode(check.body)).stdout, "0\n");
+      assertStrictEquals((await request(`${t.client.baseUrl}/api/v1/files/probe/x`, undefined)).status, 404);
+      assertStrictEquals((await request(`${t.client.baseUrl}/api/v1/files/probe/y`, undefined)).status, 404);
+      assertStrictEquals(
+        new TextDecoder().decode((await request(url("inside.txt"), undefined)).body),
+        "inside",
+      );
       // HEAD answers the size and leaves no reader behind in the container (blocked on a full pipe).
       await exec("head -c 4000000 /dev/zero > big.bin");
       const head = await fetch(url("big.bin"), { method: "HEAD" });
-      assert.deepEqual([head.status, head.headers.get("content-length")], [200, "4000000"]);
+      assertEquals([head.status, head.headers.get("content-length")], [200, "4000000"]);
       await head.body?.cancel();
       const readers = await exec("sleep 1; ps -o args | grep -c '[h]ead -c'; true");
-      assert.equal(JSON.parse(new TextDecoder().decode(readers.body)).stdout, "0\n");
+      assertStrictEquals(JSON.parse(new TextDecoder().decode(readers.body)).stdout, "0\n");
     } finally {
       await removeStationContainers(t.home.path("station.db"));
       await t.close();

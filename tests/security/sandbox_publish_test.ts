@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertRejectsWith, assertStrictEquals } from "../helpers/assert.ts";
 import { downloadFile, uploadFile } from "../../src/client/files.ts";
 import { openSandbox, publishFile, writeSandboxFile } from "../../src/client/sandboxes.ts";
 import type { StationError } from "../../src/errors.ts";
@@ -15,9 +15,9 @@ testInBothModes(
     try {
       const content = async (key: string) => await (await downloadFile(t.client, key)).text();
       const refused = (status: number, code: string) => (e: StationError) => {
-        assert.equal(e.code, code, e.message);
-        assert.equal(e.status, status);
-        assert.ok(e.hint, "the refusal says what to do");
+        assertStrictEquals(e.code, code, e.message);
+        assertStrictEquals(e.status, status);
+        assert(e.hint, "the refusal says what to do");
         return true;
       };
       await uploadFile(t.client, new Blob([text("the user's upload")]).stream(), { key: "files/victim.txt" });
@@ -26,21 +26,24 @@ testInBothModes(
       const run = (await openSandbox(t.client, { scope: "workflow", run_id: "run_other" })).sandbox_id;
       await writeSandboxFile(t.client, agent, "out.txt", text("from the agent sandbox"));
       await writeSandboxFile(t.client, run, "out.txt", text("the other run's output"));
-      assert.equal((await publishFile(t.client, run, "out.txt")).file_key, "runs/run_other/output/out.txt");
+      assertStrictEquals(
+        (await publishFile(t.client, run, "out.txt")).file_key,
+        "runs/run_other/output/out.txt",
+      );
 
       // Existing keys outside the sandbox's scope: refused, with or without overwrite; nothing changes.
       for (const key of ["files/victim.txt", "runs/run_other/output/out.txt"]) {
         for (const overwrite of [undefined, true]) {
-          await assert.rejects(
+          await assertRejectsWith(
             publishFile(t.client, agent, "out.txt", key, overwrite),
             refused(403, "publish_scope_denied"),
           );
         }
       }
-      assert.equal(await content("files/victim.txt"), "the user's upload");
-      assert.equal(await content("runs/run_other/output/out.txt"), "the other run's output");
+      assertStrictEquals(await content("files/victim.txt"), "the user's upload");
+      assertStrictEquals(await content("runs/run_other/output/out.txt"), "the other run's output");
       // The agent tools follow the same rule.
-      await assert.rejects(
+      await assertRejectsWith(
         callTool(sandboxPublishFile, {
           sandbox_id: agent,
           source: "out.txt",
@@ -53,23 +56,23 @@ testInBothModes(
       );
 
       // A new key anywhere is fine; once it exists it is someone's file like any other.
-      assert.equal(
+      assertStrictEquals(
         (await publishFile(t.client, agent, "out.txt", "files/new.txt")).file_key,
         "files/new.txt",
       );
-      await assert.rejects(
+      await assertRejectsWith(
         publishFile(t.client, agent, "out.txt", "files/new.txt", true),
         refused(403, "publish_scope_denied"),
       );
 
       // Its own scope: replacing needs overwrite.
       const own = (await publishFile(t.client, agent, "out.txt")).file_key;
-      assert.equal(own, `sessions/${agent}/out.txt`);
+      assertStrictEquals(own, `sessions/${agent}/out.txt`);
       await writeSandboxFile(t.client, agent, "out.txt", text("second version"));
-      await assert.rejects(publishFile(t.client, agent, "out.txt"), refused(409, "file_exists"));
-      assert.equal(await content(own), "from the agent sandbox");
+      await assertRejectsWith(publishFile(t.client, agent, "out.txt"), refused(409, "file_exists"));
+      assertStrictEquals(await content(own), "from the agent sandbox");
       await publishFile(t.client, agent, "out.txt", undefined, true);
-      assert.equal(await content(own), "second version");
+      assertStrictEquals(await content(own), "second version");
       // A run's sandbox owns its run's outputs.
       await publishFile(t.client, run, "out.txt", undefined, true);
     } finally {

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertNotMatch, assertStrictEquals } from "../helpers/assert.ts";
 import { openSandbox } from "../../src/client/sandboxes.ts";
 import type { SessionView } from "../../src/sandbox/service.ts";
 import { startTestStation } from "../helpers/station.ts";
@@ -58,19 +58,19 @@ testInBothModes(
       }, () => bodies.length > 0 && outcomes.some((o) => o.status >= 400));
 
       const escapes = bodies.filter((b) => b !== "inside\n");
-      assert.deepEqual(escapes, [], "a read or publish returned something other than the workspace's file");
-      assert.equal(outcomes.filter((o) => o.hung).length, 0, "a request hung");
-      assert.deepEqual(outcomes.filter((o) => o.unreachable), [], "the server stopped answering");
+      assertEquals(escapes, [], "a read or publish returned something other than the workspace's file");
+      assertStrictEquals(outcomes.filter((o) => o.hung).length, 0, "a request hung");
+      assertEquals(outcomes.filter((o) => o.unreachable), [], "the server stopped answering");
       const failures = outcomes.filter((o) => o.status >= 500 || o.aborted);
-      assert.deepEqual(failures, [], "a request failed on the server's side");
+      assertEquals(failures, [], "a request failed on the server's side");
       // The race was real: some reads went through (the directory) and some were refused (the link).
-      assert.ok(bodies.length > 0, "no read succeeded");
+      assert(bodies.length > 0, "no read succeeded");
       const refused = outcomes.filter((o) => o.status >= 400).map((o) => o.code);
-      assert.ok(refused.length > 0, "no read was refused");
+      assert(refused.length > 0, "no read was refused");
       // file_unreadable: the swap landed between the reader's checks and its open, which then ran as the
       // sandbox user on the root-only /etc/shadow and was refused by the kernel (nothing was read).
       for (const code of refused) {
-        assert.ok(
+        assert(
           ["path_outside_workspace", "not_a_file", "file_not_found", "path_changed", "file_unreadable"]
             .includes(
               code!,
@@ -81,7 +81,7 @@ testInBothModes(
       const etc = await t.client.json<{ stdout: string }>("POST", `/api/v1/sandboxes/${id}/exec`, {
         body: { cmd: "ls /etc" },
       });
-      assert.doesNotMatch(etc.stdout, /probe/, "a write went through the link into /etc");
+      assertNotMatch(etc.stdout, /probe/, "a write went through the link into /etc");
       await t.client.json("DELETE", `/api/v1/sandboxes/${id}`);
       await swapping;
     } finally {

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertNotMatch, assertStrictEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { processAlive, startServe } from "../helpers/stn.ts";
 import { removeStationContainers, sandboxConfig, testInBothModes } from "../sandbox/backend.ts";
@@ -22,7 +22,7 @@ testInBothModes(
         headers: { "content-type": "application/json" },
         body: "{}",
       });
-      assert.equal(opened.status, 201);
+      assertStrictEquals(opened.status, 201);
       const id = (JSON.parse(new TextDecoder().decode(opened.body)) as { sandbox_id: string }).sandbox_id;
       const growing = request(`${api}/sandboxes/${id}/exec`, undefined, {
         method: "POST",
@@ -41,16 +41,16 @@ testInBothModes(
 
       const complete = outcomes.filter((o) => o.status === 200 && !o.aborted);
       const short = complete.filter((o) => o.body!.length !== o.announced);
-      assert.equal(short.length, 0, `${short.length} 200s were shorter than their Content-Length`);
-      assert.equal(outcomes.filter((o) => o.hung).length, 0, "a read hung");
-      assert.deepEqual(outcomes.filter((o) => o.unreachable), [], "the server stopped answering");
+      assertStrictEquals(short.length, 0, `${short.length} 200s were shorter than their Content-Length`);
+      assertStrictEquals(outcomes.filter((o) => o.hung).length, 0, "a read hung");
+      assertEquals(outcomes.filter((o) => o.unreachable), [], "the server stopped answering");
       const serverErrors = outcomes.filter((o) => o.status >= 500);
-      assert.deepEqual(serverErrors, [], "a read failed with a 5xx");
+      assertEquals(serverErrors, [], "a read failed with a 5xx");
       // The loop really raced the reads: some came back whole, and stn serve is still up and answering.
-      assert.ok(complete.length > 0, "no read completed");
-      assert.ok(processAlive(serve.child.pid), `stn serve died:\n${serve.stderr()}`);
-      assert.equal((await request(`${serve.url}/health`, undefined)).status, 200);
-      assert.doesNotMatch(serve.stderr(), /Uncaught|Unexpected end of data/);
+      assert(complete.length > 0, "no read completed");
+      assert(processAlive(serve.child.pid), `stn serve died:\n${serve.stderr()}`);
+      assertStrictEquals((await request(`${serve.url}/health`, undefined)).status, 200);
+      assertNotMatch(serve.stderr(), /Uncaught|Unexpected end of data/);
 
       await request(`${api}/sandboxes/${id}`, undefined, { method: "DELETE" });
       await growing;

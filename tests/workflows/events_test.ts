@@ -6,7 +6,7 @@ import { hookProblems } from "../../src/events/webhooks.ts";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { startTestStation, type TestStation } from "../helpers/station.ts";
 import { waitFor } from "../helpers/stn.ts";
-import { attempts, def, eventTypes, waitRun } from "./engine_helpers.ts";
+import { attempts, def, eventTypes, waitRun } from "./helpers.ts";
 
 const HOOK_SECRET = "s3cret-s3cret-s3cret";
 const CONFIG = `

@@ -2,7 +2,7 @@ import { StationError } from "../../src/errors.ts";
 import { startWorkflowRun } from "../../src/workflows/service.ts";
 import { assert, assertEquals, assertRejects } from "../helpers/assert.ts";
 import { startTestStation } from "../helpers/station.ts";
-import { def, waitRun } from "./engine_helpers.ts";
+import { def, waitRun } from "./helpers.ts";
 
 const hello = { id: "hello", states: [{ id: "say", type: "inject", data: { text: "hi ${name}" } }] };
 

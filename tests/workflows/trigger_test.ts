@@ -3,7 +3,7 @@ import type { RunView } from "../../src/workflows/engine/views.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { waitFor } from "../helpers/stn.ts";
-import { waitRun } from "./engine_helpers.ts";
+import { waitRun } from "./helpers.ts";
 
 const ECHO_TRIGGER = { id: "who", type: "transform", expression: "workflow.trigger" };
 

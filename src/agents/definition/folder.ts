@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { agentNameFromFile, parseAgent, type ParsedAgent, PROMPT_FILE } from "./load.ts";
 import { checkReferences, type ReferenceOptions } from "./references.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * Loading agents the way an environment holds them: every `agents/*.prompt` of a folder, checked
@@ -38,7 +39,7 @@ async function readAgent(path: string, options: FolderOptions): Promise<ParsedAg
       errors: [{
         code: "file_unreadable",
         path: "/",
-        message: `cannot read the file: ${(err as Error).message}`,
+        message: `cannot read the file: ${errorMessage(err)}`,
         hint: "check its permissions (and, for a symlink, its target)",
       }],
       warnings: [],

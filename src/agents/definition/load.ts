@@ -16,6 +16,7 @@ import {
 } from "../types.ts";
 import { FrontMatter, unknownKeys } from "./schema.ts";
 import { checkTemplate, splitSource } from "./source.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * One `.prompt` file → an AgentDefinition, or the issues that stop it (docs/design/agents.md#prompt-files).
@@ -120,7 +121,7 @@ async function toJsonSchema(
       issue: {
         code: "invalid_schema",
         path: pointer,
-        message: (err as Error).message,
+        message: errorMessage(err),
         hint: "Picoschema: `field: type, description` with types string, number, integer, boolean, any, " +
           "`field(array): type`, `field(object): {…}`, `field?` for optional; or a JSON Schema with `type`",
       },
@@ -161,7 +162,7 @@ async function outputSchema(fm: FrontMatter, raw: Record<string, unknown>) {
         issue: {
           code: "invalid_schema",
           path: "/output_schema",
-          message: `output_schema is not valid JSON: ${(err as Error).message}`,
+          message: `output_schema is not valid JSON: ${errorMessage(err)}`,
           hint:
             "output_schema is a JSON Schema written as a JSON string; or use `output: {format: json, schema: …}`",
         },

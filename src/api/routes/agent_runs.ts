@@ -127,12 +127,17 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       run: requireRun(ctx, id),
       done: ctx.agents.wait(id, c.req.raw.signal),
     });
-    const started = await startOnce(c, keys, keyed, replay, (claim) =>
-      ctx.agents.start({
-        ...request,
-        traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
-        claim,
-      }));
+    const started = await startOnce(c, {
+      keys,
+      keyed,
+      read: replay,
+      start: (claim) =>
+        ctx.agents.start({
+          ...request,
+          traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
+          claim,
+        }),
+    });
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
     return c.json(ctx.agentRuns.view(row, wait), 201);

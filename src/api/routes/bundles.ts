@@ -106,7 +106,7 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
       "content-type": GZIP,
       "content-disposition": `attachment; filename="${environment}.tar.gz"`,
       "x-bundle-sha256": hex(sha),
-    }) as never;
+    });
   });
   openapi(app, install, async (c) => {
     const query = c.req.valid("query");

@@ -7,6 +7,7 @@ import { within } from "../../lib/async.ts";
 import { isAuthorized } from "../../server/auth.ts";
 import type { StationContext } from "../../context.ts";
 import { json, openapi, router } from "../openapi.ts";
+import { errorMessage } from "../../errors.ts";
 
 async function natsHealth(ctx: StationContext): Promise<Health["nats"]> {
   const base = { url: ctx.nats.url, managed: ctx.nats.managed, ...(ctx.nats.bin && { bin: ctx.nats.bin }) };
@@ -17,7 +18,7 @@ async function natsHealth(ctx: StationContext): Promise<Health["nats"]> {
     });
     return { ...base, status: "ok", rtt_ms: Math.round(rtt * 100) / 100 };
   } catch (err) {
-    return { ...base, status: "down", error: (err as Error).message };
+    return { ...base, status: "down", error: errorMessage(err) };
   }
 }
 
@@ -25,7 +26,7 @@ function dbHealth(ctx: StationContext): Health["db"] {
   try {
     return { status: "ok", schema_version: schemaVersion(ctx.db) };
   } catch (err) {
-    return { status: "down", error: (err as Error).message };
+    return { status: "down", error: errorMessage(err) };
   }
 }
 

@@ -1,6 +1,7 @@
 /** GET /metrics: the station's Prometheus metrics, gauges read when scraped. */
 
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import type { StationContext } from "../../context.ts";
 import { processMetrics } from "../../telemetry/metrics.ts";
 import { CONTENT_TYPE, exposition, type Family, gauge } from "../../telemetry/prometheus.ts";
@@ -14,7 +15,7 @@ const metricsRoute = createRoute({
   responses: {
     200: {
       description: "every metric (docs/observability.md lists them)",
-      content: { "text/plain": { schema: { type: "string" as const } } },
+      content: { "text/plain": { schema: z.string() } },
     },
   },
 });
@@ -78,9 +79,10 @@ function perQueue(name: string, help: string, read: () => Map<string, number>): 
 export function metricsRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   const families = [...processMetrics, ...stationGauges(ctx)];
-  openapi(app, metricsRoute, async () => {
+  openapi(app, metricsRoute, async (c) => {
     const text = await exposition(families);
-    return new Response(text, { status: 200, headers: { "content-type": CONTENT_TYPE } }) as never;
+    // "Content-Type" as c.text spells it, so this one replaces its text/plain default.
+    return c.text(text, 200, { "Content-Type": CONTENT_TYPE });
   });
   return app;
 }

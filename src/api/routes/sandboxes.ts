@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { Buffer } from "node:buffer";
 import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import {
   DeletedPath,
   DeleteFileQuery,
@@ -33,7 +34,7 @@ import {
   WriteFileQuery,
   WrittenFile,
 } from "../../contract/sandboxes.ts";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import type { StationContext } from "../../context.ts";
 import { requireSandbox } from "../../sandbox/required.ts";
 import {
@@ -246,7 +247,7 @@ const publish = createRoute({
  */
 export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
-  const call = async (t: SandboxTool<any>, input: unknown, c: Context) =>
+  const call = async (t: SandboxTool, input: unknown, c: Context) =>
     await callTool(t, input, { sandbox: requireSandbox(ctx), signal: c.req.raw.signal });
 
   openapi(app, tools, (c) => c.json({ tools: toolDefinitions() }, 200));
@@ -308,9 +309,7 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
         await sse.writeSSE({ event: "result", data: JSON.stringify(result) });
       } catch (err) {
         await writes;
-        const e = err instanceof StationError
-          ? err
-          : new StationError("internal_error", (err as Error).message);
+        const e = err instanceof StationError ? err : new StationError("internal_error", errorMessage(err));
         await sse.writeSSE({ event: "error", data: JSON.stringify(e.toBody()) });
       }
     });
@@ -341,7 +340,13 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
     const body = c.req.raw.body;
     if (length !== undefined && body) {
       // Announced size: streamed straight into the container.
-      await sandbox.writeFile(id, path, Readable.fromWeb(body as never), Number(length), fileMode);
+      await sandbox.writeFile(
+        id,
+        path,
+        Readable.fromWeb(body as NodeReadableStream<Uint8Array>),
+        Number(length),
+        fileMode,
+      );
     } else {
       const bytes = new Uint8Array(await c.req.arrayBuffer());
       await sandbox.writeFile(id, path, bytes, bytes.length, fileMode);

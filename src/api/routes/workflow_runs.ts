@@ -29,13 +29,18 @@ type StartBody = z.output<typeof StartRunBody>;
 async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
   const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", body);
-  const run = await startOnce(c, keys, keyed, (id) => requireRun(ctx, id), (claim) =>
-    startWorkflowRun(ctx, {
-      ...body,
-      traceparent: c.req.header("traceparent"),
-      trigger: { type: body.trigger },
-      claim,
-    }));
+  const run = await startOnce(c, {
+    keys,
+    keyed,
+    read: (id) => requireRun(ctx, id),
+    start: (claim) =>
+      startWorkflowRun(ctx, {
+        ...body,
+        traceparent: c.req.header("traceparent"),
+        trigger: { type: body.trigger },
+        claim,
+      }),
+  });
   return runView(run);
 }
 

@@ -16,7 +16,7 @@ import {
   WorkflowVersionList,
   WorkflowVersionParam,
 } from "../../contract/workflows.ts";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
@@ -41,7 +41,7 @@ async function readDefinition(c: Context, defaultId?: string): Promise<Validatio
   try {
     body = JSON.parse(text);
   } catch (err) {
-    throw new StationError("invalid_json", `request body is not valid JSON: ${(err as Error).message}`, {
+    throw new StationError("invalid_json", `request body is not valid JSON: ${errorMessage(err)}`, {
       hint: "send the definition as JSON, or the YAML file with Content-Type: application/yaml",
     });
   }

@@ -93,7 +93,10 @@ export async function packEnvironment(
   };
   const pack = tar.pack();
   const entry = (path: string, bytes: Uint8Array) =>
-    pack.entry({ name: path, size: bytes.length, mode: 0o644, mtime: created, type: "file" }, bytes as never);
+    pack.entry(
+      { name: path, size: bytes.length, mode: 0o644, mtime: created, type: "file" },
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    );
   entry(MANIFEST, new TextEncoder().encode(JSON.stringify(manifest, null, 2) + "\n"));
   for (const f of files) entry(f.path, f.bytes);
   pack.finalize();

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import tar from "tar-stream";
 import { BundleManifest, type BundleServer } from "../../contract/bundles.ts";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { archiveContents, checkManifestContents } from "./contents.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST, unsafeReason } from "./layout.ts";
@@ -52,7 +52,7 @@ function gunzip(bytes: Uint8Array): Uint8Array {
     if (err instanceof RangeError || (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
       throw tooLarge(`the bundle unpacks to more than ${formatBytes(BUNDLE_LIMITS.maxTotalBytes)}`);
     }
-    throw invalid(`the bundle is not valid gzip data: ${(err as Error).message}`);
+    throw invalid(`the bundle is not valid gzip data: ${errorMessage(err)}`);
   }
 }
 
@@ -118,7 +118,7 @@ export async function readBundle(bytes: Uint8Array): Promise<ReadBundle> {
   } catch (err) {
     extract.destroy();
     if (err instanceof StationError) throw err;
-    throw invalid(`the bundle is not a readable tar archive: ${(err as Error).message}`);
+    throw invalid(`the bundle is not a readable tar archive: ${errorMessage(err)}`);
   }
   const manifest = verifyManifest(files);
   const held = archiveContents(files);
@@ -148,7 +148,7 @@ function verifyManifest(files: Map<string, Uint8Array>): BundleManifest {
     manifest = parsed.data;
   } catch (err) {
     if (err instanceof StationError) throw err;
-    throw invalid(`manifest.json is not valid JSON: ${(err as Error).message}`, MANIFEST);
+    throw invalid(`manifest.json is not valid JSON: ${errorMessage(err)}`, MANIFEST);
   }
   const listed = new Set<string>();
   for (const f of manifest.files) {

@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { VERSION } from "../../version.ts";
 import { resultText } from "./content.ts";
@@ -31,7 +31,9 @@ export interface ConnectOptions {
   mask?: (text: string) => string;
 }
 
-function transportFor(spec: McpServerSpec): any {
+type Transport = StdioClientTransport | StreamableHTTPClientTransport;
+
+function transportFor(spec: McpServerSpec): Transport {
   if (spec.transport === "stdio") {
     return new StdioClientTransport({
       command: spec.command,
@@ -83,7 +85,7 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
     }
     throw new StationError(
       "mcp_connect_failed",
-      withStderr(`cannot connect to MCP server ${server}: ${mask(describe(err))}`),
+      withStderr(`cannot connect to MCP server ${server}: ${mask(errorMessage(err))}`),
       {
         hint: spec.transport === "stdio"
           ? "check the command and args (is the program installed and on PATH?)"
@@ -107,7 +109,7 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
     const closed = code === CONNECTION_CLOSED ? "the server closed the connection: " : "";
     return new StationError(
       "mcp_call_failed",
-      withStderr(`${what} on MCP server ${server} failed: ${closed}${mask(describe(err))}`),
+      withStderr(`${what} on MCP server ${server} failed: ${closed}${mask(errorMessage(err))}`),
     );
   };
 
@@ -165,12 +167,8 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
   };
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** Ends the session (HTTP: DELETE, briefly) and the transport (stdio: the child is stopped). */
-async function closeQuietly(client: any, transport: any): Promise<void> {
+async function closeQuietly(client: Client, transport: Transport): Promise<void> {
   if (typeof transport.terminateSession === "function" && transport.sessionId) {
     const done = transport.terminateSession().catch(() => {});
     await Promise.race([done, new Promise((r) => setTimeout(r, 1000))]);

@@ -6,6 +6,7 @@ import { jsonSyntaxError } from "../../lib/json_syntax.ts";
 import { parseSource } from "../../workflows/definition/source.ts";
 import { placeholdersIn, quoteBarePlaceholders } from "../../environment_files/placeholders.ts";
 import { HttpServerEntry, McpConfigFileShape, StdioServerEntry } from "./schema.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * Finding and reading an environment's MCP config files: every `*.json` in the environment folder except
@@ -61,7 +62,7 @@ export async function readMcpConfigFile(
       issues: [{
         file,
         code: "mcp_config_invalid",
-        message: `cannot read the file: ${(err as Error).message}`,
+        message: `cannot read the file: ${errorMessage(err)}`,
         hint: "check its permissions",
       }],
     };
@@ -86,7 +87,7 @@ export function parseMcpConfigFile(
   try {
     JSON.parse(text);
   } catch (err) {
-    const found = jsonSyntaxError(text) ?? { message: (err as Error).message, line: 1, column: 1 };
+    const found = jsonSyntaxError(text) ?? { message: errorMessage(err), line: 1, column: 1 };
     return {
       file,
       issues: [

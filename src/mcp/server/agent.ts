@@ -10,6 +10,7 @@ import { runStatusTool, workflowRunTools } from "./agent_workflows.ts";
 import { managementResources } from "./resources.ts";
 import type { McpCatalog } from "./server.ts";
 import type { McpToolSpec } from "./tool.ts";
+import { errorMessage } from "../../errors.ts";
 
 const INSTRUCTIONS = "Each agent_<name> tool runs that agent on a task (with its variables); each " +
   "workflow_<id> tool starts a run of that workflow with the arguments as its input. Both return run_id " +
@@ -75,7 +76,7 @@ export function watchTools(
         last = now;
         notify().catch((err: Error) => log.warn("mcp: list_changed failed", { error: err.message }));
       } catch (err) {
-        log.warn("mcp: reading the agent tools failed", { error: (err as Error).message });
+        log.warn("mcp: reading the agent tools failed", { error: errorMessage(err) });
       }
     }, 0);
   };

@@ -60,10 +60,12 @@ function runFailure(run: AgentRun, inspectTool: string): StationError | undefine
  */
 export async function runAgent(
   client: StationClient,
-  agent: string,
-  body: StartAgentRunBody,
-  how: AgentWait,
-  signal: AbortSignal,
+  { agent, body, how, signal }: {
+    agent: string;
+    body: StartAgentRunBody;
+    how: AgentWait;
+    signal: AbortSignal;
+  },
 ): Promise<AgentRun> {
   const started = await startAgentRun(client, agent, body, { signal });
   if (!how.wait) return started;

@@ -59,7 +59,12 @@ export function agentTools(db: Database, environment: string, client: StationCli
       };
       const how = { wait: args.wait === true, inspectTool: "get_run_status" };
       const timeout = typeof args.timeout_seconds === "number" ? args.timeout_seconds : undefined;
-      const run = await runAgent(client, def.name, body, { ...how, timeoutSeconds: timeout }, signal);
+      const run = await runAgent(client, {
+        agent: def.name,
+        body,
+        how: { ...how, timeoutSeconds: timeout },
+        signal,
+      });
       return how.wait ? run : { run_id: run.run_id, status: run.status };
     },
   }));

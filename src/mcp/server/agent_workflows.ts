@@ -44,10 +44,12 @@ function toolSchema(inputSchema: Record<string, unknown> | undefined): Record<st
 /** Starts a run with the arguments as input; with `wait`, answers the run once it ended (or the wait ran out). */
 async function startAndMaybeWait(
   client: StationClient,
-  id: string,
-  args: Record<string, unknown>,
-  controls: string[],
-  signal: AbortSignal,
+  { id, args, controls, signal }: {
+    id: string;
+    args: Record<string, unknown>;
+    controls: string[];
+    signal: AbortSignal;
+  },
 ): Promise<unknown> {
   const input = { ...args };
   for (const k of controls) delete input[k];
@@ -72,7 +74,7 @@ export function workflowRunTools(store: WorkflowStore, client: StationClient): M
         "or with wait: true the finished run.",
       inputSchema,
       // The API checks the input against the workflow's inputSchema (input_invalid names each problem).
-      call: (args, signal) => startAndMaybeWait(client, w.id, args, controls, signal),
+      call: (args, signal) => startAndMaybeWait(client, { id: w.id, args, controls, signal }),
     };
   });
 }

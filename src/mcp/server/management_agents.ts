@@ -45,11 +45,12 @@ export function agentManagementTools(client: StationClient): McpToolSpec[] {
         "A run that fails is a tool error agent_run_failed with the run in details.run.",
       RunAgentArgs,
       ({ name, wait, timeout_seconds, ...body }, signal) =>
-        runAgent(client, name, body, {
-          wait,
-          timeoutSeconds: timeout_seconds,
-          inspectTool: "get_agent_run",
-        }, signal),
+        runAgent(client, {
+          agent: name,
+          body,
+          how: { wait, timeoutSeconds: timeout_seconds, inspectTool: "get_agent_run" },
+          signal,
+        }),
     ),
     zodTool(
       "get_agent_run",

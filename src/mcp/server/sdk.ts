@@ -61,9 +61,21 @@ const SCHEMAS: Record<Handled, unknown> = {
   "resources/read": ReadResourceRequestSchema,
 };
 
+/** The params of each handled request, as the SDK hands them over after checking them against SCHEMAS. */
+export interface HandledParams {
+  "tools/list": unknown;
+  "tools/call": { name: string; arguments?: Record<string, unknown> };
+  "resources/list": unknown;
+  "resources/templates/list": unknown;
+  "resources/read": { uri: string };
+}
+
 /** One MCP server instance (the SDK's low-level Server): one per session, sharing stn's tool providers. */
 export interface SdkServer {
-  handle(method: Handled, fn: (params: any, extra: HandlerExtra) => Promise<unknown>): void;
+  handle<M extends Handled>(
+    method: M,
+    fn: (params: HandledParams[M], extra: HandlerExtra) => Promise<unknown>,
+  ): void;
   connect(transport: McpTransport): Promise<void>;
   sendToolListChanged(): Promise<void>;
   close(): Promise<void>;
@@ -90,7 +102,9 @@ export function newSdkServer(identity: ServerIdentity): SdkServer {
     handle: (method, fn) =>
       server.setRequestHandler(
         SCHEMAS[method],
-        (req: { params: unknown }, extra: HandlerExtra) => fn(req.params, extra),
+        // The SDK parsed req against SCHEMAS[method], whose params are HandledParams[method].
+        (req: { params: unknown }, extra: HandlerExtra) =>
+          fn(req.params as HandledParams[typeof method], extra),
       ),
     connect: (transport) => server.connect(transport),
     sendToolListChanged: () => server.sendToolListChanged(),

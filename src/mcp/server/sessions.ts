@@ -3,6 +3,7 @@
 import { log } from "../../log.ts";
 import { SessionEvents } from "./events.ts";
 import { type HttpTransport, newHttpTransport, type SdkServer } from "./sdk.ts";
+import { errorMessage } from "../../errors.ts";
 
 export interface SessionOptions {
   /** A session with no request and no open stream for this long is closed; its client must initialize again. */
@@ -142,7 +143,7 @@ export class McpSessions {
     try {
       await session.server.close();
     } catch (err) {
-      log.debug("mcp: closing a session failed", { error: (err as Error).message });
+      log.debug("mcp: closing a session failed", { error: errorMessage(err) });
     }
   }
 }

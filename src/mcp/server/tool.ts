@@ -35,7 +35,7 @@ export interface ToolResult {
 export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _, ...json } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<
     string,
-    any
+    unknown
   >;
   const ref = typeof json.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(json.$ref)?.[1] : undefined;
   if (ref === undefined) return json;

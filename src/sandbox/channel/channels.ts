@@ -1,6 +1,6 @@
 /** The channels of one backend, one per container, and the fallback to docker exec while one is down. */
 
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { within } from "../../lib/async.ts";
 import { log } from "../../log.ts";
 import { type ExecContext, killGroup } from "../exec.ts";
@@ -115,7 +115,7 @@ export class SandboxChannels {
       state.absent = err instanceof ChannelUnavailable && err.absent;
       state.retryAt = Date.now() + this.#retryMs;
       if (!wasDown) {
-        log.warn(`sandbox channel down, using docker exec: ${(err as Error).message}`, {
+        log.warn(`sandbox channel down, using docker exec: ${errorMessage(err)}`, {
           container: short,
           ...(state.absent ? {} : { retry_in_ms: this.#retryMs }),
         });
@@ -150,7 +150,7 @@ export class SandboxChannels {
         });
         log.warn("killing the processes of a lost sandbox channel failed", {
           container,
-          error: (err as Error).message,
+          error: errorMessage(err),
         });
       },
     );
@@ -163,5 +163,5 @@ export class SandboxChannels {
 /** Whether an engine error says the container is gone or not running (the engine answers 404, 409 or 500). */
 function containerEnded(err: unknown): boolean {
   if (err instanceof StationError && ["sandbox_gone", "sandbox_not_running"].includes(err.code)) return true;
-  return /no such container|not running/i.test((err as Error)?.message ?? "");
+  return /no such container|not running/i.test(errorMessage(err) ?? "");
 }

@@ -3,7 +3,7 @@
 import { Buffer } from "node:buffer";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { deadline } from "../deadline.ts";
 import { demuxer, type ExecContext, execGroup, startExec } from "../exec.ts";
@@ -97,7 +97,7 @@ export class ChannelConnection {
       try {
         frames = decoder.push(chunk);
       } catch (err) {
-        if (!hello) conn.lose(`the supervisor sent a malformed frame (${(err as Error).message})`);
+        if (!hello) conn.lose(`the supervisor sent a malformed frame (${errorMessage(err)})`);
         return;
       }
       // A payload that does not read as its type says (a field past its end) drops the channel; it
@@ -117,7 +117,7 @@ export class ChannelConnection {
           } else conn.#pending.get(f.id)?.frame(f);
         }
       } catch (err) {
-        conn.lose(`the supervisor sent a malformed answer (${(err as Error).message})`);
+        conn.lose(`the supervisor sent a malformed answer (${errorMessage(err)})`);
       }
     });
     proc.raw.pipe(out);
@@ -134,7 +134,7 @@ export class ChannelConnection {
       "opening the sandbox channel",
     ).catch((err) => {
       proc.raw.destroy();
-      throw new ChannelUnavailable((err as Error).message);
+      throw new ChannelUnavailable(errorMessage(err));
     });
     if (!started) {
       const text = Buffer.concat(early).subarray(0, REASON_BYTES).toString().trim();

@@ -77,6 +77,7 @@ export function addWorkflowRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
           <Status status={record.status} /> · showing version {shown.version} of {record.version}
         </p>
         <h2>State graph</h2>
+        {/* StateGraph reads any definition's states as plain records (State is an interface, no index). */}
         <StateGraph definition={def as unknown as { start?: string; states: Record<string, unknown>[] }} />
         <h2>Start a run</h2>
         {record.status === "disabled"

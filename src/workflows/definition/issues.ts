@@ -30,27 +30,26 @@ interface KeyParams extends IssueParams {
 const TYPE_ALIASES = ["set", "sleep", "delay", "operation", "cron"];
 const FIELDS_HINT = 'README "Workflow definitions" lists each field and its allowed values';
 
-type Described = { description?: string; _zod: { def: { shape?: object; discriminator?: string } } };
-
 function setParams(issue: z.core.$ZodRawIssue, params: IssueParams): void {
   (issue as { params?: IssueParams }).params = params;
 }
 
 /** The per-parse error map (zod calls it for issues whose schema set no message of its own). */
 export function errorMap(issue: z.core.$ZodRawIssue): string | undefined {
-  const inst = issue.inst as Described | undefined;
+  const inst = issue.inst;
+  const discriminator = inst instanceof z.ZodDiscriminatedUnion ? inst.def.discriminator : undefined;
   const last = String(issue.path?.at(-1) ?? "value");
   const types = stepTypeNames();
   if (issue.code === "unrecognized_keys") {
     const params: KeyParams = {
       code: "unknown_field",
-      allowed: Object.keys(inst?._zod.def.shape ?? {}),
-      what: inst?.description ?? "this mapping",
+      allowed: inst instanceof z.ZodObject ? Object.keys(inst.shape) : [],
+      what: (inst instanceof z.ZodType ? inst.description : undefined) ?? "this mapping",
     };
     setParams(issue, params);
     return "unknown field";
   }
-  if (issue.code === "invalid_union" && inst?._zod.def.discriminator === "type") {
+  if (issue.code === "invalid_union" && discriminator === "type") {
     const type = (issue.input as { type?: unknown }).type;
     if (type === undefined) {
       setParams(issue, { code: "missing_type", hint: `one of: ${types.join(", ")}`, parent: true });
@@ -63,7 +62,7 @@ export function errorMap(issue: z.core.$ZodRawIssue): string | undefined {
     });
     return `unknown state type ${JSON.stringify(type)}`;
   }
-  if (issue.code === "invalid_type" && inst?._zod.def.discriminator === "type") {
+  if (issue.code === "invalid_type" && discriminator === "type") {
     setParams(issue, { code: "invalid_state", hint: "write a state as `- id: …` with `type:` below it" });
     return "a state must be a mapping";
   }

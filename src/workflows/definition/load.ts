@@ -1,4 +1,4 @@
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { idFromFileName } from "./file_name.ts";
 import { parseSource } from "./source.ts";
 import { validateDefinition, type ValidationResult } from "./validate.ts";
@@ -36,7 +36,7 @@ export async function loadWorkflowFile(path: string): Promise<ValidationResult> 
   try {
     text = await Deno.readTextFile(path);
   } catch (err) {
-    throw new StationError("file_unreadable", `cannot read ${path}: ${(err as Error).message}`, {
+    throw new StationError("file_unreadable", `cannot read ${path}: ${errorMessage(err)}`, {
       status: 400,
       hint: "check the path",
     });

@@ -14,6 +14,7 @@ import {
   WORKFLOW_ID,
 } from "../steps/fields.ts";
 import { stateSchemas } from "../steps/registry.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * The normalised workflow definition (docs/design/workflows-dsl.md#normalised-form): what every part after
@@ -54,7 +55,7 @@ export const cron = z.string().min(1).check(rule((pattern) => {
   } catch (err) {
     return {
       code: "invalid_cron",
-      message: `invalid cron expression ${JSON.stringify(pattern)}: ${(err as Error).message}`,
+      message: `invalid cron expression ${JSON.stringify(pattern)}: ${errorMessage(err)}`,
       hint: 'five or six fields, e.g. "0 9 * * 1-5" (09:00 on weekdays) or "*/15 * * * *"',
     };
   }

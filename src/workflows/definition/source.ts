@@ -1,6 +1,7 @@
 import { idFromFileName } from "./file_name.ts";
 import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node } from "yaml";
 import { parseYaml, yamlData, YamlLimitError } from "../../lib/yaml.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * A parsed definition file that still knows where each value came from, so validation issues can
@@ -46,7 +47,7 @@ function toValue(doc: Document): { value: unknown } | { error: SourceError } {
       return { error: { code: err.code, message, hint: err.hint } };
     }
     // An alias before its anchor ("states: *a" with no &a) and the like: a YAML error like any other.
-    return { error: { code: "parse_error", message: (err as Error).message.split("\n")[0] } };
+    return { error: { code: "parse_error", message: errorMessage(err).split("\n")[0] } };
   }
 }
 

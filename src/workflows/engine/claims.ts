@@ -8,6 +8,7 @@ import type { ClaimDecision } from "./fencing.ts";
 import type { AttemptRow, FanoutMeta } from "./ledger.ts";
 import type { Slot } from "./slots.ts";
 import { settle } from "./transitions.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * Claiming an attempt and recording its outcome, shared by the local consumer and the station's
@@ -28,20 +29,24 @@ export function joinedChildren(core: EngineCore, attempt: AttemptRow, state: Sta
   return join((JSON.parse(attempt.output!) as FanoutMeta).join, state, children);
 }
 
+/** A running attempt's outcome; `owner` is whose claim it must be (this station unless told). */
+export interface OutcomeRecord {
+  attempt: AttemptRow;
+  state: State;
+  outcome: Outcome;
+  owner?: string;
+  slot?: Slot;
+}
+
 /**
  * Records a running attempt's outcome in one transaction, if `owner` still holds its claim (a stale
  * or repeated outcome changes nothing), then publishes the steps it dispatched. True when recorded.
  * When this station ran the attempt, its `slot` passes to the steps it dispatched: the same transaction
  * claims them for this station (`EngineCore.commit`'s eager dispatch) while slots are free.
  */
-export async function recordOutcome(
-  core: EngineCore,
-  attempt: AttemptRow,
-  state: State,
-  outcome: Outcome,
-  owner: string = core.owner,
-  slot?: Slot,
-): Promise<boolean> {
+export async function recordOutcome(core: EngineCore, r: OutcomeRecord): Promise<boolean> {
+  const { attempt, state, owner = core.owner, slot } = r;
+  let { outcome } = r;
   if (outcome.kind === "fanout" && outcome.blocks.length === 0) outcome = join(outcome.join, state, []);
   const prepared = await core.prepare(attempt, state, outcome);
   let traceparent: string | null = null;
@@ -66,7 +71,7 @@ export async function recordOutcome(
     await core.publishAll(messages, traceparent);
   } catch (err) {
     // Recorded all the same: the sweep re-dispatches scheduled steps whose message did not go out.
-    log.warn("next steps not published yet", { run: attempt.run_id, error: (err as Error).message });
+    log.warn("next steps not published yet", { run: attempt.run_id, error: errorMessage(err) });
   }
   return recorded;
 }

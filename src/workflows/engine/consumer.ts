@@ -12,6 +12,7 @@ import type { EngineCore } from "./core.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { AttemptRow } from "./ledger.ts";
 import type { Slot } from "./slots.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * The step consumer: pulls step messages, claims each attempt under a lease (fencing), runs its
@@ -112,14 +113,14 @@ export class Consumer {
       const state = core.stateOf(attempt);
       const outcome = await this.#observed(opts.traceparent, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return false; // abandoned: the claim lapses and recovery re-runs it
-      await recordOutcome(core, attempt, state, outcome, core.owner, opts.slot);
+      await recordOutcome(core, { attempt, state, outcome, owner: core.owner, slot: opts.slot });
       return true;
     } catch (err) {
       // Not recorded (e.g. the ledger was busy): the claim lapses and the sweep runs the attempt again.
       log.error("step outcome not recorded", {
         run_id: attempt.run_id,
         step: attempt.path,
-        error: (err as Error).message,
+        error: errorMessage(err),
       });
       return false;
     } finally {
@@ -155,7 +156,7 @@ export class Consumer {
         inSpan(`workflow.step ${attempt.path}`, attributes, async (span) => {
           const outcome = await this.#execute(attempt, state, signal).catch((err): Outcome => ({
             kind: "failed",
-            error: { code: "internal_error", message: (err as Error).message },
+            error: { code: "internal_error", message: errorMessage(err) },
           }));
           if (outcome.kind === "failed") failSpan(span, outcome.error);
           const seconds = (performance.now() - started) / 1000;

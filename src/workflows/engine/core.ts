@@ -3,7 +3,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { setImmediate } from "node:timers";
 import { ulid } from "ulid";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { Watchers } from "../../lib/watchers.ts";
 import { log } from "../../log.ts";
 import { countRunFinished } from "../../telemetry/metrics.ts";
@@ -327,14 +327,14 @@ export class EngineCore {
     } catch (err) {
       return {
         state,
-        outcome: { kind: "failed", error: { code: "output_mapping_error", message: (err as Error).message } },
+        outcome: { kind: "failed", error: { code: "output_mapping_error", message: errorMessage(err) } },
       };
     }
   }
 
   /** Keeps a background task until it ends, logging its failure; `stop` waits for them. */
   track(p: Promise<void>): Promise<void> {
-    const tracked = p.catch((err) => log.error("engine task failed", { error: (err as Error).message }))
+    const tracked = p.catch((err) => log.error("engine task failed", { error: errorMessage(err) }))
       .finally(() => this.#handlers.delete(tracked));
     this.#handlers.add(tracked);
     return tracked;
@@ -368,7 +368,7 @@ export class EngineCore {
         try {
           fn(runId);
         } catch (err) {
-          log.warn("run-end hook failed", { run_id: runId, error: (err as Error).message });
+          log.warn("run-end hook failed", { run_id: runId, error: errorMessage(err) });
         }
       }
     }

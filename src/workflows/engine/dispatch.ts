@@ -10,7 +10,7 @@ import {
   StorageType,
 } from "@nats-io/jetstream";
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { randomHex } from "../../lib/hex.ts";
 import type { Slot, Slots } from "./slots.ts";
 
@@ -57,7 +57,7 @@ export async function provisionStream(nc: NatsConnection, replicas: number): Pro
     try {
       return await placeStream(nc, replicas);
     } catch (err) {
-      if (!/no suitable peers/i.test((err as Error).message) || Date.now() > deadline) throw err;
+      if (!/no suitable peers/i.test(errorMessage(err)) || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -86,7 +86,7 @@ async function placeStream(nc: NatsConnection, replicas: number): Promise<void> 
       await jsm.streams.update(STREAM, { ...info.config, num_replicas: replicas });
     }
   } catch (err) {
-    const message = (err as Error).message;
+    const message = errorMessage(err);
     if (!/replica|insufficient resources|cluster|peer/i.test(message)) throw err;
     throw new StationError(
       "nats_cluster_too_small",

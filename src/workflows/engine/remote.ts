@@ -23,6 +23,7 @@ import {
   ReleaseRequest,
   RUN_ENDED_SUBJECT,
 } from "./remote_protocol.ts";
+import { errorMessage } from "../../errors.ts";
 
 /** A live `stn worker` as `GET /api/v1/workers` lists it. */
 export interface WorkerView {
@@ -140,8 +141,8 @@ export class RemoteWorkers {
     try {
       reply = await handle(msg.json());
     } catch (err) {
-      log.warn("worker request refused", { subject: msg.subject, error: (err as Error).message });
-      reply = { kind: "error", error: (err as Error).message, message: (err as Error).message };
+      log.warn("worker request refused", { subject: msg.subject, error: errorMessage(err) });
+      reply = { kind: "error", error: errorMessage(err), message: errorMessage(err) };
     }
     if (msg.reply) msg.respond(JSON.stringify(reply ?? {}));
   }
@@ -168,7 +169,7 @@ export class RemoteWorkers {
     const state = core.stateOf(attempt);
     const joined = joinedChildren(core, attempt, state);
     if (joined) {
-      await recordOutcome(core, attempt, state, joined, req.worker);
+      await recordOutcome(core, { attempt, state, outcome: joined, owner: req.worker });
       return { kind: "settled" };
     }
     const def = core.definition(attempt.run_id);
@@ -192,7 +193,12 @@ export class RemoteWorkers {
       return { recorded: false };
     }
     if (a.status !== "running" || a.owner !== worker) return { recorded: false };
-    const recorded = await recordOutcome(core, a, core.stateOf(a), req.outcome as Outcome, worker);
+    const recorded = await recordOutcome(core, {
+      attempt: a,
+      state: core.stateOf(a),
+      outcome: req.outcome as Outcome,
+      owner: worker,
+    });
     if (recorded) {
       core.stats.remote++;
       await core.opts.durable?.();

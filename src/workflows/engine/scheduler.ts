@@ -8,6 +8,7 @@ import { CronLoop, nextFire } from "../../lib/cron.ts";
 import type { Engine } from "./engine.ts";
 import type { ScheduleRow } from "./ledger.ts";
 import { Repository } from "./repository.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * Runs workflows on their `schedule` while a runtime is up. Only the latest version of an active
@@ -103,7 +104,7 @@ export class Scheduler {
     } catch (err) {
       log.warn("scheduled run could not start", {
         workflow: row.workflow_id,
-        error: (err as Error).message,
+        error: errorMessage(err),
       });
     }
   }

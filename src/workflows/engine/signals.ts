@@ -3,7 +3,7 @@
  */
 
 import { ulid } from "ulid";
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { countRunStarted } from "../../telemetry/metrics.ts";
 import { startedRunSpan } from "../../telemetry/tracing.ts";
@@ -222,7 +222,7 @@ export class Signals {
         });
         if (!ok) return undefined;
       } catch (err) {
-        log.debug("await match failed", { run_id: c.run_id, step: c.path, error: (err as Error).message });
+        log.debug("await match failed", { run_id: c.run_id, step: c.path, error: errorMessage(err) });
         return undefined;
       }
     }

@@ -1,7 +1,7 @@
 /** Which files a `stn workflow migrate` argument names, and where each converted file goes. */
 
 import { basename, join } from "node:path";
-import { StationError, usageError } from "../../errors.ts";
+import { errorMessage, StationError, usageError } from "../../errors.ts";
 import { WORKFLOW_FILE } from "../definition/file_name.ts";
 import { migrateText } from "./migrate.ts";
 import type { MigrationResult } from "./report.ts";
@@ -27,7 +27,7 @@ async function read(path: string): Promise<string> {
   try {
     return await Deno.readTextFile(path);
   } catch (err) {
-    throw new StationError("local_file_unreadable", `cannot read ${path}: ${(err as Error).message}`, {
+    throw new StationError("local_file_unreadable", `cannot read ${path}: ${errorMessage(err)}`, {
       hint: "check the path and the file's permissions",
     });
   }

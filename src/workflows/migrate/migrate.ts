@@ -8,6 +8,7 @@ import type { MigrationIssue, MigrationResult } from "./report.ts";
 import { chainBlock, nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
 import { NotStarlark, Unconvertible } from "./starlark.ts";
 import { convertTemplates, convertVariableRef } from "./templates.ts";
+import { errorMessage } from "../../errors.ts";
 
 /**
  * `stn workflow migrate` for one file: Station's definition (docs/migrating-from-station.md)
@@ -254,7 +255,7 @@ export function migrateText(
     try {
       return { value: yamlData(doc) };
     } catch (err) {
-      return { error: (err as Error).message.split("\n")[0] };
+      return { error: errorMessage(err).split("\n")[0] };
     }
   };
   const before = data();

@@ -1,4 +1,4 @@
-import { StationError } from "../../errors.ts";
+import { errorMessage, StationError } from "../../errors.ts";
 import type { State } from "./registry.ts";
 import { executorFor } from "./registry.ts";
 import type { ExecutorContext, Outcome, Scope } from "./types.ts";
@@ -38,7 +38,7 @@ export async function executeStep(
     return await Promise.race([
       executor(state, scope, { ...ctx, signal: both }).catch((err): Outcome => ({
         kind: "failed",
-        error: { code: (err as StationError).code ?? "step_error", message: (err as Error).message },
+        error: { code: (err as StationError).code ?? "step_error", message: errorMessage(err) },
       })),
       aborted,
     ]);

@@ -71,6 +71,7 @@ export function stepTypeNames(): string[] {
 }
 
 /** The executor for a state. */
+// deno-lint-ignore no-explicit-any -- the executor of `state.type` takes that type's state, which the caller holds
 export function executorFor(state: { type: string }): Executor<any> | undefined {
   return types.get(state.type)?.executor;
 }

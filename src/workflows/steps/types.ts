@@ -48,6 +48,7 @@ export interface SchemaKit {
 export type FieldPath = readonly (string | number)[];
 
 /** One step type: everything stn knows about `type: <name>`. */
+// deno-lint-ignore no-explicit-any -- the registry holds step types of every state shape; each executor reads its own
 export interface StepType<S extends { type: string; id: string } = any> {
   type: string;
   /** The state's strict schema: the common fields (steps/fields.ts), `type: z.literal(<name>)` and its own. */

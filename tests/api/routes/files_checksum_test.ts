@@ -1,4 +1,10 @@
-import assert from "node:assert/strict";
+import {
+  assertEquals,
+  assertMatch,
+  assertNotStrictEquals,
+  assertRejectsWith,
+  assertStrictEquals,
+} from "../../helpers/assert.ts";
 import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
 import { headers } from "@nats-io/transport-node";
@@ -31,23 +37,23 @@ Deno.test("a download whose bytes do not match the stored checksum fails on the 
   const bytes = randomBytes(3 * 128 * 1024 + 5);
   const work = await Deno.makeTempDir({ prefix: "stn-files-checksum-" });
   try {
-    assert.equal((await fetch(url(), { method: "PUT", body: bytes })).status, 201);
+    assertStrictEquals((await fetch(url(), { method: "PUT", body: bytes })).status, 201);
     await damageDigest(ts.station);
     const stated = (await (await fetch(url("?info"))).json()).checksum;
-    assert.notEqual(stated, checksumOf(bytes));
+    assertNotStrictEquals(stated, checksumOf(bytes));
 
     await t.step("a plain GET is cut off: the server checks the bytes as they stream", async () => {
       const res = await fetch(url());
-      assert.equal(res.status, 200);
-      await assert.rejects(res.arrayBuffer());
+      assertStrictEquals(res.status, 200);
+      await assertRejectsWith(res.arrayBuffer());
     });
 
     await t.step("with X-Checksum-Verify: client the server sends the bytes as they are", async () => {
       const res = await fetch(url(), { headers: { "x-checksum-verify": "client" } });
-      assert.equal(res.headers.get("x-checksum-sha256"), stated.slice(7));
-      assert.equal(checksumOf(new Uint8Array(await res.arrayBuffer())), checksumOf(bytes));
+      assertStrictEquals(res.headers.get("x-checksum-sha256"), stated.slice(7));
+      assertStrictEquals(checksumOf(new Uint8Array(await res.arrayBuffer())), checksumOf(bytes));
       const bad = await fetch(url(), { headers: { "x-checksum-verify": "server" } });
-      assert.equal(bad.status, 400);
+      assertStrictEquals(bad.status, 400);
       await bad.body?.cancel();
     });
 
@@ -58,9 +64,9 @@ Deno.test("a download whose bytes do not match the stored checksum fails on the 
         const r = await runStn(["files", "download", KEY, "-o", out], {
           env: { STATION_URL: ts.station.url },
         });
-        assert.equal(r.code, 1, r.stderr);
-        assert.match(r.stderr, /downloaded bytes do not match the stored checksum/);
-        assert.deepEqual([...Deno.readDirSync(work)], []);
+        assertStrictEquals(r.code, 1, r.stderr);
+        assertMatch(r.stderr, /downloaded bytes do not match the stored checksum/);
+        assertEquals([...Deno.readDirSync(work)], []);
       },
     );
   } finally {

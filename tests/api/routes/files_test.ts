@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "../../helpers/assert.ts";
 import { startTestStation } from "../../helpers/station.ts";
 import { checksumOf, collect, randomBytes } from "../../files/bytes.ts";
 
@@ -21,9 +21,9 @@ Deno.test("files API: PUT, multipart POST, GET, HEAD, Range, list and DELETE ove
         const bytes = randomBytes(size);
         const key = `runs/run-1/output/blob-${size}.bin`;
         const put = await req("PUT", path(key), { body: bytes });
-        assert.equal(put.status, 201);
+        assertStrictEquals(put.status, 201);
         const res = await put.json();
-        assert.deepEqual(res, {
+        assertEquals(res, {
           file_key: key,
           size_bytes: size,
           content_type: "application/octet-stream",
@@ -31,13 +31,13 @@ Deno.test("files API: PUT, multipart POST, GET, HEAD, Range, list and DELETE ove
           expires_at: null,
         });
         const get = await req("GET", path(key));
-        assert.equal(get.status, 200);
-        assert.equal(get.headers.get("content-length"), String(size));
-        assert.equal(get.headers.get("x-checksum-sha256"), checksumOf(bytes).slice(7));
-        assert.equal(get.headers.get("etag"), `"${checksumOf(bytes).slice(7)}"`);
+        assertStrictEquals(get.status, 200);
+        assertStrictEquals(get.headers.get("content-length"), String(size));
+        assertStrictEquals(get.headers.get("x-checksum-sha256"), checksumOf(bytes).slice(7));
+        assertStrictEquals(get.headers.get("etag"), `"${checksumOf(bytes).slice(7)}"`);
         const got = new Uint8Array(await get.arrayBuffer());
-        assert.equal(got.length, size);
-        assert.equal(checksumOf(got), checksumOf(bytes));
+        assertStrictEquals(got.length, size);
+        assertStrictEquals(checksumOf(got), checksumOf(bytes));
       }
     });
 
@@ -46,14 +46,14 @@ Deno.test("files API: PUT, multipart POST, GET, HEAD, Range, list and DELETE ove
       const form = new FormData();
       form.append("file", new File([bytes], "data.csv", { type: "text/csv" }));
       const res = await req("POST", "/api/v1/files", { body: form });
-      assert.equal(res.status, 201);
+      assertStrictEquals(res.status, 201);
       const up = await res.json();
-      assert.match(up.file_key, /^files\/f_[0-9A-HJKMNP-TV-Z]{26}$/);
-      assert.equal(up.content_type, "text/csv");
-      assert.equal(up.checksum, checksumOf(bytes));
+      assertMatch(up.file_key, /^files\/f_[0-9A-HJKMNP-TV-Z]{26}$/);
+      assertStrictEquals(up.content_type, "text/csv");
+      assertStrictEquals(up.checksum, checksumOf(bytes));
       // The bare id reaches the same file.
       const short = up.file_key.slice("files/".length);
-      assert.deepEqual(new Uint8Array(await (await req("GET", path(short))).arrayBuffer()), bytes);
+      assertEquals(new Uint8Array(await (await req("GET", path(short))).arrayBuffer()), bytes);
 
       const form2 = new FormData();
       form2.append("key", "sessions/s-9/notes/a b.txt");
@@ -61,33 +61,33 @@ Deno.test("files API: PUT, multipart POST, GET, HEAD, Range, list and DELETE ove
       form2.append("metadata", JSON.stringify({ owner: "ann" }));
       form2.append("file", new File([bytes], "ignored-name.bin"));
       const res2 = await req("POST", "/api/v1/files", { body: form2 });
-      assert.equal(res2.status, 201);
+      assertStrictEquals(res2.status, 201);
       const up2 = await res2.json();
-      assert.equal(up2.file_key, "sessions/s-9/notes/a b.txt");
+      assertStrictEquals(up2.file_key, "sessions/s-9/notes/a b.txt");
       const ttlLeft = Date.parse(up2.expires_at) - Date.now();
-      assert.ok(ttlLeft > 3_500_000 && ttlLeft <= 3_600_000, `expires in ${ttlLeft} ms`);
+      assert(ttlLeft > 3_500_000 && ttlLeft <= 3_600_000, `expires in ${ttlLeft} ms`);
       const info = await (await req("GET", path(up2.file_key) + "?info")).json();
-      assert.deepEqual(info.metadata, { owner: "ann" });
-      assert.equal(info.filename, "ignored-name.bin");
-      assert.equal(info.checksum, checksumOf(bytes));
+      assertEquals(info.metadata, { owner: "ann" });
+      assertStrictEquals(info.filename, "ignored-name.bin");
+      assertStrictEquals(info.checksum, checksumOf(bytes));
     });
 
     await t.step("HEAD carries the headers and no body; Range returns 206 with the slice", async () => {
       const bytes = randomBytes(400_000);
       await (await req("PUT", path("files/r.bin"), { body: bytes })).body?.cancel();
       const head = await req("HEAD", path("files/r.bin"));
-      assert.equal(head.status, 200);
-      assert.equal(head.headers.get("content-length"), "400000");
-      assert.equal(head.headers.get("x-checksum-sha256"), checksumOf(bytes).slice(7));
-      assert.equal((await head.arrayBuffer()).byteLength, 0);
+      assertStrictEquals(head.status, 200);
+      assertStrictEquals(head.headers.get("content-length"), "400000");
+      assertStrictEquals(head.headers.get("x-checksum-sha256"), checksumOf(bytes).slice(7));
+      assertStrictEquals((await head.arrayBuffer()).byteLength, 0);
       const part = await req("GET", path("files/r.bin"), { headers: { range: "bytes=131070-300000" } });
-      assert.equal(part.status, 206);
-      assert.equal(part.headers.get("content-range"), "bytes 131070-300000/400000");
-      assert.deepEqual(new Uint8Array(await part.arrayBuffer()), bytes.slice(131070, 300001));
+      assertStrictEquals(part.status, 206);
+      assertStrictEquals(part.headers.get("content-range"), "bytes 131070-300000/400000");
+      assertEquals(new Uint8Array(await part.arrayBuffer()), bytes.slice(131070, 300001));
       const tail = await req("GET", path("files/r.bin"), { headers: { range: "bytes=-10" } });
-      assert.deepEqual(new Uint8Array(await tail.arrayBuffer()), bytes.slice(-10));
+      assertEquals(new Uint8Array(await tail.arrayBuffer()), bytes.slice(-10));
       const bad = await req("GET", path("files/r.bin"), { headers: { range: "bytes=500000-" } });
-      assert.equal(bad.status, 416);
+      assertStrictEquals(bad.status, 416);
       await bad.body?.cancel();
     });
 
@@ -96,7 +96,7 @@ Deno.test("files API: PUT, multipart POST, GET, HEAD, Range, list and DELETE ove
         await (await req("PUT", path(`runs/L/output/${n}`), { body: n })).body?.cancel();
       }
       const page1 = await (await req("GET", "/api/v1/files?prefix=runs/L/&limit=2")).json();
-      assert.deepEqual(page1.files.map((f: { key: string }) => f.key), [
+      assertEquals(page1.files.map((f: { key: string }) => f.key), [
         "runs/L/output/1",
         "runs/L/output/2",
       ]);
@@ -104,14 +104,14 @@ Deno.test("files API: PUT, multipart POST, GET, HEAD, Range, list and DELETE ove
         "GET",
         `/api/v1/files?prefix=runs/L/&limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`,
       )).json();
-      assert.deepEqual(page2.files.map((f: { key: string }) => f.key), ["runs/L/output/3"]);
-      assert.equal(page2.next_cursor, null);
+      assertEquals(page2.files.map((f: { key: string }) => f.key), ["runs/L/output/3"]);
+      assertStrictEquals(page2.next_cursor, null);
     });
 
     await t.step("DELETE removes the file", async () => {
       const del = await req("DELETE", path("files/r.bin"));
-      assert.deepEqual(await del.json(), { deleted: "files/r.bin" });
-      assert.equal((await req("HEAD", path("files/r.bin"))).status, 404);
+      assertEquals(await del.json(), { deleted: "files/r.bin" });
+      assertStrictEquals((await req("HEAD", path("files/r.bin"))).status, 404);
     });
   } finally {
     await ts.close();
@@ -138,15 +138,15 @@ Deno.test("files API errors: invalid keys 400, unknown 404, oversize 413 leaving
       for (const raw of invalid) {
         const res = await req("PUT", "/api/v1/files/" + raw, { body: "x" });
         const body = await res.json();
-        assert.equal(res.status, 400, raw);
-        assert.equal(body.error.code, "invalid_key");
-        assert.ok(body.error.hint);
+        assertStrictEquals(res.status, 400, raw);
+        assertStrictEquals(body.error.code, "invalid_key");
+        assert(body.error.hint);
       }
       const missing = await req("GET", path("files/does-not-exist"));
-      assert.equal(missing.status, 404);
-      assert.equal((await missing.json()).error.code, "file_not_found");
+      assertStrictEquals(missing.status, 404);
+      assertStrictEquals((await missing.json()).error.code, "file_not_found");
       const del = await req("DELETE", path("files/does-not-exist"));
-      assert.equal(del.status, 404);
+      assertStrictEquals(del.status, 404);
       await del.body?.cancel();
 
       // Streamed (no length known up front): refused once the limit is crossed.
@@ -160,29 +160,29 @@ Deno.test("files API errors: invalid keys 400, unknown 404, oversize 413 leaving
         },
       });
       const over = await req("PUT", path("files/too-big.bin"), { body: stream });
-      assert.equal(over.status, 413);
-      assert.equal((await over.json()).error.code, "file_too_large");
+      assertStrictEquals(over.status, 413);
+      assertStrictEquals((await over.json()).error.code, "file_too_large");
       const list = await (await req("GET", "/api/v1/files?prefix=files/too-big")).json();
-      assert.equal(list.files.length, 0);
-      assert.equal((await req("HEAD", path("files/too-big.bin"))).status, 404);
+      assertStrictEquals(list.files.length, 0);
+      assertStrictEquals((await req("HEAD", path("files/too-big.bin"))).status, 404);
 
       // Known length: refused before a byte is stored.
       const known = await req("PUT", path("files/too-big-2.bin"), { body: big });
-      assert.equal(known.status, 413);
+      assertStrictEquals(known.status, 413);
       await known.body?.cancel();
 
       // The quota (10 MiB) is exceeded by the third 4 MiB file.
       const chunk = big.subarray(0, 4 * MiB);
       for (const n of [1, 2]) {
         const r = await req("PUT", path(`files/q${n}`), { body: chunk });
-        assert.equal(r.status, 201);
+        assertStrictEquals(r.status, 201);
         await r.body?.cancel();
       }
       const r3 = await req("PUT", path("files/q3"), { body: chunk });
-      assert.equal(r3.status, 507);
+      assertStrictEquals(r3.status, 507);
       const b3 = await r3.json();
-      assert.equal(b3.error.code, "storage_quota_exceeded");
-      assert.ok(b3.error.hint);
+      assertStrictEquals(b3.error.code, "storage_quota_exceeded");
+      assert(b3.error.hint);
     });
   } finally {
     await ts.close();
@@ -195,14 +195,14 @@ Deno.test("files API: ten concurrent uploads and downloads stay intact", async (
     const blobs = Array.from({ length: 10 }, (_, i) => randomBytes(500_000 + i * 100_003));
     await Promise.all(blobs.map(async (b, i) => {
       const res = await fetch(`${ts.station.url}${path(`files/c/${i}`)}`, { method: "PUT", body: b });
-      assert.equal(res.status, 201);
-      assert.equal((await res.json()).checksum, checksumOf(b));
+      assertStrictEquals(res.status, 201);
+      assertStrictEquals((await res.json()).checksum, checksumOf(b));
     }));
     const got = await Promise.all(blobs.map(async (_, i) => {
       const res = await fetch(`${ts.station.url}${path(`files/c/${i}`)}`);
       return await collect(res.body!);
     }));
-    got.forEach((g, i) => assert.equal(checksumOf(g), checksumOf(blobs[i])));
+    got.forEach((g, i) => assertStrictEquals(checksumOf(g), checksumOf(blobs[i])));
   } finally {
     await ts.close();
   }

@@ -1,5 +1,5 @@
-import { validateSource } from "../../src/workflows/definition/load.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
+import { validateSource } from "../../../src/workflows/definition/load.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
 
 /** The first error of a YAML definition, as the validator reports it. */
 function firstError(yaml: string) {

@@ -1,8 +1,8 @@
-import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
-import { nextFire } from "../../src/lib/cron.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { waitFor } from "../helpers/stn.ts";
+import { WorkflowDefinition } from "../../../src/workflows/definition/schema.ts";
+import { nextFire } from "../../../src/lib/cron.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { waitFor } from "../../helpers/stn.ts";
 
 Deno.test("nextFire honours the schedule's time zone", () => {
   const from = new Date("2026-01-01T00:30:00Z");

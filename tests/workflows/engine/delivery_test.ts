@@ -2,11 +2,11 @@
  * The rules of waiting for events without I/O (delivery.ts, and the await parts of transitions.ts and
  * fencing.ts): run state in, commands out. Each wait ends once whatever arrives twice or races.
  */
-import { StationError } from "../../src/errors.ts";
-import { iso } from "../../src/lib/clock.ts";
-import type { Command, CommandOf } from "../../src/workflows/engine/commands.ts";
-import { consumeKept, deliverIn, type Delivery, signalRun } from "../../src/workflows/engine/delivery.ts";
-import { cancelRun, fireTimer, timerOutcome } from "../../src/workflows/engine/fencing.ts";
+import { StationError } from "../../../src/errors.ts";
+import { iso } from "../../../src/lib/clock.ts";
+import type { Command, CommandOf } from "../../../src/workflows/engine/commands.ts";
+import { consumeKept, deliverIn, type Delivery, signalRun } from "../../../src/workflows/engine/delivery.ts";
+import { cancelRun, fireTimer, timerOutcome } from "../../../src/workflows/engine/fencing.ts";
 import {
   type AttemptRow,
   type AttemptStatus,
@@ -14,11 +14,11 @@ import {
   type RunRow,
   type RunStatus,
   TERMINAL_RUN,
-} from "../../src/workflows/engine/ledger.ts";
-import { type RunState, Transition, type TransitionEnv } from "../../src/workflows/engine/run_state.ts";
-import { settle } from "../../src/workflows/engine/transitions.ts";
-import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { def } from "./engine_helpers.ts";
+} from "../../../src/workflows/engine/ledger.ts";
+import { type RunState, Transition, type TransitionEnv } from "../../../src/workflows/engine/run_state.ts";
+import { settle } from "../../../src/workflows/engine/transitions.ts";
+import { assert, assertEquals, assertThrows } from "../../helpers/assert.ts";
+import { def } from "../helpers.ts";
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 const env: TransitionEnv = {

@@ -1,7 +1,7 @@
-import { Engine } from "../../src/workflows/engine/engine.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { attempts, def, waitRun } from "./engine_helpers.ts";
+import { Engine } from "../../../src/workflows/engine/engine.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { attempts, def, waitRun } from "../helpers.ts";
 
 Deno.test("two engines share the durable consumer: work is split, every step completes once", async () => {
   const { station, close } = await startTestStation();

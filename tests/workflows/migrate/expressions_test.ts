@@ -1,14 +1,14 @@
-import { assertEquals, assertThrows } from "../helpers/assert.ts";
-import { evaluate, evaluateCondition } from "../../src/workflows/expr.ts";
+import { assertEquals, assertThrows } from "../../helpers/assert.ts";
+import { evaluate, evaluateCondition } from "../../../src/workflows/expr.ts";
 import {
   convertCondition,
   convertValue,
   mergedDataPath,
   type NameScope,
   NeedsMerge,
-} from "../../src/workflows/migrate/expressions.ts";
-import { convertTransform } from "../../src/workflows/migrate/statements.ts";
-import { Unconvertible } from "../../src/workflows/migrate/starlark.ts";
+} from "../../../src/workflows/migrate/expressions.ts";
+import { convertTransform } from "../../../src/workflows/migrate/statements.ts";
+import { Unconvertible } from "../../../src/workflows/migrate/starlark.ts";
 
 const CTX = {
   alert: { severity: "high", service: "api", tags: ["db", "prod"] },

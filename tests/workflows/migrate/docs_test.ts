@@ -1,12 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
-import { validateSource } from "../../src/workflows/definition/load.ts";
-import { migrateText } from "../../src/workflows/migrate/migrate.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { waitRun } from "./engine_helpers.ts";
+import { validateSource } from "../../../src/workflows/definition/load.ts";
+import { migrateText } from "../../../src/workflows/migrate/migrate.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { waitRun } from "../helpers.ts";
 
-const GUIDE = fileURLToPath(new URL("../../docs/migrating-from-station.md", import.meta.url));
+const GUIDE = fileURLToPath(new URL("../../../docs/migrating-from-station.md", import.meta.url));
 
 /** YAML text in the yaml library's own layout, comments kept. */
 const canonical = (text: string) => parseDocument(text).toString({ lineWidth: 0 });

@@ -1,7 +1,7 @@
-import { Engine } from "../../src/workflows/engine/engine.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { def, eventTypes, waitRun } from "./engine_helpers.ts";
+import { Engine } from "../../../src/workflows/engine/engine.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { def, eventTypes, waitRun } from "../helpers.ts";
 
 const HOUR = 3_600_000;
 

@@ -1,9 +1,9 @@
-import { getRun, listApprovals, runEvents, startRun } from "../../src/client/workflow_runs.ts";
-import { StationError } from "../../src/errors.ts";
-import type { RunEvent } from "../../src/events/run_events.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { waitFor } from "../helpers/stn.ts";
+import { getRun, listApprovals, runEvents, startRun } from "../../../src/client/workflow_runs.ts";
+import { StationError } from "../../../src/errors.ts";
+import type { RunEvent } from "../../../src/events/run_events.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { waitFor } from "../../helpers/stn.ts";
 
 const gated = {
   id: "gated",

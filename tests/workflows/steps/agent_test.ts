@@ -1,10 +1,10 @@
-import { syncWorkflows } from "../../src/client/workflows.ts";
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { waitFor } from "../helpers/stn.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
-import { def, waitRun } from "./engine_helpers.ts";
+import { syncWorkflows } from "../../../src/client/workflows.ts";
+import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { type ModelRequest, startModelServer } from "../../helpers/model_server.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { waitFor } from "../../helpers/stn.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
+import { def, waitRun } from "../helpers.ts";
 
 const TRIAGE = `---
 model: openai/test-model
@@ -120,7 +120,10 @@ Deno.test("workflow agent steps share the run's workflow-scoped sandbox session,
     model.route((r) => {
       const writer = String(r.body.messages[0].content).includes("writer");
       const tool = lastTool(r);
-      assertEquals(r.body.tools.some((x: any) => x.function.name === "sandbox_open"), false);
+      assertEquals(
+        r.body.tools.some((x: { function: { name: string } }) => x.function.name === "sandbox_open"),
+        false,
+      );
       if (!tool) {
         return writer
           ? { calls: [{ name: "sandbox_fs_write", args: { path: "note.txt", contents: "from step one" } }] }

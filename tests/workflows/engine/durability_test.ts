@@ -1,6 +1,6 @@
-import { getRun, startRun, waitForRun } from "../../src/client/workflow_runs.ts";
-import { assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
+import { getRun, startRun, waitForRun } from "../../../src/client/workflow_runs.ts";
+import { assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
 
 Deno.test("ledger.durability fsync: runs started over the API complete, through the queue and eagerly", async () => {
   const t = await startTestStation({ env: { STN_LEDGER_DURABILITY: "fsync", STN_ENGINE_WORKERS: "2" } });

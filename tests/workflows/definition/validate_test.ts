@@ -1,6 +1,6 @@
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { validateSource } from "../../src/workflows/definition/load.ts";
-import { validateDefinition } from "../../src/workflows/definition/validate.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { validateSource } from "../../../src/workflows/definition/load.ts";
+import { validateDefinition } from "../../../src/workflows/definition/validate.ts";
 
 /** One invalid definition: its YAML, and the first error's expected code, path and line. */
 interface Case {

@@ -2,12 +2,12 @@
  * The engine's rules without I/O: run state in, commands out (transitions.ts, fencing.ts). No
  * SQLite, no NATS, no timers; the clock is a number and the backoff jitter a constant.
  */
-import { StationError } from "../../src/errors.ts";
-import type { State } from "../../src/workflows/definition/schema.ts";
-import type { Outcome } from "../../src/workflows/steps/types.ts";
-import { backoff } from "../../src/workflows/engine/blocks.ts";
-import { iso } from "../../src/lib/clock.ts";
-import type { Command, CommandOf } from "../../src/workflows/engine/commands.ts";
+import { StationError } from "../../../src/errors.ts";
+import type { State } from "../../../src/workflows/definition/schema.ts";
+import type { Outcome } from "../../../src/workflows/steps/types.ts";
+import { backoff } from "../../../src/workflows/engine/blocks.ts";
+import { iso } from "../../../src/lib/clock.ts";
+import type { Command, CommandOf } from "../../../src/workflows/engine/commands.ts";
 import {
   cancelRun,
   claim,
@@ -18,7 +18,7 @@ import {
   pauseRun,
   resumeRun,
   timerOutcome,
-} from "../../src/workflows/engine/fencing.ts";
+} from "../../../src/workflows/engine/fencing.ts";
 import {
   type ApprovalRow,
   type AttemptRow,
@@ -28,11 +28,11 @@ import {
   type RunStatus,
   TERMINAL_RUN,
   type TimerRow,
-} from "../../src/workflows/engine/ledger.ts";
-import type { RunState, ScopeState, TransitionEnv } from "../../src/workflows/engine/run_state.ts";
-import { createRun, type Prepared, settle } from "../../src/workflows/engine/transitions.ts";
-import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { def } from "./engine_helpers.ts";
+} from "../../../src/workflows/engine/ledger.ts";
+import type { RunState, ScopeState, TransitionEnv } from "../../../src/workflows/engine/run_state.ts";
+import { createRun, type Prepared, settle } from "../../../src/workflows/engine/transitions.ts";
+import { assert, assertEquals, assertThrows } from "../../helpers/assert.ts";
+import { def } from "../helpers.ts";
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 const env: TransitionEnv = {

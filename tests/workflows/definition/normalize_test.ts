@@ -1,6 +1,6 @@
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { validateDefinition } from "../../src/workflows/definition/validate.ts";
-import { validateSource } from "../../src/workflows/definition/load.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { validateDefinition } from "../../../src/workflows/definition/validate.ts";
+import { validateSource } from "../../../src/workflows/definition/load.ts";
 
 /** Each pair: the Go project's spelling and the native form; both must normalise to the same definition. */
 const PAIRS: Array<{ name: string; go: string; native: string }> = [

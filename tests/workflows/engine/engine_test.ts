@@ -1,6 +1,6 @@
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation, type TestStation } from "../helpers/station.ts";
-import { attempts, def, eventTypes, waitRun } from "./engine_helpers.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation, type TestStation } from "../../helpers/station.ts";
+import { attempts, def, eventTypes, waitRun } from "../helpers.ts";
 
 async function withStation(fn: (t: TestStation) => Promise<void>): Promise<void> {
   const t = await startTestStation();

@@ -1,9 +1,9 @@
-import assert from "node:assert/strict";
+import { assert, assertEquals, assertMatch, assertStrictEquals } from "../../helpers/assert.ts";
 import { Readable } from "node:stream";
-import { waitFor } from "../helpers/stn.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
-import { attempts, def, waitRun } from "./engine_helpers.ts";
+import { waitFor } from "../../helpers/stn.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
+import { attempts, def, waitRun } from "../helpers.ts";
 
 Deno.test("sandbox step: steps of a run share one container, outputs are published, the container goes with the run", async () => {
   const t = await startTestStation({ configYaml: SANDBOX_CONFIG });
@@ -38,17 +38,17 @@ Deno.test("sandbox step: steps of a run share one container, outputs are publish
       input: {},
     });
     const done = await waitRun(engine, run.id, undefined, 30_000);
-    assert.equal(done.status, "completed", done.error ?? "");
+    assertStrictEquals(done.status, "completed", done.error ?? "");
     const rows = attempts(engine, run.id);
-    assert.equal(JSON.parse(rows[0].output!).stdout, "prepared\n");
+    assertStrictEquals(JSON.parse(rows[0].output!).stdout, "prepared\n");
     const sum = JSON.parse(rows[1].output!);
-    assert.equal(sum.stdout, "3\n");
-    assert.equal(sum.exit_code, 0);
-    assert.deepEqual(sum.files, { "out/numbers.txt": `runs/${run.id}/output/numbers.txt` });
+    assertStrictEquals(sum.stdout, "3\n");
+    assertStrictEquals(sum.exit_code, 0);
+    assertEquals(sum.files, { "out/numbers.txt": `runs/${run.id}/output/numbers.txt` });
     const published = await files.get(`runs/${run.id}/output/numbers.txt`);
-    assert.equal(await new Response(published.stream).text(), "1\n2\n");
-    assert.ok(await waitFor(() => sandbox!.list().length === 0, 10_000), "the run's container is removed");
-    assert.equal(sandbox!.list(true)[0].close_reason, "run_ended");
+    assertStrictEquals(await new Response(published.stream).text(), "1\n2\n");
+    assert(await waitFor(() => sandbox!.list().length === 0, 10_000), "the run's container is removed");
+    assertStrictEquals(sandbox!.list(true)[0].close_reason, "run_ended");
   } finally {
     await removeStationContainers(t.home.path("station.db"));
     await t.close();
@@ -67,9 +67,9 @@ Deno.test("sandbox step: a non-zero exit fails the step; canceling the run stops
       input: {},
     });
     const failed = await waitRun(engine, failing.id, undefined, 30_000);
-    assert.equal(failed.status, "failed");
-    assert.match(failed.error ?? "", /sandbox_exit_nonzero/);
-    assert.match(failed.error ?? "", /nope/);
+    assertStrictEquals(failed.status, "failed");
+    assertMatch(failed.error ?? "", /sandbox_exit_nonzero/);
+    assertMatch(failed.error ?? "", /nope/);
 
     const mixed = await engine.startRun({
       definition: def({
@@ -82,16 +82,16 @@ Deno.test("sandbox step: a non-zero exit fails the step; canceling the run stops
       input: {},
     });
     const conflict = await waitRun(engine, mixed.id, undefined, 30_000);
-    assert.equal(conflict.status, "failed");
-    assert.match(conflict.error ?? "", /sandbox_image_conflict/);
+    assertStrictEquals(conflict.status, "failed");
+    assertMatch(conflict.error ?? "", /sandbox_image_conflict/);
 
     const long = await engine.startRun({
       definition: def({ id: "long", states: [{ id: "wait", type: "sandbox", script: "sleep 300" }] }),
       input: {},
     });
-    assert.ok(await waitFor(() => sandbox!.list().some((s) => s.run_id === long.id), 15_000));
+    assert(await waitFor(() => sandbox!.list().some((s) => s.run_id === long.id), 15_000));
     const session = sandbox!.list().find((s) => s.run_id === long.id)!;
-    assert.ok(
+    assert(
       await waitFor(
         async () =>
           (await sandbox!.exec(session.id, { cmd: "ps -o args | grep -c '^sleep 300'" })).stdout.trim() ===
@@ -102,9 +102,9 @@ Deno.test("sandbox step: a non-zero exit fails the step; canceling the run stops
     const started = Date.now();
     engine.cancel(long.id);
     const canceled = await waitRun(engine, long.id, ["canceled"], 15_000);
-    assert.equal(canceled.status, "canceled");
-    assert.ok(Date.now() - started < 10_000);
-    assert.ok(await waitFor(() => sandbox!.list().length === 0, 10_000), "the run's container is removed");
+    assertStrictEquals(canceled.status, "canceled");
+    assert(Date.now() - started < 10_000);
+    assert(await waitFor(() => sandbox!.list().length === 0, 10_000), "the run's container is removed");
   } finally {
     await removeStationContainers(t.home.path("station.db"));
     await t.close();
@@ -131,8 +131,8 @@ Deno.test("sandbox step: ${…} templates in command and env are rendered over t
       input: { name: "world", n: 3, greeting: "hello" },
     });
     const done = await waitRun(engine, run.id, undefined, 30_000);
-    assert.equal(done.status, "completed", done.error ?? "");
-    assert.equal(JSON.parse(attempts(engine, run.id)[1].output!).stdout, "hello world! x3\n");
+    assertStrictEquals(done.status, "completed", done.error ?? "");
+    assertStrictEquals(JSON.parse(attempts(engine, run.id)[1].output!).stdout, "hello world! x3\n");
   } finally {
     await removeStationContainers(t.home.path("station.db"));
     await t.close();

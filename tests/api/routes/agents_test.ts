@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import { assertEquals } from "../helpers/assert.ts";
-import { tempHome } from "../helpers/home.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { getAgent, listAgents } from "../../src/client/agents.ts";
-import { listWorkflows, syncWorkflows } from "../../src/client/workflows.ts";
-import type { StationError } from "../../src/errors.ts";
+import { assertEquals } from "../../helpers/assert.ts";
+import { tempHome } from "../../helpers/home.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { getAgent, listAgents } from "../../../src/client/agents.ts";
+import { listWorkflows, syncWorkflows } from "../../../src/client/workflows.ts";
+import type { StationError } from "../../../src/errors.ts";
 
 const AGENT = `---
 metadata:

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { assert, assertEquals, assertThrows } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { validateSource } from "../../src/workflows/definition/load.ts";
-import { contextScope, renderString } from "../../src/workflows/expr.ts";
-import { common, stateId, templates } from "../../src/workflows/steps/fields.ts";
-import { registerStepType, stepTypeNames } from "../../src/workflows/steps/registry.ts";
-import type { Block, Executor, SchemaKit, StepType } from "../../src/workflows/steps/types.ts";
-import { attempts, waitRun } from "./engine_helpers.ts";
+import { assert, assertEquals, assertThrows } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { validateSource } from "../../../src/workflows/definition/load.ts";
+import { contextScope, renderString } from "../../../src/workflows/expr.ts";
+import { common, stateId, templates } from "../../../src/workflows/steps/fields.ts";
+import { registerStepType, stepTypeNames } from "../../../src/workflows/steps/registry.ts";
+import type { Block, Executor, SchemaKit, StepType } from "../../../src/workflows/steps/types.ts";
+import { attempts, waitRun } from "../helpers.ts";
 
 /**
  * A step type that only this file knows, plugged in through the registry's API: everything stn

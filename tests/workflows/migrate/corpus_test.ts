@@ -1,14 +1,14 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { loadWorkflowFile } from "../../src/workflows/definition/load.ts";
-import type { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { tempHome } from "../helpers/home.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { runStn } from "../helpers/stn.ts";
-import { attempts, waitRun } from "./engine_helpers.ts";
+import { loadWorkflowFile } from "../../../src/workflows/definition/load.ts";
+import type { WorkflowDefinition } from "../../../src/workflows/definition/schema.ts";
+import { assert, assertEquals, assertStringIncludes } from "../../helpers/assert.ts";
+import { tempHome } from "../../helpers/home.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { runStn } from "../../helpers/stn.ts";
+import { attempts, waitRun } from "../helpers.ts";
 
-const FIXTURES = fileURLToPath(new URL("./fixtures/station/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../fixtures/station/", import.meta.url));
 
 /** What each converted Station file must do when it runs: input → status, steps taken, result. */
 const CASES: Array<{

@@ -1,11 +1,11 @@
 import { headers } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
-import { StationError } from "../../src/errors.ts";
-import { stepSubject } from "../../src/workflows/engine/dispatch.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { waitFor } from "../helpers/stn.ts";
-import { attempts, def, eventTypes, waitRun } from "./engine_helpers.ts";
+import { StationError } from "../../../src/errors.ts";
+import { stepSubject } from "../../../src/workflows/engine/dispatch.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { waitFor } from "../../helpers/stn.ts";
+import { attempts, def, eventTypes, waitRun } from "../helpers.ts";
 
 const approvalFlow = (extra: Record<string, unknown> = {}) =>
   def({

@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { tempHome } from "../helpers/home.ts";
-import { startTestStation } from "../helpers/station.ts";
-import type { StationError } from "../../src/errors.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { tempHome } from "../../helpers/home.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import type { StationError } from "../../../src/errors.ts";
 import {
   getWorkflow,
   listWorkflows,
@@ -11,7 +11,7 @@ import {
   saveWorkflow,
   syncWorkflows,
   validateWorkflow,
-} from "../../src/client/workflows.ts";
+} from "../../../src/client/workflows.ts";
 
 const YAML = `id: hello
 name: Hello

@@ -1,9 +1,9 @@
-import { sleep } from "../../src/lib/async.ts";
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { waitFor } from "../helpers/stn.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
-import { attempts, def, eventTypes, waitRun } from "./engine_helpers.ts";
+import { sleep } from "../../../src/lib/async.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { waitFor } from "../../helpers/stn.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { removeStationContainers, SANDBOX_CONFIG } from "../../sandbox/backend.ts";
+import { attempts, def, eventTypes, waitRun } from "../helpers.ts";
 
 /** A run whose first step really runs `sleep SECONDS` in the run's sandbox container. */
 const longStep = (seconds: number, extra: Record<string, unknown> = {}) =>

@@ -1,11 +1,11 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import { EngineCore } from "../../src/workflows/engine/core.ts";
-import { CONSUMER, STREAM } from "../../src/workflows/engine/dispatch.ts";
-import { Repository } from "../../src/workflows/engine/repository.ts";
-import { createRun } from "../../src/workflows/engine/transitions.ts";
-import { assertEquals } from "../helpers/assert.ts";
-import { startTestStation, type TestStation } from "../helpers/station.ts";
-import { attempts, def, waitRun } from "./engine_helpers.ts";
+import { EngineCore } from "../../../src/workflows/engine/core.ts";
+import { CONSUMER, STREAM } from "../../../src/workflows/engine/dispatch.ts";
+import { Repository } from "../../../src/workflows/engine/repository.ts";
+import { createRun } from "../../../src/workflows/engine/transitions.ts";
+import { assertEquals } from "../../helpers/assert.ts";
+import { startTestStation, type TestStation } from "../../helpers/station.ts";
+import { attempts, def, waitRun } from "../helpers.ts";
 
 const chain = (id: string, length: number) =>
   def({

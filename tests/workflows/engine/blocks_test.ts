@@ -1,6 +1,6 @@
-import { assert, assertEquals } from "../helpers/assert.ts";
-import { startTestStation } from "../helpers/station.ts";
-import { attempts, def, waitRun } from "./engine_helpers.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
+import { startTestStation } from "../../helpers/station.ts";
+import { attempts, def, waitRun } from "../helpers.ts";
 
 Deno.test("parallel, foreach and try run their blocks as durable child steps", async (t) => {
   const { station, close } = await startTestStation();
