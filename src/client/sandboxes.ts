@@ -154,9 +154,10 @@ export function publishFile(
   source: string,
   fileKey?: string,
   overwrite?: boolean,
+  ttl?: string,
 ): Promise<PublishedFile> {
   return client.json("POST", `${base(id)}/publish`, {
-    body: { source, file_key: fileKey, overwrite },
+    body: { source, file_key: fileKey, overwrite, ttl },
     signal: AbortSignal.timeout(30 * 60_000),
     schema: PublishedFile,
   });

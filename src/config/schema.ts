@@ -126,6 +126,15 @@ export const ConfigSchema = z.strictObject({
     default_ttl: durationSchema.default(0).describe(
       "time to live of an upload without --ttl (0 = never expires)",
     ),
+    run_output_ttl: durationSchema.default(7 * 86_400_000).describe(
+      "time to live of a file a run's sandbox publishes to runs/<run>/output/ (default 7d; 0 = never expires)",
+    ),
+    session_ttl: durationSchema.default(3_600_000).describe(
+      "how long a file a sandbox publishes to sessions/<id>/ outlives the session's close (default 1h; 0 = goes with it)",
+    ),
+    quota_warning: z.number().gt(0).max(1).default(0.9).describe(
+      "share of max_total_bytes from which logs, /health and stn doctor warn that the bucket is nearly full",
+    ),
     cleanup: z.strictObject({
       enabled: z.boolean().default(true).describe("delete expired files in the background"),
       interval: durationSchema.default(3_600_000).describe(

@@ -13,12 +13,14 @@ import { processDurability, walDurability } from "../db/durability.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
 import { hookProblems } from "../events/webhooks.ts";
+import { FileReaper } from "../files/reaper.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
+import { getSession } from "../sandbox/ledger.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
 import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
@@ -135,9 +137,14 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const replicas = config.values.nats.replicas ?? defaultReplicas(nc);
     // First, so a cluster too small for nats.replicas is a clear error before any bucket is made.
     await provisionStream(nc, replicas);
-    const files = await FileStore.open(nc, config.values.storage, replicas);
-    if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
-    closers.push({ name: "file reaper", close: () => files.stop() });
+    // Files published under sessions/<id>/ expire storage.session_ttl after the ledger records the close.
+    const files = await FileStore.open(nc, config.values.storage, replicas, (id) => {
+      const closed = getSession(db, id)?.closed_at;
+      return closed ? Date.parse(closed) : null;
+    });
+    const fileReaper = new FileReaper(files);
+    if (config.values.storage.cleanup.enabled) fileReaper.start(config.values.storage.cleanup.interval);
+    closers.push({ name: "file reaper", close: () => fileReaper.stop() });
 
     const { service: sandbox, unavailable: sandboxUnavailable } = await startSandboxService(
       config.values.sandbox,
@@ -195,6 +202,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: target.url, managed: server !== undefined, bin: server?.bin },
       files,
+      fileReaper,
       shutdown: shutdown.signal,
       sandbox,
       sandboxUnavailable,

@@ -322,9 +322,18 @@ export class SandboxService {
     return await stageFile(this.backend, this.#files, this.#use(id), fileKey, destination);
   }
 
-  /** Copies a workspace file into the file store; replacing a key needs overwrite (see transfer.ts). */
-  async publish(id: string, path: string, key?: string, overwrite = false): Promise<FileInfo> {
-    return await publishFile(this.backend, this.#files, this.#use(id), path, key, overwrite);
+  /**
+   * Copies a workspace file into the file store; replacing a key needs overwrite, `ttlMs` overrides when
+   * it expires (0 = never; see transfer.ts).
+   */
+  async publish(
+    id: string,
+    path: string,
+    key?: string,
+    overwrite = false,
+    ttlMs?: number,
+  ): Promise<FileInfo> {
+    return await publishFile(this.backend, this.#files, this.#use(id), path, key, overwrite, ttlMs);
   }
 
   /** Removes a session's container and marks it closed; closing a closed session is a no-op. */
