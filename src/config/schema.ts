@@ -189,10 +189,10 @@ export const ConfigSchema = z.strictObject({
   }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
-      "environment whose workflows/ folder is synced at start and by a bare `stn sync`",
+      "the default environment: created empty at start when missing, and the one a bare `stn sync` syncs",
     ),
     sync_on_start: z.boolean().default(true).describe(
-      "sync that environment's workflow files when the station starts",
+      "sync every environments/* folder when the station starts (stn serve: MCP servers too, approved ones only)",
     ),
   }).prefault({}),
   events: z.strictObject({

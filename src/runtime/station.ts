@@ -12,6 +12,7 @@ import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { StationError, usageError } from "../errors.ts";
+import { syncAtStart } from "../environments/start_sync.ts";
 import { hookProblems } from "../events/webhooks.ts";
 import { FileReaper } from "../files/reaper.ts";
 import { FileStore } from "../files/store.ts";
@@ -28,7 +29,6 @@ import { Engine } from "../workflows/engine/engine.ts";
 import { Scheduler } from "../workflows/engine/scheduler.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
-import { syncOnStart } from "../workflows/sync.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
 
@@ -211,7 +211,12 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       agents,
       durable,
     };
-    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
+    if (config.values.workflows.sync_on_start) {
+      await syncAtStart(db, workflows, {
+        environmentsDir: config.paths.environments,
+        defaultEnvironment: config.values.workflows.environment,
+      }, { mcp: options.mcp ?? false });
+    }
     const scheduler = new Scheduler(engine, workflows, db);
     scheduler.start();
     closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
