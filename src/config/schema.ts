@@ -186,6 +186,9 @@ export const ConfigSchema = z.strictObject({
     timeout: durationSchema.default(15 * 60_000).describe(
       "deadline of a whole agent run whose .prompt sets no timeout",
     ),
+    debug: z.boolean().default(false).describe(
+      "log each agent turn (model, tokens, tool names) to stderr (also STATION_DEBUG=true|1, false|0)",
+    ),
   }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(

@@ -172,7 +172,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       source: (environment, name) => getAgent(db, environment, name),
       mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
       sandbox,
-      debug: Deno.env.get("STATION_DEBUG") === "1",
+      debug: config.values.agents.debug,
       environment: config.values.workflows.environment,
     });
     const e = config.values.engine;

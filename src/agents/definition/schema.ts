@@ -10,7 +10,7 @@ import { durationProblem, rule } from "../../workflows/steps/fields.ts";
  */
 
 /** The short form `sandbox: python` names one of these runtimes. */
-export const SANDBOX_RUNTIMES = ["python", "node", "bash"] as const;
+export const SANDBOX_RUNTIMES = ["python", "node", "bash", "linux"] as const;
 
 const names = z.array(z.string().min(1)).nullish();
 
@@ -42,7 +42,7 @@ const SandboxLong = z.looseObject({
   limits: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** `sandbox: python` is `{runtime: python}`; any other string is an error naming the three runtimes. */
+/** `sandbox: python` is `{runtime: python}`; any other string is an error naming the runtimes. */
 const Sandbox = z.preprocess((v, ctx) => {
   if (typeof v !== "string") return v;
   if ((SANDBOX_RUNTIMES as readonly string[]).includes(v)) return { runtime: v };
