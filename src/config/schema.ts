@@ -161,7 +161,14 @@ export const ConfigSchema = z.strictObject({
       "how long a running step's claim lasts without a heartbeat before another worker may take it over",
     ),
     default_timeout: durationSchema.default(300_000).describe("per-step timeout when a state sets none"),
-  }).prefault({}),
+    queue_max_age: durationSchema.default(7 * 86_400_000).describe(
+      "MaxAge of the WORKFLOWS work queue stream: a step message older is dropped (the engine re-sends a step " +
+        "still scheduled); longer than any step's timeout (default 7d)",
+    ),
+  }).prefault({}).refine((e) => e.queue_max_age > e.default_timeout, {
+    path: ["queue_max_age"],
+    message: "must be longer than engine.default_timeout (a waiting step's message must outlive its timeout)",
+  }),
   ai: z.strictObject({
     provider: z.enum(["openai", "anthropic", "gemini", "openai-compatible"]).default("openai").describe(
       "model provider used for a model written without one, and the one ai.base_url and ai.api_key apply to",

@@ -136,7 +136,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
 
     const replicas = config.values.nats.replicas ?? defaultReplicas(nc);
     // First, so a cluster too small for nats.replicas is a clear error before any bucket is made.
-    await provisionStream(nc, replicas);
+    await provisionStream(nc, replicas, config.values.engine.queue_max_age);
     // Files published under sessions/<id>/ expire storage.session_ttl after the ledger records the close.
     const files = await FileStore.open(nc, config.values.storage, replicas, (id) => {
       const closed = getSession(db, id)?.closed_at;
@@ -183,6 +183,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       maxDeliver: e.max_deliver,
       leaseMs: e.lease,
       defaultTimeoutMs: e.default_timeout,
+      queueMaxAgeMs: e.queue_max_age,
       eventRetentionMs: config.values.events.retention,
       sandbox,
       agents,
