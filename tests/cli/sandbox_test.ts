@@ -78,6 +78,16 @@ Deno.test("stn sandbox: stage → exec (python transforms a CSV) → publish →
     assert.notEqual(escape.code, 0);
     assert.match(escape.stderr, /^error: path "\/etc\/passwd" is not allowed/m);
     assert.match(escape.stderr, /^hint: /m);
+    // `..` reaches the server as written (URLs would collapse it into another path, answered 404 no route).
+    for (const path of ["../etc/passwd", "out/../../etc/passwd", "./../x"]) {
+      const dots = await stn(["sandbox", "read", id, path]);
+      assert.notEqual(dots.code, 0);
+      assert.match(dots.stderr, /is not allowed/, dots.stderr);
+      assert.doesNotMatch(dots.stderr, /no route|not found/i);
+    }
+    const inside = await stn(["sandbox", "read", id, "out/../in/./data.csv"]);
+    assert.equal(inside.code, 0, inside.stderr);
+    assert.match(inside.stdout, /^name,qty,price/);
 
     const close = await stn(["sandbox", "close", id]);
     assert.equal(close.code, 0, close.stderr);
