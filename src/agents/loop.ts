@@ -34,7 +34,7 @@ export interface LoopOptions {
   /** Aborted by cancel (reason code `canceled`), the timeout (`agent_timeout`) or shutdown (`shutdown`). */
   signal: AbortSignal;
   maxToolOutput: number;
-  /** agents.debug (STATION_DEBUG=true): one stderr line per turn. */
+  /** log.agent_turns (STATION_DEBUG=true): one stderr line per turn. */
   debug: boolean;
 }
 

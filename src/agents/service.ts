@@ -27,7 +27,7 @@ export interface AgentServiceOptions {
   source: AgentSource;
   mcpTools: McpTools;
   sandbox?: SandboxService;
-  /** agents.debug (STATION_DEBUG=true): each turn logged to stderr. */
+  /** log.agent_turns (STATION_DEBUG=true): each turn logged to stderr. */
   debug?: boolean;
   /** The environment of an agent named without one (`workflows.environment`). */
   environment?: string;

@@ -35,7 +35,7 @@ export interface ConfigKey {
 // Environment names kept from the Go project, on top of the derived STN_<SECTION>_<KEY>.
 const ENV_ALIASES: Record<string, string[]> = {
   "server.api_token": ["STATION_API_TOKEN"],
-  "agents.debug": ["STATION_DEBUG"],
+  "log.agent_turns": ["STATION_DEBUG"],
 };
 
 function unwrap(schema: z.ZodType): z.ZodType {

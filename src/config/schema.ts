@@ -193,9 +193,6 @@ export const ConfigSchema = z.strictObject({
     timeout: durationSchema.default(15 * 60_000).describe(
       "deadline of a whole agent run whose .prompt sets no timeout",
     ),
-    debug: z.boolean().default(false).describe(
-      "log each agent turn (model, tokens, tool names) to stderr (also STATION_DEBUG=true|1, false|0)",
-    ),
   }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
@@ -231,6 +228,9 @@ export const ConfigSchema = z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
     format: z.enum(LOG_FORMATS).default("text").describe(
       "text, or json: one object a line with time, level, message, request_id, run_id, step, trace_id",
+    ),
+    agent_turns: z.boolean().default(false).describe(
+      "log each agent turn (model, tokens, tool names) to stderr (also STATION_DEBUG=true|1, false|0)",
     ),
   }).prefault({}),
 });

@@ -172,7 +172,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       source: (environment, name) => getAgent(db, environment, name),
       mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
       sandbox,
-      debug: config.values.agents.debug,
+      debug: config.values.log.agent_turns,
       environment: config.values.workflows.environment,
     });
     const e = config.values.engine;

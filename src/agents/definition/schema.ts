@@ -40,6 +40,7 @@ const SandboxLong = z.looseObject({
   timeout_seconds: z.int().positive().optional(),
   allow_network: z.boolean().optional(),
   limits: z.record(z.string(), z.unknown()).optional(),
+  pip_packages: z.array(z.string().min(1)).optional(),
 });
 
 /** `sandbox: python` is `{runtime: python}`; any other string is an error naming the runtimes. */
@@ -115,7 +116,6 @@ const STATION_ONLY = new Set([
   "notify",
   "lattice",
   "station",
-  "pip_packages",
   "npm_packages",
   "max_stdout_bytes",
   "preset",
