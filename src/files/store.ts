@@ -184,12 +184,8 @@ export class FileStore {
     const used_bytes = used ?? await this.usage();
     const near_full = used_bytes >= max_bytes * this.settings.quota_warning;
     if (near_full && !this.#quotaWarned) {
-      log.warn("the file store is nearly full; uploads fail once it is", {
-        bucket: this.bucket,
-        used: formatBytes(used_bytes),
-        max: formatBytes(max_bytes),
-        hint: "stn files prune, delete files, or raise storage.max_total_bytes",
-      });
+      const [used, max] = [formatBytes(used_bytes), formatBytes(max_bytes)];
+      log.warn("the file store is nearly full; uploads fail once it is (stn files prune)", { used, max });
     }
     this.#quotaWarned = near_full;
     return { used_bytes, max_bytes, near_full };
