@@ -3,13 +3,15 @@
  * every `environments/*` folder, each on its own: one that fails is logged and the others still sync.
  */
 
+import type { McpSyncReport } from "../contract/sync.ts";
 import type { Database } from "../db/database.ts";
 import { log } from "../log.ts";
+import { syncMcpServers } from "../mcp/mod.ts";
 import { formatInvalid } from "../workflows/definition/format.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import { syncEnvironment, type SyncReport } from "../workflows/sync.ts";
 import { ensureEnvironment, environmentNames } from "./environments.ts";
-import { syncWholeEnvironment } from "./sync.ts";
+import { requireEnvironment } from "./names.ts";
 
 /** What the start's sync did with one environment: its report, or why it failed. */
 export type StartSyncResult =
@@ -25,7 +27,8 @@ export interface StartSyncTarget {
 /**
  * Creates the default environment when missing, then syncs every environment in turn. With `mcp`
  * (stn serve) an environment's MCP servers sync first — only approved ones start; an unapproved one is
- * reported, never started — otherwise (one-shot commands) its agents and workflows only, as stored.
+ * reported, never started. Agents are not checked against the MCP tools here (as before MCP approval
+ * existed), so an unapproved server holds back nothing else; `stn sync` checks them.
  */
 export async function syncAtStart(
   db: Database,
@@ -44,10 +47,10 @@ export async function syncAtStart(
   const results: StartSyncResult[] = [];
   for (const environment of await environmentNames(environmentsDir)) {
     try {
-      const report = options.mcp
-        ? await syncWholeEnvironment(db, workflows, environmentsDir, environment)
-        : await syncEnvironment(workflows, environmentsDir, environment, { db });
-      logReport(report);
+      const directory = await requireEnvironment(environmentsDir, environment);
+      const mcp_servers = options.mcp ? await syncMcpServers(db, { environment, directory }) : undefined;
+      const report = await syncEnvironment(workflows, environmentsDir, environment, { db });
+      logReport({ ...report, mcp_servers });
       results.push({ environment, ok: true, report });
     } catch (err) {
       log.warn(`sync of environment ${environment} at start failed; the others go on`, {
@@ -59,7 +62,7 @@ export async function syncAtStart(
   return results;
 }
 
-function logReport(report: SyncReport & Partial<Awaited<ReturnType<typeof syncWholeEnvironment>>>): void {
+function logReport(report: SyncReport & { mcp_servers?: McpSyncReport }): void {
   const { environment } = report;
   for (const s of report.mcp_servers?.servers ?? []) {
     if (s.status === "untrusted") {

@@ -27,12 +27,24 @@ Deno.test("stn serve on a fresh home syncs every environment, creates default, a
       home.path("environments", "beta", "workflows", "broken.workflow.yaml"),
       "states: [",
     );
+    // An agent using that server's tool still loads: the unapproved server holds back nothing else.
+    await Deno.mkdir(home.path("environments", "beta", "agents"));
+    await Deno.writeTextFile(
+      home.path("environments", "beta", "agents", "Reader.prompt"),
+      "---\ntools: [__read_it]\n---\n{{userInput}}\n",
+    );
 
     const serve = await startServe({ home: home.home, env: home.env });
     try {
       const ids = (await (await fetch(`${serve.url}/api/v1/workflows`)).json()).workflows
         .map((w: { id: string }) => w.id).sort();
       assert.deepEqual(ids, ["alpha-flow", "beta-flow"]);
+      const agents = await (await fetch(`${serve.url}/api/v1/agents?environment=beta`)).json();
+      assert.deepEqual(
+        agents.agents.map((a: { name: string }) => a.name),
+        ["Reader"],
+        serve.stderr(),
+      );
       const log = serve.stderr();
       assert.match(log, /MCP server unapproved of environment beta is not approved: not started/);
       assert.match(log, /skipped invalid workflow: .*broken\.workflow\.yaml/);
