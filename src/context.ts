@@ -2,6 +2,7 @@ import type { AgentRuns } from "./agents/runs.ts";
 import type { AgentService } from "./agents/service.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { Database } from "./db/database.ts";
+import type { FileReaper } from "./files/reaper.ts";
 import type { FileStore } from "./files/store.ts";
 import type { NatsConnection } from "./nats/connection.ts";
 import type { SandboxService } from "./sandbox/service.ts";
@@ -30,6 +31,8 @@ export interface StationContext {
   sandboxUnavailable?: SandboxUnavailable;
   /** Files in the NATS object store (storage.bucket). */
   files: FileStore;
+  /** Deletes expired files (on its timer when storage.cleanup.enabled, and for `stn files prune`). */
+  fileReaper: FileReaper;
   /** The durable workflow engine (runs, approvals, run events). */
   engine: Engine;
   /** Workflow runs as the API shows them: what routes and dashboard pages read (the engine writes). */

@@ -184,6 +184,7 @@ export const ERROR_CODES = {
   image_unavailable: [503, 1, "the image cannot be pulled or found"],
   unknown_runtime: [400, 1, "no such sandbox runtime"],
   network_not_allowed: [403, 1, "network access is not allowed for sandboxes here"],
+  pip_packages_missing: [400, 1, "the sandbox image does not carry the pip_packages an agent names"],
   run_id_required: [400, 1, "a workflow-scoped sandbox needs run_id"],
   invalid_command: [400, 1, "the command to run is empty or malformed"],
   exec_canceled: [409, 1, "the command was canceled before it finished"],

@@ -45,7 +45,7 @@ export interface LoopOptions {
   /** Aborted by cancel (reason code `canceled`), the timeout (`agent_timeout`) or shutdown (`shutdown`). */
   signal: AbortSignal;
   maxToolOutput: number;
-  /** STATION_DEBUG=1: one stderr line per turn. */
+  /** log.agent_turns (STATION_DEBUG=true): one stderr line per turn. */
   debug: boolean;
 }
 

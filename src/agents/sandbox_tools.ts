@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { SandboxService } from "../sandbox/service.ts";
+import { chooseImage } from "../sandbox/images.ts";
 import { callTool, sandboxRun, SESSION_TOOLS } from "../sandbox/tools.ts";
 import type { AgentSandbox, AgentTool, Toolbox } from "./types.ts";
 
@@ -15,33 +16,40 @@ export function sandboxToolbox(
   config: AgentSandbox,
   workflowRunId: string | undefined,
 ): Toolbox {
+  // The image must carry the agent's pip_packages: checked before the first call (once per image).
+  const packages = () =>
+    sandbox.packages.require(chooseImage(sandbox.config, config).image, config.pip_packages ?? []);
   if (config.mode === "compute") {
     const tool: AgentTool = {
       name: sandboxRun.name,
       description: sandboxRun.description,
       inputSchema: z.toJSONSchema(sandboxRun.input, { io: "input" }) as Record<string, unknown>,
-      call: async (args, signal) =>
-        JSON.stringify(
+      call: async (args, signal) => {
+        await packages();
+        return JSON.stringify(
           await callTool(sandboxRun, {
             ...(config.runtime ? { runtime: config.runtime } : {}),
             ...(config.image ? { image: config.image } : {}),
             ...(config.timeout_seconds ? { timeout_seconds: config.timeout_seconds } : {}),
             ...(args as object),
           }, { sandbox, signal }),
-        ),
+        );
+      },
     };
     return { tools: [tool], close: () => Promise.resolve() };
   }
   const shared = config.session === "workflow" && workflowRunId !== undefined;
   let opening: Promise<string> | undefined;
   const session = () =>
-    opening ??= sandbox.open({
-      runtime: config.runtime,
-      image: config.image,
-      network: config.allow_network || undefined,
-      scope: shared ? "workflow" : "agent",
-      run_id: shared ? workflowRunId : undefined,
-    }).then((r) => r.session.id);
+    opening ??= packages().then(() =>
+      sandbox.open({
+        runtime: config.runtime,
+        image: config.image,
+        network: config.allow_network || undefined,
+        scope: shared ? "workflow" : "agent",
+        run_id: shared ? workflowRunId : undefined,
+      })
+    ).then((r) => r.session.id);
   const tools = SESSION_TOOLS.map((t): AgentTool => {
     const input = t.input.omit({ sandbox_id: true });
     return {

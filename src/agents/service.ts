@@ -28,7 +28,7 @@ export interface AgentServiceOptions {
   source: AgentSource;
   mcpTools: McpTools;
   sandbox?: SandboxService;
-  /** STATION_DEBUG=1: each turn logged to stderr. */
+  /** log.agent_turns (STATION_DEBUG=true): each turn logged to stderr. */
   debug?: boolean;
   /** The environment of an agent named without one (`workflows.environment`). */
   environment?: string;

@@ -11,6 +11,8 @@ import { resolveHome, stationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
 import type { NatsTarget } from "../nats/connection.ts";
 import { errorMessage, StationError, toStationError } from "../errors.ts";
+import type { Health } from "../contract/health.ts";
+import { formatBytes } from "../files/size.ts";
 import { programSearchDirs } from "../lib/programs.ts";
 import { openToOthers } from "../lib/private_files.ts";
 import { locateNatsServer, natsServerVersion, SOURCE_LABEL } from "../nats/locate.ts";
@@ -301,6 +303,31 @@ async function serverChecks(config: LoadedConfig): Promise<Check[]> {
   }
 }
 
+/** How full the running server's file store is (its /health); skipped when no stn serve runs. */
+async function storageCheck(config: LoadedConfig): Promise<Check> {
+  const name = "file store";
+  const file = readServerFile(config.paths.serverJson);
+  if (!file || !await answers(file.url)) return { name, status: "skip", detail: "no stn serve running" };
+  try {
+    const res = await fetch(`${file.url}/health`, { signal: AbortSignal.timeout(5000) });
+    const storage = (await res.json() as Health).storage;
+    if (!storage || storage.status === "unknown" || storage.used_bytes === undefined) {
+      return { name, status: "skip", detail: "the server did not say how full its file store is" };
+    }
+    const detail = `${formatBytes(storage.used_bytes)} of ${formatBytes(storage.max_bytes)} used`;
+    return storage.status === "near_full"
+      ? {
+        name,
+        status: "warn",
+        detail: `${detail}: nearly full, uploads and publishes fail once it is full`,
+        fix: "stn files prune; stn files delete what is no longer needed; or raise storage.max_total_bytes",
+      }
+      : { name, status: "ok", detail };
+  } catch (err) {
+    return { name, status: "skip", detail: `could not ask the server: ${errorMessage(err)}` };
+  }
+}
+
 /** Runs every check, in the order a user would fix them. */
 export async function runChecks(configPath?: string): Promise<Check[]> {
   const { config, check } = configCheck(configPath);
@@ -312,6 +339,7 @@ export async function runChecks(configPath?: string): Promise<Check[]> {
     await natsCheck(config),
     ...await dockerChecks(config),
     ...await serverChecks(config),
+    await storageCheck(config),
   ];
 }
 

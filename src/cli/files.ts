@@ -2,14 +2,14 @@
 
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { deleteFile, downloadFile, fileInfo, listFiles, uploadFile } from "../client/files.ts";
+import { deleteFile, downloadFile, fileInfo, listFiles, pruneFiles, uploadFile } from "../client/files.ts";
 import { usageError } from "../errors.ts";
 import { keyBasename } from "../files/keys.ts";
 import { formatBytes } from "../files/size.ts";
 import type { FileInfo } from "../contract/files.ts";
-import { parseDuration } from "../lib/duration.ts";
 import { youngGcEvery } from "../lib/young_gc.ts";
 import { jsonMode, withStation } from "./context.ts";
+import { ttlFlag } from "./flags.ts";
 import { localFileError } from "./local_files.ts";
 import { fields, render, StationError, table } from "./output.ts";
 import { moreNote, type PageFlags, pageFlags, readPages } from "./paging.ts";
@@ -39,15 +39,9 @@ function dispositionName(header: string | null): string | undefined {
 async function upload(
   cmd: Command,
   source: string,
-  opts: { key?: string; ttl?: string; contentType?: string },
+  opts: { key?: string; ttl?: string; keep?: boolean; contentType?: string },
 ): Promise<void> {
-  if (opts.ttl !== undefined && parseDuration(opts.ttl) === null) {
-    throw usageError(
-      "invalid_ttl",
-      `invalid --ttl ${JSON.stringify(opts.ttl)}`,
-      'a duration like "30s", "24h" or "7d"; 0 = never',
-    );
-  }
+  const ttl = ttlFlag(opts);
   let body: ReadableStream<Uint8Array>;
   let size: number | undefined;
   let filename: string | undefined;
@@ -69,7 +63,7 @@ async function upload(
   await withStation(cmd, async (client) => {
     const result = await uploadFile(client, body.pipeThrough(progressBar("upload", size)), {
       key: opts.key,
-      ttl: opts.ttl,
+      ttl,
       contentType: opts.contentType,
       filename,
       size,
@@ -172,6 +166,12 @@ function fileExists(path: string): StationError {
   });
 }
 
+/** When a file expires, in words: its date, "with sbx_…" while its session is open, or "never". */
+function expiry(info: FileInfo): string {
+  if (info.expires_at) return info.expires_at;
+  return info.expires_with_session ? `with ${info.expires_with_session}` : "never";
+}
+
 function infoFields(info: FileInfo): [string, string][] {
   const fields: [string, string][] = [
     ["key", info.key],
@@ -179,7 +179,7 @@ function infoFields(info: FileInfo): [string, string][] {
     ["type", info.content_type],
     ["checksum", info.checksum],
     ["created", info.created_at],
-    ["expires", info.expires_at ?? "never"],
+    ["expires", expiry(info)],
   ];
   if (info.filename) fields.push(["filename", info.filename]);
   for (const [k, v] of Object.entries(info.metadata)) fields.push([`meta.${k}`, v]);
@@ -189,7 +189,7 @@ function infoFields(info: FileInfo): [string, string][] {
 /** `stn files …`: upload, download, list, inspect and delete files in the object store. */
 export function filesCommand(program: Command): void {
   const files = program.command("files")
-    .description("stage files in the NATS object store: upload, download, list, info, delete");
+    .description("stage files in the NATS object store: upload, download, list, info, delete, prune");
 
   files.command("upload")
     .description("upload a file (or - for stdin); prints its key, e.g. files/f_01J…")
@@ -199,6 +199,7 @@ export function filesCommand(program: Command): void {
       "--ttl <duration>",
       "delete after this long, e.g. 30m, 24h, 7d (default storage.default_ttl; 0 = never)",
     )
+    .option("--keep", "never expire the file (same as --ttl 0)")
     .option("--content-type <type>", "media type (default: from the file name)")
     .action((path: string, opts, cmd: Command) => upload(cmd, path, opts));
 
@@ -237,7 +238,7 @@ export function filesCommand(program: Command): void {
               formatBytes(f.size_bytes),
               f.content_type,
               roughly(now - Date.parse(f.created_at)),
-              f.expires_at ? `in ${roughly(Date.parse(f.expires_at) - now)}` : "never",
+              f.expires_at ? `in ${roughly(Date.parse(f.expires_at) - now)}` : expiry(f),
             ]),
           );
         },
@@ -280,6 +281,22 @@ export function filesCommand(program: Command): void {
         }
         await deleteFile(client, info.key);
         render({ deleted: info.key }, { json, text: (r) => `Deleted: ${r.deleted}` });
+      });
+    });
+
+  files.command("prune")
+    .description("delete the expired files now, as the reaper does every storage.cleanup.interval")
+    .option("--dry-run", "only list the expired files; delete nothing")
+    .action(async (opts: { dryRun?: boolean }, cmd: Command) => {
+      await withStation(cmd, async (client) => {
+        render(await pruneFiles(client, opts.dryRun), {
+          json: jsonMode(cmd),
+          text: (r) => [
+            ...r.files.map((f) => `${f.key}  ${formatBytes(f.size_bytes)}  expired ${f.expires_at}`),
+            `${r.dry_run ? "Would delete" : "Deleted"} ${r.count} expired file${r.count === 1 ? "" : "s"} ` +
+            `(${formatBytes(r.bytes)})`,
+          ],
+        });
       });
     });
 }

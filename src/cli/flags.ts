@@ -1,5 +1,6 @@
 import { IDEMPOTENCY_KEY } from "../contract/idempotency.ts";
 import { usageError } from "../errors.ts";
+import { parseDuration } from "../lib/duration.ts";
 
 /**
  * The CLI's short flags: one meaning per letter across every command (docs/cli.md). A test walks the
@@ -35,4 +36,20 @@ export function idempotencyKeyFlag(key: string | undefined): string | undefined 
     `--idempotency-key ${JSON.stringify(key)} is not 1-255 visible ASCII characters`,
     'e.g. --idempotency-key "nightly-$(date +%F)" or a CI job id',
   );
+}
+
+/** The --ttl / --keep of a file: the duration to send ("0" for --keep), checked here; undefined = the default. */
+export function ttlFlag(opts: { ttl?: string; keep?: boolean }): string | undefined {
+  if (opts.keep && opts.ttl !== undefined && parseDuration(opts.ttl) !== 0) {
+    throw usageError("invalid_ttl", "--keep and --ttl contradict each other", "pass one of them");
+  }
+  if (opts.keep) return "0";
+  if (opts.ttl !== undefined && parseDuration(opts.ttl) === null) {
+    throw usageError(
+      "invalid_ttl",
+      `invalid --ttl ${JSON.stringify(opts.ttl)}`,
+      'a duration like "30s", "24h" or "7d"; 0 = never',
+    );
+  }
+  return opts.ttl;
 }

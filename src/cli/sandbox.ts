@@ -19,6 +19,7 @@ import { usageError } from "../errors.ts";
 import { parseDuration } from "../lib/duration.ts";
 import type { ExecResult } from "../contract/sandboxes.ts";
 import { jsonMode, withStation } from "./context.ts";
+import { ttlFlag } from "./flags.ts";
 import { readLocalBytes, readLocalText } from "./local_files.ts";
 import { CliExit, note, render, table } from "./output.ts";
 
@@ -241,9 +242,21 @@ export function sandboxCommand(program: Command): void {
     .argument("<path>", "path inside /workspace")
     .option("--key <key>", "file store key (default sessions/<id>/<path>)")
     .option("--overwrite", "replace the key if it exists (only under the sandbox's own scope)")
-    .action(async (id: string, path: string, opts: { key?: string; overwrite?: boolean }, cmd: Command) => {
+    .option(
+      "--ttl <duration>",
+      "how long the file lives, e.g. 24h (default: with the sandbox under sessions/<id>/, " +
+        "storage.run_output_ttl under runs/<run>/output/, else storage.default_ttl)",
+    )
+    .option("--keep", "never expire the file (same as --ttl 0)")
+    .action(async (
+      id: string,
+      path: string,
+      opts: { key?: string; overwrite?: boolean; ttl?: string; keep?: boolean },
+      cmd: Command,
+    ) => {
+      const ttl = ttlFlag(opts);
       await withStation(cmd, async (client) => {
-        render(await publishFile(client, id, path, opts.key, opts.overwrite), {
+        render(await publishFile(client, id, path, opts.key, opts.overwrite, ttl), {
           json: jsonMode(cmd),
           text: (o) => o.file_key,
         });

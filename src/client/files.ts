@@ -1,6 +1,6 @@
 /** Calls of /api/v1/files: uploads and downloads streamed, keys checked before they reach a URL. */
 
-import { DeletedFile, FileInfo, FileList, UploadResult } from "../contract/files.ts";
+import { DeletedFile, FileInfo, FileList, PruneReport, UploadResult } from "../contract/files.ts";
 import { requireHeaderSafeType } from "../files/content_type.ts";
 import { newFileKey, validateKey } from "../files/keys.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
@@ -82,4 +82,12 @@ export function listFiles(
 /** Deletes a file. */
 export async function deleteFile(client: StationClient, key: string): Promise<void> {
   await client.json("DELETE", filePath(key), { schema: DeletedFile });
+}
+
+/** Deletes the expired files now (with dryRun only lists them). */
+export function pruneFiles(client: StationClient, dryRun = false): Promise<PruneReport> {
+  return client.json("POST", "/api/v1/files/prune", {
+    query: { dry_run: String(dryRun) },
+    schema: PruneReport,
+  });
 }

@@ -22,12 +22,19 @@ import { parseAnswer, type StationClient } from "./http.ts";
 import { sseMessages } from "./sse.ts";
 
 const base = (id: string) => `/api/v1/sandboxes/${encodeURIComponent(id)}`;
-// Each segment is encoded; an absolute path keeps its leading "/" as %2F so the server sees it (and
-// rejects it unless it is under /workspace) instead of it being silently made relative.
-const filesPath = (id: string, path: string) =>
-  `${base(id)}/files/${path.startsWith("/") ? "%2F" : ""}${
-    path.replace(/^\/+/, "").split("/").map(encodeURIComponent).join("/")
-  }`;
+/**
+ * …/files/<path>, each segment encoded. What URLs would rewrite reaches the server as written, so it
+ * answers for the path the user gave (400 path_outside_workspace) rather than for another: an absolute
+ * path keeps its leading "/" as %2F instead of being made relative, and a path with a `.` or `..`
+ * segment (which URL parsing collapses, even as %2E) is sent as one segment, its "/" as %2F.
+ */
+function filesPath(id: string, path: string): string {
+  const segments = path.replace(/^\/+/, "").split("/");
+  const rest = segments.some((s) => s === "." || s === "..")
+    ? encodeURIComponent(segments.join("/"))
+    : segments.map(encodeURIComponent).join("/");
+  return `${base(id)}/files/${path.startsWith("/") ? "%2F" : ""}${rest}`;
+}
 
 export type { OpenResult };
 
@@ -154,9 +161,10 @@ export function publishFile(
   source: string,
   fileKey?: string,
   overwrite?: boolean,
+  ttl?: string,
 ): Promise<PublishedFile> {
   return client.json("POST", `${base(id)}/publish`, {
-    body: { source, file_key: fileKey, overwrite },
+    body: { source, file_key: fileKey, overwrite, ttl },
     signal: AbortSignal.timeout(30 * 60_000),
     schema: PublishedFile,
   });

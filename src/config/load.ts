@@ -35,6 +35,7 @@ export interface ConfigKey {
 // Environment names kept from the Go project, on top of the derived STN_<SECTION>_<KEY>.
 const ENV_ALIASES: Record<string, string[]> = {
   "server.api_token": ["STATION_API_TOKEN"],
+  "log.agent_turns": ["STATION_DEBUG"],
 };
 
 /** The schema under its optional/default/nullable wrappers (each keeps the one it wraps as `def.innerType`). */

@@ -148,6 +148,15 @@ export const ConfigSchema = z.strictObject({
     default_ttl: durationSchema.default(0).describe(
       "time to live of an upload without --ttl (0 = never expires)",
     ),
+    run_output_ttl: durationSchema.default(7 * 86_400_000).describe(
+      "time to live of a file a run's sandbox publishes to runs/<run>/output/ (default 7d; 0 = never expires)",
+    ),
+    session_ttl: durationSchema.default(3_600_000).describe(
+      "how long a file a sandbox publishes to sessions/<id>/ outlives the session's close (default 1h; 0 = goes with it)",
+    ),
+    quota_warning: z.number().gt(0).max(1).default(0.9).describe(
+      "share of max_total_bytes from which logs, /health and stn doctor warn that the bucket is nearly full",
+    ),
     cleanup: z.strictObject({
       enabled: z.boolean().default(true).describe("delete expired files in the background"),
       interval: durationSchema.default(3_600_000).describe(
@@ -174,7 +183,14 @@ export const ConfigSchema = z.strictObject({
       "how long a running step's claim lasts without a heartbeat before another worker may take it over",
     ),
     default_timeout: durationSchema.default(300_000).describe("per-step timeout when a state sets none"),
-  }).prefault({}),
+    queue_max_age: durationSchema.default(7 * 86_400_000).describe(
+      "MaxAge of the WORKFLOWS work queue stream: a step message older is dropped (the engine re-sends a step " +
+        "still scheduled); longer than any step's timeout (default 7d)",
+    ),
+  }).prefault({}).refine((e) => e.queue_max_age > e.default_timeout, {
+    path: ["queue_max_age"],
+    message: "must be longer than engine.default_timeout (a waiting step's message must outlive its timeout)",
+  }),
   ai: z.strictObject({
     provider: z.enum(["openai", "anthropic", "gemini", "openai-compatible"]).default("openai").describe(
       "model provider used for a model written without one, and the one ai.base_url and ai.api_key apply to",
@@ -216,10 +232,10 @@ export const ConfigSchema = z.strictObject({
   }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
-      "environment whose workflows/ folder is synced at start and by a bare `stn sync`",
+      "the default environment: created empty at start when missing, and the one a bare `stn sync` syncs",
     ),
     sync_on_start: z.boolean().default(true).describe(
-      "sync that environment's workflow files when the station starts",
+      "sync every environments/* folder when the station starts (stn serve: MCP servers too, approved ones only)",
     ),
   }).prefault({}),
   events: z.strictObject({
@@ -248,6 +264,9 @@ export const ConfigSchema = z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
     format: z.enum(LOG_FORMATS).default("text").describe(
       "text, or json: one object a line with time, level, message, request_id, run_id, step, trace_id",
+    ),
+    agent_turns: z.boolean().default(false).describe(
+      "log each agent turn (model, tokens, tool names) to stderr (also STATION_DEBUG=true|1, false|0)",
     ),
   }).prefault({}),
 });

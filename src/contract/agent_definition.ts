@@ -16,6 +16,8 @@ export const AgentSandboxSchema = z.object({
   timeout_seconds: z.int().positive().optional(),
   allow_network: z.boolean().default(false),
   limits: z.record(z.string(), z.unknown()).optional(),
+  /** Python packages the image must carry; checked once per image before the first tool call (sandbox/packages.ts). */
+  pip_packages: z.array(z.string()).optional(),
 });
 export type AgentSandbox = z.infer<typeof AgentSandboxSchema>;
 

@@ -9,7 +9,12 @@ export const FileInfo = z.looseObject({
   content_type: z.string(),
   checksum: z.string().describe("sha256:<hex> of the content"),
   created_at: z.string(),
-  expires_at: z.string().nullable().describe("when the file stops being served; null = never"),
+  expires_at: z.string().nullable().describe(
+    "when the file stops being served; null = never, or not before its session closes (expires_with_session)",
+  ),
+  expires_with_session: z.string().nullable().describe(
+    "the sandbox session this file goes with: it expires storage.session_ttl after that session closes",
+  ),
   filename: z.string().nullable(),
   metadata: z.record(z.string(), z.string()),
 }).meta({ id: "FileInfo" });
@@ -30,6 +35,22 @@ export const UploadResult = z.looseObject({
   expires_at: z.string().nullable(),
 }).meta({ id: "UploadResult" });
 export type UploadResult = z.infer<typeof UploadResult>;
+
+/** POST /api/v1/files/prune: the expired files deleted (or, in a dry run, that would be). */
+export const PruneReport = z.looseObject({
+  dry_run: z.boolean(),
+  files: z.array(
+    z.looseObject({ key: z.string(), size_bytes: z.number(), expires_at: z.string().nullable() }),
+  ),
+  count: z.number(),
+  bytes: z.number(),
+}).meta({ id: "PruneReport" });
+export type PruneReport = z.infer<typeof PruneReport>;
+
+/** POST /api/v1/files/prune */
+export const PruneQuery = z.object({
+  dry_run: z.string().optional().describe("1 or true: only list the expired files, delete nothing"),
+});
 
 export const DeletedFile = z.looseObject({ deleted: z.string() }).meta({ id: "DeletedFile" });
 

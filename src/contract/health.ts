@@ -20,6 +20,14 @@ export const Health = z.looseObject({
     rtt_ms: z.number().optional(),
     error: z.string().optional(),
   }),
+  storage: z.looseObject({
+    status: z.enum(["ok", "near_full", "unknown"]).describe(
+      "near_full from storage.quota_warning of max_bytes on: uploads fail once it is full (not a 503)",
+    ),
+    used_bytes: z.number().optional(),
+    max_bytes: z.number(),
+    warning: z.string().optional(),
+  }).optional(),
 }).meta({ id: "Health" });
 export type Health = z.infer<typeof Health>;
 

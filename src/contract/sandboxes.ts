@@ -117,6 +117,10 @@ export const PublishBody = z.strictObject({
   overwrite: z.boolean().optional().describe(
     "replace the key if it exists: only under the sandbox's own scope (sessions/<id>/, runs/<run>/output/)",
   ),
+  ttl: z.string().optional().describe(
+    'how long the file lives, e.g. "24h"; "0" keeps it (default: with the sandbox under sessions/<id>/, ' +
+      "storage.run_output_ttl under runs/<run>/output/, else storage.default_ttl)",
+  ),
 }).meta({ id: "SandboxPublishBody" });
 
 /** A yes/no query flag: "1" or "true" is yes, anything else no. */

@@ -2,11 +2,9 @@ import { join } from "node:path";
 import { type AgentSyncReport, syncAgents, type SyncAgentsOptions } from "../agents/sync.ts";
 import { listAgents } from "../agents/store.ts";
 import type { Database } from "../db/database.ts";
-import { formatInvalid, type InvalidFile } from "../workflows/definition/format.ts";
-import type { LoadedConfig } from "../config/load.ts";
+import type { InvalidFile } from "../workflows/definition/format.ts";
 import { environmentDir } from "./names.ts";
 import { errorMessage, StationError } from "../errors.ts";
-import { log } from "../log.ts";
 import { agentReferenceIssues } from "../workflows/definition/agent_refs.ts";
 import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/file_name.ts";
 import { validateSource } from "../workflows/definition/load.ts";
@@ -151,46 +149,4 @@ export async function syncEnvironment(
     report.disabled.push(w.id);
   }
   return report;
-}
-
-/** Station start: syncs the configured environment when it exists; problems are logged, never fatal. */
-export async function syncOnStart(
-  store: WorkflowStore,
-  config: LoadedConfig,
-  db?: Database,
-): Promise<SyncReport | undefined> {
-  const environment = config.values.workflows.environment;
-  try {
-    const report = await syncEnvironment(store, config.paths.environments, environment, { db });
-    for (const inv of report.agents?.invalid ?? []) {
-      for (const line of formatInvalid(inv)) log.warn(`skipped invalid agent: ${line}`);
-    }
-    for (const inv of report.invalid) {
-      for (const line of formatInvalid(inv)) log.warn(`skipped invalid workflow: ${line}`);
-    }
-    const n = (k: "created" | "updated" | "unchanged") => report[k].length;
-    log.info(`synced workflows of environment ${environment}`, {
-      created: n("created"),
-      updated: n("updated"),
-      unchanged: n("unchanged"),
-      disabled: report.disabled.length,
-      invalid: report.invalid.length,
-      ...(report.agents
-        ? {
-          agents: report.agents.created.length + report.agents.updated.length +
-            report.agents.unchanged.length,
-          agents_deleted: report.agents.deleted.length,
-          agents_invalid: report.agents.invalid.length,
-        }
-        : {}),
-    });
-    return report;
-  } catch (err) {
-    if (err instanceof StationError && err.code === "environment_not_found") {
-      log.debug(`no environment ${environment} to sync workflows from`);
-      return undefined;
-    }
-    log.warn("workflow sync at start failed", { error: errorMessage(err) });
-    return undefined;
-  }
 }

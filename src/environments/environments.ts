@@ -154,6 +154,22 @@ function alreadyExists(name: string, dir: string): StationError {
   });
 }
 
+/** The names of the environment folders, sorted. */
+export function environmentNames(environmentsDir: string): Promise<string[]> {
+  return names(environmentsDir, ENVIRONMENT_NAME, "folder");
+}
+
+/**
+ * Creates environment `name` empty, as private (0700) folders like the rest of the home, when it does
+ * not exist; true when it did. An existing one is left as it is.
+ */
+export async function ensureEnvironment(environmentsDir: string, name: string): Promise<boolean> {
+  const dir = environmentDir(environmentsDir, name);
+  if (await exists(dir)) return false;
+  for (const f of ENVIRONMENT_FOLDERS) makePrivateDir(join(dir, f));
+  return true;
+}
+
 /** Creates an empty environment (its agents/, mcp-configs/ and workflows/ folders); 409 when it exists. */
 export async function createEnvironment(environmentsDir: string, name: string): Promise<string> {
   const dir = environmentDir(environmentsDir, name);

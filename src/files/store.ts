@@ -28,8 +28,10 @@ export interface FileInfo {
   /** `sha256:<hex>` of the content. */
   checksum: string;
   created_at: string;
-  /** When the file stops being served and the reaper deletes it; null = never. */
+  /** When the file stops being served and the reaper deletes it; null = never (or not yet known). */
   expires_at: string | null;
+  /** The sandbox session this file goes with: it expires storage.session_ttl after that session closes. */
+  expires_with_session: string | null;
   /** The uploaded file's name, when there was one. */
   filename: string | null;
   metadata: Record<string, string>;
@@ -44,7 +46,12 @@ export interface PutOptions {
   filename?: string;
   /** Size announced by the sender, checked against the limits before a byte is stored. */
   size?: number;
+  /** A sandbox session whose close starts the file's storage.session_ttl (the file has no ttl of its own). */
+  expiresWithSession?: string;
 }
+
+/** When a sandbox session closed (ms since the epoch); null while it is open or when unknown. */
+export type SessionClosedAt = (sessionId: string) => number | null;
 
 export interface ListOptions {
   prefix?: string;
@@ -60,6 +67,7 @@ export interface FileList {
 }
 
 const EXPIRES_HEADER = "X-Expires-At";
+const SESSION_HEADER = "X-Expires-With-Session";
 const TYPE_HEADER = "Content-Type";
 
 /** A stored object as the object store reports it (list gives plain JSON, info gives an object with MsgHdrs). */
@@ -80,24 +88,18 @@ function header(obj: StoredObject, name: string): string | undefined {
   return found ? record[found]?.[0] : undefined;
 }
 
-function expiresAt(obj: StoredObject): string | null {
-  const v = header(obj, EXPIRES_HEADER);
-  return v && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : null;
-}
+/** Reads a stored object's expiry: its own date, or its session's close plus the grace period. */
+type Expiry = (obj: StoredObject) => string | null;
 
-function isExpired(obj: StoredObject, now = Date.now()): boolean {
-  const at = expiresAt(obj);
-  return at !== null && Date.parse(at) <= now;
-}
-
-function toFileInfo(obj: StoredObject): FileInfo {
+function toFileInfo(obj: StoredObject, expiry: Expiry): FileInfo {
   return {
     key: keyOfObjectName(obj.name),
     size_bytes: obj.size,
     content_type: header(obj, TYPE_HEADER) ?? contentTypeFor(obj.description || obj.name),
     checksum: digestToChecksum(obj.digest) ?? "",
     created_at: new Date(obj.mtime).toISOString(),
-    expires_at: expiresAt(obj),
+    expires_at: expiry(obj),
+    expires_with_session: header(obj, SESSION_HEADER) ?? null,
     filename: obj.description || null,
     metadata: { ...(obj.metadata ?? {}) },
   };
@@ -117,19 +119,33 @@ export class FileStore {
   readonly settings: StorageSettings;
   #obj: ObjectStore;
   #js: JetStreamClient;
-  #reaper?: ReturnType<typeof setInterval>;
-  #reaping?: Promise<number>;
+  #sessionClosedAt: SessionClosedAt;
+  #quotaWarned = false;
 
-  private constructor(settings: StorageSettings, obj: ObjectStore, js: JetStreamClient) {
+  private constructor(
+    settings: StorageSettings,
+    obj: ObjectStore,
+    js: JetStreamClient,
+    sessionClosedAt: SessionClosedAt,
+  ) {
     this.bucket = settings.bucket;
     this.settings = settings;
     this.#obj = obj;
     this.#js = js;
+    this.#sessionClosedAt = sessionClosedAt;
   }
 
-  /** Opens (creating if needed) the bucket and keeps its byte limit equal to storage.max_total_bytes. */
-  /** Opens (creating it if missing) the bucket; `replicas` changes its copies, undefined keeps them (1 when new). */
-  static async open(nc: NatsConnection, settings: StorageSettings, replicas?: number): Promise<FileStore> {
+  /**
+   * Opens (creating it if missing) the bucket, its byte limit kept equal to storage.max_total_bytes;
+   * `replicas` changes its copies, undefined keeps them (1 when new). `sessionClosedAt` tells when a
+   * session closed, for files that go with their session (none without it).
+   */
+  static async open(
+    nc: NatsConnection,
+    settings: StorageSettings,
+    replicas?: number,
+    sessionClosedAt: SessionClosedAt = () => null,
+  ): Promise<FileStore> {
     // The store's default digest is pure-JS SHA-256, which caps a put at about 85 MB/s; node:crypto's runs
     // about 3x faster. The choice is process-wide and must precede the first put.
     setSha256Backend("native");
@@ -151,12 +167,42 @@ export class FileStore {
         num_replicas: replicas,
       });
     }
-    return new FileStore(settings, obj, js);
+    return new FileStore(settings, obj, js, sessionClosedAt);
   }
 
   /** Bytes the bucket holds now (content plus the store's per-chunk overhead). */
   async usage(): Promise<number> {
     return (await this.#obj.status()).size;
+  }
+
+  /**
+   * How full the bucket is; `near_full` from storage.quota_warning of storage.max_total_bytes on. The
+   * first time it is seen near full (again) a warning is logged, before uploads start failing.
+   */
+  async quota(used?: number): Promise<Quota> {
+    const max_bytes = this.settings.max_total_bytes;
+    const used_bytes = used ?? await this.usage();
+    const near_full = used_bytes >= max_bytes * this.settings.quota_warning;
+    if (near_full && !this.#quotaWarned) {
+      const [used, max] = [formatBytes(used_bytes), formatBytes(max_bytes)];
+      log.warn("the file store is nearly full; uploads fail once it is (stn files prune)", { used, max });
+    }
+    this.#quotaWarned = near_full;
+    return { used_bytes, max_bytes, near_full };
+  }
+
+  /** A stored object's expiry: its X-Expires-At, or its session's close plus storage.session_ttl. */
+  #expiry = (obj: StoredObject): string | null => {
+    const own = header(obj, EXPIRES_HEADER);
+    if (own && !Number.isNaN(Date.parse(own))) return new Date(own).toISOString();
+    const session = header(obj, SESSION_HEADER);
+    const closed = session ? this.#sessionClosedAt(session) : null;
+    return closed === null ? null : new Date(closed + this.settings.session_ttl).toISOString();
+  };
+
+  #isExpired(obj: StoredObject, now = Date.now()): boolean {
+    const at = this.#expiry(obj);
+    return at !== null && Date.parse(at) <= now;
   }
 
   /**
@@ -171,6 +217,7 @@ export class FileStore {
       throw tooLarge(maxSize);
     }
     const used = await this.usage();
+    await this.quota(used);
     if (opts.size !== undefined && used + opts.size > maxTotal) {
       await body.cancel().catch(() => {});
       throw quotaExceeded(maxTotal, used);
@@ -179,6 +226,7 @@ export class FileStore {
     const hdrs = headers();
     hdrs.set(TYPE_HEADER, opts.contentType || contentTypeFor(opts.filename ?? key));
     if (ttl > 0) hdrs.set(EXPIRES_HEADER, new Date(Date.now() + ttl).toISOString());
+    if (opts.expiresWithSession) hdrs.set(SESSION_HEADER, opts.expiresWithSession);
 
     let seen = 0;
     const collect = youngGcEvery();
@@ -200,8 +248,7 @@ export class FileStore {
         headers: hdrs,
         metadata: opts.metadata ?? {},
       }, metered);
-      // ObjectInfo types its headers as MsgHdrs; StoredObject reads the fields that list and info both give.
-      return toFileInfo(info as unknown as StoredObject);
+      return toFileInfo(info as unknown as StoredObject, this.#expiry);
     } catch (err) {
       if (err instanceof StationError) throw err;
       if (/maximum bytes|resource limits|insufficient resources/i.test(errorMessage(err))) {
@@ -215,7 +262,7 @@ export class FileStore {
     validateKey(key);
     // as above: info's answer read as a StoredObject.
     const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
-    if (!obj || obj.deleted || isExpired(obj)) throw fileNotFound(key);
+    if (!obj || obj.deleted || this.#isExpired(obj)) throw fileNotFound(key);
     if (obj.options?.link) {
       throw new StationError(
         "unsupported_object",
@@ -230,7 +277,7 @@ export class FileStore {
 
   /** Metadata of a live file; 404 when missing or expired. */
   async head(key: string): Promise<FileInfo> {
-    return toFileInfo(await this.#stored(key));
+    return toFileInfo(await this.#stored(key), this.#expiry);
   }
 
   /**
@@ -244,7 +291,7 @@ export class FileStore {
     opts: { clientVerifies?: boolean } = {},
   ): Promise<{ info: FileInfo; stream: ReadableStream<Uint8Array> }> {
     const obj = await this.#stored(key);
-    const info = toFileInfo(obj);
+    const info = toFileInfo(obj, this.#expiry);
     const stream = chunkStream({
       js: this.#js,
       stream: `OBJ_${this.bucket}`,
@@ -261,8 +308,8 @@ export class FileStore {
     const limit = opts.limit ?? 1000;
     const now = Date.now();
     const all = (await this.#live())
-      .filter((o) => !isExpired(o, now))
-      .map(toFileInfo)
+      .filter((o) => !this.#isExpired(o, now))
+      .map((o) => toFileInfo(o, this.#expiry))
       .filter((f) => f.key.startsWith(opts.prefix ?? ""))
       .filter((f) => opts.cursor === undefined || f.key > opts.cursor)
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -285,41 +332,32 @@ export class FileStore {
     const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
     if (!obj || obj.deleted) throw fileNotFound(key);
     await this.#obj.delete(obj.name);
-    if (isExpired(obj)) throw fileNotFound(key);
+    if (this.#isExpired(obj)) throw fileNotFound(key);
   }
 
-  /** Deletes every expired file now; returns how many were removed. */
-  reap(): Promise<number> {
-    return this.#reaping ??= (async () => {
-      try {
-        const now = Date.now();
-        let removed = 0;
-        for (const obj of await this.#live()) {
-          if (!isExpired(obj, now)) continue;
-          await this.#obj.delete(obj.name);
-          removed++;
-        }
-        if (removed > 0) log.info("removed expired files", { count: removed, bucket: this.bucket });
-        return removed;
-      } finally {
-        this.#reaping = undefined;
-      }
-    })();
+  /** Every file past its expiry (not served any more, not deleted yet), sorted by key. */
+  async expired(now = Date.now()): Promise<FileInfo[]> {
+    return (await this.#live())
+      .filter((o) => this.#isExpired(o, now))
+      .map((o) => toFileInfo(o, this.#expiry))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  /** Runs reap() every intervalMs until stop(). */
-  startReaper(intervalMs: number): void {
-    this.#reaper ??= setInterval(() => {
-      this.reap().catch((err) => log.warn("file reaper failed", { error: errorMessage(err) }));
-    }, intervalMs);
+  /** Deletes an expired file; false when it is gone already or no longer expired (re-uploaded since). */
+  async purgeExpired(key: string, now = Date.now()): Promise<boolean> {
+    const obj = await this.#obj.info(objectName(key)) as unknown as StoredObject | null;
+    if (!obj || obj.deleted || !this.#isExpired(obj, now)) return false;
+    await this.#obj.delete(obj.name);
+    return true;
   }
+}
 
-  /** Stops the reaper and waits for a sweep in progress. */
-  async stop(): Promise<void> {
-    if (this.#reaper !== undefined) clearInterval(this.#reaper);
-    this.#reaper = undefined;
-    await this.#reaping?.catch(() => {});
-  }
+/** How full the bucket is (GET /health's `storage`). */
+export interface Quota {
+  used_bytes: number;
+  max_bytes: number;
+  /** At or past storage.quota_warning of max_bytes. */
+  near_full: boolean;
 }
 
 // Uploads span the whole transfer; a download's span covers finding the file (its bytes stream after).

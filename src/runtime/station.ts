@@ -14,20 +14,22 @@ import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
 import { type Database, openDatabase } from "../db/database.ts";
 import { errorMessage, StationError, usageError } from "../errors.ts";
+import { syncAtStart } from "../environments/start_sync.ts";
 import { hookProblems } from "../events/webhooks.ts";
+import { FileReaper } from "../files/reaper.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
+import { getSession } from "../sandbox/ledger.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { VERSION } from "../version.ts";
 import { defaultReplicas, Engine, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowRuns } from "../workflows/runs.ts";
 import { WorkflowStore } from "../workflows/store.ts";
-import { syncOnStart } from "../environments/declarative_sync.ts";
 import type { StationContext } from "../context.ts";
 import { removeServerFile, writeServerFile } from "../config/server_file.ts";
 
@@ -135,10 +137,15 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
 
     const replicas = config.values.nats.replicas ?? defaultReplicas(nc);
     // First, so a cluster too small for nats.replicas is a clear error before any bucket is made.
-    await provisionStream(nc, replicas);
-    const files = await FileStore.open(nc, config.values.storage, replicas);
-    if (config.values.storage.cleanup.enabled) files.startReaper(config.values.storage.cleanup.interval);
-    closers.push({ name: "file reaper", close: () => files.stop() });
+    await provisionStream(nc, replicas, config.values.engine.queue_max_age);
+    // Files published under sessions/<id>/ expire storage.session_ttl after the ledger records the close.
+    const files = await FileStore.open(nc, config.values.storage, replicas, (id) => {
+      const closed = getSession(db, id)?.closed_at;
+      return closed ? Date.parse(closed) : null;
+    });
+    const fileReaper = new FileReaper(files);
+    if (config.values.storage.cleanup.enabled) fileReaper.start(config.values.storage.cleanup.interval);
+    closers.push({ name: "file reaper", close: () => fileReaper.stop() });
 
     const { service: sandbox, unavailable: sandboxUnavailable } = await startSandboxService(
       config.values.sandbox,
@@ -166,7 +173,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       source: (environment, name) => getAgent(db, environment, name),
       mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
       sandbox,
-      debug: Deno.env.get("STATION_DEBUG") === "1",
+      debug: config.values.log.agent_turns,
       environment: config.values.workflows.environment,
     });
     const e = config.values.engine;
@@ -177,6 +184,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       maxDeliver: e.max_deliver,
       leaseMs: e.lease,
       defaultTimeoutMs: e.default_timeout,
+      queueMaxAgeMs: e.queue_max_age,
       eventRetentionMs: config.values.events.retention,
       sandbox,
       agents,
@@ -196,6 +204,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       db,
       nats: { nc, url: target.url, managed: server !== undefined, bin: server?.bin },
       files,
+      fileReaper,
       shutdown: shutdown.signal,
       sandbox,
       sandboxUnavailable,
@@ -206,7 +215,12 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       agentRuns: new AgentRuns(agents.ledger),
       durable,
     };
-    if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
+    if (config.values.workflows.sync_on_start) {
+      await syncAtStart(db, workflows, {
+        environmentsDir: config.paths.environments,
+        defaultEnvironment: config.values.workflows.environment,
+      }, { mcp: options.mcp ?? false });
+    }
     const scheduler = new Scheduler(engine, workflows, db);
     scheduler.start();
     closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });

@@ -9,6 +9,9 @@ export interface ImageChoice {
   runtime: string | null;
 }
 
+/** Runtime names of Station kept as aliases: `linux` is the plain shell image (`bash`) unless images maps it. */
+export const RUNTIME_ALIASES: Record<string, string> = { linux: "bash" };
+
 /**
  * Picks the image for a runtime or an explicit image. An explicit image must be one the config
  * maps a runtime to or lists in sandbox.allowed_images; nothing else is run.
@@ -29,11 +32,14 @@ export function chooseImage(
     return { image: request.image, runtime: request.runtime ?? null };
   }
   const runtime = request.runtime ?? config.default_runtime;
-  const image = config.images[runtime];
+  const image = config.images[runtime] ?? config.images[RUNTIME_ALIASES[runtime] ?? ""];
   if (!image) {
     throw new StationError("unknown_runtime", `unknown sandbox runtime ${JSON.stringify(runtime)}`, {
       status: 400,
-      hint: `known runtimes: ${Object.keys(config.images).join(", ")} (sandbox.images in config.yaml)`,
+      hint: `known runtimes: ${
+        [...Object.keys(config.images), ...Object.keys(RUNTIME_ALIASES).filter((a) => !(a in config.images))]
+          .join(", ")
+      } (sandbox.images in config.yaml)`,
       exitCode: 2,
     });
   }
@@ -45,6 +51,7 @@ export const INTERPRETERS: Record<string, { file: string; cmd: string[] }> = {
   python: { file: "main.py", cmd: ["python3", "main.py"] },
   node: { file: "main.js", cmd: ["node", "main.js"] },
   bash: { file: "main.sh", cmd: ["bash", "main.sh"] },
+  linux: { file: "main.sh", cmd: ["bash", "main.sh"] },
   sh: { file: "main.sh", cmd: ["sh", "main.sh"] },
 };
 

@@ -27,6 +27,7 @@ import {
   touchSession,
 } from "./ledger.ts";
 import { WORKSPACE } from "./paths.ts";
+import { PackageChecks } from "./packages.ts";
 import { WarmPool } from "./pool.ts";
 import { publishFile, stageFile } from "./transfer.ts";
 
@@ -76,6 +77,8 @@ export class SandboxService {
   readonly config: SandboxConfig;
   /** Ready containers for opens without a network (`sandbox.pool`). */
   readonly pool: WarmPool;
+  /** Whether an image carries an agent's `pip_packages` (checked once per image). */
+  readonly packages: PackageChecks;
   readonly #db: Database;
   readonly #files: FileStore;
   readonly #stationId: string;
@@ -96,6 +99,7 @@ export class SandboxService {
     this.config = config;
     this.#stationId = stationId;
     this.pool = new WarmPool(backend, poolSizes(config), stationId);
+    this.packages = new PackageChecks(backend, stationId);
   }
 
   /** Re-adopts the containers of live sessions, removes the rest, and starts the idle reaper. */
@@ -321,9 +325,15 @@ export class SandboxService {
     return await stageFile(this.backend, this.#files, this.#use(id), fileKey, destination);
   }
 
-  /** Copies a workspace file into the file store; replacing a key needs overwrite (see transfer.ts). */
-  async publish(id: string, path: string, key?: string, overwrite = false): Promise<FileInfo> {
-    return await publishFile(this.backend, this.#files, this.#use(id), path, key, overwrite);
+  /** Copies a workspace file into the file store (see transfer.ts: overwrite, and ttlMs, 0 = never expires). */
+  async publish(
+    id: string,
+    path: string,
+    key?: string,
+    overwrite = false,
+    ttlMs?: number,
+  ): Promise<FileInfo> {
+    return await publishFile(this.backend, this.#files, this.#use(id), path, key, overwrite, ttlMs);
   }
 
   /** Removes a session's container and marks it closed; closing a closed session is a no-op. */

@@ -2,6 +2,7 @@
 
 import { Buffer } from "node:buffer";
 import { z } from "zod";
+import { parseDuration } from "../lib/duration.ts";
 import { parseWith } from "../lib/parse.ts";
 import { StationError } from "../errors.ts";
 import type { OutputStream } from "./backend.ts";
@@ -34,6 +35,11 @@ const env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environmen
   .describe("environment variables for the command");
 const timeoutSeconds = z.int().min(1).max(86_400).describe("kill the command after this many seconds");
 const path = z.string().min(1).describe("a path inside /workspace (relative to it, or absolute under it)");
+const publishTtl = z.string().refine((v) => parseDuration(v) !== null, 'a duration like "30m", "24h" or "7d"')
+  .optional().describe(
+    "how long the published file lives, e.g. 24h; 0 keeps it (default: with the sandbox under sessions/<id>/, " +
+      "storage.run_output_ttl under runs/<run>/output/, else storage.default_ttl)",
+  );
 
 function tool<S extends z.ZodType>(t: SandboxTool<S>): SandboxTool<S> {
   return t;
@@ -226,9 +232,17 @@ export const sandboxPublishFile = tool({
     overwrite: z.boolean().optional().describe(
       "replace the key if it exists (only allowed under this sandbox's own scope)",
     ),
+    ttl: publishTtl,
   }),
   handler: async (input, ctx) => {
-    const info = await ctx.sandbox.publish(input.sandbox_id, input.source, input.file_key, input.overwrite);
+    const ttlMs = input.ttl === undefined ? undefined : parseDuration(input.ttl) ?? undefined;
+    const info = await ctx.sandbox.publish(
+      input.sandbox_id,
+      input.source,
+      input.file_key,
+      input.overwrite,
+      ttlMs,
+    );
     return { ok: true, file_key: info.key, size_bytes: info.size_bytes, file: info };
   },
 });

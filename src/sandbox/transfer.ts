@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { StationError } from "../errors.ts";
 import { resolveKey, validateKey } from "../files/keys.ts";
-import type { FileInfo, FileStore } from "../files/store.ts";
+import type { FileInfo, FileStore, PutOptions } from "../files/store.ts";
 import type { SandboxBackend } from "./backend.ts";
 import type { SessionRecord } from "./ledger.ts";
 import { relativeToWorkspace, workspacePath } from "./paths.ts";
@@ -73,8 +73,28 @@ export async function checkPublishTarget(
 }
 
 /**
+ * How long a published file lives unless the publish gave a ttl (0 pins it): under sessions/<id>/ it
+ * goes with the session (storage.session_ttl after its close), under its run's runs/<run>/output/ it
+ * lives storage.run_output_ttl, anywhere else storage.default_ttl like an upload.
+ */
+function lifetime(
+  files: FileStore,
+  session: SessionRecord,
+  key: string,
+  ttlMs: number | undefined,
+): Pick<PutOptions, "ttlMs" | "expiresWithSession"> {
+  if (ttlMs !== undefined) return { ttlMs };
+  if (key.startsWith(`sessions/${session.id}/`)) return { ttlMs: 0, expiresWithSession: session.id };
+  if (session.run_id && key.startsWith(`runs/${session.run_id}/output/`)) {
+    return { ttlMs: files.settings.run_output_ttl };
+  }
+  return {};
+}
+
+/**
  * Streams a workspace file into the file store. The key defaults to runs/<run>/output/<name> for a
- * run's session, else sessions/<id>/<path>; see checkPublishTarget for which keys may be replaced.
+ * run's session, else sessions/<id>/<path>; see checkPublishTarget for which keys may be replaced and
+ * lifetime for when the file expires (`ttlMs` overrides it; 0 = never).
  */
 export async function publishFile(
   backend: SandboxBackend,
@@ -83,6 +103,7 @@ export async function publishFile(
   path: string,
   key: string | undefined,
   overwrite: boolean,
+  ttlMs?: number,
 ): Promise<FileInfo> {
   const source = workspacePath(path);
   const fileKey = validateKey(
@@ -98,6 +119,7 @@ export async function publishFile(
       size: read.size,
       filename: posix.basename(source),
       metadata: { sandbox_id: session.id, original_path: source },
+      ...lifetime(files, session, fileKey, ttlMs),
     });
   } finally {
     // A put that failed before reading everything must not leave the reader in the container waiting.

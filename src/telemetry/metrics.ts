@@ -91,6 +91,22 @@ export function countAgentRunFinished(agent: string, status: string, seconds: nu
   agentRunDuration.observe({ agent, status }, seconds);
 }
 
+const filesReaped = new Counter({
+  name: "stn_files_reaped_total",
+  help: "Expired files the file reaper (or stn files prune) deleted in this process",
+});
+
+const filesReapedBytes = new Counter({
+  name: "stn_files_reaped_bytes_total",
+  help: "Bytes of the expired files the file reaper (or stn files prune) deleted in this process",
+});
+
+/** Counts the files (and their bytes) one reaper sweep deleted. */
+export function countFilesReaped(files: number, bytes: number): void {
+  filesReaped.inc({}, files);
+  filesReapedBytes.inc({}, bytes);
+}
+
 /**
  * The process's own Prometheus instruments (docs/observability.md lists them). Counting costs a map
  * lookup and an add; nothing is formatted until `/metrics` is scraped. Values the station can read at
@@ -106,4 +122,6 @@ export const processMetrics: readonly Family[] = [
   agentTokens,
   agentRunsFinished,
   agentRunDuration,
+  filesReaped,
+  filesReapedBytes,
 ];

@@ -335,7 +335,6 @@ Deno.test("agent loader: Station-style files load, with warnings only for what s
       "Cost Spike Investigator: model_without_provider /model",
       "Cost Spike Investigator: unknown_field /app",
       "Cost Spike Investigator: unknown_field /app_type",
-      "code-reviewer: unknown_field /sandbox/pip_packages",
       "code-reviewer: unknown_field /harness",
       "nightly-report: unknown_field /cloudshipai",
     ],
@@ -352,6 +351,8 @@ Deno.test("agent loader: Station-style files load, with warnings only for what s
   ]);
   assertEquals(agents[2].definition!.agents, ["log-summarizer"]);
   assertEquals(agents[4].definition!.schedule?.cron, "0 2 * * *");
+  // Station's pip_packages are kept: the image must carry them (checked when the sandbox is first used).
+  assertEquals(agents[1].definition!.sandbox?.pip_packages, ["pytest"]);
 });
 
 Deno.test("agent loader: the example environment's agents are valid without warnings, its tools are the fs server's", async () => {

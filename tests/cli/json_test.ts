@@ -183,6 +183,8 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "files download", args: () => [key, "-o", "-"], ok: false, code: 2 },
     { cmd: "files delete", args: () => [key, "--force"], ok: true },
     { cmd: "files delete", args: () => [key, "--force"], ok: false },
+    { cmd: "files prune", args: () => ["--dry-run"], ok: true },
+    { cmd: "files prune", args: () => ["--bogus"], ok: false, code: 2 },
     { cmd: "sandbox open", ok: true, keep: (o) => (sbx = o.sandbox_id) },
     { cmd: "sandbox open", args: () => ["--image", "not/allowed:latest"], ok: false },
     { cmd: "sandbox write", args: () => [sbx, "f.txt", "--from", p("data.txt")], ok: true },

@@ -1,6 +1,7 @@
 import {
   assertEquals,
   assertMatch,
+  assertNotMatch,
   assertNotStrictEquals,
   assertRejectsWith,
   assertStrictEquals,
@@ -87,6 +88,16 @@ Deno.test("stn sandbox: stage → exec (python transforms a CSV) → publish →
     assertNotStrictEquals(escape.code, 0);
     assertMatch(escape.stderr, /^error: path "\/etc\/passwd" is not allowed/m);
     assertMatch(escape.stderr, /^hint: /m);
+    // `..` reaches the server as written (URLs would collapse it into another path, answered 404 no route).
+    for (const path of ["../etc/passwd", "out/../../etc/passwd", "./../x"]) {
+      const dots = await stn(["sandbox", "read", id, path]);
+      assertNotStrictEquals(dots.code, 0);
+      assertMatch(dots.stderr, /is not allowed/, dots.stderr);
+      assertNotMatch(dots.stderr, /no route|not found/i);
+    }
+    const inside = await stn(["sandbox", "read", id, "out/../in/./data.csv"]);
+    assertStrictEquals(inside.code, 0, inside.stderr);
+    assertMatch(inside.stdout, /^name,qty,price/);
 
     const close = await stn(["sandbox", "close", id]);
     assertStrictEquals(close.code, 0, close.stderr);

@@ -55,6 +55,22 @@ Deno.test("config: STATION_API_TOKEN is an alias of server.api_token", async () 
   }
 });
 
+Deno.test("config: STATION_DEBUG=true|1 and false|0 set log.agent_turns; anything else is a clear error", async () => {
+  const home = await tempHome();
+  try {
+    const debug = (value: string) =>
+      loadConfig({ env: { ...home.env, STATION_DEBUG: value } }).values.log.agent_turns;
+    assertEquals([debug("true"), debug("1"), debug("false"), debug("0")], [true, true, false, false]);
+    assertEquals(loadConfig({ env: home.env }).values.log.agent_turns, false);
+    assertMatch(
+      configError(() => debug("yes")).message,
+      /STATION_DEBUG.*log\.agent_turns|log\.agent_turns.*STATION_DEBUG/,
+    );
+  } finally {
+    await home.cleanup();
+  }
+});
+
 function configError(fn: () => unknown): StationError {
   const err = assertThrows(fn, StationError) as StationError;
   assertEquals(err.exitCode, 2);

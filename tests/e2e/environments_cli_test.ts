@@ -290,7 +290,8 @@ Deno.test("env vars and bundles through the real stn: secrets masked in CLI, API
       assertStringIncludes(r.stderr, "pass --yes");
       await ok(b, ["env", "delete", "fromurl", "--yes"]);
       const list = JSON.parse((await ok(b, ["env", "list", "--json"])).stdout);
-      assertEquals(list.environments.map((e: { name: string }) => e.name), ["shared"]);
+      // `default` is the one the station created empty when it started on this fresh home.
+      assertEquals(list.environments.map((e: { name: string }) => e.name), ["default", "shared"]);
     });
   } finally {
     await a.cleanup();

@@ -11,7 +11,7 @@ import { durationProblem, rule } from "../../lib/schema_rules.ts";
  */
 
 /** The short form `sandbox: python` names one of these runtimes. */
-export const SANDBOX_RUNTIMES = ["python", "node", "bash"] as const;
+export const SANDBOX_RUNTIMES = ["python", "node", "bash", "linux"] as const;
 
 const names = z.array(z.string().min(1)).nullish();
 
@@ -41,9 +41,10 @@ const SandboxLong = z.looseObject({
   timeout_seconds: z.int().positive().optional(),
   allow_network: z.boolean().optional(),
   limits: z.record(z.string(), z.unknown()).optional(),
+  pip_packages: z.array(z.string().min(1)).optional(),
 });
 
-/** `sandbox: python` is `{runtime: python}`; any other string is an error naming the three runtimes. */
+/** `sandbox: python` is `{runtime: python}`; any other string is an error naming the runtimes. */
 const Sandbox = z.preprocess((v, ctx) => {
   if (typeof v !== "string") return v;
   if ((SANDBOX_RUNTIMES as readonly string[]).includes(v)) return { runtime: v };
@@ -119,7 +120,6 @@ const STATION_ONLY = new Set([
   "notify",
   "lattice",
   "station",
-  "pip_packages",
   "npm_packages",
   "max_stdout_bytes",
   "preset",

@@ -11,6 +11,8 @@ import {
   FileMetadata,
   GetFileHeaders,
   GetFileQuery,
+  PruneQuery,
+  PruneReport,
   PutFileQuery,
   UploadResult,
 } from "../../contract/files.ts";
@@ -234,12 +236,25 @@ const deleteFile = createRoute({
   responses: { 200: json(DeletedFile, "deleted"), ...errors("invalid_key", "file_not_found") },
 });
 
-/** /api/v1/files: upload (multipart POST or raw PUT), download, HEAD, list and delete of stored files. */
+const pruneFiles = createRoute({
+  method: "post",
+  path: "/prune",
+  tags,
+  summary: "Delete the expired files now, as the reaper does (dry_run: only list them)",
+  request: { query: PruneQuery },
+  responses: { 200: json(PruneReport, "the expired files, deleted unless a dry run") },
+});
+
+/** /api/v1/files: upload (multipart POST or raw PUT), download, HEAD, list, delete and prune of stored files. */
 export function filesRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   const files = () => ctx.files;
 
   openapi(app, listFiles, async (c) => c.json(await files().list(c.req.valid("query")), 200));
+  openapi(app, pruneFiles, async (c) => {
+    const dryRun = /^(1|true)$/i.test(c.req.valid("query").dry_run ?? "");
+    return c.json(await ctx.fileReaper.prune({ dryRun }), 200);
+  });
 
   openapi(app, postFile, async (c) => {
     const boundary = multipartBoundary(c.req.header("content-type"));

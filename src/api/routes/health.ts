@@ -30,15 +30,40 @@ function dbHealth(ctx: StationContext): Health["db"] {
   }
 }
 
+/** How full the file store is; a nearly full bucket warns (uploads fail once it is full) but is not "down". */
+async function storageHealth(ctx: StationContext, natsUp: boolean): Promise<NonNullable<Health["storage"]>> {
+  const max_bytes = ctx.files.settings.max_total_bytes;
+  if (!natsUp) return { status: "unknown", max_bytes };
+  try {
+    const q = await within(ctx.files.quota(), 2000, () => {
+      throw new Error("no answer within 2s");
+    });
+    if (!q.near_full) return { status: "ok", used_bytes: q.used_bytes, max_bytes };
+    const pct = Math.round((q.used_bytes / max_bytes) * 100);
+    return {
+      status: "near_full",
+      used_bytes: q.used_bytes,
+      max_bytes,
+      warning:
+        `the file store is ${pct}% full; uploads fail once it is full: stn files prune, delete files, ` +
+        "or raise storage.max_total_bytes",
+    };
+  } catch {
+    return { status: "unknown", max_bytes };
+  }
+}
+
 /** Checks every part the station depends on. */
 export async function checkHealth(ctx: StationContext): Promise<Health> {
   const [db, nats] = [dbHealth(ctx), await natsHealth(ctx)];
+  const storage = await storageHealth(ctx, nats.status === "ok");
   return {
     status: db.status === "ok" && nats.status === "ok" ? "ok" : "degraded",
     version: ctx.version,
     uptime_s: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000),
     db,
     nats,
+    storage,
   };
 }
 

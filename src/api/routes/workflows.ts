@@ -21,6 +21,7 @@ import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
+import { ensureEnvironment } from "../../environments/environments.ts";
 import { syncWholeEnvironment } from "../../environments/sync.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
@@ -250,7 +251,12 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, syncRoute, async (c) => {
     const body = c.req.valid("json");
-    const environment = body.environment ?? ctx.config.values.workflows.environment;
+    const defaultEnvironment = ctx.config.values.workflows.environment;
+    const environment = body.environment ?? defaultEnvironment;
+    // The default environment exists on every station, even one started without the start's sync.
+    if (environment === defaultEnvironment) {
+      await ensureEnvironment(ctx.config.paths.environments, environment);
+    }
     const report = await syncWholeEnvironment(
       ctx.db,
       ctx.workflows,

@@ -33,6 +33,8 @@ export interface EngineOptions {
   maxDeliver: number;
   leaseMs: number;
   defaultTimeoutMs: number;
+  /** MaxAge of the WORKFLOWS stream (engine.queue_max_age; default 7 days). */
+  queueMaxAgeMs?: number;
   /** Handed to executors of `sandbox` steps. */
   sandbox?: SandboxRunner;
   /** Handed to executors of `agent` steps. */

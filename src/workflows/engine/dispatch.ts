@@ -47,15 +47,24 @@ export function defaultReplicas(nc: NatsConnection): number {
   return nc.info?.cluster ? 3 : 1;
 }
 
+/** How long a step message may wait in the queue when engine.queue_max_age is not given. */
+export const DEFAULT_QUEUE_MAX_AGE_MS = 7 * 86_400_000;
+
 /**
- * Creates the stream with `replicas` copies (or changes an existing stream's count); a cluster with
- * fewer JetStream servers than that is a clear error, not a stream that silently has fewer copies.
+ * Creates the stream with `replicas` copies and a MaxAge of `maxAgeMs` (or changes an existing stream's);
+ * a cluster with fewer JetStream servers than that is a clear error, not a stream that silently has fewer
+ * copies. MaxAge bounds what a queue nobody serves can pile up; the engine's sweep (timers.ts) re-sends
+ * a scheduled step whose message aged out.
  */
-export async function provisionStream(nc: NatsConnection, replicas: number): Promise<void> {
+export async function provisionStream(
+  nc: NatsConnection,
+  replicas: number,
+  maxAgeMs = DEFAULT_QUEUE_MAX_AGE_MS,
+): Promise<void> {
   // A cluster that is still forming has too few peers for a moment: only a lasting shortage is an error.
   for (const deadline = Date.now() + PLACEMENT_WAIT_MS;;) {
     try {
-      return await placeStream(nc, replicas);
+      return await placeStream(nc, replicas, maxAgeMs);
     } catch (err) {
       if (!/no suitable peers/i.test(errorMessage(err)) || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 250));
@@ -65,7 +74,7 @@ export async function provisionStream(nc: NatsConnection, replicas: number): Pro
 
 const PLACEMENT_WAIT_MS = 5000;
 
-async function placeStream(nc: NatsConnection, replicas: number): Promise<void> {
+async function placeStream(nc: NatsConnection, replicas: number, maxAgeMs: number): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const stream = {
     name: STREAM,
@@ -73,6 +82,7 @@ async function placeStream(nc: NatsConnection, replicas: number): Promise<void> 
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     num_replicas: replicas,
+    max_age: nanos(maxAgeMs),
   };
   try {
     let info;
@@ -82,8 +92,8 @@ async function placeStream(nc: NatsConnection, replicas: number): Promise<void> 
       await jsm.streams.add(stream);
       return;
     }
-    if (info.config.num_replicas !== replicas) {
-      await jsm.streams.update(STREAM, { ...info.config, num_replicas: replicas });
+    if (info.config.num_replicas !== replicas || info.config.max_age !== stream.max_age) {
+      await jsm.streams.update(STREAM, { ...info.config, num_replicas: replicas, max_age: stream.max_age });
     }
   } catch (err) {
     const message = errorMessage(err);

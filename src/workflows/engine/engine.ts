@@ -90,7 +90,7 @@ export class Engine {
    */
   async start(): Promise<void> {
     const core = this.#core;
-    await provisionStream(core.nc, core.opts.replicas ?? defaultReplicas(core.nc));
+    await provisionStream(core.nc, core.opts.replicas ?? defaultReplicas(core.nc), core.opts.queueMaxAgeMs);
     await provisionQueue(core.nc, {
       ackWaitMs: core.opts.ackWaitMs,
       maxDeliver: core.opts.maxDeliver,

@@ -38,7 +38,12 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
   const t = await startTestStation();
   const c = t.client;
   try {
-    assertEquals(await listEnvironments(c), []);
+    // A station creates its default environment, empty, when it starts.
+    assertEquals((await listEnvironments(c)).map((e) => [e.name, e.agents, e.workflows]), [[
+      "default",
+      0,
+      0,
+    ]]);
     const created = await createEnvironment(c, "team");
     assertEquals([created.name, created.agents, created.workflows], ["team", [], []]);
     assertEquals(await code(createEnvironment(c, "team")), ["environment_exists", 409]);
@@ -101,6 +106,7 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
       0o600,
     );
     assertEquals((await listEnvironments(c)).map((e) => [e.name, e.agents, e.mcp_servers, e.workflows]), [
+      ["default", 0, 0, 0],
       ["team", 1, 2, 1],
       ["team2", 1, 2, 1],
     ]);
@@ -135,12 +141,12 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
     assertEquals((await listWorkflows(c, "active")).map((w) => [w.id, w.environment]), [["greet", "team2"]]);
     const deleted = await deleteEnvironment(c, "team2");
     assertEquals([deleted.deleted, deleted.disabled_workflows], [true, ["greet"]]);
-    assertEquals((await listEnvironments(c)).map((e) => e.name), ["team"]);
+    assertEquals((await listEnvironments(c)).map((e) => e.name), ["default", "team"]);
     assertEquals(await code(deleteEnvironment(c, "team2")), ["environment_not_found", 404]);
 
     // A broken variables.yml is named in the list, not hidden.
     await Deno.writeTextFile(join(dir, "variables.yml"), "A: [1]\n");
-    const [broken] = await listEnvironments(c);
+    const broken = (await listEnvironments(c)).find((e) => e.name === "team")!;
     assert(broken.error?.includes("variables.yml"), broken.error);
   } finally {
     Deno.env.delete("DOCS_AUTH");
@@ -244,7 +250,7 @@ Deno.test("API: bundles — create (no secrets inside), install into a new envir
       body: new Uint8Array(17 * 1024 * 1024),
     }).catch((e) => e);
     assertEquals([big.code, big.status], ["bundle_too_large", 413]);
-    assertEquals((await listEnvironments(to.client)).map((e) => e.name), ["imported"]);
+    assertEquals((await listEnvironments(to.client)).map((e) => e.name), ["default", "imported"]);
 
     // An invalid agent stops the bundle, naming file:line.
     await Deno.writeTextFile(join(dir, "agents", "Bad.prompt"), "---\nmax_steps: lots\n---\nhi\n");
