@@ -80,7 +80,9 @@ export function layout(def: { start?: string; states: Obj[] }): GraphLayout {
       for (const t of transitions(s, `/states/${i}`)) {
         pending.push({ from: id, to: t.target, label: edgeLabel(t.path), nested: false });
       }
-      for (const b of blocks(s, "")) {
+      // dagre's ordering tends to put the first block it is given rightmost: given last-first, the
+      // blocks of the examples read left to right (branch 1, 2, 3; try, catch, finally).
+      for (const b of blocks(s, "").reverse()) {
         const gid = `${id}${b.path}`;
         const inner = Array.isArray(b.block.states) ? b.block.states as Obj[] : [];
         const first = typeof b.block.start === "string" ? b.block.start : inner[0]?.id;
@@ -174,7 +176,7 @@ export function StateGraph(props: { definition: { start?: string; states: Obj[] 
               stroke="#8c959f"
               stroke-dasharray="4 3"
             />
-            <text x={g.x - g.width / 2 + 8} y={g.y - g.height / 2 + 14} font-size="11" fill="#57606a">
+            <text x={g.x - g.width / 2 + 8} y={g.y + g.height / 2 - 6} font-size="11" fill="#57606a">
               {g.label}
             </text>
           </g>

@@ -8,8 +8,8 @@ import { migrateText } from "../../src/workflows/migrate/migrate.ts";
 
 // Every example workflow's state graph (and the converted Station examples') on its dashboard page in a
 // real Chromium, measured from the DOM: no two state boxes overlap, no edge label covers a box, another
-// label or a group's title, a group holds exactly its own states, and no edge passes through a state it
-// does not start or end at. Screenshots go to .cache/test-artifacts/graphs.
+// label or a group's title, a group holds exactly its own states, and no edge passes through a group's
+// title or a state it does not start or end at. Screenshots go to .cache/test-artifacts/graphs.
 
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const files = (dir: string) =>
@@ -45,13 +45,17 @@ const OVERLAPS = `(() => {
   }
   for (const e of document.querySelectorAll(".graph-edge")) {
     const path = e.querySelector("path"), length = path.getTotalLength();
-    const others = states.filter((s) => s.id !== e.dataset.from && s.id !== e.dataset.to);
-    for (const s of others) {
-      const core = { x: s.box.x + 1, y: s.box.y + 1, r: s.box.r - 1, b: s.box.b - 1 };
+    const crossed = [
+      ...states.filter((s) => s.id !== e.dataset.from && s.id !== e.dataset.to)
+        .map((s) => ({ what: "state " + s.id, box: s.box })),
+      ...groups.map((g) => ({ what: "the title of " + g.id, box: g.title })),
+    ];
+    for (const c of crossed) {
+      const core = { x: c.box.x + 1, y: c.box.y + 1, r: c.box.r - 1, b: c.box.b - 1 };
       for (let d = 0; d <= length; d += 3) {
         const p = path.getPointAtLength(d);
         if (inside({ x: p.x, y: p.y, r: p.x, b: p.y }, core)) {
-          found.push("edge " + e.dataset.from + " to " + e.dataset.to + " passes through state " + s.id);
+          found.push("edge " + e.dataset.from + " to " + e.dataset.to + " passes through " + c.what);
           break;
         }
       }

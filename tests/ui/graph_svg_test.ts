@@ -38,16 +38,16 @@ Deno.test("state graph layout: labelled transitions, nested blocks as groups, st
       ["ask", "fan", "", false],
       ["ask", "no", "onReject", false],
       ["fan", "route", "", false],
+      ["fan", "c", "branch 2", true],
       ["a", "b", "", false],
       ["fan", "a", "branch 1", true],
-      ["fan", "c", "branch 2", true],
       ["route", "done", "defaultNext", false],
       ["route", "ask", "case 1", false],
     ],
   );
   assertEquals(groups.map((g) => [g.id, g.label]), [
-    ["fan/branches/0", "fan · branch 1"],
     ["fan/branches/1", "fan · branch 2"],
+    ["fan/branches/0", "fan · branch 1"],
   ]);
   const at = new Map(nodes.map((n) => [n.id, n]));
   assertEquals(["a", "b", "c"].map((id) => at.get(id)!.group), [
