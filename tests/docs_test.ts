@@ -74,6 +74,40 @@ Deno.test("docs: every page is linked from the README and every relative link re
   }
 });
 
+/** A command's output as a page shows it: the `# ` lines after the command, and the command's number. */
+interface Shown {
+  command: string;
+  text: string;
+}
+
+/**
+ * The page's script, with every command that is followed by shown JSON output (comment lines starting
+ * `# {` or `# [`, up to the next line that is not a comment) teeing its stdout to `.shown/<n>`; and what
+ * the page shows for each. Text output (shown with `…` for what varies) is not compared.
+ */
+export function withShownOutputs(script: string): { script: string; shown: Shown[] } {
+  const lines = script.split("\n");
+  const shown: Shown[] = [];
+  let command: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (/^# [{[]/.test(line) && command.length) {
+      const text: string[] = [];
+      for (; i < lines.length && /^#( |$)/.test(lines[i]); i++) text.push(lines[i].replace(/^# ?/, ""));
+      i--;
+      shown.push({ command: command.map((n) => lines[n]).join("\n"), text: text.join("\n") });
+      const last = command.at(-1)!;
+      lines[last] = `${lines[last]} | tee .shown/${shown.length - 1}`;
+      command = [];
+    } else if (line.trim() === "" || line.startsWith("#")) {
+      command = [];
+    } else {
+      command = lines[i - 1]?.endsWith("\\") && command.length ? [...command, i] : [i];
+    }
+  }
+  return { script: "mkdir -p .shown\n" + lines.join("\n"), shown };
+}
+
 /**
  * Runs a page's `sh` blocks in order as one bash script, as a reader would type them: in a scratch
  * folder that has the checkout's examples/ and scripts/, on a fresh STATION_HOME, with `stn` on the PATH.
@@ -83,9 +117,10 @@ Deno.test("docs: every page is linked from the README and every relative link re
  * which tests/workflows/migrate/docs_test.ts runs from the page's before/after blocks).
  */
 async function runPage(page: string): Promise<void> {
-  const script = blocks(read(page)).filter((b) => b.lang === "sh" && !b.flags.includes("norun"))
+  const code = blocks(read(page)).filter((b) => b.lang === "sh" && !b.flags.includes("norun"))
     .map((b) => b.code).join("\n");
-  if (!script) return;
+  if (!code) return;
+  const { script, shown } = withShownOutputs(code);
   const home = await tempHome();
   const work = await Deno.makeTempDir({ prefix: "stn-docs-" });
   try {
@@ -112,11 +147,32 @@ async function runPage(page: string): Promise<void> {
       out.code === 0,
       `${page}: its commands exited ${out.code}\n${text(out.stdout)}\n${text(out.stderr)}`,
     );
+    // What the page shows a command printing is what it printed.
+    shown.forEach((s, n) => {
+      const printed = Deno.readTextFileSync(join(work, ".shown", String(n))).trimEnd();
+      assertEquals(printed, s.text, `${page}: the output shown for\n${s.command}`);
+    });
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
     await home.cleanup();
   }
 }
+
+Deno.test("docs: shown JSON output is found after its command (a continued one too) and teed for comparing", () => {
+  const { script, shown } = withShownOutputs(
+    'stn a \\\n  --b\n# {\n#   "x": 1\n# }\nstn c   # a note\n# not output\nstn d\n# [1]\n',
+  );
+  assertEquals(shown, [
+    { command: "stn a \\\n  --b", text: '{\n  "x": 1\n}' },
+    { command: "stn d", text: "[1]" },
+  ]);
+  assertEquals(script.split("\n").filter((l) => l.includes("tee")), [
+    "  --b | tee .shown/0",
+    "stn d | tee .shown/1",
+  ]);
+  const readme = blocks(read("README.md")).filter((b) => b.lang === "sh").map((b) => b.code).join("\n");
+  assert(withShownOutputs(readme).shown.length > 0, "the README shows a command's output");
+});
 
 for (const page of PAGES) {
   if (!blocks(read(page)).some((b) => b.lang === "sh" && !b.flags.includes("norun"))) continue;
