@@ -1,0 +1,64 @@
+/** The recordings a station keeps for runs started with `record: true`, until the caller fetches the cassette. */
+
+import { join } from "node:path";
+import type { Cassette } from "../contract/cassette.ts";
+import { StationError } from "../errors.ts";
+import type { DoublesRegistry } from "./doubles.ts";
+import { CassetteRecorder, recordingSecrets } from "./record.ts";
+
+/** How many recordings a station keeps; a newer one drops the oldest (its run stops recording). */
+export const KEPT_RECORDINGS = 64;
+
+/** What a recording needs from the station: its API key, process environment and environments folder. */
+export interface RecordingSettings {
+  apiKey?: string;
+  env: Record<string, string | undefined>;
+  environmentsDir: string;
+}
+
+/**
+ * Recordings of API-started runs (`record: true` on a start): a CassetteRecorder per run, registered in
+ * the doubles registry for the run (and so for its agent steps and child agents), kept in memory — at most
+ * KEPT_RECORDINGS, oldest dropped — for `GET …/{runId}/cassette`.
+ */
+export class Recordings {
+  #kept = new Map<string, CassetteRecorder>();
+  #registry: DoublesRegistry;
+
+  constructor(registry: DoublesRegistry) {
+    this.#registry = registry;
+  }
+
+  /** A recorder for a run about to start (`recorded` says what it runs), secrets of its environment masked. */
+  async recorder(recorded: Cassette["recorded"], s: RecordingSettings): Promise<CassetteRecorder> {
+    const dir = recorded.environment ? join(s.environmentsDir, recorded.environment) : undefined;
+    return new CassetteRecorder(recorded, await recordingSecrets(s.apiKey, s.env, dir));
+  }
+
+  /** Keeps the recording of a started run (already registered for it), dropping the oldest past the limit. */
+  keep(runId: string, recorder: CassetteRecorder): void {
+    this.#kept.set(runId, recorder);
+    for (const old of this.#kept.keys()) {
+      if (this.#kept.size <= KEPT_RECORDINGS) break;
+      this.#kept.delete(old);
+      this.#registry.release(old);
+    }
+  }
+
+  /** Whether a run has a recording kept. */
+  has(runId: string): boolean {
+    return this.#kept.has(runId);
+  }
+
+  /** The run's cassette so far; `cassette_not_found` when it was not recorded (or was dropped). */
+  cassette(runId: string): Cassette {
+    const recorder = this.#kept.get(runId);
+    if (!recorder) {
+      throw new StationError("cassette_not_found", `run ${runId} has no recording`, {
+        hint:
+          "start the run with `record: true` (`--record FILE` on the CLI) and fetch the cassette when it ends",
+      });
+    }
+    return recorder.cassette();
+  }
+}
