@@ -3,11 +3,40 @@
 import { join } from "node:path";
 import type { Cassette } from "../contract/cassette.ts";
 import { StationError } from "../errors.ts";
-import type { DoublesRegistry } from "./doubles.ts";
+import { writeCassette } from "./cassette.ts";
+import type { DoublesRegistry, RunDoubles } from "./doubles.ts";
+import { CaseTools, type ToolMocks } from "./mocks.ts";
 import { CassetteRecorder, recordingSecrets } from "./record.ts";
 
 /** How many recordings a station keeps; a newer one drops the oldest (its run stops recording). */
 export const KEPT_RECORDINGS = 64;
+
+/** A test case being re-recorded (`stn test --update`): its doubles, and writing its cassette after the run. */
+export interface Rerecording {
+  doubles: RunDoubles;
+  recorder: CassetteRecorder;
+  /** Writes the cassette whole (temp file + rename). */
+  save(path: string): Promise<void>;
+}
+
+/**
+ * Doubles that re-record a test case: the configured (real) model, the case's mocks still answering their
+ * tools and every other tool live, and everything the runs do recorded. Register them for the case's run
+ * (AgentRunRequest.doubles, or DoublesRegistry.claimFor for a workflow run), then `save` when it has ended.
+ */
+export async function rerecording(
+  recorded: Cassette["recorded"],
+  settings: RecordingSettings,
+  mocks?: ToolMocks,
+): Promise<Rerecording> {
+  const dir = recorded.environment ? join(settings.environmentsDir, recorded.environment) : undefined;
+  const recorder = new CassetteRecorder(recorded, await recordingSecrets(settings.apiKey, settings.env, dir));
+  return {
+    doubles: { tools: new CaseTools({ mocks, live: true }), record: recorder },
+    recorder,
+    save: (path) => writeCassette(path, recorder.cassette()),
+  };
+}
 
 /** What a recording needs from the station: its API key, process environment and environments folder. */
 export interface RecordingSettings {
@@ -31,8 +60,7 @@ export class Recordings {
 
   /** A recorder for a run about to start (`recorded` says what it runs), secrets of its environment masked. */
   async recorder(recorded: Cassette["recorded"], s: RecordingSettings): Promise<CassetteRecorder> {
-    const dir = recorded.environment ? join(s.environmentsDir, recorded.environment) : undefined;
-    return new CassetteRecorder(recorded, await recordingSecrets(s.apiKey, s.env, dir));
+    return (await rerecording(recorded, s)).recorder;
   }
 
   /** Keeps the recording of a started run (already registered for it), dropping the oldest past the limit. */
