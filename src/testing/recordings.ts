@@ -1,6 +1,7 @@
 /** The recordings a station keeps for runs started with `record: true`, until the caller fetches the cassette. */
 
 import { join } from "node:path";
+import type { LoadedConfig } from "../config/load.ts";
 import type { Cassette } from "../contract/cassette.ts";
 import { StationError } from "../errors.ts";
 import { writeCassette } from "./cassette.ts";
@@ -43,6 +44,15 @@ export interface RecordingSettings {
   apiKey?: string;
   env: Record<string, string | undefined>;
   environmentsDir: string;
+}
+
+/** A station's recording settings: its model key, its process environment, its environments folder. */
+export function recordingSettings(config: LoadedConfig): RecordingSettings {
+  return {
+    apiKey: config.values.ai.api_key,
+    env: Deno.env.toObject(),
+    environmentsDir: config.paths.environments,
+  };
 }
 
 /**

@@ -201,6 +201,21 @@ Deno.test("cassette: secrets (the API key, secret variables) never reach the fil
     assert(!text.includes("tok-very-secret-42"), text);
     assert(!text.includes("sk-test"), text);
     assertStringIncludes(text, "use token ******** with key ********");
+
+    // Replayed with the same secrets masked, the request matches the masked recording.
+    await s.model.close();
+    const player = new CassetteReplay(await readCassette(file), {
+      where: file,
+      ai: AI,
+      secrets: await recordingSecrets("sk-test", {}, s.dir),
+    });
+    const again = await s.h.service.run({
+      agent: "Weather",
+      environment: "default",
+      task: "use token tok-very-secret-42 with key sk-test",
+      doubles: { models: player.models, tools: new CaseTools({ replay: player }) },
+    });
+    assertEquals([again.status, again.response], ["completed", "Sunny in Oslo"]);
   } finally {
     await s.close();
   }

@@ -17,7 +17,7 @@ import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
-import type { RecordingSettings } from "../../testing/recordings.ts";
+import { recordingSettings } from "../../testing/recordings.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -116,15 +116,6 @@ function requireRun(ctx: StationContext, runId: string): AgentRunRow {
   return run;
 }
 
-/** What a recording started through the API masks: the station's model key, environment and variables. */
-export function recordingSettings(ctx: StationContext): RecordingSettings {
-  return {
-    apiKey: ctx.config.values.ai.api_key,
-    env: Deno.env.toObject(),
-    environmentsDir: ctx.config.paths.environments,
-  };
-}
-
 /** POST /api/v1/agents/{name}/runs (mounted beside the agent definitions' routes). */
 export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
@@ -146,7 +137,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
     const recorder = body.record
       ? await ctx.agents.recordings.recorder(
         { agent: request.agent, environment: request.environment },
-        recordingSettings(ctx),
+        recordingSettings(ctx.config),
       )
       : undefined;
     const started = await startOnce(c, keys, keyed, replay, (claim) =>

@@ -22,7 +22,7 @@ import type { RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
-import { recordingSettings } from "./agent_runs.ts";
+import { recordingSettings } from "../../testing/recordings.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -38,7 +38,7 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
   const recorder = record
     ? await recordings.recorder(
       { workflow: body.workflowId ?? (body.definition as { id?: string } | undefined)?.id },
-      recordingSettings(ctx),
+      recordingSettings(ctx.config),
     )
     : undefined;
   const run = await startOnce(c, keys, keyed, (id) => requireRun(ctx, id), (claim) =>
