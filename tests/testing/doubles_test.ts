@@ -51,6 +51,9 @@ async function setup(): Promise<Setup> {
     agentDef("Boss", `---\nmodel: openai/test-model\nagents: ["Weather"]\n---\n{{userInput}}\n`, {
       agents: ["Weather"],
     }),
+    agentDef("Coder", `---\nmodel: openai/test-model\nsandbox: python\n---\n{{userInput}}\n`, {
+      sandbox: { mode: "compute", runtime: "python", session: "agent", allow_network: false },
+    }),
   ]);
   const root = await Deno.makeTempDir({ prefix: "stn-doubles-" });
   const dir = join(root, "default");
@@ -277,6 +280,25 @@ Deno.test("mocks: an unmocked tool call fails naming the tool; expr sees the arg
       [JSON.stringify({ n: 2 }), null],
       [JSON.stringify({ error: "quota exceeded" }), "quota exceeded"],
       [JSON.stringify({ error: "quota exceeded" }), "quota exceeded"],
+    ]);
+
+    // A mocked sandbox tool needs no sandbox service (this harness has none: no Docker needed).
+    const coder = new ScriptModels([
+      { tool_calls: [{ name: "sandbox_run", args: { code: "print(6*7)" } }] },
+      { text: "42" },
+    ], AI);
+    const sandboxed = await s.h.service.run({
+      agent: "Coder",
+      environment: "default",
+      task: "compute",
+      doubles: {
+        models: coder.models,
+        tools: new CaseTools({ mocks: { sandbox_run: { expr: `{"stdout": "ran " & $args.code}` } } }),
+      },
+    });
+    assertEquals([sandboxed.status, sandboxed.response], ["completed", "42"]);
+    assertEquals(s.h.service.ledger.toolCalls(sandboxed.id).map((c) => c.output), [
+      JSON.stringify({ stdout: "ran print(6*7)" }),
     ]);
 
     // tools: live sends an unmocked call to the real MCP server (started only now).
