@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { StationError } from "../errors.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { chooseImage } from "../sandbox/images.ts";
 import { callTool, sandboxRun, SESSION_TOOLS } from "../sandbox/tools.ts";
@@ -9,16 +10,25 @@ import type { AgentSandbox, AgentTool, Toolbox } from "./types.ts";
  * definitions: `compute` → the one-shot `sandbox_run` with the agent's runtime/image as defaults;
  * `code` → the session tools on one session, opened on first use. Scope `agent`: the session is
  * the run's own and closed with the toolbox; `workflow`: the workflow run's session, shared by its
- * steps and closed by the sandbox service when that run ends.
+ * steps and closed by the sandbox service when that run ends. Without a sandbox service (a test run whose
+ * sandbox tools are mocked, on a machine without Docker) the tools are offered and a call that reaches them fails.
  */
 export function sandboxToolbox(
-  sandbox: SandboxService,
+  service: SandboxService | undefined,
   config: AgentSandbox,
   workflowRunId: string | undefined,
 ): Toolbox {
+  const need = (): SandboxService => {
+    if (service) return service;
+    throw new StationError("agent_tools_unavailable", "sandboxes are not available here", {
+      hint: "start Docker and check `stn doctor` (sandbox.enabled), or mock the sandbox tools",
+    });
+  };
   // The image must carry the agent's pip_packages: checked before the first call (once per image).
-  const packages = () =>
-    sandbox.packages.require(chooseImage(sandbox.config, config).image, config.pip_packages ?? []);
+  const packages = () => {
+    const sandbox = need();
+    return sandbox.packages.require(chooseImage(sandbox.config, config).image, config.pip_packages ?? []);
+  };
   if (config.mode === "compute") {
     const tool: AgentTool = {
       name: sandboxRun.name,
@@ -32,7 +42,7 @@ export function sandboxToolbox(
             ...(config.image ? { image: config.image } : {}),
             ...(config.timeout_seconds ? { timeout_seconds: config.timeout_seconds } : {}),
             ...(args as object),
-          }, { sandbox, signal }),
+          }, { sandbox: need(), signal }),
         );
       },
     };
@@ -42,7 +52,7 @@ export function sandboxToolbox(
   let opening: Promise<string> | undefined;
   const session = () =>
     opening ??= packages().then(() =>
-      sandbox.open({
+      need().open({
         runtime: config.runtime,
         image: config.image,
         network: config.allow_network || undefined,
@@ -59,7 +69,7 @@ export function sandboxToolbox(
       call: async (args, signal) =>
         JSON.stringify(
           await callTool(t, { ...(args as object), sandbox_id: await session() }, {
-            sandbox,
+            sandbox: need(),
             signal,
           }),
         ),
@@ -70,7 +80,7 @@ export function sandboxToolbox(
     close: async () => {
       if (!opening || shared) return;
       const id = await opening.catch(() => undefined);
-      if (id) await sandbox.close(id, "agent_run_ended");
+      if (id) await need().close(id, "agent_run_ended");
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   type AgentRunListQuery,
   type StartAgentRunBody,
 } from "../contract/agent_runs.ts";
+import { type Cassette, CassetteSchema } from "../contract/cassette.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
@@ -52,6 +53,11 @@ export function getAgentRun(
     schema: AgentRun,
     query: { full: options.full ? "1" : undefined },
   });
+}
+
+/** GET /api/v1/agent-runs/:id/cassette: the recording of a run started with `record: true`. */
+export function getAgentRunCassette(client: StationClient, runId: string): Promise<Cassette> {
+  return client.json("GET", `${runPath(runId)}/cassette`, { schema: CassetteSchema });
 }
 
 /** POST /api/v1/agent-runs/:id/cancel */

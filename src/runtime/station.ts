@@ -2,8 +2,9 @@
 
 import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
-import { openMcpToolbox } from "../mcp/mod.ts";
+import { mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
+import { Recordings } from "../testing/recordings.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -172,6 +173,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       // Agents as `stn sync` (or this start) stored them, with their MCP tools from the synced catalogue.
       source: (environment, name) => getAgent(db, environment, name),
       mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
+      mcpToolSpecs: (environment, def) => mcpToolSpecs(db, environment, def.tools),
       sandbox,
       debug: config.values.log.agent_turns,
       environment: config.values.workflows.environment,
@@ -213,6 +215,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       runs: new WorkflowRuns(engine),
       agents,
       agentRuns: new AgentRuns(agents.ledger),
+      recordings: new Recordings(agents.doubles),
       durable,
     };
     if (config.values.workflows.sync_on_start) {
