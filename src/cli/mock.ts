@@ -1,5 +1,6 @@
 /** `stn mock SPEC`: a mock MCP server serving a spec file's tools, over stdio or Streamable HTTP. */
 
+import { basename } from "node:path";
 import type { Command } from "commander";
 import { type StationError, usageError } from "../errors.ts";
 import { jsonMode, numberFlag } from "./context.ts";
@@ -48,7 +49,7 @@ function builtinError(name: string): StationError {
       `    get_cost_and_usage:\n` +
       `      description: Costs by service for a period\n` +
       `      input_schema: { type: object, properties: { period: { type: string } } }\n` +
-      `      expr: '{ "period": args.period, "total": 1234.5, "currency": "USD" }'\n` +
+      `      expr: '{ "period": $args.period, "total": 1234.5, "currency": "USD" }'\n` +
       `and put ["mock", "${name}.yaml"] in the MCP config's args`,
   );
 }
@@ -105,8 +106,6 @@ export function mockCommand(program: Command): void {
 
 /** The catalog a spec file (or a cassette) gives; a Station built-in name gets its own error. */
 async function loadCatalog(spec: string | undefined, cassette: string | undefined) {
-  const { mockCatalog } = await import("../testing/mock_server.ts");
-  const { parseMockSpec } = await import("../testing/mock_spec.ts");
   if (spec !== undefined && cassette !== undefined) {
     throw usageError("invalid_usage", "give a spec file or --from-cassette FILE, not both");
   }
@@ -117,11 +116,19 @@ async function loadCatalog(spec: string | undefined, cassette: string | undefine
       "docs/testing.md#mock-mcp-servers describes the spec file; `stn mock --help` the options",
     );
   }
-  if (spec !== undefined) {
-    if (STATION_BUILTINS.includes(spec) && !await exists(spec)) throw builtinError(spec);
-    return { catalog: mockCatalog(parseMockSpec(await readLocalText(spec), spec)) };
+  // Loaded only by this command.
+  const { mockCatalog, specTools } = await import("../testing/mock_server.ts");
+  if (cassette !== undefined) {
+    const { parseCassette } = await import("../testing/cassette.ts");
+    const { cassetteTools } = await import("../testing/mock_cassette.ts");
+    const recorded = parseCassette(await readLocalText(cassette), cassette);
+    const name = basename(cassette).replace(/\.(ya?ml|json)$/, "");
+    return { catalog: mockCatalog(name, `the cassette ${cassette}`, cassetteTools(recorded)) };
   }
-  throw usageError("invalid_usage", "--from-cassette is not available yet");
+  if (STATION_BUILTINS.includes(spec!) && !await exists(spec!)) throw builtinError(spec!);
+  const { parseMockSpec } = await import("../testing/mock_spec.ts");
+  const parsed = parseMockSpec(await readLocalText(spec!), spec!);
+  return { catalog: mockCatalog(parsed.name, `the spec ${spec}`, specTools(parsed)) };
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -6,15 +6,20 @@ import { StationError } from "../errors.ts";
 import { schemaProblem } from "../workflows/json_schema.ts";
 import { parseCheck } from "../workflows/expr.ts";
 import { parseSource, toPointer } from "../workflows/definition/source.ts";
+import { ToolAnswerSchema } from "./mocks.ts";
 
-/** How a mocked tool answers: exactly one of these (the same forms as a test case's `mocks:`). */
+/** How a mocked tool answers: exactly one of these — the forms of a test case's `mocks:` (mocks.ts). */
 const Answer = {
-  result: z.unknown().optional().describe("the tool's result, the same for every call"),
-  expr: z.string().min(1).optional().describe(
-    "a JSONata expression over `args` (the call's arguments): the result",
+  result: z.unknown().optional().describe(
+    "the tool's output for every call: a string as it is, anything else as JSON",
   ),
-  sequence: z.array(z.unknown()).min(1).optional().describe("results in call order; the last one repeats"),
-  error: z.string().min(1).optional().describe("the tool fails with this message (an MCP tool error)"),
+  expr: z.string().min(1).optional().describe(
+    "JSONata over the call's arguments (`$` and `$args`): the output",
+  ),
+  error: z.string().min(1).optional().describe("every call fails with this message (an MCP tool error)"),
+  sequence: z.array(ToolAnswerSchema).min(1).optional().describe(
+    "answers (result, expr or error) in call order; the last one repeats",
+  ),
 };
 const ANSWER_KEYS = Object.keys(Answer) as (keyof typeof Answer)[];
 

@@ -5,7 +5,7 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { type TempHome, tempHome } from "../helpers/home.ts";
 import { childEnv, MAIN, runStn } from "../helpers/stn.ts";
 import { connectHttp, toolJson } from "../mcp/helpers.ts";
-import { mockCatalog } from "../../src/testing/mock_server.ts";
+import { mockCatalog, specTools } from "../../src/testing/mock_server.ts";
 import { parseMockSpec } from "../../src/testing/mock_spec.ts";
 
 const SPEC = `name: billing
@@ -16,10 +16,10 @@ tools:
       type: object
       properties: { a: { type: number }, b: { type: number } }
       required: [a, b]
-    expr: '{ "sum": args.a + args.b, "seen": args }'
+    expr: '{ "sum": a + b, "seen": $args }'
   next_ticket:
     description: The next ticket in the queue
-    sequence: [{ id: 1 }, { id: 2 }]
+    sequence: [{ result: { id: 1 } }, { error: rate limited }, { result: { id: 2 } }]
   region:
     result: eu-west-1
   quota:
@@ -43,12 +43,15 @@ async function exercise(client: any): Promise<void> {
 
   // A sequence advances per call; its last answer repeats.
   const tickets = [];
-  for (let i = 0; i < 3; i++) {
-    tickets.push(toolJson(await client.callTool({ name: "next_ticket", arguments: {} })));
+  for (let i = 0; i < 4; i++) {
+    const r = await client.callTool({ name: "next_ticket", arguments: {} });
+    tickets.push(r.isError ? toolJson(r).error.message : toolJson(r));
   }
-  assertEquals(tickets, [{ id: 1 }, { id: 2 }, { id: 2 }]);
+  assertEquals(tickets, [{ id: 1 }, "rate limited", { id: 2 }, { id: 2 }]);
 
-  assertEquals(toolJson(await client.callTool({ name: "region", arguments: {} })), "eu-west-1");
+  // A string result is the text as it is.
+  const region = await client.callTool({ name: "region", arguments: {} });
+  assertEquals(region.content, [{ type: "text", text: "eu-west-1" }]);
 
   const quota = await client.callTool({ name: "quota", arguments: {} });
   assertEquals(quota.isError, true);
@@ -180,8 +183,8 @@ Deno.test("stn mock: a spec that does not validate names each problem at file:li
 Deno.test("stn mock: the spec example in docs/testing.md is a spec, and its expr sees the args", async () => {
   const doc = Deno.readTextFileSync(new URL("../../docs/testing.md", import.meta.url));
   const example = doc.split("## Mock MCP servers")[1].split("```yaml\n")[1].split("```")[0];
-  const catalog = mockCatalog(parseMockSpec(example, "billing.yaml"));
-  const tools = await catalog.tools();
+  const spec = parseMockSpec(example, "billing.yaml");
+  const tools = await mockCatalog(spec.name, "the example", specTools(spec)).tools();
   assertEquals(tools.map((t) => t.name), ["get_cost", "region", "next_ticket", "refund"]);
   const cost = await tools[0].call({ service: "s3", month: "2026-10" }, new AbortController().signal);
   assertEquals(cost, { service: "s3", month: "2026-10", total: 200 });
