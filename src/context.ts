@@ -1,6 +1,5 @@
 import type { AgentRuns } from "./agents/runs.ts";
 import type { AgentService } from "./agents/service.ts";
-import type { Recordings } from "./testing/recordings.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { Database } from "./db/database.ts";
 import type { FileReaper } from "./files/reaper.ts";
@@ -42,8 +41,6 @@ export interface StationContext {
   agents: AgentService;
   /** Agent runs as the API shows them: what routes and dashboard pages read (the agent service writes). */
   agentRuns: AgentRuns;
-  /** Recordings of runs started with `record: true`, for the API's cassette routes. */
-  recordings: Recordings;
   /** Stored workflow definitions and their versions. */
   workflows: WorkflowStore;
   /**

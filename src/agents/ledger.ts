@@ -5,6 +5,7 @@ import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
 import { toolCallView } from "./views.ts";
 import { Statements } from "../db/statements.ts";
+import { type Clock, iso, systemClock } from "../lib/clock.ts";
 import type {
   AgentEventRow,
   AgentRunRow,
@@ -64,7 +65,6 @@ export interface AgentRunQuery {
   limit: number;
 }
 
-const now = () => new Date().toISOString();
 const TERMINAL_EVENT: Record<Exclude<AgentRunStatus, "running">, string> = {
   completed: "run_completed",
   failed: "run_failed",
@@ -76,16 +76,23 @@ export class AgentLedger {
   #db: Database;
   #q: Statements;
   #watchers = new Watchers();
+  #clock: Clock;
 
-  constructor(db: Database) {
+  /** `clock` stamps the runs and their events (the engine's, so a virtual clock in tests stamps both alike). */
+  constructor(db: Database, clock: Clock = systemClock) {
     this.#db = db;
+    this.#clock = clock;
     this.#q = new Statements(db);
+  }
+
+  #now(): string {
+    return iso(this.#clock.now());
   }
 
   /** Creates a running run and its `run_started` event (or returns the run `claim` names). */
   create(r: NewRun): AgentRunRow {
     const id = `arun_${ulid()}`;
-    const at = now();
+    const at = this.#now();
     const trigger = r.trigger ?? (r.parentRunId ? "agent" : r.step ? "workflow" : "manual");
     let existing: string | undefined;
     this.#write(id, () => {
@@ -146,7 +153,7 @@ export class AgentLedger {
         t.cached_tokens,
         t.total_tokens,
         t.duration_ms,
-        now(),
+        this.#now(),
       );
       this.#q.run(
         `UPDATE agent_runs SET turns = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
@@ -169,7 +176,7 @@ export class AgentLedger {
     },
   ): void {
     this.#write(c.run_id, () => {
-      const at = now();
+      const at = this.#now();
       this.#q.run(
         `INSERT INTO agent_tool_calls (run_id, call_id, turn, position, name, arguments, status, started_at, server)
          VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)
@@ -223,7 +230,7 @@ export class AgentLedger {
         r.truncated ? 1 : 0,
         r.error ?? null,
         r.duration_ms,
-        now(),
+        this.#now(),
         runId,
         callId,
       );
@@ -251,7 +258,7 @@ export class AgentLedger {
   ): boolean {
     let ended = false;
     this.#write(runId, () => {
-      const at = now();
+      const at = this.#now();
       ended = this.#q.run(
         `UPDATE agent_runs SET status = ?, finish_reason = ?, response = ?, result = ?, error = ?, ended_at = ?,
            duration_ms = CAST(ROUND((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
@@ -384,7 +391,7 @@ export class AgentLedger {
       runId,
       type,
       data === undefined ? null : JSON.stringify(data),
-      now(),
+      this.#now(),
     );
   }
 }

@@ -7,6 +7,7 @@ import { log } from "../log.ts";
 import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
+import { type Clock, systemClock } from "../lib/clock.ts";
 import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { contextPlan } from "./context.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
@@ -35,6 +36,8 @@ export interface AgentServiceOptions {
   debug?: boolean;
   /** The environment of an agent named without one (`workflows.environment`). */
   environment?: string;
+  /** Stamps runs and their events: the engine's clock (a virtual one in tests); default the wall clock. */
+  clock?: Clock;
 }
 
 /** What starts (or finds) an agent run. */
@@ -86,7 +89,7 @@ export class AgentService {
 
   constructor(o: AgentServiceOptions) {
     this.#o = o;
-    this.ledger = new AgentLedger(o.db);
+    this.ledger = new AgentLedger(o.db, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
   }
@@ -152,6 +155,9 @@ export class AgentService {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+
+  /** Why agent runs keep this process busy (some run here), else null: quiescence in tests. */
+  busy = (): string | null => this.#active.size ? `${this.#active.size} agent run(s) running` : null;
 
   /** Cancels a running run: its model call and running tool are aborted. */
   cancel(runId: string, reason = "canceled by request"): AgentRunRow {
@@ -223,7 +229,7 @@ export class AgentService {
       return Promise.resolve(this.ledger.get(run.id)!);
     }
     this.ledger.event(run.id, "run_resumed", { turns: run.turns });
-    const elapsed = Date.now() - Date.parse(run.started_at);
+    const elapsed = (this.#o.clock ?? systemClock).now() - Date.parse(run.started_at);
     return this.#launch(run, { ...plan, timeout_ms: Math.max(1000, plan.timeout_ms - elapsed) }, def, signal);
   }
 

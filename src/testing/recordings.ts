@@ -100,3 +100,12 @@ export class Recordings {
     return recorder.cassette();
   }
 }
+
+const byRegistry = new WeakMap<DoublesRegistry, Recordings>();
+
+/** The recordings of a station's agent service (one per doubles registry, made on first use). */
+export function recordingsOf(agents: { doubles: DoublesRegistry }): Recordings {
+  let r = byRegistry.get(agents.doubles);
+  if (!r) byRegistry.set(agents.doubles, r = new Recordings(agents.doubles));
+  return r;
+}

@@ -18,7 +18,7 @@ import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../context.ts";
-import { recordingSettings } from "../../testing/recordings.ts";
+import { recordingSettings, recordingsOf } from "../../testing/recordings.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -141,7 +141,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       done: ctx.agents.wait(id, c.req.raw.signal),
     });
     const recorder = body.record
-      ? await ctx.recordings.recorder(
+      ? await recordingsOf(ctx.agents).recorder(
         { agent: request.agent, environment: request.environment },
         recordingSettings(ctx.config),
       )
@@ -159,8 +159,8 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
         }),
     });
     // A repeated Idempotency-Key answers the first run: its recording (if any) stays as it is.
-    if (recorder && !ctx.recordings.has(started.run.id)) {
-      ctx.recordings.keep(started.run.id, recorder);
+    if (recorder && !recordingsOf(ctx.agents).has(started.run.id)) {
+      recordingsOf(ctx.agents).keep(started.run.id, recorder);
     }
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
@@ -200,7 +200,11 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
       follow: (after, signal, live) => followAgentRunEvents(runs.ledger, run.id, after, signal, live),
     });
   });
-  openapi(app, getCassette, (c) => c.json(ctx.recordings.cassette(c.req.valid("param").runId), 200));
+  openapi(
+    app,
+    getCassette,
+    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").runId), 200),
+  );
   openapi(app, cancelRun, (c) => {
     const { runId } = c.req.valid("param");
     requireRun(ctx, runId);

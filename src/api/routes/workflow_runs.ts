@@ -20,7 +20,7 @@ import type { StationContext } from "../../context.ts";
 import { type RunRow, runView } from "../../workflows/engine/mod.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
-import { recordingSettings } from "../../testing/recordings.ts";
+import { recordingSettings, recordingsOf } from "../../testing/recordings.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -32,7 +32,7 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
   const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", body);
   const { record, ...request } = body;
-  const recordings = ctx.recordings;
+  const recordings = recordingsOf(ctx.agents);
   const recorder = record
     ? await recordings.recorder(
       { workflow: body.workflowId ?? (body.definition as { id?: string } | undefined)?.id },
@@ -206,7 +206,11 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   });
 
   openapi(app, getRun, (c) => c.json(runView(requireRun(ctx, c.req.valid("param").runId)), 200));
-  openapi(app, getCassette, (c) => c.json(ctx.recordings.cassette(c.req.valid("param").runId), 200));
+  openapi(
+    app,
+    getCassette,
+    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").runId), 200),
+  );
 
   openapi(app, getSteps, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);

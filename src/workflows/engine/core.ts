@@ -68,11 +68,7 @@ export interface CommitOptions {
 }
 
 type Claimed = { attempt: AttemptRow; slot: Slot };
-interface Written {
-  commands: Command[];
-  messages: StepMessage[];
-  claimed: Claimed[];
-}
+type Written = { commands: Command[]; messages: StepMessage[]; claimed: Claimed[] };
 interface Queued {
   write(): unknown;
   after(written: unknown): unknown;
@@ -340,6 +336,11 @@ export class EngineCore {
       .finally(() => this.#handlers.delete(tracked));
     this.#handlers.add(tracked);
     return tracked;
+  }
+
+  /** Tracked tasks and group commits not yet settled (quiescence in tests: `idle.ts`). */
+  get pending(): number {
+    return this.#handlers.size + this.#group.length;
   }
 
   /** Settles when every tracked task has. */

@@ -131,6 +131,8 @@ export interface ExecutorContext {
   sandbox?: SandboxRunner;
   /** Agent runs, for `agent` steps (undefined in a process that runs none). */
   agents?: AgentRunner;
+  /** The engine clock's now in ms (a virtual clock in tests); default the wall clock. */
+  now?: () => number;
 }
 
 /** A failed step: a stable code users can match in `retry.non_retryable` and `_error.code`. */
