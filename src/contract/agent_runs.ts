@@ -91,7 +91,9 @@ export const StartAgentRunQuery = z.object({
 });
 
 export const AgentNameParam = z.object({ name: z.string().min(1) });
-export const AgentRunIdParam = z.object({ runId: z.string().min(1) });
+export const AgentRunIdParam = z.object({
+  run_id: z.string().min(1).describe("the agent run's id (arun_…)"),
+});
 
 /** GET /api/v1/agent-runs */
 export const AgentRunListQuery = z.object({

@@ -60,7 +60,7 @@ const listRuns = createRoute({
 });
 const getRun = createRoute({
   method: "get",
-  path: "/{runId}",
+  path: "/{run_id}",
   tags,
   summary: "An agent run with its turns and tool calls",
   request: byRun,
@@ -68,7 +68,7 @@ const getRun = createRoute({
 });
 const getEvents = createRoute({
   method: "get",
-  path: "/{runId}/events",
+  path: "/{run_id}/events",
   tags,
   summary: "The run's events as Server-Sent Events, resumable; ends after the run's terminal event",
   request: { ...byRun, query: RunEventsQuery },
@@ -83,7 +83,7 @@ const getEvents = createRoute({
 });
 const cancelRun = createRoute({
   method: "post",
-  path: "/{runId}/cancel",
+  path: "/{run_id}/cancel",
   tags,
   summary: "Cancel an agent run: its model call and running tool are aborted",
   request: { ...byRun, body: { content: { "application/json": { schema: CancelBody } } } },
@@ -152,17 +152,17 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(
     app,
     getRun,
-    (c) => c.json(agentRunView(ledger, requireRun(ctx, c.req.valid("param").runId), true), 200),
+    (c) => c.json(agentRunView(ledger, requireRun(ctx, c.req.valid("param").run_id), true), 200),
   );
   openapi(app, getEvents, (c) => {
-    const run = requireRun(ctx, c.req.valid("param").runId);
+    const run = requireRun(ctx, c.req.valid("param").run_id);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => ledger.lastSeq(run.id),
       follow: (after, signal, live) => followAgentRunEvents(ledger, run.id, after, signal, live),
     });
   });
   openapi(app, cancelRun, (c) => {
-    const { runId } = c.req.valid("param");
+    const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
     const row = ctx.agents.cancel(runId, c.req.valid("json").reason);
     return c.json(agentRunView(ledger, row), 200);
