@@ -6,13 +6,21 @@ import { validateDefinition } from "./definition/validate.ts";
 import type { Engine } from "./engine/engine.ts";
 import type { RunRow } from "./engine/ledger.ts";
 import type { WorkflowStore } from "./store.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import type { Database } from "../db/database.ts";
+import { requireReferences, stationReferences } from "./definition/references.ts";
 import { requireSandboxFor, type SandboxAvailability } from "../sandbox/required.ts";
 import type { RunTrigger } from "./trigger.ts";
 
-/** What starting a run needs: the definition store, the engine, and whether sandboxes are available. */
+/**
+ * What starting a run needs: the definition store, the engine, whether sandboxes are available, and the
+ * ledger and config that agent and image references are checked against.
+ */
 export interface WorkflowServices extends SandboxAvailability {
   workflows: WorkflowStore;
   engine: Engine;
+  db: Database;
+  config: LoadedConfig;
 }
 
 /** What to run: a stored workflow (its latest version, or `version`), or an inline definition. */
@@ -78,6 +86,7 @@ function resolveDefinition(
 export async function startWorkflowRun(services: WorkflowServices, req: StartRunInput): Promise<RunRow> {
   const { definition, version } = resolveDefinition(services, req);
   requireSandboxFor(services, definition);
+  requireReferences(definition, stationReferences(services));
   return await services.engine.startRun({
     definition,
     workflowVersion: version,

@@ -8,6 +8,8 @@ import { environmentDir } from "../environments/names.ts";
 import { StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { agentReferenceIssues } from "./definition/agent_refs.ts";
+import { imageIssues } from "./definition/references.ts";
+import type { Config } from "../config/schema.ts";
 import { idFromFileName, WORKFLOW_FILE } from "./definition/file_name.ts";
 import { validateSource } from "./definition/load.ts";
 import { claimedWorkflowId } from "./definition/source.ts";
@@ -47,12 +49,15 @@ export function environmentWorkflowsDir(environmentsDir: string, environment: st
   return join(environmentsDir, environment, "workflows");
 }
 
-/** Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its workflows. */
+/**
+ * Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its
+ * workflows (their sandbox images checked against `sandbox`, when given).
+ */
 export async function syncEnvironment(
   store: WorkflowStore,
   environmentsDir: string,
   environment: string,
-  options: { db?: Database; agents?: SyncAgentsOptions } = {},
+  options: { db?: Database; agents?: SyncAgentsOptions; sandbox?: Config["sandbox"] } = {},
 ): Promise<SyncReport> {
   const envDir = environmentDir(environmentsDir, environment);
   try {
@@ -118,6 +123,9 @@ export async function syncEnvironment(
     }
     const result = validateSource(text, { fileName: file });
     if (result.valid) result.errors.push(...agentReferenceIssues(text, environment, agentsOf));
+    if (result.valid && options.sandbox) {
+      result.errors.push(...imageIssues(result.definition!, options.sandbox));
+    }
     if (result.errors.length || !result.definition) {
       const id = claimedWorkflowId(text, file);
       if (id) present.add(id);
@@ -161,7 +169,10 @@ export async function syncOnStart(
 ): Promise<SyncReport | undefined> {
   const environment = config.values.workflows.environment;
   try {
-    const report = await syncEnvironment(store, config.paths.environments, environment, { db });
+    const report = await syncEnvironment(store, config.paths.environments, environment, {
+      db,
+      sandbox: config.values.sandbox,
+    });
     for (const inv of report.agents?.invalid ?? []) {
       for (const line of formatInvalid(inv)) log.warn(`skipped invalid agent: ${line}`);
     }
