@@ -30,10 +30,21 @@ export function saveToken(path: string, token: string): void {
 /** Writes server.json for the container, so every other `stn` on this host finds it with its token. */
 export function announce(
   paths: StationPaths,
-  info: { url: string; pid: number; container: string; tokenFile: string },
+  info: {
+    url: string;
+    mcpUrl: string;
+    agentMcpUrl: string;
+    pid: number;
+    container: string;
+    tokenFile: string;
+  },
 ): void {
   writeServerFile(paths.serverJson, {
     url: info.url,
+    // The container listens on 0.0.0.0 inside: its MCP ports want the token like its API.
+    mcp_url: info.mcpUrl,
+    agent_mcp_url: info.agentMcpUrl,
+    mcp_auth: true,
     pid: info.pid,
     started_at: new Date().toISOString(),
     version: VERSION,

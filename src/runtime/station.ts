@@ -17,6 +17,7 @@ import { hookProblems } from "../events/webhooks.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
+import { mcpToken } from "../mcp/server/token.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
@@ -232,7 +233,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     if (options.announce) {
       writeServerFile(config.paths.serverJson, {
         url,
-        ...(mcp && { mcp_url: mcp.url, agent_mcp_url: mcp.agentUrl }),
+        ...(mcp && {
+          mcp_url: mcp.url,
+          agent_mcp_url: mcp.agentUrl,
+          mcp_auth: mcpToken(config.values.server) !== undefined,
+        }),
         pid: Deno.pid,
         started_at: ctx.startedAt.toISOString(),
         version: VERSION,
