@@ -40,6 +40,7 @@ export async function startEmbedded(config: LoadedConfig, options: EmbeddedOptio
       announce: false,
       busyWaitMs: wait ? HOME_WAIT_MS : 0,
       busyExitCode: EXIT_HOME_BUSY,
+      quietSandbox: true,
     });
     return { client: new StationClient(station.url), station, stop: station.stop };
   } catch (err) {

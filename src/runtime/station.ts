@@ -44,6 +44,11 @@ export interface StartStationOptions {
    * command has no MCP clients, and `stn mcp stdio` serves the management tools over stdio itself.
    */
   mcp?: boolean;
+  /**
+   * Embedded mode: no warning when Docker is unreachable — a command that needs a sandbox fails with the
+   * reason and its fix, one that does not stays silent (a crontab mails every line of stderr).
+   */
+  quietSandbox?: boolean;
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -145,6 +150,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       config.values.sandbox,
       db,
       files,
+      { quiet: options.quietSandbox },
     );
     if (sandbox) {
       // Stops after the engine (closers run in reverse): no step can open a session any more, so the

@@ -235,6 +235,8 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "agent runs", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "agent inspect", args: () => [agentRun], ok: true },
     { cmd: "agent inspect", args: () => ["arun_nope"], ok: false },
+    { cmd: "env trust", args: () => ["default"], ok: true },
+    { cmd: "env trust", args: () => ["nope"], ok: false },
     { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
