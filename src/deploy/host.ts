@@ -27,7 +27,13 @@ export function saveToken(path: string, token: string): void {
   Deno.renameSync(tmp, path);
 }
 
-/** Writes server.json for the container, so every other `stn` on this host finds it with its token. */
+/** The file naming this home's last `stn up` container: `stn logs` finds it after `stn down` too. */
+export const lastStationFile = (paths: StationPaths) => join(paths.home, "up", "station");
+
+/**
+ * Writes server.json for the container, so every other `stn` on this host finds it with its token, and
+ * remembers the container by this home (not by the folder `stn up` ran in).
+ */
 export function announce(
   paths: StationPaths,
   info: {
@@ -51,6 +57,8 @@ export function announce(
     container: info.container,
     token_file: info.tokenFile,
   });
+  Deno.mkdirSync(join(paths.home, "up"), { recursive: true, mode: 0o700 });
+  Deno.writeTextFileSync(lastStationFile(paths), info.container + "\n", { mode: 0o600 });
 }
 
 /** Removes server.json when it announces this container. */
