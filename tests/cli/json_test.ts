@@ -240,6 +240,20 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "mcp approve", args: () => ["nope"], ok: false },
+    {
+      cmd: "mcp approve",
+      // Written here, after every sync row: an approved server is started by the next sync.
+      args: () => {
+        Deno.mkdirSync(p("environments/default/mcp-configs"), { recursive: true });
+        Deno.writeTextFileSync(
+          p("environments/default/mcp-configs/echo.json"),
+          JSON.stringify({ mcpServers: { echo: { command: "true" } } }),
+        );
+        return ["echo"];
+      },
+      ok: true,
+    },
   ];
 
   try {
