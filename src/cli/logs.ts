@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
 import type { StationPaths } from "../config/paths.ts";
 import { StationError, usageError } from "../errors.ts";
 import { parseDuration } from "../lib/duration.ts";
-import { followLogFile, logFilePath, readLogLines } from "../runtime/log_file.ts";
+import { followLogFile, logFilePath, readLogLines } from "../lib/log_file.ts";
 import { readServerFile } from "../runtime/server_file.ts";
 import { commandConfig, jsonMode } from "./context.ts";
 import { render } from "./output.ts";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { addLogSink, log } from "../log.ts";
-import { openLogFile } from "../runtime/log_file.ts";
+import { openLogFile } from "../lib/log_file.ts";
 import { commandConfig, jsonMode, numberFlag } from "./context.ts";
 import { CliExit, note, renderError } from "./output.ts";
 

@@ -2,7 +2,7 @@ import { STN_RUN_ARGS } from "../../scripts/stn_flags.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { announce, forget } from "../../src/deploy/host.ts";
 import { targetNames } from "../../src/deploy/lookup.ts";
-import { openLogFile, readLogLines } from "../../src/runtime/log_file.ts";
+import { openLogFile, readLogLines } from "../../src/lib/log_file.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { childEnv, MAIN, runStn, startServe, waitFor } from "../helpers/stn.ts";

@@ -1,7 +1,7 @@
 /** `stn serve`'s log file: $STATION_HOME/logs/stn.log (0600 in a 0700 folder), rotated by size; read back by `stn logs`. */
 
 import { join } from "node:path";
-import { createPrivateFile, makePrivateDir } from "../lib/private_files.ts";
+import { createPrivateFile, makePrivateDir } from "./private_files.ts";
 
 /** Size at which stn.log is rotated, and how many rotated files (stn.log.1 … .N) are kept. */
 export const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
