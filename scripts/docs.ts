@@ -18,11 +18,11 @@ import { managementTools } from "../src/mcp/server/mod.ts";
 export function mcpToolRows(): string[][] {
   return managementTools(new StationClient("http://127.0.0.1:8585")).map((t) => [
     `\`${t.name}\``,
-    t.annotations?.readOnlyHint
-      ? "reads"
-      : t.annotations?.destructiveHint
-      ? "changes, destructive"
-      : "changes",
+    t.annotations?.readOnlyHint ? "reads" : [
+      "changes",
+      ...(t.annotations?.destructiveHint ? ["destructive"] : []),
+      ...(t.annotations?.idempotentHint ? ["idempotent"] : []),
+    ].join(", "),
     t.description.replaceAll("|", "\\|"),
   ]);
 }

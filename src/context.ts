@@ -9,6 +9,7 @@ import type { SandboxService } from "./sandbox/service.ts";
 import type { SandboxUnavailable } from "./sandbox/start.ts";
 import type { Engine } from "./workflows/engine/mod.ts";
 import type { WorkflowRuns } from "./workflows/runs.ts";
+import type { StationReferences } from "./workflows/definition/references.ts";
 import type { WorkflowStore } from "./workflows/store.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
@@ -41,6 +42,8 @@ export interface StationContext {
   agents: AgentService;
   /** Agent runs as the API shows them: what routes and dashboard pages read (the agent service writes). */
   agentRuns: AgentRuns;
+  /** What agent and sandbox steps may name here: the agents in the ledger, the sandbox config. */
+  references(): StationReferences;
   /** Stored workflow definitions and their versions. */
   workflows: WorkflowStore;
   /**

@@ -10,6 +10,8 @@ export type LogFormat = typeof LOG_FORMATS[number];
 
 let threshold = LOG_LEVELS.indexOf("info");
 let format: LogFormat = "text";
+/** Where lines go besides stderr (`stn serve`'s log file). */
+const sinks = new Set<(line: string) => void>();
 /** Fields every line logged inside a scope carries (the API request's id). */
 const scope = new AsyncLocalStorage<Record<string, unknown>>();
 
@@ -21,6 +23,17 @@ export function setLogLevel(level: LogLevel): void {
 /** Sets how lines are written. */
 export function setLogFormat(f: LogFormat): void {
   format = f;
+}
+
+/** Sends every printed line to `write` too (e.g. a log file); returns the function that stops it. */
+export function addLogSink(write: (line: string) => void): () => void {
+  sinks.add(write);
+  return () => sinks.delete(write);
+}
+
+function print(line: string): void {
+  console.error(line);
+  for (const write of sinks) write(line);
 }
 
 /** Whether a line at this level would be printed (to skip building costly fields). */
@@ -42,14 +55,14 @@ function emit(level: LogLevel, msg: string, fields?: Record<string, unknown>): v
     : fields;
   const time = new Date().toISOString();
   if (format === "json") {
-    console.error(JSON.stringify({ time, level, message: msg, ...all }));
+    print(JSON.stringify({ time, level, message: msg, ...all }));
     return;
   }
   const extra = all && Object.keys(all).length
     ? " " +
       Object.entries(all).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ")
     : "";
-  console.error(`${time} ${level.padEnd(5)} ${msg}${extra}`);
+  print(`${time} ${level.padEnd(5)} ${msg}${extra}`);
 }
 
 /** The process-wide logger. */

@@ -1,4 +1,4 @@
-/** GET …/{runId}/events for workflow and agent runs: the resumable Server-Sent Events route. */
+/** GET …/{run_id}/events for workflow and agent runs: the resumable Server-Sent Events route. */
 
 import type { Context } from "hono";
 import { StationError } from "../errors.ts";
@@ -19,7 +19,7 @@ interface FollowedLog<E> {
 }
 
 /**
- * GET …/{runId}/events of workflow and agent runs alike: resumes after Last-Event-ID, else `?after=`
+ * GET …/{run_id}/events of workflow and agent runs alike: resumes after Last-Event-ID, else `?after=`
  * (a seq or "now"), else 0, and answers the events as SSE; a bad cursor is a 400 `invalid_cursor`
  * before the stream opens. An event goes out once its commit is on disk (`ledger.durability`).
  */

@@ -137,14 +137,16 @@ export function agentRunCommands(agent: Command): Command {
         }
         const run = await getAgentRun(client, started.run_id);
         if (recordTo) await saveRecording(recordTo, await getAgentRunCassette(client, run.run_id));
-        const options = { json: jsonMode(cmd), text: answerLines };
-        if (run.status === "failed" || run.status === "canceled") {
-          fail(run, options, runError(run));
+        const json = jsonMode(cmd);
+        const failed = run.status === "failed" || run.status === "canceled" ||
+          (run.finish_reason === "max_steps" && answerLines(run).length === 0);
+        if (failed) {
+          // Nothing on stdout: `x=$(stn agent run …)` must not capture a rejected answer. People still
+          // see what the model said, on stderr; --json puts the run in the error's details.
+          if (!json) note((style) => answerLines(run).map((l) => style.dim(l)));
+          fail(run, { json }, runError(run));
         }
-        if (run.finish_reason === "max_steps" && answerLines(run).length === 0) {
-          fail(run, options, runError(run));
-        }
-        render(run, options);
+        render(run, { json, text: answerLines });
       });
     });
 

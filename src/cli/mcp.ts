@@ -2,43 +2,17 @@
 
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
-import { mcpToken } from "../mcp/server/token.ts";
-import { readServerFile } from "../config/server_file.ts";
-import { answers } from "../client/discovery.ts";
 import { approveMcpServers } from "../client/environments.ts";
-import { commandConfig, jsonMode, withStation } from "./context.ts";
+import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
+import { clientConfig, MCP_CLIENTS, mcpAddress, type McpClientName, stdioLaunch } from "./mcp_config.ts";
 import { approvalLines } from "./mcp_sync.ts";
-import { render } from "./output.ts";
-
-const CLIENTS = ["claude", "cursor", "vscode"] as const;
-type McpClient = typeof CLIENTS[number];
-
-/** An MCP server entry as the clients' config files spell it. */
-type Entry = Record<string, unknown>;
-
-/** The entry of one client: an HTTP URL with the token header, or the `stn mcp stdio` command. */
-function entry(client: McpClient, target: { url: string; token?: string } | "stdio"): Entry {
-  if (target === "stdio") {
-    const env = Deno.env.get("STATION_HOME") ? { env: { STATION_HOME: Deno.env.get("STATION_HOME") } } : {};
-    return {
-      ...(client === "vscode" ? { type: "stdio" } : {}),
-      command: "stn",
-      args: ["mcp", "stdio"],
-      ...env,
-    };
-  }
-  const headers = target.token ? { headers: { Authorization: `Bearer ${target.token}` } } : {};
-  return { ...(client === "cursor" ? {} : { type: "http" }), url: target.url, ...headers };
-}
-
-/** The whole snippet: VS Code's `.vscode/mcp.json` has `servers`, the others `mcpServers`. */
-function snippet(client: McpClient, name: string, e: Entry): Record<string, unknown> {
-  return client === "vscode" ? { servers: { [name]: e } } : { mcpServers: { [name]: e } };
-}
+import { note, render } from "./output.ts";
 
 /** `stn mcp stdio`, `stn mcp config` and `stn mcp approve`. */
 export function mcpCommand(program: Command): void {
-  const mcp = program.command("mcp").description("connect MCP clients (Claude, Cursor, VS Code) to stn");
+  const mcp = program.command("mcp").description(
+    "connect MCP clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf) to stn",
+  );
 
   mcp.command("stdio")
     .description(
@@ -66,24 +40,31 @@ export function mcpCommand(program: Command): void {
     });
 
   mcp.command("config")
-    .description("print the JSON a client needs to reach stn (add it to the client's MCP config file)")
-    .option("--client <name>", "claude, cursor or vscode", "claude")
+    .description("print the MCP config file a client needs to reach this station (the real ports and token)")
+    .option("--client <name>", MCP_CLIENTS.join(", ") + " (claude is Claude Desktop)", "claude")
     .option("--stdio", "launch `stn mcp stdio` instead of connecting to the server's URL (claude's default)")
-    .option("--http", "connect to the server's URL (the default for cursor and vscode)")
+    .option("--http", "connect to the server's URL (the default for every client but claude)")
     .option(
       "--agent",
-      "the agent server (:8587: agents and workflows as tools) instead of the management one",
+      "the agent server (agents and workflows as tools) instead of the management one",
+    )
+    .addHelpText(
+      "after",
+      "\nThe address is the station the CLI talks to (--station, STATION_URL, or the server.json of" +
+        "\n`stn serve` / `stn up`), with its token as an Authorization header when its MCP port wants" +
+        "\none. Claude Desktop's config takes only commands: --http gives it the `npx mcp-remote` bridge." +
+        "\nWarnings (no station running, stn not on PATH) go to stderr; stdout is the config alone.",
     )
     .action(
       async (opts: { client: string; stdio?: boolean; http?: boolean; agent?: boolean }, cmd: Command) => {
-        if (!(CLIENTS as readonly string[]).includes(opts.client)) {
+        if (!(MCP_CLIENTS as readonly string[]).includes(opts.client)) {
           throw usageError(
             "invalid_usage",
             `unknown client ${JSON.stringify(opts.client)}`,
-            `use ${CLIENTS.join(", ")}`,
+            `use ${MCP_CLIENTS.join(", ")}`,
           );
         }
-        const client = opts.client as McpClient;
+        const client = opts.client as McpClientName;
         if (opts.stdio && (opts.http || opts.agent)) {
           throw usageError(
             "invalid_usage",
@@ -93,20 +74,13 @@ export function mcpCommand(program: Command): void {
         }
         const stdio = opts.stdio || (client === "claude" && !opts.http && !opts.agent);
         const config = commandConfig(cmd);
-        const server = config.values.server;
-        let target: { url: string; token?: string } | "stdio" = "stdio";
-        if (!stdio) {
-          // A running server's own address wins over what config.yaml says (a --port or env override).
-          const running = readServerFile(config.paths.serverJson);
-          const live = running && await answers(running.url) ? running : undefined;
-          const host = server.host === "0.0.0.0" || server.host === "::" ? "127.0.0.1" : server.host;
-          const port = opts.agent ? server.agent_port : server.mcp_port;
-          const fallback = `http://${host.includes(":") ? `[${host}]` : host}:${port}/mcp`;
-          const url = (opts.agent ? live?.agent_mcp_url : live?.mcp_url) ?? fallback;
-          target = { url, token: mcpToken(server) };
-        }
+        const station = globals(cmd).station;
+        const warn = (message: string) => note((s) => `${s.yellow("warning:")} ${message}`);
+        const how = stdio
+          ? { stdio: stdioLaunch(config, { station }, warn) }
+          : { http: await mcpAddress(config, { station, agent: opts.agent }, warn) };
         const name = opts.agent ? "stn-agents" : "stn";
-        console.log(JSON.stringify(snippet(client, name, entry(client, target)), null, 2));
+        console.log(JSON.stringify(clientConfig(client, name, how), null, 2));
       },
     );
 }

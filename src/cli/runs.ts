@@ -1,6 +1,7 @@
 /** `stn workflow run|runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
 
 import type { Command } from "commander";
+import { stringify } from "yaml";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { agentRunTable } from "./agent_runs.ts";
 import {
@@ -103,9 +104,15 @@ function finish(run: RunView, json: boolean): void {
 /** Adds run, runs, inspect, logs, cancel/pause/resume and approvals to the `workflow` command group. */
 export function workflowRunCommands(workflow: Command): void {
   workflow.command("run")
-    .description("start a run of a stored workflow (by id) or of a definition file; --wait for its result")
+    .description(
+      "start a run of a stored workflow (by id), or run a definition file once (not stored: no schedule, no triggers); --wait for its result",
+    )
     .argument("<workflow>", "workflow id, or a path to a .workflow.yaml|yml|json file")
     .option("--input <json>", "run input: a JSON object, @file.json, or - for stdin")
+    .option(
+      "--save",
+      "with a file: also store it as a workflow (as `stn workflow apply`), schedule and triggers on",
+    )
     .option("--wait", "wait for the run to end; exit 3 failed, 4 canceled, 5 wait timed out")
     .option("-F, --follow", "print the run's events on stderr while waiting (implies --wait)")
     .option("--timeout <duration>", "with --wait: give up waiting after this long (exit 5), e.g. 10m")
@@ -116,7 +123,10 @@ export function workflowRunCommands(workflow: Command): void {
     .option("--record <file>", `${RECORD_HELP}; implies --wait`)
     .addHelpText(
       "after",
-      "\nIn embedded mode (no server running) run always waits: the runtime stops when the command ends." +
+      "\nA file runs once: it is not stored as a workflow, so its schedule and triggers stay off and" +
+        "\n`stn workflow list` does not show it; the run keeps the exact definition (`stn workflow inspect" +
+        "\nRUN --definition`). `stn workflow apply FILE` (or run --save) stores it." +
+        "\nIn embedded mode (no server running) run always waits: the runtime stops when the command ends." +
         "\n--record writes the cassette of every agent run in the workflow run when it ends (docs/testing.md#cassettes)." +
         "\nA start the server may not have received (connection lost, no answer in time) is retried with" +
         "\none Idempotency-Key, so it never starts two runs; give --idempotency-key (e.g. a CI job id) to" +
@@ -127,6 +137,7 @@ export function workflowRunCommands(workflow: Command): void {
         target: string,
         opts: {
           input?: string;
+          save?: boolean;
           wait?: boolean;
           follow?: boolean;
           timeout?: string;
@@ -145,10 +156,17 @@ export function workflowRunCommands(workflow: Command): void {
             'e.g. "30s", "10m"',
           );
         }
+        if (opts.save && !looksLikeFile(target)) {
+          throw usageError(
+            "invalid_request",
+            "--save stores a definition file",
+            `${target} is a stored workflow already; give a .workflow.yaml path to store it`,
+          );
+        }
         const body = {
           ...(looksLikeFile(target)
-            ? { definition: await definitionFromFile(target) }
-            : { workflowId: target }),
+            ? { definition: await definitionFromFile(target), save: opts.save }
+            : { workflow_id: target }),
           input,
           trigger: "manual" as const,
           ...(recordTo ? { record: true } : {}),
@@ -214,8 +232,14 @@ export function workflowRunCommands(workflow: Command): void {
     .description("show a run and its steps: status, attempts, durations, errors")
     .argument("<run>", "run id")
     .option("--trace", "print only the run's trace id (to find its spans in Jaeger, Tempo, …)")
-    .action(async (runId: string, opts: { trace?: boolean }, cmd) => {
+    .option("--definition", "print only the exact definition the run runs (YAML; JSON with --json)")
+    .action(async (runId: string, opts: { trace?: boolean; definition?: boolean }, cmd) => {
       await withStation(cmd, async (client) => {
+        if (opts.definition) {
+          const { definition } = await getRun(client, runId);
+          render(definition, { json: jsonMode(cmd), text: (d) => stringify(d).trimEnd() });
+          return;
+        }
         if (opts.trace) {
           const { trace_id } = await getRun(client, runId);
           render({ run: runId, trace_id }, { json: jsonMode(cmd), text: (r) => [r.trace_id ?? "-"] });
@@ -231,6 +255,12 @@ export function workflowRunCommands(workflow: Command): void {
             ...fields([
               ["run", r.id],
               ["workflow", r.workflow_id],
+              [
+                "version",
+                r.workflow_version === null
+                  ? "one-off (a file run; --definition shows it)"
+                  : String(r.workflow_version),
+              ],
               ["status", r.status],
               ["created", r.created_at],
               ["completed", r.completed_at ?? "-"],

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { log } from "../log.ts";
+import { addLogSink, log } from "../log.ts";
+import { openLogFile } from "../lib/log_file.ts";
 import { commandConfig, jsonMode, numberFlag, runtimeOf } from "./context.ts";
 import { CliExit, note, renderError } from "./output.ts";
 
@@ -45,6 +46,9 @@ export function serveCommand(program: Command): void {
         let onSignal!: () => void;
         const signalled = new Promise<void>((resolve) => (onSignal = resolve));
         for (const s of signals) Deno.addSignalListener(s, onSignal);
+        // Every log line also goes to $STATION_HOME/logs/stn.log, which `stn logs` reads (docs/cli.md).
+        const logFile = openLogFile(config.paths.logsDir);
+        const stopLogFile = addLogSink(logFile.write);
         try {
           // The runtime loads here, not at CLI start: client commands never pay for it (docs/benchmarks.md).
           const station = await runtimeOf(cmd).startStation(config, { announce: true, mcp: true });
@@ -69,6 +73,8 @@ export function serveCommand(program: Command): void {
           log.info("stn serve stopped");
         } finally {
           for (const s of signals) Deno.removeSignalListener(s, onSignal);
+          stopLogFile();
+          logFile.close();
         }
       },
     );

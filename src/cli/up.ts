@@ -1,12 +1,11 @@
 import type { Command } from "commander";
-import process from "node:process";
-import type { Readable } from "node:stream";
-import { StationError, usageError } from "../errors.ts";
+import { usageError } from "../errors.ts";
 import { CONTAINER_PORTS } from "../deploy/names.ts";
 import type { UpResult } from "../deploy/up.ts";
 import { commandConfig, jsonMode } from "./context.ts";
 import { fields, note, render } from "./output.ts";
 import { installUpBundle, readUpBundle, type UpBundleResult } from "./up_bundle.ts";
+import { logsCommand } from "./logs.ts";
 
 /**
  * The Docker side of these commands (dockerode, the image builder), loaded when one of them runs: every
@@ -77,7 +76,7 @@ function upText(r: UpResult & { bundle?: UpBundleResult }): string[] {
   return lines;
 }
 
-/** `stn up`, `stn down`, `stn logs` and `stn image build`: the station in a local container (docs/up.md). */
+/** `stn up`, `stn down`, `stn logs` (src/cli/logs.ts) and `stn image build`: the station in a local container (docs/up.md). */
 export function upCommands(program: Command): void {
   program.command("up")
     .description(
@@ -215,53 +214,7 @@ export function upCommands(program: Command): void {
       });
     });
 
-  program.command("logs")
-    .description(
-      "print the station container's log (stn up); with --json as {container, lines: [{stream, text}]}",
-    )
-    .option("--name <name>", "station name (default: the running one in server.json, else the folder's)")
-    .option("-F, --follow", "keep printing new lines until Ctrl-C")
-    .option("--tail <n>", "only the last N lines", "100")
-    .action(async (opts: { name?: string; follow?: boolean; tail: string }, cmd: Command) => {
-      const config = commandConfig(cmd);
-      const d = await deploy();
-      const names = d.targetNames(config.paths, opts.name);
-      if (!/^\d+$/.test(opts.tail)) {
-        throw usageError("invalid_limit", `--tail ${opts.tail} is not a number`, "e.g. --tail 50");
-      }
-      const { docker } = await d.connectEngine();
-      if (!await d.inspectContainer(docker, names.container)) {
-        throw new StationError("station_not_running", `there is no container ${names.container}`, {
-          hint: "start it with stn up (or name another with --name)",
-        });
-      }
-      const container = docker.getContainer(names.container);
-      const tail = Number(opts.tail);
-      const json = jsonMode(cmd);
-      if (opts.follow && json) {
-        throw usageError("json_with_stdout", "--json cannot be used with --follow", "use --json without -f");
-      }
-      if (opts.follow) {
-        const stream = await container.logs({ stdout: true, stderr: true, tail, follow: true });
-        docker.modem.demuxStream(stream, process.stdout, process.stderr);
-        await new Promise<void>((resolve) => (stream as Readable).on("end", resolve).on("close", resolve));
-        return;
-      }
-      // without follow, dockerode answers the log as a Buffer; its types say a stream.
-      const buf = await container.logs({
-        stdout: true,
-        stderr: true,
-        tail,
-        follow: false,
-      }) as unknown as Uint8Array;
-      if (!json) return await writeFrames(d.logFrames(buf));
-      const dec = new TextDecoder();
-      const lines = [...d.logFrames(buf)].map((f) => ({
-        stream: f.stream === 2 ? "stderr" : "stdout",
-        text: dec.decode(f.data).replace(/\n$/, ""),
-      }));
-      render({ container: names.container, lines }, { json, text: () => [] });
-    });
+  logsCommand(program);
 
   program.command("image")
     .description("the station image stn up runs")
@@ -280,12 +233,4 @@ export function upCommands(program: Command): void {
         text: (r) => `built ${r.image} (${Math.round(r.size_bytes / 1e6)} MB) in ${r.seconds.toFixed(1)}s`,
       });
     });
-}
-
-/** Writes Docker's log frames (demultiplexed) to stdout and stderr, each to its own stream. */
-async function writeFrames(frames: Iterable<{ stream: number; data: Uint8Array }>): Promise<void> {
-  for (const frame of frames) {
-    const out = frame.stream === 2 ? Deno.stderr : Deno.stdout;
-    for (let n = 0; n < frame.data.length;) n += await out.write(frame.data.subarray(n));
-  }
 }

@@ -40,6 +40,8 @@ export interface Runtime {
     busyWaitMs?: number;
     busyExitCode?: number;
     mcp?: boolean;
+    /** No warning when Docker is unreachable (embedded mode: a command that needs a sandbox says so). */
+    quietSandbox?: boolean;
   }): Promise<LocalStation>;
   startWorker(config: LoadedConfig, settings: {
     queues: string[];
@@ -86,6 +88,7 @@ export async function startEmbedded(
       announce: false,
       busyWaitMs: wait ? HOME_WAIT_MS : 0,
       busyExitCode: EXIT_HOME_BUSY,
+      quietSandbox: true,
     });
     return { client: new StationClient(station.url), station, stop: station.stop };
   } catch (err) {

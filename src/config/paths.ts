@@ -9,6 +9,8 @@ export interface StationPaths {
   runDir: string;
   serverJson: string;
   environments: string;
+  /** `stn serve`'s log (stn.log and its rotated stn.log.1…), private to the user. */
+  logsDir: string;
   /** Programs stn extracts from its own binary (the embedded nats-server); stn owns this folder. */
   binDir: string;
 }
@@ -33,5 +35,6 @@ export function stationPaths(home: string): StationPaths {
     serverJson: join(home, "run", "server.json"),
     environments: join(home, "environments"),
     binDir: join(home, "bin"),
+    logsDir: join(home, "logs"),
   };
 }

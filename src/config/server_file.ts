@@ -10,6 +10,8 @@ export interface ServerFile {
   /** The MCP endpoints (management, agents), for `stn mcp config`. */
   mcp_url?: string;
   agent_mcp_url?: string;
+  /** True when the MCP ports want the API token (`stn mcp config` then adds it). */
+  mcp_auth?: boolean;
   pid: number;
   started_at: string;
   version: string;

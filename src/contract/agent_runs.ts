@@ -96,7 +96,7 @@ export const StartAgentRunBody = z.strictObject({
     "the environment whose agent runs (default: workflows.environment)",
   ),
   record: z.boolean().optional().describe(
-    "record the run's model and tool calls: GET /api/v1/agent-runs/{runId}/cassette answers the cassette",
+    "record the run's model and tool calls: GET /api/v1/agent-runs/{run_id}/cassette answers the cassette",
   ),
 }).meta({ id: "StartAgentRunBody" });
 export type StartAgentRunBody = z.input<typeof StartAgentRunBody>;
@@ -106,10 +106,15 @@ export const StartAgentRunQuery = z.object({
 });
 
 export const AgentNameParam = z.object({ name: z.string().min(1) });
-export const AgentRunIdParam = z.object({ runId: z.string().min(1) });
-export const AgentToolCallParam = z.object({ runId: z.string().min(1), callId: z.string().min(1) });
+export const AgentRunIdParam = z.object({
+  run_id: z.string().min(1).describe("the agent run's id (arun_…)"),
+});
+export const AgentToolCallParam = z.object({
+  run_id: z.string().min(1).describe("the agent run's id (arun_…)"),
+  call_id: z.string().min(1).describe("the tool call's id"),
+});
 
-/** GET /api/v1/agent-runs/{runId} */
+/** GET /api/v1/agent-runs/{run_id} */
 export const AgentRunGetQuery = z.object({
   full: z.enum(["1", "true", "0", "false"]).optional().describe(
     "1: each tool call's whole output (default: its first 2 KB)",

@@ -60,7 +60,7 @@ export const EventList = z.looseObject({
 }).meta({ id: "EventList" });
 export type EventList = z.infer<typeof EventList>;
 
-/** POST /api/v1/workflow-runs/{runId}/signal (Station's shape, plus an optional id). */
+/** POST /api/v1/workflow-runs/{run_id}/signal (Station's shape, plus an optional id). */
 export const SignalBody = z.strictObject({
   name: EventName,
   payload: z.unknown().optional().describe("any JSON; the waiting step sees it as event.data"),

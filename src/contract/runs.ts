@@ -20,7 +20,8 @@ export const StepError = z.looseObject({ code: z.string(), message: z.string(), 
 
 /** A workflow run. */
 export const Run = z.looseObject({
-  id: z.string(),
+  run_id: z.string(),
+  id: z.string().meta({ deprecated: true }).describe("deprecated: the same as run_id (kept for old scripts)"),
   workflow_id: z.string(),
   workflow_version: z.number().nullable(),
   status: RunStatus,
@@ -32,6 +33,9 @@ export const Run = z.looseObject({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   trace_id: z.string().nullable().describe("the OpenTelemetry trace of the run (docs/observability.md)"),
+  definition: z.unknown().optional().describe(
+    "the exact definition the run runs (GET of one run); workflow_version is null for a one-off file run",
+  ),
 }).meta({ id: "Run" });
 export type Run = z.infer<typeof Run>;
 
@@ -71,11 +75,16 @@ export type RequestTrigger = z.infer<typeof RequestTrigger>;
 
 /** POST /api/v1/workflow-runs: a stored workflow by id (and version), or an inline definition. */
 export const StartRunBody = z.strictObject({
-  workflowId: z.string().min(1).optional(),
+  workflow_id: z.string().min(1).optional().describe("the stored workflow to run"),
+  workflowId: z.string().min(1).optional().meta({ deprecated: true }).describe("deprecated: use workflow_id"),
   version: z.int().min(1).optional(),
   input: z.record(z.string(), z.unknown()).default({}),
   definition: z.unknown().optional().describe(
-    "a workflow definition to validate, store and run (what `stn workflow run file.yaml` sends)",
+    "a workflow definition to validate and run once (what `stn workflow run file.yaml` sends): it is not " +
+      "stored as a workflow, so its schedule and triggers stay off; the run keeps it",
+  ),
+  save: z.boolean().default(false).describe(
+    "with definition: also store it as a workflow, as `stn workflow apply` does (`stn workflow run --save`)",
   ),
   trigger: RequestTrigger.default("api").describe(
     "who starts the run, kept as `workflow.trigger` in its context: the CLI sends `manual`",
@@ -87,7 +96,12 @@ export const StartRunBody = z.strictObject({
 export type StartRunBody = z.input<typeof StartRunBody>;
 
 /** POST /api/v1/workflows/{id}/runs */
-export const StartStoredRunBody = StartRunBody.omit({ workflowId: true, definition: true });
+export const StartStoredRunBody = StartRunBody.omit({
+  workflow_id: true,
+  workflowId: true,
+  definition: true,
+  save: true,
+});
 
 /** GET /api/v1/workflow-runs */
 export const RunListQuery = z.object({
@@ -106,7 +120,7 @@ export type RunList = z.infer<typeof RunList>;
 
 export const StepList = z.looseObject({ steps: z.array(Step) }).meta({ id: "StepList" });
 
-/** GET /api/v1/workflow-runs/{runId}/events */
+/** GET /api/v1/workflow-runs/{run_id}/events */
 export const RunEventsQuery = z.object({
   // Checked by the route, so a bad cursor (here or in Last-Event-ID) is one `invalid_cursor`.
   after: z.string().optional().describe(
@@ -117,4 +131,4 @@ export const RunEventsQuery = z.object({
 
 export const CancelBody = z.strictObject({ reason: z.string().optional() });
 
-export const RunIdParam = z.object({ runId: z.string().min(1) });
+export const RunIdParam = z.object({ run_id: z.string().min(1).describe("the run's id") });

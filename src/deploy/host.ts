@@ -27,19 +27,38 @@ export function saveToken(path: string, token: string): void {
   Deno.renameSync(tmp, path);
 }
 
-/** Writes server.json for the container, so every other `stn` on this host finds it with its token. */
+/** The file naming this home's last `stn up` container: `stn logs` finds it after `stn down` too. */
+export const lastStationFile = (paths: StationPaths) => join(paths.home, "up", "station");
+
+/**
+ * Writes server.json for the container, so every other `stn` on this host finds it with its token, and
+ * remembers the container by this home (not by the folder `stn up` ran in).
+ */
 export function announce(
   paths: StationPaths,
-  info: { url: string; pid: number; container: string; tokenFile: string },
+  info: {
+    url: string;
+    mcpUrl: string;
+    agentMcpUrl: string;
+    pid: number;
+    container: string;
+    tokenFile: string;
+  },
 ): void {
   writeServerFile(paths.serverJson, {
     url: info.url,
+    // The container listens on 0.0.0.0 inside: its MCP ports want the token like its API.
+    mcp_url: info.mcpUrl,
+    agent_mcp_url: info.agentMcpUrl,
+    mcp_auth: true,
     pid: info.pid,
     started_at: new Date().toISOString(),
     version: VERSION,
     container: info.container,
     token_file: info.tokenFile,
   });
+  Deno.mkdirSync(join(paths.home, "up"), { recursive: true, mode: 0o700 });
+  Deno.writeTextFileSync(lastStationFile(paths), info.container + "\n", { mode: 0o600 });
 }
 
 /** Removes server.json when it announces this container. */

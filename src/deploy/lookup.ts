@@ -1,14 +1,26 @@
 import type { StationPaths } from "../config/paths.ts";
 import { readServerFile } from "../config/server_file.ts";
+import { lastStationFile } from "./host.ts";
 import { connectEngine, inspectContainer } from "./docker.ts";
 import { type StationNames, stationNames } from "./names.ts";
 
-/** The station a command without --name means: the one server.json announces, else the current folder's. */
+/**
+ * The station a command without --name means: the one server.json announces, else the last one `stn up`
+ * started from this home (kept after `stn down`), else the current folder's.
+ */
 export function targetNames(paths: StationPaths, name: string | undefined): StationNames {
   if (name) return stationNames(name, Deno.cwd());
-  const announced = readServerFile(paths.serverJson)?.container;
+  const announced = readServerFile(paths.serverJson)?.container ?? lastStation(paths);
   if (announced?.startsWith("stn-")) return stationNames(announced.slice(4), Deno.cwd());
   return stationNames(undefined, Deno.cwd());
+}
+
+function lastStation(paths: StationPaths): string | undefined {
+  try {
+    return Deno.readTextFileSync(lastStationFile(paths)).trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A station container's state for `stn status`. */

@@ -196,7 +196,14 @@ export async function up(req: UpRequest): Promise<UpResult> {
     : req.bind;
   const urlOf = (port: number) => `http://${clientHost}:${port}`;
   const announced = (pid: number) =>
-    announce(req.paths, { url: urlOf(req.ports.api), pid, container: names.container, tokenFile: tokenPath });
+    announce(req.paths, {
+      url: urlOf(req.ports.api),
+      mcpUrl: `${urlOf(req.ports.mcp)}/mcp`,
+      agentMcpUrl: `${urlOf(req.ports.agent)}/mcp`,
+      pid,
+      container: names.container,
+      tokenFile: tokenPath,
+    });
   const result = (action: UpResult["action"]): UpResult => ({
     container: names.container,
     volume: names.volume,

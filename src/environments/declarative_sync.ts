@@ -10,6 +10,8 @@ import { idFromFileName, WORKFLOW_FILE } from "../workflows/definition/file_name
 import { validateSource } from "../workflows/definition/load.ts";
 import { claimedWorkflowId } from "../workflows/definition/source.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
+import { imageIssues } from "../workflows/definition/references.ts";
+import type { Config } from "../config/schema.ts";
 
 /**
  * DeclarativeSync: makes the stored workflows match `environments/<env>/workflows/*.workflow.*`.
@@ -45,12 +47,15 @@ export function environmentWorkflowsDir(environmentsDir: string, environment: st
   return join(environmentsDir, environment, "workflows");
 }
 
-/** Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its workflows. */
+/**
+ * Syncs one environment's files: its agents (given the ledger `db`; `agents` tunes their checks), then its
+ * workflows (their sandbox images checked against `sandbox`, when given).
+ */
 export async function syncEnvironment(
   store: WorkflowStore,
   environmentsDir: string,
   environment: string,
-  options: { db?: Database; agents?: SyncAgentsOptions } = {},
+  options: { db?: Database; agents?: SyncAgentsOptions; sandbox?: Config["sandbox"] } = {},
 ): Promise<SyncReport> {
   const envDir = environmentDir(environmentsDir, environment);
   try {
@@ -116,6 +121,9 @@ export async function syncEnvironment(
     }
     const result = validateSource(text, { fileName: file });
     if (result.valid) result.errors.push(...agentReferenceIssues(text, environment, agentsOf));
+    if (result.valid && options.sandbox) {
+      result.errors.push(...imageIssues(result.definition!, options.sandbox));
+    }
     if (result.errors.length || !result.definition) {
       const id = claimedWorkflowId(text, file);
       if (id) present.add(id);

@@ -4,6 +4,7 @@
  */
 
 import type { McpSyncReport } from "../contract/sync.ts";
+import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { errorMessage } from "../errors.ts";
 import { log } from "../log.ts";
@@ -35,7 +36,7 @@ export async function syncAtStart(
   db: Database,
   workflows: WorkflowStore,
   target: StartSyncTarget,
-  options: { mcp: boolean },
+  options: { mcp: boolean; sandbox?: Config["sandbox"] },
 ): Promise<StartSyncResult[]> {
   const { environmentsDir, defaultEnvironment } = target;
   try {
@@ -50,7 +51,10 @@ export async function syncAtStart(
     try {
       const directory = await requireEnvironment(environmentsDir, environment);
       const mcp_servers = options.mcp ? await syncMcpServers(db, { environment, directory }) : undefined;
-      const report = await syncEnvironment(workflows, environmentsDir, environment, { db });
+      const report = await syncEnvironment(workflows, environmentsDir, environment, {
+        db,
+        sandbox: options.sandbox,
+      });
       logReport({ ...report, mcp_servers });
       results.push({ environment, ok: true, report });
     } catch (err) {

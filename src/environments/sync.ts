@@ -1,4 +1,5 @@
 import type { McpSyncReport } from "../contract/sync.ts";
+import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { knownMcpTools, syncMcpServers } from "../mcp/mod.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
@@ -16,13 +17,14 @@ export async function syncWholeEnvironment(
   workflows: WorkflowStore,
   environmentsDir: string,
   environment: string,
-  options: { trust?: boolean } = {},
+  options: { trust?: boolean; sandbox?: Config["sandbox"] } = {},
 ): Promise<SyncReport & { mcp_servers: McpSyncReport }> {
   const directory = await requireEnvironment(environmentsDir, environment);
   const mcp_servers = await syncMcpServers(db, { environment, directory }, { trust: options.trust });
   const report = await syncEnvironment(workflows, environmentsDir, environment, {
     db,
     agents: { knownTools: knownMcpTools(db, environment) },
+    sandbox: options.sandbox,
   });
   return { ...report, mcp_servers };
 }

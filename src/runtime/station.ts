@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
+import { listAgents } from "../agents/store.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -20,6 +21,7 @@ import { FileReaper } from "../files/reaper.ts";
 import { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
+import { mcpToken } from "../mcp/server/token.ts";
 import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
@@ -56,6 +58,11 @@ export interface StartStationOptions {
    * Default `real`: the wall clock.
    */
   time?: "real" | "virtual";
+  /**
+   * Embedded mode: no warning when Docker is unreachable — a command that needs a sandbox fails with the
+   * reason and its fix, one that does not stays silent (a crontab mails every line of stderr).
+   */
+  quietSandbox?: boolean;
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -167,6 +174,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       config.values.sandbox,
       db,
       files,
+      { quiet: options.quietSandbox },
     );
     if (sandbox) {
       // Stops after the engine (closers run in reverse): no step can open a session any more, so the
@@ -232,13 +240,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       runs: new WorkflowRuns(engine),
       agents,
       agentRuns: new AgentRuns(agents.ledger),
+      references: () => ({
+        environment: config.values.workflows.environment,
+        agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
+        sandbox: config.values.sandbox,
+      }),
       durable,
     };
     if (config.values.workflows.sync_on_start) {
       await syncAtStart(db, workflows, {
         environmentsDir: config.paths.environments,
         defaultEnvironment: config.values.workflows.environment,
-      }, { mcp: options.mcp ?? false });
+      }, { mcp: options.mcp ?? false, sandbox: config.values.sandbox });
     }
     const scheduler = new Scheduler(engine, workflows, db, clock);
     scheduler.start();
@@ -270,7 +283,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     if (options.announce) {
       writeServerFile(config.paths.serverJson, {
         url,
-        ...(mcp && { mcp_url: mcp.url, agent_mcp_url: mcp.agentUrl }),
+        ...(mcp && {
+          mcp_url: mcp.url,
+          agent_mcp_url: mcp.agentUrl,
+          mcp_auth: mcpToken(config.values.server) !== undefined,
+        }),
         pid: Deno.pid,
         started_at: ctx.startedAt.toISOString(),
         version: VERSION,

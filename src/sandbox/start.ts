@@ -16,12 +16,14 @@ export interface SandboxUnavailable {
 
 /**
  * Starts the sandbox service when enabled and the Docker Engine answers; otherwise the station runs
- * without sandboxes, and says why (routes and runs that need one answer 503 with that reason).
+ * without sandboxes, and says why (routes and runs that need one answer 503 with that reason; `quiet`
+ * leaves the log warning out, for embedded commands).
  */
 export async function startSandboxService(
   config: SandboxConfig,
   db: Database,
   files: FileStore,
+  options: { quiet?: boolean } = {},
 ): Promise<{ service?: SandboxService; unavailable?: SandboxUnavailable }> {
   if (!config.enabled) {
     return {
@@ -37,8 +39,11 @@ export async function startSandboxService(
     await docker.ping();
   } catch (err) {
     const problem = explainDockerError(err, host);
-    // A warning, not a failure: only work that needs a sandbox fails, with this hint.
-    log.warn(`${problem.message}; sandboxes are unavailable`, { fix: problem.hint });
+    // A warning, not a failure: only work that needs a sandbox fails, with this hint. Quiet (a debug
+    // line) for a one-shot command: a crontab running a workflow without sandbox steps gets no mail.
+    (options.quiet ? log.debug : log.warn)(`${problem.message}; sandboxes are unavailable`, {
+      fix: problem.hint,
+    });
     return { unavailable: { message: problem.message, hint: problem.hint } };
   }
   const backend = new DockerBackend(docker, {

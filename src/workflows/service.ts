@@ -1,4 +1,4 @@
-/** Starting workflow runs: the definition validated or looked up, an inline one stored, the run started. */
+/** Starting workflow runs: the definition validated or looked up (an inline one run once), the run started. */
 
 import { StationError } from "../errors.ts";
 import type { WorkflowDefinition } from "./definition/schema.ts";
@@ -7,20 +7,32 @@ import type { Engine, RunRow } from "./engine/mod.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { SandboxAvailability } from "../sandbox/required.ts";
 import { requireSandboxFor } from "./sandbox_steps.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import type { Database } from "../db/database.ts";
+import { requireReferences, type StationReferences } from "./definition/references.ts";
 import type { RunTrigger } from "./trigger.ts";
 
-/** What starting a run needs: the definition store, the engine, and whether sandboxes are available. */
+/**
+ * What starting a run needs: the definition store, the engine, whether sandboxes are available, and the
+ * ledger and config that agent and image references are checked against.
+ */
 export interface WorkflowServices extends SandboxAvailability {
   workflows: WorkflowStore;
   engine: Engine;
+  db: Database;
+  config: LoadedConfig;
+  /** What agent and sandbox steps may name here: the station's agents and sandbox config. */
+  references(): StationReferences;
 }
 
 /** What to run: a stored workflow (its latest version, or `version`), or an inline definition. */
 export interface StartRunInput {
   workflowId?: string;
   version?: number;
-  /** A normalised definition to run as-is; it is validated and stored first. */
+  /** A definition to run as-is, once: validated, kept with the run, not stored as a workflow. */
   definition?: unknown;
+  /** With `definition`: store it as a workflow too (a new version when it changed), as `apply` does. */
+  save?: boolean;
   input: Record<string, unknown>;
   /** The caller's W3C traceparent, continued by the run's step messages. */
   traceparent?: string;
@@ -31,13 +43,15 @@ export interface StartRunInput {
 }
 
 /**
- * Resolves what to run: an inline definition is validated and registered in the store first (so
- * cron and CI can run a file with nothing synced); else the stored workflow (latest or `version`).
+ * Resolves what to run: an inline definition is validated and run once (so cron and CI can run a file
+ * with nothing synced, without piling up versions or switching on its schedule and triggers) — stored
+ * only when `save` asks; else the stored workflow (latest or `version`). A one-off run has no version:
+ * the run row keeps the exact definition it ran.
  */
 function resolveDefinition(
   services: WorkflowServices,
   req: Omit<StartRunInput, "input" | "traceparent" | "trigger" | "claim">,
-): { definition: WorkflowDefinition; version: number } {
+): { definition: WorkflowDefinition; version: number | null } {
   const { workflows } = services;
   if (req.definition !== undefined) {
     const checked = validateDefinition(req.definition);
@@ -50,6 +64,7 @@ function resolveDefinition(
         { status: 400, details: { errors: checked.errors }, hint: checked.errors[0]?.hint },
       );
     }
+    if (!req.save) return { definition: checked.definition!, version: null };
     const saved = workflows.save(checked.definition!, { source: "api" });
     return { definition: checked.definition!, version: saved.version };
   }
@@ -69,10 +84,11 @@ function resolveDefinition(
   return { definition: stored.definition, version: stored.version };
 }
 
-/** Validates (or looks up) the definition, stores an inline one, and starts a run of it. */
+/** Validates (or looks up) the definition, stores an inline one when asked, and starts a run of it. */
 export async function startWorkflowRun(services: WorkflowServices, req: StartRunInput): Promise<RunRow> {
   const { definition, version } = resolveDefinition(services, req);
   requireSandboxFor(services, definition);
+  requireReferences(definition, services.references());
   return await services.engine.startRun({
     definition,
     workflowVersion: version,

@@ -243,9 +243,25 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "agent runs", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "agent inspect", args: () => [agentRun], ok: true },
     { cmd: "agent inspect", args: () => ["arun_nope"], ok: false },
+    { cmd: "env trust", args: () => ["default"], ok: true },
+    { cmd: "env trust", args: () => ["nope"], ok: false },
     { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "mcp approve", args: () => ["nope"], ok: false },
+    {
+      cmd: "mcp approve",
+      // Written here, after every sync row: an approved server is started by the next sync.
+      args: () => {
+        Deno.mkdirSync(p("environments/default/mcp-configs"), { recursive: true });
+        Deno.writeTextFileSync(
+          p("environments/default/mcp-configs/echo.json"),
+          JSON.stringify({ mcpServers: { echo: { command: "true" } } }),
+        );
+        return ["echo"];
+      },
+      ok: true,
+    },
   ];
 
   try {

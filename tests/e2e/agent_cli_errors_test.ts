@@ -1,5 +1,6 @@
 import { assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { runStn } from "../helpers/stn.ts";
 
 Deno.test("e2e: stn agent run without the provider's key fails before any run exists, with the variable to set", async () => {
@@ -21,5 +22,37 @@ Deno.test("e2e: stn agent run without the provider's key fails before any run ex
     assertEquals(JSON.parse(runs.stdout).runs, [], "no run was recorded");
   } finally {
     await home.cleanup();
+  }
+});
+
+Deno.test("e2e: a failed stn agent run prints nothing on stdout (the rejected answer goes to stderr), exit 1", async () => {
+  const model = startModelServer();
+  const home = await tempHome();
+  home.writeConfig(
+    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  );
+  const dir = home.path("environments", "default", "agents");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(
+    `${dir}/Rater.prompt`,
+    "---\nmodel: openai/test-model\noutput:\n  format: json\n  schema:\n    severity: string\n---\n{{userInput}}\n",
+  );
+  try {
+    // Not JSON, then not JSON again after the repair turn: the run fails with output_invalid.
+    model.script({ text: "It is bad." }, { text: "Really bad." });
+    const run = await runStn(["agent", "run", "Rater", "rate it"], { env: home.env });
+    assertEquals(run.code, 1, run.stderr);
+    assertEquals(run.stdout, "", "x=$(stn agent run …) captures no rejected answer");
+    assertStringIncludes(run.stderr, "Really bad.");
+    assertStringIncludes(run.stderr, "does not match the output schema");
+
+    model.script({ text: "Still prose." }, { text: "More prose." });
+    const json = await runStn(["--json", "agent", "run", "Rater", "rate it"], { env: home.env });
+    assertEquals(json.code, 1, json.stderr);
+    const body = JSON.parse(json.stdout);
+    assertEquals([body.error.code, body.error.details.response], ["agent_run_failed", "More prose."]);
+  } finally {
+    await home.cleanup();
+    await model.close();
   }
 });

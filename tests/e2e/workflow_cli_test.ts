@@ -144,7 +144,11 @@ Deno.test("stn workflow against stn serve: --wait timeout exits 5, cancel exits 
     const canceled = await waiter;
     assertEquals(canceled.code, 4, canceled.stderr);
 
-    // Running the file registered it: it now runs by id.
+    // Running the file stored nothing (a one-off run); --save stores it, and then it runs by id.
+    const notStored = await runStn(["workflow", "run", "gate"], { env });
+    assertEquals(notStored.code, 1);
+    assertStringIncludes(notStored.stderr, "no workflow `gate`");
+    assertEquals((await runStn(["workflow", "run", file, "--save"], { env })).code, 0);
     const byId = await runStn(["workflow", "run", "gate", "--json"], { env });
     assertEquals(byId.code, 0, byId.stderr);
     assertEquals(JSON.parse(byId.stdout).workflow_id, "gate");

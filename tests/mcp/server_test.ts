@@ -25,9 +25,9 @@ Deno.test("mcp: the management server over Streamable HTTP runs workflows, appro
         const runs = tools.find((x: { name: string }) => x.name === "list_workflow_runs");
         assertEquals(runs.inputSchema, inputJsonSchema(RunListQuery));
         const hints = (name: string) => tools.find((x: { name: string }) => x.name === name).annotations;
-        assertEquals(hints("list_workflow_runs"), { readOnlyHint: true });
-        assertEquals(hints("delete_file"), { readOnlyHint: false, destructiveHint: true });
-        assertEquals(hints("start_workflow_run"), { readOnlyHint: false, destructiveHint: false });
+        assertEquals(hints("list_workflow_runs").readOnlyHint, true);
+        assertEquals(hints("delete_file").destructiveHint, true);
+        assertEquals(hints("start_workflow_run").destructiveHint, false);
       },
     );
 

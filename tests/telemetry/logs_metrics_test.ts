@@ -41,7 +41,7 @@ Deno.test("logs: log.format json writes one object a line with request, run and 
         request_id: "req-42",
         method: "GET",
         path: "/api/v1/workflow-runs/nope",
-        route: "/api/v1/workflow-runs/:runId",
+        route: "/api/v1/workflow-runs/:run_id",
         status: 404,
         ms: undefined,
       },
@@ -149,7 +149,7 @@ Deno.test("metrics: a real Prometheus scrapes /metrics (with the API token) and 
     );
     assertEquals(steps[0].value[1], "3");
     const routes = await query(
-      'stn_http_request_duration_seconds_count{route="/api/v1/workflow-runs/:runId"}',
+      'stn_http_request_duration_seconds_count{route="/api/v1/workflow-runs/:run_id"}',
     );
     assert(routes.length > 0, "request durations are labelled by route pattern, not by the raw path");
     assertEquals((await query("stn_workflow_queue_pending"))[0].value[1], "0");

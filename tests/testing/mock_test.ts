@@ -28,6 +28,7 @@ tools:
 `;
 
 /** Lists and calls the spec's tools through a connected SDK client, as an agent would. */
+// deno-lint-ignore no-explicit-any -- the MCP SDK client types as any through its .js subpaths
 async function exercise(client: any): Promise<void> {
   const { tools } = await client.listTools();
   assertEquals(tools.map((t: { name: string }) => t.name).sort(), ["add", "next_ticket", "quota", "region"]);
@@ -101,6 +102,7 @@ Deno.test("stn mock --port: the same tools over Streamable HTTP, the URL printed
     stdout: "piped",
     stderr: "null",
   }).spawn();
+  // deno-lint-ignore no-explicit-any -- the MCP SDK client types as any through its .js subpaths
   let client: any;
   try {
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
@@ -147,6 +149,7 @@ Deno.test("stn mock: Station's built-in mock names get the spec format and an ex
     );
     try {
       const cost = await client.callTool({ name: "get_cost_and_usage", arguments: { period: "2026-10" } });
+      // deno-lint-ignore no-explicit-any -- a tool result of the MCP SDK client, read field by field
       assertEquals(toolJson(cost as any).period, "2026-10");
     } finally {
       await client.close();

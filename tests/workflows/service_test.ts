@@ -12,12 +12,21 @@ Deno.test("workflow service: validate, store and start a run; what cannot run sa
   const fails = async (req: Parameters<typeof startWorkflowRun>[1]) =>
     (await assertRejects(() => startWorkflowRun(ctx, req), StationError)) as StationError;
   try {
-    await t.step("an inline definition is validated, stored as a new version, then run", async () => {
-      const run = await startWorkflowRun(ctx, { definition: def(hello), input: { name: "ann" } });
+    await t.step(
+      "an inline definition is validated and run once: the run keeps it, the store does not",
+      async () => {
+        const run = await startWorkflowRun(ctx, { definition: def(hello), input: { name: "ann" } });
+        assertEquals([run.workflow_id, run.workflow_version], ["hello", null]);
+        assertEquals(ctx.workflows.has("hello"), false);
+        assertEquals(JSON.parse(run.definition).id, "hello");
+        const done = await waitRun(ctx.engine, run.id);
+        assertEquals(JSON.parse(done.result!), { text: "hi ann" });
+      },
+    );
+    await t.step("with save, an inline definition is stored as a new version, then run", async () => {
+      const run = await startWorkflowRun(ctx, { definition: def(hello), save: true, input: { name: "al" } });
       assertEquals([run.workflow_id, run.workflow_version], ["hello", 1]);
       assertEquals(ctx.workflows.record("hello").status, "active");
-      const done = await waitRun(ctx.engine, run.id);
-      assertEquals(JSON.parse(done.result!), { text: "hi ann" });
     });
     await t.step("a stored workflow runs by id, at its latest or a given version", async () => {
       ctx.workflows.save(def({ ...hello, states: [{ ...hello.states[0], data: { text: "v2" } }] }), {

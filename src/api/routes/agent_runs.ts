@@ -63,7 +63,7 @@ const listRuns = createRoute({
 });
 const getRun = createRoute({
   method: "get",
-  path: "/{runId}",
+  path: "/{run_id}",
   tags,
   summary: "An agent run with its turns and tool calls (outputs cut to 2 KB unless ?full=1)",
   request: { ...byRun, query: AgentRunGetQuery },
@@ -71,7 +71,7 @@ const getRun = createRoute({
 });
 const getToolCall = createRoute({
   method: "get",
-  path: "/{runId}/tool-calls/{callId}",
+  path: "/{run_id}/tool-calls/{call_id}",
   tags,
   summary: "One tool call of an agent run, with its whole output",
   request: { params: AgentToolCallParam },
@@ -82,7 +82,7 @@ const getToolCall = createRoute({
 });
 const getEvents = createRoute({
   method: "get",
-  path: "/{runId}/events",
+  path: "/{run_id}/events",
   tags,
   summary: "The run's events as Server-Sent Events, resumable; ends after the run's terminal event",
   request: { ...byRun, query: RunEventsQuery },
@@ -97,7 +97,7 @@ const getEvents = createRoute({
 });
 const getCassette = createRoute({
   method: "get",
-  path: "/{runId}/cassette",
+  path: "/{run_id}/cassette",
   tags,
   summary: "The recording of a run started with `record: true` (complete once the run has ended)",
   request: byRun,
@@ -108,7 +108,7 @@ const getCassette = createRoute({
 });
 const cancelRun = createRoute({
   method: "post",
-  path: "/{runId}/cancel",
+  path: "/{run_id}/cancel",
   tags,
   summary: "Cancel an agent run: its model call and running tool are aborted",
   request: { ...byRun, body: { content: { "application/json": { schema: CancelBody } } } },
@@ -186,15 +186,15 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   });
   openapi(app, getRun, (c) => {
     const full = ["1", "true"].includes(c.req.valid("query").full ?? "");
-    return c.json(runs.view(requireRun(ctx, c.req.valid("param").runId), true, full), 200);
+    return c.json(runs.view(requireRun(ctx, c.req.valid("param").run_id), true, full), 200);
   });
   openapi(app, getToolCall, (c) => {
-    const { runId, callId } = c.req.valid("param");
+    const { run_id: runId, call_id: callId } = c.req.valid("param");
     requireRun(ctx, runId);
     return c.json(runs.toolCall(runId, callId), 200);
   });
   openapi(app, getEvents, (c) => {
-    const run = requireRun(ctx, c.req.valid("param").runId);
+    const run = requireRun(ctx, c.req.valid("param").run_id);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => runs.lastSeq(run.id),
       follow: (after, signal, live) => followAgentRunEvents(runs.ledger, run.id, after, signal, live),
@@ -203,10 +203,10 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(
     app,
     getCassette,
-    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").runId), 200),
+    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").run_id), 200),
   );
   openapi(app, cancelRun, (c) => {
-    const { runId } = c.req.valid("param");
+    const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
     const row = ctx.agents.cancel(runId, c.req.valid("json").reason);
     return c.json(runs.view(row), 200);

@@ -127,6 +127,7 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
     });
     const sync = await syncWholeEnvironment(ctx.db, ctx.workflows, dir, installed.environment, {
       trust: query.trust === "true",
+      sandbox: ctx.config.values.sandbox,
     });
     return c.json({ ...installed, sync }, installed.created ? 201 : 200);
   }, { body: "raw" });

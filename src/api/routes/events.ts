@@ -62,7 +62,7 @@ const hook = createRoute({
 });
 const signal = createRoute({
   method: "post",
-  path: "/{runId}/signal",
+  path: "/{run_id}/signal",
   tags: ["runs"],
   summary: "Signal a run: delivered to its step waiting for that name, else kept until one waits for it",
   request: { params: RunIdParam, body: { content: { "application/json": { schema: SignalBody } } } },
@@ -73,7 +73,7 @@ const signal = createRoute({
 });
 const signals = createRoute({
   method: "get",
-  path: "/{runId}/signals",
+  path: "/{run_id}/signals",
   tags: ["runs"],
   summary: "The signals a run received, delivered or still kept",
   request: { params: RunIdParam },
@@ -127,11 +127,11 @@ export function hookRoutes(ctx: StationContext): OpenAPIHono {
   return app;
 }
 
-/** /api/v1/workflow-runs/{runId}/signal and /signals (mounted next to the run routes). */
+/** /api/v1/workflow-runs/{run_id}/signal and /signals (mounted next to the run routes). */
 export function signalRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   openapi(app, signal, async (c) => {
-    const { runId } = c.req.valid("param");
+    const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
     const body = c.req.valid("json");
     const r = await ctx.engine.signal(runId, { name: body.name, data: body.payload, id: body.id });
@@ -147,7 +147,7 @@ export function signalRoutes(ctx: StationContext): OpenAPIHono {
     );
   });
   openapi(app, signals, (c) => {
-    const run = requireRun(ctx, c.req.valid("param").runId);
+    const run = requireRun(ctx, c.req.valid("param").run_id);
     return c.json({ signals: ctx.runs.signals(run.id) }, 200);
   });
   return app;

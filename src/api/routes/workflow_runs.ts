@@ -35,7 +35,9 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
   const recordings = recordingsOf(ctx.agents);
   const recorder = record
     ? await recordings.recorder(
-      { workflow: body.workflowId ?? (body.definition as { id?: string } | undefined)?.id },
+      {
+        workflow: body.workflow_id ?? body.workflowId ?? (body.definition as { id?: string } | undefined)?.id,
+      },
       recordingSettings(ctx.config),
     )
     : undefined;
@@ -46,6 +48,7 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
     start: (claim) =>
       startWorkflowRun(ctx, {
         ...request,
+        workflowId: body.workflow_id ?? body.workflowId,
         traceparent: c.req.header("traceparent"),
         trigger: { type: body.trigger },
         // Registered inside the creating transaction: no agent step can start before the recorder is in place.
@@ -88,7 +91,7 @@ const startStored = createRoute({
 export function addWorkflowStartRoute(ctx: StationContext, app: OpenAPIHono): void {
   const keys = new IdempotencyKeys(ctx.db);
   openapi(app, startStored, async (c) => {
-    const body = { ...c.req.valid("json"), workflowId: c.req.valid("param").id };
+    const body = { ...c.req.valid("json"), workflow_id: c.req.valid("param").id, save: false };
     return c.json(await start(ctx, keys, c, body), 201);
   });
 }
@@ -103,7 +106,7 @@ const startRun = createRoute({
   method: "post",
   path: "/",
   tags,
-  summary: "Start a run: of a stored workflow (workflowId, version) or of an inline definition",
+  summary: "Start a run: of a stored workflow (workflow_id, version) or, once, of an inline definition",
   request: {
     headers: StartRunHeaders,
     body: { content: { "application/json": { schema: StartRunBody } } },
@@ -120,7 +123,7 @@ const listRuns = createRoute({
 });
 const getRun = createRoute({
   method: "get",
-  path: "/{runId}",
+  path: "/{run_id}",
   tags,
   summary: "A run",
   request: byRun,
@@ -128,7 +131,7 @@ const getRun = createRoute({
 });
 const getSteps = createRoute({
   method: "get",
-  path: "/{runId}/steps",
+  path: "/{run_id}/steps",
   tags,
   summary: "Every step attempt of a run",
   request: byRun,
@@ -136,7 +139,7 @@ const getSteps = createRoute({
 });
 const getEvents = createRoute({
   method: "get",
-  path: "/{runId}/events",
+  path: "/{run_id}/events",
   tags,
   summary: "The run's events as Server-Sent Events, resumable; ends after the run's terminal event",
   request: { ...byRun, query: RunEventsQuery },
@@ -164,7 +167,7 @@ const getCassette = createRoute({
 });
 const cancelRun = createRoute({
   method: "post",
-  path: "/{runId}/cancel",
+  path: "/{run_id}/cancel",
   tags,
   summary: "Cancel a run",
   request: { ...byRun, body: { content: { "application/json": { schema: CancelBody } } } },
@@ -176,7 +179,7 @@ const cancelRun = createRoute({
 const control = (verb: "pause" | "resume") =>
   createRoute({
     method: "post",
-    path: `/{runId}/${verb}`,
+    path: `/{run_id}/${verb}`,
     tags,
     summary: `${verb === "pause" ? "Pause" : "Resume"} a run`,
     request: byRun,
@@ -205,20 +208,23 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
     return c.json({ runs: page.runs, next_cursor: page.nextCursor }, 200);
   });
 
-  openapi(app, getRun, (c) => c.json(runView(requireRun(ctx, c.req.valid("param").runId)), 200));
+  openapi(app, getRun, (c) => {
+    const run = requireRun(ctx, c.req.valid("param").run_id);
+    return c.json({ ...runView(run), definition: JSON.parse(run.definition) }, 200);
+  });
   openapi(
     app,
     getCassette,
-    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").runId), 200),
+    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").run_id), 200),
   );
 
   openapi(app, getSteps, (c) => {
-    const run = requireRun(ctx, c.req.valid("param").runId);
+    const run = requireRun(ctx, c.req.valid("param").run_id);
     return c.json({ steps: ctx.runs.steps(run.id, { waitingFor: true }) }, 200);
   });
 
   openapi(app, getEvents, (c) => {
-    const run = requireRun(ctx, c.req.valid("param").runId);
+    const run = requireRun(ctx, c.req.valid("param").run_id);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => ctx.runs.lastSeq(run.id),
       follow: (after, signal, live) => followRunEvents(engine, run.id, after, signal, live),
@@ -226,17 +232,17 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   });
 
   openapi(app, cancelRun, (c) => {
-    const { runId } = c.req.valid("param");
+    const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
     return c.json(runView(engine.cancel(runId, c.req.valid("json").reason)), 200);
   });
   openapi(app, control("pause"), (c) => {
-    const { runId } = c.req.valid("param");
+    const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
     return c.json(runView(engine.pause(runId)), 200);
   });
   openapi(app, control("resume"), async (c) => {
-    const { runId } = c.req.valid("param");
+    const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
     return c.json(runView(await engine.resume(runId)), 200);
   });

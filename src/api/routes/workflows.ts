@@ -20,6 +20,7 @@ import { errorMessage, StationError } from "../../errors.ts";
 import { requireShallow } from "../../lib/nesting.ts";
 import type { StationContext } from "../../context.ts";
 import { validateSource } from "../../workflows/definition/load.ts";
+import { referenceIssues } from "../../workflows/definition/references.ts";
 import { validateDefinition, type ValidationResult } from "../../workflows/definition/validate.ts";
 import { ensureEnvironment } from "../../environments/environments.ts";
 import { syncWholeEnvironment } from "../../environments/sync.ts";
@@ -74,6 +75,16 @@ function requireValid(result: ValidationResult) {
       details: { errors: result.errors, warnings: result.warnings },
     },
   );
+}
+
+/**
+ * The valid definition whose agents and images the station has, else `workflow_invalid` listing what it
+ * names that does not exist or is not allowed (a stored workflow would only fail at run time).
+ */
+function requireResolvable(ctx: StationContext, result: ValidationResult) {
+  const def = requireValid(result);
+  const issues = referenceIssues(def, ctx.references());
+  return issues.length ? requireValid({ ...result, valid: false, errors: issues }) : def;
 }
 
 const definitionBody = {
@@ -193,7 +204,10 @@ export function workflowRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, validateRoute, async (c) => c.json(await readDefinition(c), 200), raw);
   openapi(app, createWorkflow, async (c) => {
     const result = await readDefinition(c);
-    const saved = { ...store.save(requireValid(result), { source: "api" }), warnings: result.warnings };
+    const saved = {
+      ...store.save(requireResolvable(ctx, result), { source: "api" }),
+      warnings: result.warnings,
+    };
     return saved.outcome === "created" ? c.json(saved, 201) : c.json(saved, 200);
   }, raw);
   openapi(app, listWorkflows, (c) => c.json({ workflows: store.list(c.req.valid("query")) }, 200));
@@ -210,7 +224,7 @@ export function workflowRoutes(ctx: StationContext): OpenAPIHono {
     const { id } = c.req.valid("param");
     store.record(id);
     const result = await readDefinition(c, id);
-    const def = requireValid(result);
+    const def = requireResolvable(ctx, result);
     if (def.id !== id) {
       throw new StationError(
         "workflow_id_mismatch",
@@ -262,7 +276,7 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
       ctx.workflows,
       ctx.config.paths.environments,
       environment,
-      { trust: body.trust },
+      { trust: body.trust, sandbox: ctx.config.values.sandbox },
     );
     return c.json(report, 200);
   });

@@ -53,7 +53,7 @@ async function startAndMaybeWait(
 ): Promise<unknown> {
   const input = { ...args };
   for (const k of controls) delete input[k];
-  const run = await startRun(client, { workflowId: id, input, trigger: "mcp" });
+  const run = await startRun(client, { workflow_id: id, input, trigger: "mcp" });
   if (!controls.includes("wait") || args.wait !== true) return { run_id: run.id, status: run.status };
   const seconds = typeof args.timeout_seconds === "number" ? args.timeout_seconds : DEFAULT_WAIT_S;
   return await waitForRun(client, run.id, { timeoutMs: seconds * 1000, signal }) ??

@@ -1,5 +1,6 @@
 import type { StationClient } from "../../client/http.ts";
 import { VERSION } from "../../version.ts";
+import { toolAnnotations } from "./annotations.ts";
 import { agentManagementTools } from "./management_agents.ts";
 import { environmentTools } from "./management_environments.ts";
 import { fileTools } from "./management_files.ts";
@@ -25,44 +26,7 @@ export function managementTools(client: StationClient): McpToolSpec[] {
     ...fileTools(client),
     ...sandboxTools(client),
     ...environmentTools(client),
-  ].map((t) => ({ ...t, annotations: annotations(t.name) }));
-}
-
-/** Tools that only read: a client may call them without asking. */
-const READ_ONLY = new Set([
-  "list_workflows",
-  "get_workflow",
-  "validate_workflow",
-  "get_workflow_run",
-  "list_workflow_runs",
-  "get_workflow_run_steps",
-  "list_workflow_approvals",
-  "list_agents",
-  "get_agent",
-  "get_agent_run",
-  "list_agent_runs",
-  "list_files",
-  "get_file_info",
-  "download_file",
-  "list_environments",
-]);
-
-/** Tools that remove or end something for good: a client should ask first. */
-const DESTRUCTIVE = new Set([
-  "delete_workflow",
-  "cancel_workflow_run",
-  "reject_workflow_step",
-  "cancel_agent_run",
-  "delete_file",
-  "upload_file",
-  "sandbox_fs_delete",
-  "sandbox_close",
-]);
-
-function annotations(name: string): McpToolSpec["annotations"] {
-  return READ_ONLY.has(name)
-    ? { readOnlyHint: true }
-    : { readOnlyHint: false, destructiveHint: DESTRUCTIVE.has(name) };
+  ].map((t) => ({ ...t, annotations: toolAnnotations(t.name) }));
 }
 
 /** The management server (:8586/mcp and `stn mcp stdio`): its tools and resources over one API client. */

@@ -56,7 +56,7 @@ export function agentManagementTools(client: StationClient): McpToolSpec[] {
       "get_agent_run",
       "An agent run: status, response or error, each turn and tool call.",
       AgentRunIdParam.strict(),
-      (a) => getAgentRun(client, a.runId),
+      (a) => getAgentRun(client, a.run_id),
     ),
     zodTool(
       "list_agent_runs",
@@ -68,7 +68,7 @@ export function agentManagementTools(client: StationClient): McpToolSpec[] {
       "cancel_agent_run",
       "Cancel a running agent run: its model call and running tool are aborted.",
       AgentRunIdParam.extend(CancelBody.shape).strict(),
-      (a) => cancelAgentRun(client, a.runId, a.reason),
+      (a) => cancelAgentRun(client, a.run_id, a.reason),
     ),
   ];
 }

@@ -92,15 +92,16 @@ export function workflowTools(client: StationClient): McpToolSpec[] {
     ),
     zodTool(
       "start_workflow_run",
-      "Start a run of a stored workflow (workflowId, optional version) or of an inline definition; returns the run.",
-      StartRunBody.omit({ trigger: true }),
+      "Start a run of a stored workflow (workflow_id, optional version), or once of an inline definition " +
+        "(not stored unless save: true); returns the run.",
+      StartRunBody.omit({ trigger: true, workflowId: true }),
       (a) => startRun(client, { ...a, trigger: "mcp" }),
     ),
     zodTool(
       "get_workflow_run",
       "A run: status, input, result or error.",
       runArgs,
-      (a) => getRun(client, a.runId),
+      (a) => getRun(client, a.run_id),
     ),
     zodTool(
       "list_workflow_runs",
@@ -112,14 +113,14 @@ export function workflowTools(client: StationClient): McpToolSpec[] {
       "get_workflow_run_steps",
       "Every step attempt of a run with its status, output and error.",
       runArgs,
-      async (a) => ({ steps: await runSteps(client, a.runId) }),
+      async (a) => ({ steps: await runSteps(client, a.run_id) }),
     ),
     zodTool(
       "cancel_workflow_run",
       "Cancel a run.",
       runArgs.extend(CancelBody.shape),
       (a) =>
-        client.json("POST", `/api/v1/workflow-runs/${encodeURIComponent(a.runId)}/cancel`, {
+        client.json("POST", `/api/v1/workflow-runs/${encodeURIComponent(a.run_id)}/cancel`, {
           body: { reason: a.reason },
         }),
     ),
@@ -127,13 +128,13 @@ export function workflowTools(client: StationClient): McpToolSpec[] {
       "pause_workflow_run",
       "Pause a run (steps in flight finish).",
       runArgs,
-      (a) => controlRun(client, a.runId, "pause"),
+      (a) => controlRun(client, a.run_id, "pause"),
     ),
     zodTool(
       "resume_workflow_run",
       "Resume a paused run.",
       runArgs,
-      (a) => controlRun(client, a.runId, "resume"),
+      (a) => controlRun(client, a.run_id, "resume"),
     ),
     zodTool(
       "list_workflow_approvals",

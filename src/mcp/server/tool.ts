@@ -45,6 +45,23 @@ export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
   return { ...top, ...(Object.keys(defs).length ? { $defs: defs } : {}) };
 }
 
+/**
+ * Argument names the tools took before every name was snake_case (docs/mcp.md): still accepted,
+ * deprecated, renamed before the schema checks the arguments.
+ */
+export const DEPRECATED_ARGUMENTS: Record<string, string> = { runId: "run_id", workflowId: "workflow_id" };
+
+/** The arguments with deprecated names renamed (the snake_case name wins when both are given). */
+function renameDeprecated(args: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...args };
+  for (const [old, name] of Object.entries(DEPRECATED_ARGUMENTS)) {
+    if (!(old in out)) continue;
+    if (!(name in out)) out[name] = out[old];
+    delete out[old];
+  }
+  return out;
+}
+
 /** A tool whose arguments are checked with a zod schema (the API's own) before `run` sees them. */
 export function zodTool<S extends z.ZodType>(
   name: string,
@@ -56,7 +73,7 @@ export function zodTool<S extends z.ZodType>(
     name,
     description,
     inputSchema: inputJsonSchema(input),
-    call: (args, signal) => run(parseWith(input, args, `${name} arguments`), signal),
+    call: (args, signal) => run(parseWith(input, renameDeprecated(args), `${name} arguments`), signal),
   };
 }
 

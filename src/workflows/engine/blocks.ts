@@ -1,3 +1,4 @@
+import { ERROR_CODES } from "../../error_codes.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import type { Block, RetryPolicy, State, WorkflowDefinition } from "../definition/schema.ts";
 import { valuesAt } from "../steps/paths.ts";
@@ -62,6 +63,29 @@ export function timeoutOf(def: WorkflowDefinition, state: State, defaultMs: numb
 /** The step's retry policy, else the workflow's default one. */
 export function retryPolicy(state: State, def: WorkflowDefinition): RetryPolicy | undefined {
   return state.retry ?? def.defaults?.retry;
+}
+
+/**
+ * 4xx codes a retry can change: a model may answer better the next time, and an expression may read the
+ * clock or raise `$error()` on purpose (a flaky check).
+ */
+const RETRYABLE_CLIENT_ERRORS = new Set([
+  "agent_output_invalid",
+  "agent_max_steps",
+  "agent_run_failed",
+  "expression_failed",
+  "expression_timeout",
+]);
+
+/**
+ * True for a step error no retry can fix: a code of stn's catalogue meaning bad config or input, a thing
+ * not allowed, or a reference to something that does not exist (HTTP 400, 403, 404, 422: `image_not_allowed`,
+ * `agent_not_found`, `input_invalid`, `template_invalid`, …). The engine fails these at once whatever the
+ * step's retry policy says; transient codes (5xx, timeouts) and a workflow's own codes follow the policy.
+ */
+export function permanentError(code: string): boolean {
+  const entry = (ERROR_CODES as Record<string, readonly [number, ...unknown[]]>)[code];
+  return entry !== undefined && [400, 403, 404, 422].includes(entry[0]) && !RETRYABLE_CLIENT_ERRORS.has(code);
 }
 
 /** Exponential backoff with ±20% jitter (`random` in [0, 1)), capped at max_interval. */

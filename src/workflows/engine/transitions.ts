@@ -1,6 +1,6 @@
 import type { Block, State, WorkflowDefinition } from "../definition/schema.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
-import { backoff, blockOf, retryPolicy, timeoutOf } from "./blocks.ts";
+import { backoff, blockOf, permanentError, retryPolicy, timeoutOf } from "./blocks.ts";
 import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
@@ -284,7 +284,7 @@ export function fail(t: Transition, a: AttemptRow, state: State | undefined, err
   const policy = state && retryPolicy(state, t.state.definition);
   if (
     policy && a.attempt < policy.max_attempts && !policy.non_retryable.includes(error.code) &&
-    error.code !== "canceled"
+    error.code !== "canceled" && !permanentError(error.code)
   ) {
     const delay = backoff(policy, a.attempt, t.env.random);
     const retry = schedule(t, a.scope, state!, a.attempt + 1, a.visit);

@@ -14,6 +14,8 @@ import { traceIdOf } from "../../telemetry/tracing.ts";
 const parse = (s: string | null) => (s === null ? null : JSON.parse(s));
 
 export interface RunView {
+  run_id: string;
+  /** Deprecated: the same as run_id, kept for scripts that read it. */
   id: string;
   workflow_id: string;
   workflow_version: number | null;
@@ -32,6 +34,7 @@ export interface RunView {
 /** A run as the API returns it. */
 export function runView(r: RunRow): RunView {
   return {
+    run_id: r.id,
     id: r.id,
     workflow_id: r.workflow_id,
     workflow_version: r.workflow_version,

@@ -150,7 +150,13 @@ Deno.test("run API: start with defaults applied, list, steps, approvals, 409s, 4
     });
 
     await t.step("stored workflows: run by id (latest or a version), disabled is a 409", async () => {
-      // The inline runs above registered `gated` in the store: v1, then v2 (the stricter inputSchema).
+      // The inline runs above ran once and stored nothing; save: true stores v1, apply the stricter v2.
+      assertEquals(station.ctx.workflows.has("gated"), false, "a one-off run stores no workflow");
+      const saved = await startRun(client, { definition: gated, save: true, input: {} });
+      assertEquals(saved.workflow_version, 1);
+      await client.json("POST", "/api/v1/workflows", {
+        body: { ...gated, inputSchema: { type: "object", required: ["who"] } },
+      });
       const stored = await client.json<{ id: string; workflow_version: number; status: string }>(
         "POST",
         "/api/v1/workflows/gated/runs",

@@ -6,6 +6,7 @@ import { assert, assertEquals } from "../../helpers/assert.ts";
 import { startTestStation } from "../../helpers/station.ts";
 import { waitFor } from "../../helpers/stn.ts";
 import { attempts, def, eventTypes, waitRun } from "../helpers.ts";
+import { permanentError } from "../../../src/workflows/engine/blocks.ts";
 
 const approvalFlow = (extra: Record<string, unknown> = {}) =>
   def({
@@ -131,6 +132,37 @@ Deno.test("timers, approvals, retries, timeouts, cancel, pause/resume and fencin
       await waitRun(engine, run.id);
       assertEquals(attempts(engine, run.id).length, 1);
     });
+
+    await t.step(
+      "a permanent error (stn's 4xx codes: config, validation, unknown reference) is not retried",
+      async () => {
+        const run = await engine.startRun({
+          definition: def({
+            id: "permanent",
+            states: [{
+              id: "ask",
+              type: "agent",
+              agent: "Nobody",
+              task: "hello",
+              retry: { max_attempts: 3, initial_interval: "10ms" },
+            }],
+          }),
+          input: {},
+        });
+        const done = await waitRun(engine, run.id);
+        assertEquals([done.status, JSON.parse(done.error!).code], ["failed", "agent_not_found"]);
+        assertEquals(attempts(engine, run.id).length, 1);
+        for (const code of ["image_not_allowed", "agent_not_found", "input_invalid", "config_invalid"]) {
+          assertEquals(permanentError(code), true, code);
+        }
+        // An expression may read the clock or call $error() on purpose: its failure follows the policy.
+        for (
+          const code of ["docker_error", "step_timeout", "agent_output_invalid", "expression_failed", "mine"]
+        ) {
+          assertEquals(permanentError(code), false, code);
+        }
+      },
+    );
 
     await t.step("a step over its timeout is failed and retried per policy", async () => {
       const run = await engine.startRun({
