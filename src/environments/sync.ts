@@ -6,15 +6,6 @@ import type { WorkflowStore } from "../workflows/store.ts";
 import { syncEnvironment, type SyncReport } from "./declarative_sync.ts";
 import { requireEnvironment } from "./names.ts";
 
-/** Where a whole-environment sync reads and writes, and whether it approves the MCP servers (trust). */
-export interface WholeSyncOptions {
-  db: Database;
-  workflows: WorkflowStore;
-  environmentsDir: string;
-  trust?: boolean;
-  sandbox?: Config["sandbox"];
-}
-
 /**
  * DeclarativeSync of one environment, the one path `stn sync`, `POST /api/v1/sync` and a bundle install
  * take: MCP servers first (their discovery fills the tool catalogue that agents are validated against),
@@ -33,4 +24,13 @@ export async function syncWholeEnvironment(
     sandbox,
   });
   return { ...report, mcp_servers };
+}
+
+/** Where a whole-environment sync reads and writes, and whether it approves the MCP servers (trust). */
+export interface WholeSyncOptions {
+  db: Database;
+  workflows: WorkflowStore;
+  environmentsDir: string;
+  trust?: boolean;
+  sandbox?: Config["sandbox"];
 }

@@ -8,19 +8,6 @@ import type { SandboxBackend } from "./backend.ts";
 import type { SessionRecord } from "./ledger.ts";
 import { relativeToWorkspace, workspacePath } from "./paths.ts";
 
-/** The two ends a transfer moves a file between: the sandbox backend and the file store. */
-export interface TransferEnds {
-  backend: SandboxBackend;
-  files: FileStore;
-}
-
-/** Where publishFile stores a workspace file: its key, whether it may replace one, and its ttl (0 = never). */
-export interface PublishOptions {
-  key?: string;
-  overwrite?: boolean;
-  ttlMs?: number;
-}
-
 /**
  * Streams a file from the file store into the workspace (up to the file store's size limit, not
  * sandbox.max_file_size: staging is how large inputs get in).
@@ -38,6 +25,19 @@ export async function stageFile(
     size: info.size_bytes,
   });
   return { path: target, size_bytes: info.size_bytes };
+}
+
+/** The two ends a transfer moves a file between: the sandbox backend and the file store. */
+export interface TransferEnds {
+  backend: SandboxBackend;
+  files: FileStore;
+}
+
+/** Where publishFile stores a workspace file: its key, whether it may replace one, and its ttl (0 = never). */
+export interface PublishOptions {
+  key?: string;
+  overwrite?: boolean;
+  ttlMs?: number;
 }
 
 /** The key prefixes a session owns: sessions/<id>/ and, for a run's session, runs/<run>/output/. */
