@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { join, relative } from "node:path";
+import ts from "typescript";
 import { assertEquals } from "./helpers/assert.ts";
 
 // The typing rules of docs/design/layers.md#types that lint cannot see, kept by a scan.
@@ -38,4 +39,38 @@ Deno.test("typing: no-explicit-any is on, and each exception says why (`deno-lin
   const lint = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).lint;
   assertEquals(JSON.stringify(lint?.rules?.exclude ?? []).includes("no-explicit-any"), false);
   assertEquals(linesMatching(/deno-lint-ignore(-file)? no-explicit-any(?!\s+--\s+\S)/), []);
+});
+
+/** Whether node is the handler given to commander's `.action(…)`, whose parameters commander fixes. */
+function commanderAction(node: ts.Node): boolean {
+  const call = node.parent;
+  return ts.isCallExpression(call) && call.arguments.includes(node as ts.Expression) &&
+    ts.isPropertyAccessExpression(call.expression) && call.expression.name.text === "action";
+}
+
+/** `file:line name (n)` of every function, method, constructor or signature in src/ with more than `max` parameters. */
+function longParameterLists(max: number): string[] {
+  return FILES.filter((f) => f.startsWith(join(ROOT, "src/"))).flatMap((file) => {
+    const kind = file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+    const source = ts.createSourceFile(file, Deno.readTextFileSync(file), ts.ScriptTarget.Latest, true, kind);
+    const found: string[] = [];
+    const visit = (node: ts.Node) => {
+      if (ts.isFunctionLike(node) && !commanderAction(node)) {
+        // A `this` parameter only types the receiver; callers do not pass it.
+        const count = node.parameters.filter((p) => p.name.getText(source) !== "this").length;
+        if (count > max) {
+          const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+          const name = node.name?.getText(source) ?? ts.SyntaxKind[node.kind];
+          found.push(`${relative(ROOT, file)}:${line + 1} ${name} (${count})`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  });
+}
+
+Deno.test("typing: no function in src/ takes more than four parameters; the rest go in an options object", () => {
+  assertEquals(longParameterLists(4), []);
 });

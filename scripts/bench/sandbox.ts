@@ -116,7 +116,12 @@ try {
       sandbox: { images: { sh: IMAGE }, default_runtime: "sh", pool: { sh: { size: 1 } } },
     }).sandbox;
     // Opening a session never touches the file store.
-    const service = new SandboxService(backend, db, undefined as unknown as FileStore, config, stationId(db));
+    const service = new SandboxService(backend, {
+      db,
+      files: undefined as unknown as FileStore,
+      config,
+      stationId: stationId(db),
+    });
     service.pool.start();
     const openPool: number[] = [];
     try {
@@ -166,7 +171,7 @@ try {
       const rc: number[] = [];
       for (let i = 0; i < runs; i++) {
         for (const [j, [, b]] of PATHS.entries()) {
-          w[j].push(await time(() => b.writeFile(id, "f.bin", data, size)));
+          w[j].push(await time(() => b.writeFile(id, "f.bin", { data, size })));
           r[j].push(
             await time(async () => {
               const file = await b.readFile(id, "f.bin", size);

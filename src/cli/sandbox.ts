@@ -131,9 +131,11 @@ export function sandboxCommand(program: Command): void {
         };
         const json = jsonMode(cmd);
         await withStation(cmd, async (client) => {
-          const result = await execStreaming(client, id, body, (e) => {
-            if (json || e.type === "result") return;
-            writeAll(e.type === "stdout" ? Deno.stdout : Deno.stderr, e.bytes);
+          const result = await execStreaming(client, id, body, {
+            onEvent: (e) => {
+              if (json || e.type === "result") return;
+              writeAll(e.type === "stdout" ? Deno.stdout : Deno.stderr, e.bytes);
+            },
           });
           finish(cmd, result, true);
         });
@@ -256,7 +258,7 @@ export function sandboxCommand(program: Command): void {
     ) => {
       const ttl = ttlFlag(opts);
       await withStation(cmd, async (client) => {
-        render(await publishFile(client, id, path, opts.key, opts.overwrite, ttl), {
+        render(await publishFile(client, id, path, { file_key: opts.key, overwrite: opts.overwrite, ttl }), {
           json: jsonMode(cmd),
           text: (o) => o.file_key,
         });

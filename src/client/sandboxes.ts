@@ -9,6 +9,7 @@ import {
   type FileEntry,
   FileEntryList,
   OpenResult,
+  type PublishBody,
   PublishedFile,
   RunResult,
   type Sandbox,
@@ -69,13 +70,18 @@ export type ExecEvent =
   | { type: "stdout" | "stderr"; data: string; bytes: Uint8Array }
   | { type: "result"; result: ExecResult };
 
+/** How a streamed exec reports: onEvent for each event; signal aborts it. */
+export interface ExecStreamOptions {
+  onEvent: (e: ExecEvent) => void;
+  signal?: AbortSignal;
+}
+
 /** POST …/exec?stream=1: calls onEvent for output as it comes; resolves with the result. */
 export async function execStreaming(
   client: StationClient,
   id: string,
   body: Record<string, unknown>,
-  onEvent: (e: ExecEvent) => void,
-  signal?: AbortSignal,
+  { onEvent, signal }: ExecStreamOptions,
 ): Promise<ExecResult> {
   const res = await client.fetch("POST", `${base(id)}/exec`, {
     query: { stream: 1 },
@@ -154,17 +160,18 @@ export function stageFile(
   });
 }
 
+/** The publish body beside its source: file_key, overwrite, ttl. */
+export type PublishOptions = Omit<z.infer<typeof PublishBody>, "source">;
+
 /** POST …/publish */
 export function publishFile(
   client: StationClient,
   id: string,
   source: string,
-  fileKey?: string,
-  overwrite?: boolean,
-  ttl?: string,
+  { file_key, overwrite, ttl }: PublishOptions = {},
 ): Promise<PublishedFile> {
   return client.json("POST", `${base(id)}/publish`, {
-    body: { source, file_key: fileKey, overwrite, ttl },
+    body: { source, file_key, overwrite, ttl },
     signal: AbortSignal.timeout(30 * 60_000),
     schema: PublishedFile,
   });

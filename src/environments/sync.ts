@@ -13,18 +13,24 @@ import { requireEnvironment } from "./names.ts";
  * the environment's MCP servers as written first; without it an unapproved server is not started.
  */
 export async function syncWholeEnvironment(
-  db: Database,
-  workflows: WorkflowStore,
-  environmentsDir: string,
   environment: string,
-  options: { trust?: boolean; sandbox?: Config["sandbox"] } = {},
+  { db, workflows, environmentsDir, trust, sandbox }: WholeSyncOptions,
 ): Promise<SyncReport & { mcp_servers: McpSyncReport }> {
   const directory = await requireEnvironment(environmentsDir, environment);
-  const mcp_servers = await syncMcpServers(db, { environment, directory }, { trust: options.trust });
+  const mcp_servers = await syncMcpServers(db, { environment, directory }, { trust });
   const report = await syncEnvironment(workflows, environmentsDir, environment, {
     db,
     agents: { knownTools: knownMcpTools(db, environment) },
-    sandbox: options.sandbox,
+    sandbox,
   });
   return { ...report, mcp_servers };
+}
+
+/** Where a whole-environment sync reads and writes, and whether it approves the MCP servers (trust). */
+export interface WholeSyncOptions {
+  db: Database;
+  workflows: WorkflowStore;
+  environmentsDir: string;
+  trust?: boolean;
+  sandbox?: Config["sandbox"];
 }

@@ -1,14 +1,12 @@
 import type { AgentLedger } from "../agents/ledger.ts";
 import type { AgentRunEvent } from "../contract/agent_runs.ts";
-import { followEvents } from "./follow.ts";
+import { followEvents, type FollowFrom } from "./follow.ts";
 
 /** An agent run's events after `after`, then live ones, ending after its terminal event (see followEvents). */
 export async function* followAgentRunEvents(
   ledger: AgentLedger,
   runId: string,
-  after: number,
-  signal: AbortSignal,
-  live = true,
+  { after, signal, live = true }: FollowFrom,
 ): AsyncGenerator<AgentRunEvent> {
   const log = {
     after: (seq: number) => ledger.eventsAfter(runId, seq),

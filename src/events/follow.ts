@@ -13,6 +13,13 @@ export interface EventLog<E extends { seq: number; type: string }> {
 /** Run event types after which a run's stream ends. */
 export const TERMINAL_EVENTS = new Set(["run_completed", "run_failed", "run_canceled"]);
 
+/** Where following a run's events starts (after `after`), what stops it, and whether live ones follow. */
+export interface FollowFrom {
+  after: number;
+  signal: AbortSignal;
+  live?: boolean;
+}
+
 /**
  * A run's events after `after`, then live ones as they are appended, ending after the terminal event
  * (docs/design/ledger-and-engine.md#event-logs); with `live` false, only what is stored now. Reads the ledger

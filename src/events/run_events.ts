@@ -1,7 +1,7 @@
 /** A workflow run's event log as the API shows it, read from the ledger. */
 
 import { type Engine, type EventRow, TERMINAL_RUN } from "../workflows/engine/mod.ts";
-import { followEvents } from "./follow.ts";
+import { followEvents, type FollowFrom } from "./follow.ts";
 
 export { TERMINAL_EVENTS } from "./follow.ts";
 
@@ -29,9 +29,7 @@ export function toRunEvent(e: EventRow): RunEvent {
 export async function* followRunEvents(
   engine: Engine,
   runId: string,
-  after: number,
-  signal: AbortSignal,
-  live = true,
+  { after, signal, live = true }: FollowFrom,
 ): AsyncGenerator<RunEvent> {
   const log = {
     after: (seq: number) => engine.reads.events.after(runId, seq),

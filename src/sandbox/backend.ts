@@ -71,6 +71,13 @@ export interface ManagedContainer {
   running: boolean;
 }
 
+/** What writeFile puts in a file: exactly `size` bytes of data, with permissions mode (0644 unless told). */
+export interface FileContent {
+  data: Readable | Uint8Array;
+  size: number;
+  mode?: number;
+}
+
 /**
  * The sandbox backend (containerized-sandbox PRD): every file operation goes through the engine's
  * API, never through a host path, so it works the same when stn itself runs in a container.
@@ -83,13 +90,7 @@ export interface SandboxBackend {
   create(spec: ContainerSpec): Promise<string>;
   exec(containerId: string, request: ExecRequest): Promise<ExecResult>;
   /** Streams `size` bytes into a file (parents created, owned by the sandbox user). */
-  writeFile(
-    containerId: string,
-    path: string,
-    data: Readable | Uint8Array,
-    size: number,
-    mode?: number,
-  ): Promise<void>;
+  writeFile(containerId: string, path: string, content: FileContent): Promise<void>;
   /** Opens a file for reading; refuses files larger than maxBytes before reading them. */
   readFile(containerId: string, path: string, maxBytes: number): Promise<FileRead>;
   list(containerId: string, path: string, recursive: boolean): Promise<FileEntry[]>;

@@ -62,7 +62,7 @@ export async function runCode(
       if (bytes.length > config.max_file_size) {
         throw tooLarge(path, bytes.length, config.max_file_size);
       }
-      await backend.writeFile(containerId, path, bytes, bytes.length);
+      await backend.writeFile(containerId, path, { data: bytes, size: bytes.length });
     }
     const result = await backend.exec(containerId, {
       cmd: [...interpreter.cmd, ...(request.args ?? [])],

@@ -30,6 +30,14 @@ function tmpfs(mb: number, owner: string): string {
   return `size=${mb}m,nr_inodes=${Math.max(1024, mb * 256)},exec,nosuid,nodev,${owner}`;
 }
 
+/** Whose workspace a container's storage is (uid, gid), its labels, and the VOLUMEs its image declares. */
+export interface ContainerStorage {
+  uid: number;
+  gid: number;
+  labels: Record<string, string>;
+  imageVolumes?: string[];
+}
+
 /**
  * The HostConfig of a sandbox's storage: read-only root, size-capped tmpfs for /workspace and /tmp,
  * memory raised by what those may hold, no container log (a process writing to PID 1's stdout would
@@ -40,10 +48,7 @@ function tmpfs(mb: number, owner: string): string {
  */
 export function storageHostConfig(
   l: DiskLimits,
-  uid: number,
-  gid: number,
-  labels: Record<string, string>,
-  imageVolumes: string[] = [],
+  { uid, gid, labels, imageVolumes = [] }: ContainerStorage,
 ): Docker.HostConfig {
   const memory = (l.memoryMb + l.diskMb + l.tmpMb + SHM_MB) * MiB;
   const sealed = imageVolumes.filter((path) => posix.normalize(path) !== SUPERVISOR_DIR)

@@ -10,6 +10,7 @@ import type {
   ContainerSpec,
   ExecRequest,
   ExecResult,
+  FileContent,
   FileEntry,
   FileRead,
   ManagedContainer,
@@ -121,7 +122,7 @@ export class DockerBackend implements SandboxBackend {
           SecurityOpt: ["no-new-privileges"],
           Privileged: false,
           PidsLimit: l.pidsLimit,
-          ...storageHostConfig(l, uid, gid, labels, imageVolumes),
+          ...storageHostConfig(l, { uid, gid, labels, imageVolumes }),
           NanoCpus: Math.round(l.cpus * 1e9),
           AutoRemove: false,
         },
@@ -169,18 +170,12 @@ export class DockerBackend implements SandboxBackend {
     );
   }
 
-  writeFile(
-    containerId: string,
-    path: string,
-    data: Readable | Uint8Array,
-    size: number,
-    mode?: number,
-  ): Promise<void> {
+  writeFile(containerId: string, path: string, content: FileContent): Promise<void> {
     return this.#channels.run(
       containerId,
-      (conn) => channelWrite(conn, this.#exec.callTimeoutMs, path, data, size, mode),
-      () => writeWorkspaceFile(this.#exec, containerId, path, data, size, mode),
-      data instanceof Uint8Array,
+      (conn) => channelWrite(conn, this.#exec.callTimeoutMs, path, content),
+      () => writeWorkspaceFile(this.#exec, containerId, path, content),
+      content.data instanceof Uint8Array,
     ).catch((err) => {
       throw isNoSpace(err) ? diskFull(workspacePath(path), this.#limits.diskMb) : err;
     });

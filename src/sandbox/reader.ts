@@ -106,15 +106,21 @@ export async function readWorkspaceFile(
   });
   const code = await proc.exitCode();
   const detail = Buffer.concat(stderr).toString().trim().split("\n");
-  throw refusal(path, target, code, detail, maxBytes);
+  throw refusal({ path, target, maxBytes }, code, detail);
 }
 
+/** The file a refused read asked for: its path as given, where it resolved, and the size cap. */
+interface RefusedRead {
+  path: string;
+  target: string;
+  maxBytes: number;
+}
+
+/** The error for the read script's exit code, with the detail lines it wrote to stderr. */
 function refusal(
-  path: string,
-  target: string,
+  { path, target, maxBytes }: RefusedRead,
   code: number | undefined,
   detail: string[],
-  maxBytes: number,
 ): StationError {
   switch (code) {
     case 3:

@@ -2,7 +2,6 @@
  * SandboxService: sessions recorded in the ledger, adopted after a restart, closed when idle; compute mode.
  */
 
-import type { Readable } from "node:stream";
 import { ulid } from "ulid";
 import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
@@ -10,7 +9,14 @@ import { errorMessage, StationError } from "../errors.ts";
 import type { FileInfo, FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
 import { traceMethods } from "../telemetry/tracing.ts";
-import type { ExecResult, FileEntry, FileRead, OutputStream, SandboxBackend } from "./backend.ts";
+import type {
+  ExecResult,
+  FileContent,
+  FileEntry,
+  FileRead,
+  OutputStream,
+  SandboxBackend,
+} from "./backend.ts";
 import { runCode, type RunRequest, type RunResult } from "./compute.ts";
 import { tooLarge } from "./errors.ts";
 import { chooseImage, poolSizes } from "./images.ts";
@@ -29,7 +35,7 @@ import {
 import { WORKSPACE } from "./paths.ts";
 import { PackageChecks } from "./packages.ts";
 import { WarmPool } from "./pool.ts";
-import { publishFile, stageFile } from "./transfer.ts";
+import { publishFile, type PublishOptions, stageFile, type TransferEnds } from "./transfer.ts";
 
 export type { RunRequest, RunResult } from "./compute.ts";
 
@@ -68,6 +74,14 @@ const now = () => new Date().toISOString();
 // How often workflow sessions of ended runs are looked for.
 const RUN_SWEEP_MS = 2_000;
 
+/** What a SandboxService keeps its sessions with: the ledger, the file store, its settings and station. */
+export interface SandboxServiceOptions {
+  db: Database;
+  files: FileStore;
+  config: SandboxConfig;
+  stationId: string;
+}
+
 /**
  * Sandbox sessions: containers recorded in the ledger, re-adopted after a restart, closed when idle,
  * and the compute-mode `run`. All container work goes through the backend.
@@ -86,13 +100,7 @@ export class SandboxService {
   #reaper?: ReturnType<typeof setInterval>;
   #runSweeper?: ReturnType<typeof setInterval>;
 
-  constructor(
-    backend: SandboxBackend,
-    db: Database,
-    files: FileStore,
-    config: SandboxConfig,
-    stationId: string,
-  ) {
+  constructor(backend: SandboxBackend, { db, files, config, stationId }: SandboxServiceOptions) {
     this.backend = backend;
     this.#db = db;
     this.#files = files;
@@ -288,16 +296,11 @@ export class SandboxService {
   }
 
   /** Writes a file of at most sandbox.max_file_size bytes. */
-  async writeFile(
-    id: string,
-    path: string,
-    data: Readable | Uint8Array,
-    size: number,
-    mode?: number,
-  ): Promise<void> {
+  async writeFile(id: string, path: string, content: FileContent): Promise<void> {
+    const { size } = content;
     if (size > this.config.max_file_size) throw tooLarge(path, size, this.config.max_file_size);
     const s = this.#use(id);
-    await this.backend.writeFile(s.container_id, path, data, size, mode);
+    await this.backend.writeFile(s.container_id, path, content);
   }
 
   /** Opens a file of at most sandbox.max_file_size bytes (or the given smaller cap). */
@@ -322,18 +325,16 @@ export class SandboxService {
     fileKey: string,
     destination: string,
   ): Promise<{ path: string; size_bytes: number }> {
-    return await stageFile(this.backend, this.#files, this.#use(id), fileKey, destination);
+    return await stageFile(this.#ends(), this.#use(id), fileKey, destination);
   }
 
   /** Copies a workspace file into the file store (see transfer.ts: overwrite, and ttlMs, 0 = never expires). */
-  async publish(
-    id: string,
-    path: string,
-    key?: string,
-    overwrite = false,
-    ttlMs?: number,
-  ): Promise<FileInfo> {
-    return await publishFile(this.backend, this.#files, this.#use(id), path, key, overwrite, ttlMs);
+  async publish(id: string, path: string, options: PublishOptions = {}): Promise<FileInfo> {
+    return await publishFile(this.#ends(), this.#use(id), path, options);
+  }
+
+  #ends(): TransferEnds {
+    return { backend: this.backend, files: this.#files };
   }
 
   /** Removes a session's container and marks it closed; closing a closed session is a no-op. */

@@ -58,7 +58,7 @@ export async function startSandboxService(
     labels: config.labels,
     channel: config.channel,
   });
-  const service = new SandboxService(backend, db, files, config, stationId(db));
+  const service = new SandboxService(backend, { db, files, config, stationId: stationId(db) });
   await service.start();
   return { service };
 }

@@ -138,7 +138,7 @@ export const sandboxFsWrite = tool({
       ? new TextEncoder().encode(input.contents)
       : Buffer.from(input.contents_b64!, "base64");
     const mode = input.mode ? parseInt(input.mode, 8) : undefined;
-    await ctx.sandbox.writeFile(input.sandbox_id, input.path, bytes, bytes.length, mode);
+    await ctx.sandbox.writeFile(input.sandbox_id, input.path, { data: bytes, size: bytes.length, mode });
     return { ok: true, path: input.path, size_bytes: bytes.length };
   },
 });
@@ -236,13 +236,11 @@ export const sandboxPublishFile = tool({
   }),
   handler: async (input, ctx) => {
     const ttlMs = input.ttl === undefined ? undefined : parseDuration(input.ttl) ?? undefined;
-    const info = await ctx.sandbox.publish(
-      input.sandbox_id,
-      input.source,
-      input.file_key,
-      input.overwrite,
+    const info = await ctx.sandbox.publish(input.sandbox_id, input.source, {
+      key: input.file_key,
+      overwrite: input.overwrite,
       ttlMs,
-    );
+    });
     return { ok: true, file_key: info.key, size_bytes: info.size_bytes, file: info };
   },
 });

@@ -13,21 +13,31 @@ import { relativeToWorkspace, workspacePath } from "./paths.ts";
  * sandbox.max_file_size: staging is how large inputs get in).
  */
 export async function stageFile(
-  backend: SandboxBackend,
-  files: FileStore,
+  { backend, files }: TransferEnds,
   session: SessionRecord,
   fileKey: string,
   destination: string,
 ): Promise<{ path: string; size_bytes: number }> {
   const target = workspacePath(destination);
   const { info, stream } = await files.get(resolveKey(fileKey));
-  await backend.writeFile(
-    session.container_id,
-    target,
-    Readable.fromWeb(stream as NodeReadableStream<Uint8Array>),
-    info.size_bytes,
-  );
+  await backend.writeFile(session.container_id, target, {
+    data: Readable.fromWeb(stream as NodeReadableStream<Uint8Array>),
+    size: info.size_bytes,
+  });
   return { path: target, size_bytes: info.size_bytes };
+}
+
+/** The two ends a transfer moves a file between: the sandbox backend and the file store. */
+export interface TransferEnds {
+  backend: SandboxBackend;
+  files: FileStore;
+}
+
+/** Where publishFile stores a workspace file: its key, whether it may replace one, and its ttl (0 = never). */
+export interface PublishOptions {
+  key?: string;
+  overwrite?: boolean;
+  ttlMs?: number;
 }
 
 /** The key prefixes a session owns: sessions/<id>/ and, for a run's session, runs/<run>/output/. */
@@ -97,13 +107,10 @@ function lifetime(
  * lifetime for when the file expires (`ttlMs` overrides it; 0 = never).
  */
 export async function publishFile(
-  backend: SandboxBackend,
-  files: FileStore,
+  { backend, files }: TransferEnds,
   session: SessionRecord,
   path: string,
-  key: string | undefined,
-  overwrite: boolean,
-  ttlMs?: number,
+  { key, overwrite = false, ttlMs }: PublishOptions,
 ): Promise<FileInfo> {
   const source = workspacePath(path);
   const fileKey = validateKey(

@@ -4,7 +4,7 @@ import { Buffer } from "node:buffer";
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { StationError } from "../errors.ts";
-import type { FileEntry } from "./backend.ts";
+import type { FileContent, FileEntry } from "./backend.ts";
 import { deadline } from "./deadline.ts";
 import {
   commandFailed,
@@ -64,9 +64,7 @@ export async function writeWorkspaceFile(
   ctx: ExecContext,
   containerId: string,
   path: string,
-  data: Readable | Uint8Array,
-  size: number,
-  mode = 0o644,
+  { data, size, mode = 0o644 }: FileContent,
 ): Promise<void> {
   const target = workspacePath(path);
   if (target === WORKSPACE) throw isDirectory(path);

@@ -48,7 +48,7 @@ async function withLogs<T>(fn: (lines: string[]) => Promise<T>): Promise<T> {
 /** Every operation once: exec, write, read, list, delete. */
 async function everyOperation(backend: DockerBackend, id: string): Promise<void> {
   assertStrictEquals((await backend.exec(id, { ...EXEC, cmd: ["true"] })).exit_code, 0);
-  await backend.writeFile(id, "op.txt", new TextEncoder().encode("op"), 2);
+  await backend.writeFile(id, "op.txt", { data: new TextEncoder().encode("op"), size: 2 });
   assertStrictEquals((await readAll((await backend.readFile(id, "op.txt", 10)).stream)).toString(), "op");
   assertEquals((await backend.list(id, ".", false)).map((e) => e.path), ["op.txt"]);
   await backend.delete(id, "op.txt", false);
@@ -163,16 +163,22 @@ testInBothModes(
       return true;
     };
     try {
-      await backend.writeFile(id, "keep.txt", new TextEncoder().encode("old"), 3);
+      await backend.writeFile(id, "keep.txt", { data: new TextEncoder().encode("old"), size: 3 });
       // A streamed write with fewer or more bytes than announced fails and leaves the old file.
       const chunks = (n: number) => Readable.from([new Uint8Array(n).fill(120)]);
-      await assertRejectsWith(backend.writeFile(id, "keep.txt", chunks(2), 5), code("size_mismatch"));
-      await assertRejectsWith(backend.writeFile(id, "keep.txt", chunks(9), 5), code("size_mismatch"));
+      await assertRejectsWith(
+        backend.writeFile(id, "keep.txt", { data: chunks(2), size: 5 }),
+        code("size_mismatch"),
+      );
+      await assertRejectsWith(
+        backend.writeFile(id, "keep.txt", { data: chunks(9), size: 5 }),
+        code("size_mismatch"),
+      );
       assertStrictEquals(
         (await readAll((await backend.readFile(id, "keep.txt", 10)).stream)).toString(),
         "old",
       );
-      await backend.writeFile(id, "empty", new Uint8Array(0), 0);
+      await backend.writeFile(id, "empty", { data: new Uint8Array(0), size: 0 });
       const empty = await backend.readFile(id, "empty", 10);
       assertEquals([empty.size, (await readAll(empty.stream)).length], [0, 0]);
 
@@ -189,7 +195,10 @@ testInBothModes(
         return true;
       });
       await assertRejectsWith(backend.delete(id, "/workspace", true), code("path_outside_workspace"));
-      await assertRejectsWith(backend.writeFile(id, "d", new Uint8Array(1), 1), code("is_a_directory"));
+      await assertRejectsWith(
+        backend.writeFile(id, "d", { data: new Uint8Array(1), size: 1 }),
+        code("is_a_directory"),
+      );
       await assertRejectsWith(backend.delete(id, "nowhere", false), code("file_not_found"));
       const missing = await backend.exec(id, { ...EXEC, cmd: ["no-such-program"] });
       // The one difference: the supervisor answers a shell's 127 (command not found), the engine 126.

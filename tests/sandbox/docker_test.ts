@@ -61,7 +61,7 @@ testInBothModes("docker backend: write, read, list and delete through the engine
   const backend = testBackend(mode);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("files") });
   try {
-    await backend.writeFile(id, "a/b/hello.txt", new TextEncoder().encode("hello world"), 11);
+    await backend.writeFile(id, "a/b/hello.txt", { data: new TextEncoder().encode("hello world"), size: 11 });
     const cat = await backend.exec(id, { ...EXEC, cmd: ["cat", "/workspace/a/b/hello.txt"] });
     assertStrictEquals(cat.stdout, "hello world");
     const owner = await backend.exec(id, { ...EXEC, cmd: "stat -c '%u %a' a a/b a/b/hello.txt" });
@@ -74,12 +74,10 @@ testInBothModes("docker backend: write, read, list and delete through the engine
     // A streamed write of 3 MiB comes back byte for byte.
     const big = Buffer.alloc(3 * 1024 * 1024);
     for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 251;
-    await backend.writeFile(
-      id,
-      "big.bin",
-      Readable.from([big.subarray(0, 1000), big.subarray(1000)]),
-      big.length,
-    );
+    await backend.writeFile(id, "big.bin", {
+      data: Readable.from([big.subarray(0, 1000), big.subarray(1000)]),
+      size: big.length,
+    });
     const back = await backend.readFile(id, "big.bin", big.length);
     assert((await readAll(back.stream)).equals(big));
 
@@ -133,7 +131,7 @@ testInBothModes("docker backend: every path-escape attempt is rejected, none rem
     const one = new TextEncoder().encode("x");
     for (const path of attempts) {
       const ops: [string, () => Promise<unknown>][] = [
-        ["write", () => backend.writeFile(id, path, one, 1)],
+        ["write", () => backend.writeFile(id, path, { data: one, size: 1 })],
         ["read", () => backend.readFile(id, path, 1024)],
         ["list", () => backend.list(id, path, false)],
         ["delete", () => backend.delete(id, path, true)],
@@ -167,7 +165,7 @@ testInBothModes("docker backend: every path-escape attempt is rejected, none rem
       return true;
     });
     await assertRejectsWith(backend.readFile(id, "s", 1024), (e: StationError) => e.code === "not_a_file");
-    await backend.writeFile(id, "rd/x.txt", one, 1);
+    await backend.writeFile(id, "rd/x.txt", { data: one, size: 1 });
     const after = await backend.exec(id, { ...EXEC, cmd: "ls -A /rootdir; stat -c %F /workspace/rd" });
     assertStrictEquals(after.stdout, "directory\n");
     await backend.delete(id, "up", false);
@@ -175,7 +173,7 @@ testInBothModes("docker backend: every path-escape attempt is rejected, none rem
     await backend.delete(id, "rd", true);
 
     // Inside-the-workspace `..` that stays inside is fine.
-    await backend.writeFile(id, "a/../inside.txt", one, 1);
+    await backend.writeFile(id, "a/../inside.txt", { data: one, size: 1 });
     assertEquals((await backend.list(id, ".", false)).map((e) => e.path), ["inside.txt"]);
   } finally {
     await backend.destroy(id);
@@ -186,7 +184,7 @@ testInBothModes("docker backend: exec argv/shell, cwd, env, exit codes and outpu
   const backend = testBackend(mode);
   const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("exec") });
   try {
-    await backend.writeFile(id, "sub/f.txt", new TextEncoder().encode("x"), 1);
+    await backend.writeFile(id, "sub/f.txt", { data: new TextEncoder().encode("x"), size: 1 });
     const argv = await backend.exec(id, {
       ...EXEC,
       cmd: ["sh", "-c", 'echo "$GREETING $(pwd)"; echo oops >&2; exit 7'],
@@ -267,7 +265,7 @@ testInBothModes(
     const id = await backend.create({ image: PYTHON, network: false, labels: testLabels("python") });
     try {
       const code = "import sys\nprint(sum(int(a) for a in sys.argv[1:]))\n";
-      await backend.writeFile(id, "main.py", new TextEncoder().encode(code), code.length);
+      await backend.writeFile(id, "main.py", { data: new TextEncoder().encode(code), size: code.length });
       const res = await backend.exec(id, { ...EXEC, cmd: ["python3", "main.py", "2", "40"] });
       assertStrictEquals(res.stdout, "42\n");
     } finally {

@@ -42,7 +42,12 @@ testInBothModes(
       // A crash leaves the pool's ready container behind: the next start's recovery removes it and keeps
       // the session's container, which the ledger records.
       const { db, files } = t.station.ctx;
-      const restarted = new SandboxService(sandbox.backend, db, files, sandbox.config, stationId(db));
+      const restarted = new SandboxService(sandbox.backend, {
+        db,
+        files,
+        config: sandbox.config,
+        stationId: stationId(db),
+      });
       const leftover = (await pooled()).find((c) => sandbox.pool.holds(c.id))!;
       const report = await restarted.recover();
       assertEquals(report.adopted, [session.id]);

@@ -13,7 +13,9 @@ Deno.test("sandbox: runtime linux (Station's name) opens the plain shell image t
     const opened = await openSandbox(t.client, { runtime: "linux" });
     assert.equal(opened.image, BUSYBOX);
     assert.equal(opened.session.runtime, "linux");
-    const out = await execStreaming(t.client, opened.sandbox_id, { cmd: "echo linux-ok" }, () => {});
+    const out = await execStreaming(t.client, opened.sandbox_id, { cmd: "echo linux-ok" }, {
+      onEvent: () => {},
+    });
     assert.equal(out.stdout, "linux-ok\n");
     await assert.rejects(
       openSandbox(t.client, { runtime: "cobol" }),

@@ -47,7 +47,10 @@ testInBothModes(
       assert(!Number.isNaN(Date.parse(info[0].labels["dev.stn.created_at"])));
 
       // Publishing from a run's session defaults to runs/<run>/output/<name>.
-      await sandbox.writeFile(a.session.id, "out/report.txt", new TextEncoder().encode("done"), 4);
+      await sandbox.writeFile(a.session.id, "out/report.txt", {
+        data: new TextEncoder().encode("done"),
+        size: 4,
+      });
       const published = await sandbox.publish(a.session.id, "out/report.txt");
       assertStrictEquals(published.key, "runs/run_1/output/report.txt");
       assertStrictEquals(published.metadata.sandbox_id, a.session.id);

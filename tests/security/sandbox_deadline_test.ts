@@ -15,7 +15,7 @@ testInBothModes(
     const impatient = testBackend(mode, { memoryMb: 256, cpus: 1, callTimeoutMs: 2_000 });
     const id = await backend.create({ image: BUSYBOX, network: false, labels: testLabels("deadline") });
     try {
-      await backend.writeFile(id, "data.txt", new TextEncoder().encode("data"), 4);
+      await backend.writeFile(id, "data.txt", { data: new TextEncoder().encode("data"), size: 4 });
       assertStrictEquals(
         (await readAll((await backend.readFile(id, "data.txt", 1024)).stream)).toString(),
         "data",

@@ -35,7 +35,7 @@ testInBothModes(
       for (const key of ["files/victim.txt", "runs/run_other/output/out.txt"]) {
         for (const overwrite of [undefined, true]) {
           await assertRejectsWith(
-            publishFile(t.client, agent, "out.txt", key, overwrite),
+            publishFile(t.client, agent, "out.txt", { file_key: key, overwrite }),
             refused(403, "publish_scope_denied"),
           );
         }
@@ -57,11 +57,11 @@ testInBothModes(
 
       // A new key anywhere is fine; once it exists it is someone's file like any other.
       assertStrictEquals(
-        (await publishFile(t.client, agent, "out.txt", "files/new.txt")).file_key,
+        (await publishFile(t.client, agent, "out.txt", { file_key: "files/new.txt" })).file_key,
         "files/new.txt",
       );
       await assertRejectsWith(
-        publishFile(t.client, agent, "out.txt", "files/new.txt", true),
+        publishFile(t.client, agent, "out.txt", { file_key: "files/new.txt", overwrite: true }),
         refused(403, "publish_scope_denied"),
       );
 
@@ -71,10 +71,10 @@ testInBothModes(
       await writeSandboxFile(t.client, agent, "out.txt", text("second version"));
       await assertRejectsWith(publishFile(t.client, agent, "out.txt"), refused(409, "file_exists"));
       assertStrictEquals(await content(own), "from the agent sandbox");
-      await publishFile(t.client, agent, "out.txt", undefined, true);
+      await publishFile(t.client, agent, "out.txt", { overwrite: true });
       assertStrictEquals(await content(own), "second version");
       // A run's sandbox owns its run's outputs.
-      await publishFile(t.client, run, "out.txt", undefined, true);
+      await publishFile(t.client, run, "out.txt", { overwrite: true });
     } finally {
       await removeStationContainers(t.home.path("station.db"));
       await t.close();

@@ -197,7 +197,7 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
     const run = requireRun(ctx, c.req.valid("param").run_id);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => runs.lastSeq(run.id),
-      follow: (after, signal, live) => followAgentRunEvents(runs.ledger, run.id, after, signal, live),
+      follow: (after, signal, live) => followAgentRunEvents(runs.ledger, run.id, { after, signal, live }),
     });
   });
   openapi(

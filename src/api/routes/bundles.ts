@@ -125,7 +125,10 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
       files: installed.files.length,
       missing_variables: installed.missing.length,
     });
-    const sync = await syncWholeEnvironment(ctx.db, ctx.workflows, dir, installed.environment, {
+    const sync = await syncWholeEnvironment(installed.environment, {
+      db: ctx.db,
+      workflows: ctx.workflows,
+      environmentsDir: dir,
       trust: query.trust === "true",
       sandbox: ctx.config.values.sandbox,
     });

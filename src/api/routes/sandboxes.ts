@@ -340,16 +340,14 @@ export function sandboxRoutes(ctx: StationContext): OpenAPIHono {
     const body = c.req.raw.body;
     if (length !== undefined && body) {
       // Announced size: streamed straight into the container.
-      await sandbox.writeFile(
-        id,
-        path,
-        Readable.fromWeb(body as NodeReadableStream<Uint8Array>),
-        Number(length),
-        fileMode,
-      );
+      await sandbox.writeFile(id, path, {
+        data: Readable.fromWeb(body as NodeReadableStream<Uint8Array>),
+        size: Number(length),
+        mode: fileMode,
+      });
     } else {
       const bytes = new Uint8Array(await c.req.arrayBuffer());
-      await sandbox.writeFile(id, path, bytes, bytes.length, fileMode);
+      await sandbox.writeFile(id, path, { data: bytes, size: bytes.length, mode: fileMode });
     }
     return c.json({ ok: true as const, path }, 200);
   }, { ...wildcard, body: "raw" });

@@ -227,7 +227,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
     const run = requireRun(ctx, c.req.valid("param").run_id);
     return runEventsResponse(c, c.req.valid("query"), ctx, {
       lastSeq: () => ctx.runs.lastSeq(run.id),
-      follow: (after, signal, live) => followRunEvents(engine, run.id, after, signal, live),
+      follow: (after, signal, live) => followRunEvents(engine, run.id, { after, signal, live }),
     });
   });
 

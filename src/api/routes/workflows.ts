@@ -271,13 +271,13 @@ export function syncRoutes(ctx: StationContext): OpenAPIHono {
     if (environment === defaultEnvironment) {
       await ensureEnvironment(ctx.config.paths.environments, environment);
     }
-    const report = await syncWholeEnvironment(
-      ctx.db,
-      ctx.workflows,
-      ctx.config.paths.environments,
-      environment,
-      { trust: body.trust, sandbox: ctx.config.values.sandbox },
-    );
+    const report = await syncWholeEnvironment(environment, {
+      db: ctx.db,
+      workflows: ctx.workflows,
+      environmentsDir: ctx.config.paths.environments,
+      trust: body.trust,
+      sandbox: ctx.config.values.sandbox,
+    });
     return c.json(report, 200);
   });
   return app;

@@ -12,13 +12,18 @@ import { readBundle } from "./unpack.ts";
 import { makePrivateDir } from "../../lib/private_files.ts";
 import { claimedWorkflowId } from "../../workflows/definition/source.ts";
 
-/** What writing the bundle's files into `dir` replaces. */
+/** Where a bundle goes: its environment's directory (present or not yet), and the stored workflows to look up. */
+interface InstallTarget {
+  dir: string;
+  present: boolean;
+  environment: string;
+  stored?: (id: string) => StoredWorkflow | undefined;
+}
+
+/** What writing the bundle's files into the target's directory replaces. */
 async function replacedBy(
-  dir: string,
-  present: boolean,
-  environment: string,
   files: ReadonlyMap<string, Uint8Array>,
-  stored?: (id: string) => StoredWorkflow | undefined,
+  { dir, present, environment, stored }: InstallTarget,
 ): Promise<Replaced> {
   const workflows: StoredWorkflow[] = [];
   const overwritten: string[] = [];
@@ -115,7 +120,12 @@ export async function installBundle(
         "the bundle's files in this one (its variables.yml is kept)",
     });
   }
-  const replaced = await replacedBy(dir, present, name, files, options.storedWorkflow);
+  const replaced = await replacedBy(files, {
+    dir,
+    present,
+    environment: name,
+    stored: options.storedWorkflow,
+  });
   if (replaced.workflows.length && !options.force) {
     const list = replaced.workflows.map(describeStored).join("; ");
     throw new StationError(

@@ -1,8 +1,7 @@
 /** Workspace file writes, lists and deletes through the supervisor. */
 
-import type { Readable } from "node:stream";
 import { StationError } from "../../errors.ts";
-import type { FileEntry } from "../backend.ts";
+import type { FileContent, FileEntry } from "../backend.ts";
 import { deadline } from "../deadline.ts";
 import { deleteWorkspaceRefused, engineError, isDirectory, sizeMismatch } from "../errors.ts";
 import { WORKSPACE, workspacePath } from "../paths.ts";
@@ -61,9 +60,7 @@ export async function channelWrite(
   conn: ChannelConnection,
   callTimeoutMs: number,
   path: string,
-  data: Readable | Uint8Array,
-  size: number,
-  mode = 0o644,
+  { data, size, mode = 0o644 }: FileContent,
 ): Promise<void> {
   const target = workspacePath(path);
   if (target === WORKSPACE) throw isDirectory(path);

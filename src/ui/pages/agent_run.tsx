@@ -245,7 +245,7 @@ export function addAgentRunRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
     const run = requireView(ctx, c.req.param("id"));
     const after = Number(/^\d+$/.exec(c.req.header("last-event-id") ?? "")?.[0] ?? 0);
     const follow = (signal: AbortSignal) =>
-      followAgentRunEvents(ctx.agentRuns.ledger, run.run_id, after, signal);
+      followAgentRunEvents(ctx.agentRuns.ledger, run.run_id, { after, signal });
     return streamRunEvents(c, ctx.shutdown, follow, false);
   });
 

@@ -183,7 +183,7 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
     return streamRunEvents(
       c,
       ctx.shutdown,
-      (signal) => followRunEvents(ctx.engine, run.id, after, signal),
+      (signal) => followRunEvents(ctx.engine, run.id, { after, signal }),
       false,
     );
   });

@@ -74,7 +74,7 @@ class Rewriter {
   }
 
   /** Renames `from` to `to` in a state; both present is an error (which one wins would be a guess). */
-  rename(s: Obj, from: string, to: string, ptr: string, src: string): void {
+  rename(s: Obj, { from, to }: { from: string; to: string }, ptr: string, src: string): void {
     if (!(from in s)) return;
     if (to in s) {
       this.problems.push({
@@ -94,8 +94,8 @@ class Rewriter {
   state(raw: unknown, ptr: string, src: string): unknown {
     if (!isObj(raw)) return raw;
     const s: Obj = { ...raw };
-    if (!("id" in s) && typeof s.name === "string") this.rename(s, "name", "id", ptr, src);
-    this.rename(s, "transition", "next", ptr, src);
+    if (!("id" in s) && typeof s.name === "string") this.rename(s, { from: "name", to: "id" }, ptr, src);
+    this.rename(s, { from: "transition", to: "next" }, ptr, src);
     if (typeof s.type === "string" && s.type in TYPE_ALIASES) s.type = TYPE_ALIASES[s.type];
     if (typeof s.type === "string" && OPERATION_TYPES.has(s.type)) this.operation(s, ptr, src);
     else if (s.type === "agent") this.agentInput(s, ptr, src);
@@ -161,7 +161,7 @@ class Rewriter {
   approval(s: Obj, ptr: string, src: string): void {
     if ("approval_title" in s) {
       if ("name" in s) delete s.approval_title;
-      else this.rename(s, "approval_title", "name", ptr, src);
+      else this.rename(s, { from: "approval_title", to: "name" }, ptr, src);
     }
     if ("timeout_seconds" in s && !("timeout" in s)) {
       const v = s.timeout_seconds;

@@ -139,7 +139,8 @@ export class Control {
     const messages = await core.commitSoon(() => {
       const run = core.snapshot(attempt.run_id, attempt.id)!;
       traceparent = run.run.traceparent;
-      return decideApproval(run, core.repo.approvals.get(approvalId)!, decision, prepared, core.env());
+      const approval = core.repo.approvals.get(approvalId)!;
+      return decideApproval(run, { approval, decision, prepared }, core.env());
     });
     core.notify(attempt.run_id);
     await core.publishAll(messages, traceparent);

@@ -143,12 +143,17 @@ export function decisionOutcome(state: State, d: Decision, now: number) {
   return { decision, outcome: approval.decided(state, decision) };
 }
 
+/** A decision on an approval: the approval, what was decided, and its step's outcome prepared to commit. */
+export interface DecidedApproval {
+  approval: ApprovalRow;
+  decision: ReturnType<typeof decisionOutcome>["decision"];
+  prepared: Prepared;
+}
+
 /** Records a decision on a pending approval and continues its step; a decided one is a 409. */
 export function decideApproval(
   state: RunState,
-  approval: ApprovalRow,
-  decision: ReturnType<typeof decisionOutcome>["decision"],
-  prepared: Prepared,
+  { approval, decision, prepared }: DecidedApproval,
   env: TransitionEnv,
 ): Command[] {
   if (approval.status !== "pending") {

@@ -16,7 +16,7 @@ export type Parking = Extract<Outcome, { kind: "sleep" | "approval" | "await" }>
 export function park(t: Transition, a: AttemptRow, outcome: Parking): void {
   switch (outcome.kind) {
     case "sleep":
-      wait(t, a, "timer", outcome.until, { until: iso(outcome.until) });
+      wait(t, a, { kind: "timer", fireAt: outcome.until, data: { until: iso(outcome.until) } });
       break;
     case "approval": {
       const approvalId = `appr-${a.run_id}-${a.id}`;
@@ -38,7 +38,7 @@ export function park(t: Transition, a: AttemptRow, outcome: Parking): void {
         approvers: outcome.approvers,
         timeout_at: iso(timeoutAt),
       });
-      wait(t, a, "approval_timeout", timeoutAt, { approval_id: approvalId });
+      wait(t, a, { kind: "approval_timeout", fireAt: timeoutAt, data: { approval_id: approvalId } });
       break;
     }
     case "await": {
@@ -69,14 +69,15 @@ export function park(t: Transition, a: AttemptRow, outcome: Parking): void {
   }
 }
 
+/** A wait's timer (its kind and when it fires) and what its step_waiting event adds. */
+interface Wait {
+  kind: TimerKind;
+  fireAt: number;
+  data: Record<string, unknown>;
+}
+
 /** Puts a step into `waiting` with a durable timer. */
-function wait(
-  t: Transition,
-  a: AttemptRow,
-  kind: TimerKind,
-  fireAt: number,
-  data: Record<string, unknown>,
-): void {
+function wait(t: Transition, a: AttemptRow, { kind, fireAt, data }: Wait): void {
   t.emit({ kind: "wait_attempt", attemptId: a.id });
   addTimer(t, a.id, kind, fireAt);
   t.event("step_waiting", a.path, { attempt: a.attempt, kind, ...data });

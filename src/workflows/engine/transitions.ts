@@ -87,7 +87,7 @@ export function createRun(req: NewRun, env: TransitionEnv): Command[] {
     at,
   });
   t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });
-  dispatch(t, schedule(t, "", blockStart(req.definition as Block), 1));
+  dispatch(t, schedule(t, "", blockStart(req.definition as Block), { attempt: 1 }));
   return t.commands;
 }
 
@@ -183,7 +183,7 @@ function startChildren(t: Transition, parentId: number): void {
     t.emit({ kind: "start_scope", runId: parent.run_id, scope: child.scope });
     running++;
     const block = blockOf(t.state.definition, child.scope, t.lookup);
-    dispatch(t, schedule(t, child.scope, blockStart(block), 1));
+    dispatch(t, schedule(t, child.scope, blockStart(block), { attempt: 1 }));
   }
   if (before.every((s) => s !== "pending" && s !== "running")) {
     t.emit({ kind: "requeue_attempt", attemptId: parent.id, dispatchedAt: t.env.now });
@@ -204,20 +204,19 @@ function advance(t: Transition, a: AttemptRow, next: string | null, output: unkn
       return;
     }
     // Scheduled even when paused: the claim drops its message and resume publishes it again.
-    dispatch(t, schedule(t, a.scope, state, 1));
+    dispatch(t, schedule(t, a.scope, state, { attempt: 1 }));
     return;
   }
-  endScope(t, a.scope, "completed", output, null);
+  endScope(t, a.scope, { status: "completed", output, error: null });
 }
 
+/** How a block ended: completed with its output, or failed with its error. */
+type ScopeEnd =
+  | { status: "completed"; output: unknown; error: null }
+  | { status: "failed"; output: null; error: StepError };
+
 /** Ends a block: the run for the top level, else the child scope of a fanout. */
-function endScope(
-  t: Transition,
-  scope: string,
-  status: "completed" | "failed",
-  output: unknown,
-  error: StepError | null,
-): void {
+function endScope(t: Transition, scope: string, { status, output, error }: ScopeEnd): void {
   const run = t.state.run;
   if (scope === "") {
     const problem = status === "completed" ? outputProblem(t.state.definition, output) : null;
@@ -287,16 +286,22 @@ export function fail(t: Transition, a: AttemptRow, state: State | undefined, err
     error.code !== "canceled" && !permanentError(error.code)
   ) {
     const delay = backoff(policy, a.attempt, t.env.random);
-    const retry = schedule(t, a.scope, state!, a.attempt + 1, a.visit);
+    const retry = schedule(t, a.scope, state!, { attempt: a.attempt + 1, visit: a.visit });
     addTimer(t, retry.id, "retry", t.env.now + delay);
     t.event("step_retry_scheduled", a.path, { attempt: a.attempt + 1, delay_ms: delay });
     return;
   }
-  endScope(t, a.scope, "failed", null, error);
+  endScope(t, a.scope, { status: "failed", output: null, error });
+}
+
+/** Which try of a step an attempt is: its attempt number, and its visit (the next one unless told). */
+interface Try {
+  attempt: number;
+  visit?: number;
 }
 
 /** Inserts a scheduled attempt (and its event); returns it under its temporary id. */
-function schedule(t: Transition, scope: string, state: State, attempt: number, visit?: number): AttemptRow {
+function schedule(t: Transition, scope: string, state: State, { attempt, visit }: Try): AttemptRow {
   const path = scope === "" ? state.id : `${scope}/${state.id}`;
   let v = visit;
   if (v === undefined) {

@@ -90,7 +90,7 @@ const execute: Executor<SandboxState> = async (step, scope, ctx): Promise<Outcom
   const files: Record<string, string> = {};
   // The run's own outputs: a retried attempt (or a later step) replaces what an earlier one published.
   for (const path of step.publish ?? []) {
-    files[path] = (await sandbox.publish(session.id, path, undefined, true)).key;
+    files[path] = (await sandbox.publish(session.id, path, { overwrite: true })).key;
   }
   return {
     kind: "completed",

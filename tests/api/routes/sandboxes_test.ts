@@ -48,8 +48,10 @@ testInBothModes("sandbox API: open, exec (JSON and SSE), files, list, close", as
     assertStrictEquals(json.stdout, "hi there");
 
     const events: string[] = [];
-    const result = await execStreaming(t.client, id, { cmd: "echo one; echo two >&2; exit 3" }, (e) => {
-      if (e.type !== "result") events.push(`${e.type}:${e.data}`);
+    const result = await execStreaming(t.client, id, { cmd: "echo one; echo two >&2; exit 3" }, {
+      onEvent: (e) => {
+        if (e.type !== "result") events.push(`${e.type}:${e.data}`);
+      },
     });
     assertStrictEquals(result.exit_code, 3);
     assertEquals(events.sort(), ["stderr:two\n", "stdout:one\n"]);

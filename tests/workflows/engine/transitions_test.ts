@@ -626,25 +626,20 @@ Deno.test("approval decisions: the decision is the step's output; a second one i
   const a = () => attemptRow(1, { step_id: "ask", status: "waiting", owner: null });
   const rejected = decisionOutcome(stateNamed("ask"), { approved: false, actor: "ann" }, NOW);
   assertEquals(rejected.outcome, { kind: "completed", output: rejected.decision, next: "no" });
-  const cs = decideApproval(runState(asking, runRow("waiting"), [a()]), approval, rejected.decision, {
-    outcome: rejected.outcome,
-    state: stateNamed("ask"),
-    context: {},
+  const cs = decideApproval(runState(asking, runRow("waiting"), [a()]), {
+    approval,
+    decision: rejected.decision,
+    prepared: { outcome: rejected.outcome, state: stateNamed("ask"), context: {} },
   }, env);
   assertEquals(kinds(cs).slice(0, 3), ["decide_approval", "cancel_timers", "append_event"]);
   assertEquals(only(cs, "schedule_attempt")[0].stepId, "no");
   const err = rejects(
     () =>
-      decideApproval(
-        runState(asking, runRow("waiting"), [a()]),
-        { ...approval, status: "timed_out" },
-        rejected.decision,
-        {
-          outcome: rejected.outcome,
-          state: stateNamed("ask"),
-        },
-        env,
-      ),
+      decideApproval(runState(asking, runRow("waiting"), [a()]), {
+        approval: { ...approval, status: "timed_out" },
+        decision: rejected.decision,
+        prepared: { outcome: rejected.outcome, state: stateNamed("ask") },
+      }, env),
   );
   assertEquals([err.code, err.status], ["approval_decided", 409]);
 });
