@@ -90,7 +90,7 @@ export const StartRunBody = z.strictObject({
     "who starts the run, kept as `workflow.trigger` in its context: the CLI sends `manual`",
   ),
   record: z.boolean().optional().describe(
-    "record its agent runs' model and tool calls: GET /api/v1/workflow-runs/{runId}/cassette answers the cassette",
+    "record its agent runs' model and tool calls: GET /api/v1/workflow-runs/{run_id}/cassette answers the cassette",
   ),
 }).meta({ id: "StartRunBody" });
 export type StartRunBody = z.input<typeof StartRunBody>;

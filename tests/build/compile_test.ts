@@ -79,7 +79,12 @@ Deno.test("compile: main.ts compiles with every runtime file and the nats-server
       "src/sandbox/channel/supervisor/main.c",
     ]);
     // Every file a module opens beside itself is a runtime file, so a new Worker or asset cannot be forgotten.
-    for (const f of filesNextToModules()) assert(wanted.includes(f), `${f} is opened at run time: add it`);
+    // scripts/stn is named, never read: `stn mcp config` writes the checkout's launcher into a client's config
+    // when stn runs from a checkout (a compiled stn names itself).
+    const namedOnly = ["scripts/stn"];
+    for (const f of filesNextToModules().filter((f) => !namedOnly.includes(f))) {
+      assert(wanted.includes(f), `${f} is opened at run time: add it`);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

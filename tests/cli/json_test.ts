@@ -248,6 +248,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "mock", args: () => ["aws-cost-explorer"], ok: false, code: 2 },
     { cmd: "mcp approve", args: () => ["nope"], ok: false },
     {
       cmd: "mcp approve",
@@ -269,7 +270,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     // until stopped, and `mcp stdio` by speaking MCP on stdout, so only their failures print a result; the
     // successes of `up`, `logs` and `image build` need the station image and are checked with --json in
     // tests/e2e/up_test.ts).
-    const failureOnly = ["serve", "worker", "up", "logs", "image build", "mcp stdio"];
+    const failureOnly = ["serve", "worker", "up", "logs", "image build", "mcp stdio", "mock"];
     for (const leaf of leafCommands(buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
       if (!failureOnly.includes(leaf)) {

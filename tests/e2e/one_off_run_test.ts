@@ -1,7 +1,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { type TempHome, tempHome } from "../helpers/home.ts";
-import { runStn, startServe } from "../helpers/stn.ts";
+import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 
 /** A workflow whose schedule would fire every minute, were it stored. */
 const CRON_WORKFLOW = `id: every-minute
@@ -64,7 +64,11 @@ Deno.test("stn workflow run FILE runs once: no stored workflow, no schedule (emb
         assertEquals(list.workflows.map((w: { id: string; status: string }) => [w.id, w.status]), [
           ["every-minute", "active"],
         ]);
-        assert(scheduleRows(home).length === 1, "the stored workflow's schedule is on");
+        // The scheduler reconciles its table with the store every couple of seconds.
+        assert(
+          await waitFor(() => scheduleRows(home).length === 1, 10_000),
+          "the stored workflow's schedule is on",
+        );
         const byId = await runStn(["workflow", "run", "every-minute", "--save"], { env: home.env });
         assertEquals(byId.code, 2, "--save with a stored workflow's id is a usage error");
       } finally {

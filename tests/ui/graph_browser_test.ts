@@ -84,6 +84,30 @@ Deno.test("state graphs in Chromium: every example's boxes, groups and labels ar
   try {
     const url = ts.station.url;
     const { page, errors } = await b.page();
+    // A stored workflow's agent steps must name agents the station has: give it a stub of each one named.
+    const byEnv = new Map<string, Set<string>>();
+    for (const e of examples()) {
+      for (const m of e.text.matchAll(/"?agent"?:\s*"?([\w.-]+)(?:@([\w-]+))?/g)) {
+        const env = m[2] ?? "default";
+        byEnv.set(env, (byEnv.get(env) ?? new Set()).add(m[1]));
+      }
+    }
+    for (const [env, names] of byEnv) {
+      const dir = ts.home.path("environments", env, "agents");
+      await Deno.mkdir(dir, { recursive: true });
+      for (const name of names) {
+        await Deno.writeTextFile(
+          join(dir, `${name}.prompt`),
+          "---\nmodel: openai/gpt-4o-mini\n---\nA stub.\n",
+        );
+      }
+      const synced = await fetch(`${url}/api/v1/sync`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ environment: env }),
+      });
+      assertEquals(synced.status, 200, await synced.text());
+    }
     const shown: string[] = [];
     for (const e of examples()) {
       const res = await fetch(`${url}/api/v1/workflows`, {

@@ -30,7 +30,11 @@ type StartBody = z.output<typeof StartRunBody>;
 /** Starts a run, once per Idempotency-Key: a retry with the key answers the run the first try started. */
 async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
-  const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", body);
+  // One request however it is spelled: `workflowId` is the deprecated name of `workflow_id`, `save` is false
+  // unless given (the stored workflow's own start route sends the same request).
+  const { workflowId, ...named } = body;
+  const canonical = { ...named, workflow_id: body.workflow_id ?? workflowId, save: body.save ?? false };
+  const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", canonical);
   const { record, ...request } = body;
   const recordings = recordingsOf(ctx.agents);
   const recorder = record
@@ -153,7 +157,7 @@ const getEvents = createRoute({
 });
 const getCassette = createRoute({
   method: "get",
-  path: "/{runId}/cassette",
+  path: "/{run_id}/cassette",
   tags,
   summary: "The recording of a run started with `record: true` (complete once the run has ended)",
   request: byRun,
