@@ -200,6 +200,9 @@ export const ERROR_CODES = {
   mcp_server_not_found: [404, 1, "no MCP server of that name in the environment's configs"],
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
+  test_run_not_found: [404, 1, "no test run with that id (the station keeps its last 50, until it stops)"],
+  no_test_files: [400, 2, "`stn test` / POST /api/v1/tests found no test files (docs/testing.md)"],
+  invalid_test_file: [400, 2, "a test file does not validate (details: each issue with file:line:col)"],
   agent_run_finished: [409, 1, "the agent run has already ended"],
   agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
   agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],

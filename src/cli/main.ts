@@ -26,6 +26,7 @@ import { upCommands } from "./up.ts";
 import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand } from "./sync.ts";
+import { testCommand } from "./test.ts";
 import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
@@ -88,6 +89,7 @@ export function buildProgram(): Command {
   eventsCommand(program);
   agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
+  testCommand(program);
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);

@@ -1,0 +1,158 @@
+/** `stn test`: runs an environment's test cases on a station of their own and reports them (docs/testing.md). */
+
+import type { Command } from "commander";
+import { dirname, join, relative } from "node:path";
+import { StationClient } from "../client/http.ts";
+import { TestRun } from "../contract/tests.ts";
+import { usageError } from "../errors.ts";
+import { LOG_LEVELS, setLogLevel } from "../log.ts";
+import { writeFileAtomic } from "../lib/write_atomic.ts";
+import { junitXml } from "../testing/junit.ts";
+import { environmentTestFiles, filesAt, type LoadedSuite, loadTestFiles } from "../testing/load.ts";
+import { caseLines, reportLines } from "../testing/report.ts";
+import { newTestRun, runSuite } from "../testing/suite.ts";
+import { startTestStation } from "../testing/station.ts";
+import { commandConfig, globals, jsonMode, numberFlag } from "./context.ts";
+import { CliExit, errStyle, note, outStyle, render } from "./output.ts";
+
+interface TestOptions {
+  env?: string;
+  filter?: string;
+  parallel?: string;
+  bail?: boolean;
+  junit?: string;
+  coverageMin?: string;
+  caseTimeout?: string;
+}
+
+/** Exit code of a run: 0 all passed, 1 a case failed (or coverage fell short), 2 a test file is invalid. */
+export function testExitCode(run: TestRun, coverageMin?: number): number {
+  if (run.status === "invalid") return 2;
+  if (run.status === "failed") return 1;
+  if (coverageMin !== undefined && run.coverage.some((w) => w.percent < coverageMin)) return 1;
+  return 0;
+}
+
+/** A positive integer flag, or a usage error naming it. */
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = numberFlag(value);
+  if (typeof n !== "number" || n < 1) {
+    throw usageError("invalid_usage", `--${name} must be a positive whole number, got ${value}`);
+  }
+  return n;
+}
+
+/** The test files to run: the paths given (files or folders), else the environment's tests/ folder. */
+async function testFiles(paths: string[], envDir: string): Promise<string[]> {
+  if (paths.length === 0) return await environmentTestFiles(envDir);
+  const out: string[] = [];
+  for (const p of paths) {
+    try {
+      out.push(...await filesAt(p));
+    } catch {
+      throw usageError("local_file_not_found", `${p}: no such file or folder`, "give test files or folders of them");
+    }
+  }
+  return out;
+}
+
+/** The test files and the cassettes their cases name, as the body of POST /api/v1/tests carries them. */
+async function bodyFiles(suite: LoadedSuite, paths: string[]) {
+  const files = new Map<string, string>();
+  for (const p of paths) files.set(relative(Deno.cwd(), p) || p, await Deno.readTextFile(p));
+  for (const c of suite.cases) {
+    const model = c.case.model;
+    if (model && "cassette" in model) {
+      const abs = join(c.dir, model.cassette);
+      const text = await Deno.readTextFile(abs).catch(() => undefined);
+      if (text !== undefined) files.set(relative(Deno.cwd(), abs), text);
+    }
+  }
+  return [...files].map(([path, text]) => ({ path, text }));
+}
+
+/** Registers `stn test`. */
+export function testCommand(program: Command): Command {
+  return program.command("test")
+    .description("run test cases of agents and workflows offline: recorded models, mocked tools, skipped time")
+    .argument("[paths...]", "test files or folders (default: environments/<env>/tests/*.test.yaml)")
+    .option("--env <name>", "the environment under test (default: workflows.environment from config)")
+    .option("--filter <text>", "only cases whose `file › name` contains this")
+    .option("--parallel <n>", "cases at a time (default: the number of cores)")
+    .option("--bail", "stop after the first failing case")
+    .option("--junit <file>", "also write the results as JUnit XML (for CI)")
+    .option("--coverage-min <percent>", "fail when a workflow's coverage is under this")
+    .option("--case-timeout <seconds>", "fail a case that takes longer (default 120)")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 all passed, 1 a case failed (or coverage is under --coverage-min), 2 a test file is invalid.\n" +
+        "Without --station, one station is started on a temporary home and removed afterwards (docs/testing.md).",
+    )
+    .action(async (paths: string[], opts: TestOptions, cmd: Command) => {
+      const json = jsonMode(cmd);
+      const config = commandConfig(cmd);
+      // The test station's own info lines (sync, requests) are noise in a test report.
+      if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
+      const environment = opts.env ?? config.values.workflows.environment;
+      const parallel = positive("parallel", opts.parallel, navigator.hardwareConcurrency || 2);
+      const caseTimeoutMs = positive("case-timeout", opts.caseTimeout, 120) * 1000;
+      const coverageMin = opts.coverageMin === undefined ? undefined : Number(opts.coverageMin);
+      if (coverageMin !== undefined && !(coverageMin >= 0 && coverageMin <= 100)) {
+        throw usageError("invalid_usage", `--coverage-min must be a percentage (0–100), got ${opts.coverageMin}`);
+      }
+      const files = await testFiles(paths, join(config.paths.environments, environment));
+      if (files.length === 0) {
+        throw usageError(
+          "no_test_files",
+          `no test files in ${join(config.paths.environments, environment, "tests")}`,
+          "write environments/<env>/tests/*.test.yaml (docs/testing.md), or give test files as arguments",
+        );
+      }
+      // Files of the environment are named from its folder (tests/x.test.yaml), others as given.
+      const envDir = join(config.paths.environments, environment);
+      const suite = await loadTestFiles(files, undefined, paths.length ? Deno.cwd() : envDir);
+      const onCase = json ? undefined : (r: TestRun["cases"][number], done: number, total: number) => {
+        for (const l of caseLines(r, outStyle)) console.log(l);
+        if (Deno.stderr.isTerminal()) note((s) => s.dim(`[${done}/${total}]`));
+      };
+      const station = globals(cmd).station ?? Deno.env.get("STATION_URL");
+      let run: TestRun;
+      if (suite.invalid.length) run = newTestRun(environment, suite);
+      else if (station) {
+        const client = new StationClient(station, {
+          token: Deno.env.get("STATION_API_TOKEN") ?? config.values.server.api_token,
+          timeoutMs: caseTimeoutMs * Math.max(1, suite.cases.length),
+        });
+        run = await client.json("POST", "/api/v1/tests", {
+          body: { environment, files: await bodyFiles(suite, files), filter: opts.filter, parallel, bail: opts.bail },
+          schema: TestRun,
+        });
+        if (!json) for (const c of run.cases) onCase?.(c, 0, 0);
+      } else {
+        if (!json) note((s) => s.dim(`starting a test station for environment ${environment}…`));
+        const test = await startTestStation(config, environment);
+        try {
+          const target = { client: test.client, environment, caseTimeoutMs, station: test.station };
+          run = await runSuite(target, suite, newTestRun(environment, suite), {
+            filter: opts.filter,
+            parallel,
+            bail: opts.bail,
+            onCase,
+          });
+        } finally {
+          await test.stop();
+        }
+      }
+      if (opts.junit) {
+        await Deno.mkdir(dirname(opts.junit), { recursive: true }).catch(() => {});
+        await writeFileAtomic(opts.junit, junitXml(run));
+      }
+      render(run, { json, text: (r, style) => reportLines(r, style, { cases: false }) });
+      const code = testExitCode(run, coverageMin);
+      if (!json && code === 1 && run.status === "passed") {
+        note(`${errStyle.red("coverage")}: a workflow is under --coverage-min ${coverageMin}%`);
+      }
+      if (code !== 0) throw new CliExit(code);
+    });
+}

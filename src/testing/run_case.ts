@@ -1,0 +1,170 @@
+/** Running one test case against a station: start its agent or workflow run, drive it, observe it, check it. */
+
+import type { AgentRun } from "../contract/agent_runs.ts";
+import type { Run } from "../contract/runs.ts";
+import type { CaseResult, TestCase } from "../contract/tests.ts";
+import { getAgentRun, listAgentRuns, startAgentRun } from "../client/agent_runs.ts";
+import { signalRun, sendEvent } from "../client/events.ts";
+import type { StationClient } from "../client/http.ts";
+import {
+  controlRun,
+  decideApproval,
+  getRun,
+  listApprovals,
+  runEvents,
+  runSteps,
+  startRun,
+} from "../client/workflow_runs.ts";
+import { sleep } from "../lib/async.ts";
+import { checkExpect, type Failure, type Observed } from "./expect.ts";
+import type { LoadedCase } from "./load.ts";
+
+/** The station a suite runs against, and the in-process hooks it offers (doubles, virtual time). */
+export interface TestTarget {
+  client: StationClient;
+  /** The environment whose agents the cases run. */
+  environment: string;
+  /** How long one case may take before it fails (ms). */
+  caseTimeoutMs: number;
+}
+
+/** What a workflow run took: its steps in order and its events, for the steps assertion and coverage. */
+export interface WorkflowTrace {
+  workflow: string;
+  steps: Array<{ step_id: string; path: string; output: unknown }>;
+  events: Array<{ type: string; step: string | null; data: unknown }>;
+}
+
+/** A case's result, and for a workflow case what its run took (coverage reads it). */
+export interface CaseOutcome {
+  result: CaseResult;
+  trace?: WorkflowTrace;
+}
+
+const TERMINAL = new Set(["completed", "failed", "canceled"]);
+
+const usageTokens = (r: AgentRun) => r.usage.total_tokens;
+
+/** What an agent run did, as the assertions read it. */
+function observeAgent(run: AgentRun): Observed {
+  return {
+    status: run.status,
+    output: run.result !== undefined ? run.result : run.response,
+    error: run.error ? { code: run.error.code, message: run.error.message } : null,
+    steps: [],
+    toolCalls: run.tool_calls.map((c) => ({ name: c.name, arguments: c.arguments })),
+    turns: run.turns,
+    tokens: usageTokens(run),
+  };
+}
+
+/** Runs an agent case: one agent run with the case's task and variables, waited for. */
+async function agentCase(target: TestTarget, c: Extract<TestCase, { agent: string }>, signal: AbortSignal) {
+  const run = await startAgentRun(target.client, c.agent, {
+    task: c.task,
+    variables: c.vars ?? {},
+    environment: target.environment,
+  }, { wait: true, signal });
+  return { runId: run.run_id, seen: observeAgent(run) };
+}
+
+/** Decides the run's pending approvals the case names (`timeout` ones are left to time out). */
+async function decide(target: TestTarget, c: TestCase, runId: string, decided: Set<string>): Promise<void> {
+  for (const a of await listApprovals(target.client, { run_id: runId, status: "pending" })) {
+    const d = c.approvals?.[a.step_id];
+    if (!d || d.decision === "timeout" || decided.has(a.id)) continue;
+    decided.add(a.id);
+    await decideApproval(target.client, a.id, d.decision, { actor: "stn-test", comment: d.comment });
+  }
+}
+
+/** Polls a workflow run to its end (or, when the case expects `waiting`, until it waits), delivering as it goes. */
+async function drive(target: TestTarget, c: Extract<TestCase, { workflow: string }>, run: Run, signal: AbortSignal) {
+  const decided = new Set<string>();
+  let eventsSent = false;
+  let pause = 5;
+  while (!TERMINAL.has(run.status)) {
+    signal.throwIfAborted();
+    if (run.status === "waiting") {
+      await decide(target, c, run.id, decided);
+      if (!eventsSent && c.events?.length) {
+        eventsSent = true;
+        for (const e of c.events) await sendEvent(target.client, { name: e.name, data: e.data });
+      }
+      if (c.expect.status === "waiting") break;
+    }
+    await sleep(pause);
+    pause = Math.min(pause * 2, 100);
+    run = await getRun(target.client, run.id);
+  }
+  return run;
+}
+
+/** Runs a workflow case: a run of the stored workflow with the case's input, driven to its end. */
+async function workflowCase(target: TestTarget, c: Extract<TestCase, { workflow: string }>, signal: AbortSignal) {
+  let run = await startRun(target.client, { workflowId: c.workflow, input: c.input ?? {}, trigger: "api" });
+  for (const s of c.signals ?? []) await signalRun(target.client, run.id, { name: s.name, payload: s.data });
+  try {
+    run = await drive(target, c, run, signal);
+  } catch (err) {
+    // A case that ran out of time: cancel its run so nothing keeps running on a shared station.
+    await controlRun(target.client, run.id, "cancel").catch(() => undefined);
+    throw err;
+  }
+  const steps = (await runSteps(target.client, run.id)).filter((s) => s.status !== "scheduled");
+  const agentRuns = (await listAgentRuns(target.client, { workflow_run_id: run.id, limit: 500 })).runs;
+  const full = await Promise.all(agentRuns.map((r) => getAgentRun(target.client, r.run_id)));
+  const events: WorkflowTrace["events"] = [];
+  for await (const e of runEvents(target.client, run.id, { follow: false })) events.push(e);
+  const seen: Observed = {
+    status: run.status,
+    output: run.result,
+    error: run.error ? { code: run.error.code, message: run.error.message } : null,
+    steps: steps.map((s) => s.step_id),
+    toolCalls: full.flatMap((r) => r.tool_calls.map((t) => ({ name: t.name, arguments: t.arguments }))),
+    turns: full.reduce((n, r) => n + r.turns, 0),
+    tokens: full.reduce((n, r) => n + usageTokens(r), 0),
+  };
+  const trace: WorkflowTrace = {
+    workflow: c.workflow,
+    steps: steps.map((s) => ({ step_id: s.step_id, path: s.path, output: s.output })),
+    events,
+  };
+  return { runId: run.id, seen, trace };
+}
+
+/** Runs one case and checks its expectations; an error running it is a failure of the case, not of the suite. */
+export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<CaseOutcome> {
+  const c = loaded.case;
+  const started = performance.now();
+  const kind = "agent" in c ? "agent" : "workflow";
+  const base = { file: loaded.file, name: c.name, kind, target: "agent" in c ? c.agent : c.workflow } as const;
+  const timeout = AbortSignal.timeout(target.caseTimeoutMs);
+  let runId: string | null = null;
+  let failures: Failure[];
+  let steps: string[] = [];
+  let trace: WorkflowTrace | undefined;
+  try {
+    const done: { runId: string; seen: Observed; trace?: WorkflowTrace } = "agent" in c
+      ? await agentCase(target, c, timeout)
+      : await workflowCase(target, c, timeout);
+    runId = done.runId;
+    steps = done.seen.steps;
+    trace = done.trace;
+    failures = await checkExpect(c.expect, done.seen);
+  } catch (err) {
+    const message = timeout.aborted
+      ? `did not finish within ${target.caseTimeoutMs / 1000} s`
+      : (err as Error).message;
+    failures = [{ assertion: "run", message }];
+  }
+  const result: CaseResult = {
+    ...base,
+    status: failures.length ? "failed" : "passed",
+    duration_ms: Math.round(performance.now() - started),
+    run_id: runId,
+    failures,
+    steps,
+  };
+  return { result, trace };
+}

@@ -1,0 +1,71 @@
+/**
+ * The station `stn test` runs its cases on: one embedded station on a temporary home holding a copy of the
+ * environment under test, removed with everything in it when the suite ends.
+ */
+
+import { join } from "node:path";
+import type { LoadedConfig } from "../config/load.ts";
+import { stationPaths } from "../config/paths.ts";
+import { StationClient } from "../client/http.ts";
+import type { Station } from "../runtime/station.ts";
+import { usageError } from "../errors.ts";
+
+/** A station started for one suite, and how to remove it. */
+export interface TestStation {
+  client: StationClient;
+  station: Station;
+  home: string;
+  stop(): Promise<void>;
+}
+
+/** Copies a folder tree (files and folders only; links are not followed out of it). */
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    const src = join(from, e.name), dest = join(to, e.name);
+    if (e.isDirectory) await copyTree(src, dest);
+    else if (e.isFile) await Deno.copyFile(src, dest);
+  }
+}
+
+/**
+ * Starts an embedded station on a fresh temporary home: the user's settings (model, providers, engine) with
+ * the home's paths replaced, and `environment` copied from the user's environments folder, synced at start.
+ */
+export async function startTestStation(config: LoadedConfig, environment: string): Promise<TestStation> {
+  const source = join(config.paths.environments, environment);
+  try {
+    await Deno.stat(source);
+  } catch {
+    throw usageError(
+      "environment_not_found",
+      `environment ${environment} not found at ${source}`,
+      "give --env NAME of a folder under environments/ (`stn env list`)",
+    );
+  }
+  const home = await Deno.makeTempDir({ prefix: "stn-test-" });
+  const remove = () => Deno.remove(home, { recursive: true }).catch(() => {});
+  try {
+    const paths = stationPaths(home);
+    await copyTree(source, join(paths.environments, environment));
+    const values = structuredClone(config.values);
+    values.server.host = "127.0.0.1";
+    values.server.port = 0;
+    values.workflows.environment = environment;
+    // Loaded only by `stn test`: the runtime is not part of a command that talks to a server.
+    const { startStation } = await import("../runtime/station.ts");
+    const station = await startStation({ values, paths, file: config.file }, { announce: false });
+    return {
+      client: new StationClient(station.url, { token: values.server.api_token }),
+      station,
+      home,
+      stop: async () => {
+        await station.stop();
+        await remove();
+      },
+    };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+}
