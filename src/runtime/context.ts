@@ -6,6 +6,7 @@ import type { NatsConnection } from "../nats/connection.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import type { SandboxUnavailable } from "../sandbox/start.ts";
 import type { Engine } from "../workflows/engine/engine.ts";
+import type { TestRuns } from "../testing/runs.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
@@ -39,6 +40,8 @@ export interface StationContext {
    * shared sync of the WAL with `fsync` (the API answers only then).
    */
   durable: () => Promise<void>;
+  /** The last test runs of POST /api/v1/tests (docs/testing.md). */
+  tests: TestRuns;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

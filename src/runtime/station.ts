@@ -27,6 +27,7 @@ import { Scheduler } from "../workflows/engine/scheduler.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import { syncOnStart } from "../workflows/sync.ts";
+import { TestRuns } from "../testing/runs.ts";
 import type { StationContext } from "./context.ts";
 import { removeServerFile, writeServerFile } from "./server_file.ts";
 
@@ -202,6 +203,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       engine,
       agents,
       durable,
+      tests: new TestRuns(),
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
     const scheduler = new Scheduler(engine, workflows, db);

@@ -17,7 +17,7 @@ import {
 } from "../client/workflow_runs.ts";
 import { sleep } from "../lib/async.ts";
 import { checkExpect, type Failure, type Observed } from "./expect.ts";
-import type { LoadedCase } from "./load.ts";
+import type { LoadedCase, ReadText } from "./load.ts";
 
 /** The station a suite runs against, and the in-process hooks it offers (doubles, virtual time). */
 export interface TestTarget {
@@ -26,6 +26,8 @@ export interface TestTarget {
   environment: string;
   /** How long one case may take before it fails (ms). */
   caseTimeoutMs: number;
+  /** Reads a file a case names (a cassette): the disk, or the files a POST /api/v1/tests body carried. */
+  read?: ReadText;
 }
 
 /** What a workflow run took: its steps in order and its events, for the steps assertion and coverage. */

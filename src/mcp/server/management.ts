@@ -2,6 +2,7 @@ import type { StationClient } from "../../client/http.ts";
 import { VERSION } from "../../version.ts";
 import { agentManagementTools } from "./management_agents.ts";
 import { environmentTools } from "./management_environments.ts";
+import { testTools } from "./management_tests.ts";
 import { fileTools } from "./management_files.ts";
 import { sandboxTools } from "./management_sandboxes.ts";
 import { workflowTools } from "./management_workflows.ts";
@@ -25,6 +26,7 @@ export function managementTools(client: StationClient): McpToolSpec[] {
     ...fileTools(client),
     ...sandboxTools(client),
     ...environmentTools(client),
+    ...testTools(client),
   ].map((t) => ({ ...t, annotations: annotations(t.name) }));
 }
 
@@ -45,6 +47,7 @@ const READ_ONLY = new Set([
   "get_file_info",
   "download_file",
   "list_environments",
+  "get_test_run",
 ]);
 
 /** Tools that remove or end something for good: a client should ask first. */
