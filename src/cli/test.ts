@@ -51,7 +51,11 @@ async function testFiles(paths: string[], envDir: string): Promise<string[]> {
     try {
       out.push(...await filesAt(p));
     } catch {
-      throw usageError("local_file_not_found", `${p}: no such file or folder`, "give test files or folders of them");
+      throw usageError(
+        "local_file_not_found",
+        `${p}: no such file or folder`,
+        "give test files or folders of them",
+      );
     }
   }
   return out;
@@ -75,7 +79,9 @@ async function bodyFiles(suite: LoadedSuite, paths: string[]) {
 /** Registers `stn test`. */
 export function testCommand(program: Command): Command {
   return program.command("test")
-    .description("run test cases of agents and workflows offline: recorded models, mocked tools, skipped time")
+    .description(
+      "run test cases of agents and workflows offline: recorded models, mocked tools, skipped time",
+    )
     .argument("[paths...]", "test files or folders (default: environments/<env>/tests/*.test.yaml)")
     .option("--env <name>", "the environment under test (default: workflows.environment from config)")
     .option("--filter <text>", "only cases whose `file › name` contains this")
@@ -99,7 +105,10 @@ export function testCommand(program: Command): Command {
       const caseTimeoutMs = positive("case-timeout", opts.caseTimeout, 120) * 1000;
       const coverageMin = opts.coverageMin === undefined ? undefined : Number(opts.coverageMin);
       if (coverageMin !== undefined && !(coverageMin >= 0 && coverageMin <= 100)) {
-        throw usageError("invalid_usage", `--coverage-min must be a percentage (0–100), got ${opts.coverageMin}`);
+        throw usageError(
+          "invalid_usage",
+          `--coverage-min must be a percentage (0–100), got ${opts.coverageMin}`,
+        );
       }
       const files = await testFiles(paths, join(config.paths.environments, environment));
       if (files.length === 0) {
@@ -125,10 +134,16 @@ export function testCommand(program: Command): Command {
           timeoutMs: caseTimeoutMs * Math.max(1, suite.cases.length),
         });
         run = await client.json("POST", "/api/v1/tests", {
-          body: { environment, files: await bodyFiles(suite, files), filter: opts.filter, parallel, bail: opts.bail },
+          body: {
+            environment,
+            files: await bodyFiles(suite, files),
+            filter: opts.filter,
+            parallel,
+            bail: opts.bail,
+          },
           schema: TestRun,
         });
-        if (!json) for (const c of run.cases) onCase?.(c, 0, 0);
+        if (!json) { for (const c of run.cases) onCase?.(c, 0, 0); }
       } else {
         if (!json) note((s) => s.dim(`starting a test station for environment ${environment}…`));
         const test = await startTestStation(config, environment);

@@ -13,7 +13,9 @@ export const ScriptedAnswer = z.union([
   z.strictObject({ text: z.string() }),
   z.strictObject({ output: z.unknown().describe("a structured output (the agent's output schema)") }),
   z.strictObject({
-    tool_calls: z.array(z.strictObject({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }))
+    tool_calls: z.array(
+      z.strictObject({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }),
+    )
       .min(1),
   }),
 ]).meta({ id: "TestScriptedAnswer" });
@@ -31,13 +33,17 @@ export const ToolMock = z.union([
   z.strictObject({ result: z.unknown() }),
   z.strictObject({ expr: Jsonata.describe("JSONata over { args }: the tool's result") }),
   z.strictObject({ error: z.string().min(1).describe("the tool fails with this message") }),
-  z.strictObject({ sequence: z.array(z.unknown()).min(1).describe("results in call order; the last repeats") }),
+  z.strictObject({
+    sequence: z.array(z.unknown()).min(1).describe("results in call order; the last repeats"),
+  }),
 ]).meta({ id: "TestToolMock" });
 export type ToolMock = z.infer<typeof ToolMock>;
 
 /** A decision for a human_approval step, by step id. */
 export const TestApproval = z.strictObject({
-  decision: z.enum(["approve", "reject", "timeout"]).describe("timeout: leave it undecided until it times out"),
+  decision: z.enum(["approve", "reject", "timeout"]).describe(
+    "timeout: leave it undecided until it times out",
+  ),
   comment: z.string().optional(),
 }).meta({ id: "TestApproval" });
 

@@ -72,10 +72,16 @@ function checkSteps(expected: NonNullable<TestExpect["steps"]>, steps: string[])
   const extra = (expected.not_visited ?? []).filter((s) => seen.has(s));
   const out: Failure[] = [];
   if (missing.length) {
-    out.push({ assertion: "steps.visited", message: `not visited: ${missing.join(", ")} (took ${steps.join(" → ")})` });
+    out.push({
+      assertion: "steps.visited",
+      message: `not visited: ${missing.join(", ")} (took ${steps.join(" → ")})`,
+    });
   }
   if (extra.length) {
-    out.push({ assertion: "steps.not_visited", message: `visited: ${extra.join(", ")} (took ${steps.join(" → ")})` });
+    out.push({
+      assertion: "steps.not_visited",
+      message: `visited: ${extra.join(", ")} (took ${steps.join(" → ")})`,
+    });
   }
   return out;
 }
@@ -124,10 +130,16 @@ export async function checkExpect(expect: TestExpect, seen: Observed): Promise<F
   if (expect.steps) failures.push(...checkSteps(expect.steps, seen.steps));
   if (expect.tool_calls) failures.push(...await checkToolCalls(expect.tool_calls, seen.toolCalls));
   if (expect.max_turns !== undefined && seen.turns > expect.max_turns) {
-    failures.push({ assertion: "max_turns", message: `took ${seen.turns} turns, at most ${expect.max_turns}` });
+    failures.push({
+      assertion: "max_turns",
+      message: `took ${seen.turns} turns, at most ${expect.max_turns}`,
+    });
   }
   if (expect.max_tokens !== undefined && seen.tokens > expect.max_tokens) {
-    failures.push({ assertion: "max_tokens", message: `used ${seen.tokens} tokens, at most ${expect.max_tokens}` });
+    failures.push({
+      assertion: "max_tokens",
+      message: `used ${seen.tokens} tokens, at most ${expect.max_tokens}`,
+    });
   }
   return failures;
 }

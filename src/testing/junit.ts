@@ -38,9 +38,13 @@ export function junitXml(run: TestRun): string {
         continue;
       }
       const message = c.failures.map((f) => `${f.assertion}: ${f.message}`).join("; ");
-      const body = c.failures.map((f) => `${f.assertion}: ${f.message}${f.diff ? `\n${f.diff}` : ""}`).join("\n\n");
+      const body = c.failures.map((f) => `${f.assertion}: ${f.message}${f.diff ? `\n${f.diff}` : ""}`).join(
+        "\n\n",
+      );
       suites.push(`${head}>`);
-      suites.push(`      <failure message="${xmlEscape(message)}" type="assertion">${xmlEscape(body)}</failure>`);
+      suites.push(
+        `      <failure message="${xmlEscape(message)}" type="assertion">${xmlEscape(body)}</failure>`,
+      );
       suites.push(`    </testcase>`);
     }
     suites.push(`  </testsuite>`);

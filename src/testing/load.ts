@@ -31,7 +31,9 @@ export async function environmentTestFiles(envDir: string): Promise<string[]> {
   const dir = join(envDir, "tests");
   const found: string[] = [];
   try {
-    for await (const e of Deno.readDir(dir)) if (e.isFile && TEST_FILE.test(e.name)) found.push(join(dir, e.name));
+    for await (const e of Deno.readDir(dir)) {
+      if (e.isFile && TEST_FILE.test(e.name)) found.push(join(dir, e.name));
+    }
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
@@ -43,7 +45,9 @@ export async function filesAt(path: string): Promise<string[]> {
   const info = await Deno.stat(path);
   if (!info.isDirectory) return [path];
   const found: string[] = [];
-  for await (const e of Deno.readDir(path)) if (e.isFile && TEST_FILE.test(e.name)) found.push(join(path, e.name));
+  for await (const e of Deno.readDir(path)) {
+    if (e.isFile && TEST_FILE.test(e.name)) found.push(join(path, e.name));
+  }
   return found.sort();
 }
 
@@ -80,7 +84,9 @@ function checkFile(value: unknown): { cases: TestCase[]; errors: ValidationIssue
     return { cases, errors: [issue("invalid_value", "", "a test file is a map with `cases:`", HINT)] };
   }
   for (const key of Object.keys(obj)) {
-    if (key !== "cases") errors.push(issue("unknown_field", toPointer([key]), `unknown field \`${key}\``, HINT));
+    if (key !== "cases") {
+      errors.push(issue("unknown_field", toPointer([key]), `unknown field \`${key}\``, HINT));
+    }
   }
   if (!Array.isArray(obj.cases) || obj.cases.length === 0) {
     errors.push(issue("missing_field", "/cases", "`cases` must be a list of one or more cases", HINT));
@@ -95,14 +101,20 @@ function checkFile(value: unknown): { cases: TestCase[]; errors: ValidationIssue
       ? WorkflowTestCase
       : undefined;
     if (!schema) {
-      errors.push(issue("missing_field", toPointer(["cases", i]), "a case names an `agent` or a `workflow`", HINT));
+      errors.push(
+        issue("missing_field", toPointer(["cases", i]), "a case names an `agent` or a `workflow`", HINT),
+      );
       return;
     }
     const parsed = schema.safeParse(raw);
     if (!parsed.success) return errors.push(...zodIssues(parsed.error, ["cases", i]));
     if (names.has(parsed.data.name)) {
       errors.push(
-        issue("duplicate_name", toPointer(["cases", i, "name"]), `case \`${parsed.data.name}\` is named twice`),
+        issue(
+          "duplicate_name",
+          toPointer(["cases", i, "name"]),
+          `case \`${parsed.data.name}\` is named twice`,
+        ),
       );
     }
     names.add(parsed.data.name);
@@ -125,7 +137,13 @@ export async function loadTestFiles(
       const { message, position, code } = parsed.error;
       suite.invalid.push({
         file,
-        errors: [{ code: code ?? "parse_error", path: "", message, line: position?.line, column: position?.column }],
+        errors: [{
+          code: code ?? "parse_error",
+          path: "",
+          message,
+          line: position?.line,
+          column: position?.column,
+        }],
       });
       continue;
     }

@@ -4,7 +4,7 @@ import type { AgentRun } from "../contract/agent_runs.ts";
 import type { Run } from "../contract/runs.ts";
 import type { CaseResult, TestCase } from "../contract/tests.ts";
 import { getAgentRun, listAgentRuns, startAgentRun } from "../client/agent_runs.ts";
-import { signalRun, sendEvent } from "../client/events.ts";
+import { sendEvent, signalRun } from "../client/events.ts";
 import type { StationClient } from "../client/http.ts";
 import {
   controlRun,
@@ -81,7 +81,12 @@ async function decide(target: TestTarget, c: TestCase, runId: string, decided: S
 }
 
 /** Polls a workflow run to its end (or, when the case expects `waiting`, until it waits), delivering as it goes. */
-async function drive(target: TestTarget, c: Extract<TestCase, { workflow: string }>, run: Run, signal: AbortSignal) {
+async function drive(
+  target: TestTarget,
+  c: Extract<TestCase, { workflow: string }>,
+  run: Run,
+  signal: AbortSignal,
+) {
   const decided = new Set<string>();
   let eventsSent = false;
   let pause = 5;
@@ -103,7 +108,11 @@ async function drive(target: TestTarget, c: Extract<TestCase, { workflow: string
 }
 
 /** Runs a workflow case: a run of the stored workflow with the case's input, driven to its end. */
-async function workflowCase(target: TestTarget, c: Extract<TestCase, { workflow: string }>, signal: AbortSignal) {
+async function workflowCase(
+  target: TestTarget,
+  c: Extract<TestCase, { workflow: string }>,
+  signal: AbortSignal,
+) {
   let run = await startRun(target.client, { workflowId: c.workflow, input: c.input ?? {}, trigger: "api" });
   for (const s of c.signals ?? []) await signalRun(target.client, run.id, { name: s.name, payload: s.data });
   try {
@@ -140,7 +149,12 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
   const c = loaded.case;
   const started = performance.now();
   const kind = "agent" in c ? "agent" : "workflow";
-  const base = { file: loaded.file, name: c.name, kind, target: "agent" in c ? c.agent : c.workflow } as const;
+  const base = {
+    file: loaded.file,
+    name: c.name,
+    kind,
+    target: "agent" in c ? c.agent : c.workflow,
+  } as const;
   const timeout = AbortSignal.timeout(target.caseTimeoutMs);
   let runId: string | null = null;
   let failures: Failure[];

@@ -57,14 +57,18 @@ export async function runSuite(
   const cases = selectCases(suite.cases, options.filter);
   let bailed = false;
   let done = 0;
-  const outcomes = await mapLimit(cases, Math.max(1, options.parallel), async (c): Promise<CaseOutcome | null> => {
-    if (bailed) return null;
-    const o = await runCase(target, c);
-    if (options.bail && o.result.status === "failed") bailed = true;
-    run.cases.push(o.result);
-    options.onCase?.(o.result, ++done, cases.length);
-    return o;
-  });
+  const outcomes = await mapLimit(
+    cases,
+    Math.max(1, options.parallel),
+    async (c): Promise<CaseOutcome | null> => {
+      if (bailed) return null;
+      const o = await runCase(target, c);
+      if (options.bail && o.result.status === "failed") bailed = true;
+      run.cases.push(o.result);
+      options.onCase?.(o.result, ++done, cases.length);
+      return o;
+    },
+  );
   const kept = outcomes.filter((o): o is CaseOutcome => o !== null);
   // Results in the suite's order, not the order they ended in.
   run.cases = kept.map((o) => o.result);

@@ -20,7 +20,13 @@ const start = createRoute({
   responses: {
     201: json(TestRun, "the finished test run (with wait: true, the default)"),
     202: json(TestRun, "the test run, started (wait: false): poll GET /api/v1/tests/{id}"),
-    ...errors("invalid_json", "invalid_request", "no_test_files", "invalid_test_file", "environment_not_found"),
+    ...errors(
+      "invalid_json",
+      "invalid_request",
+      "no_test_files",
+      "invalid_test_file",
+      "environment_not_found",
+    ),
   },
 });
 const list = createRoute({
@@ -43,7 +49,11 @@ const show = createRoute({
 const BODY_ROOT = "/stn-test-body";
 
 /** The test files to load and how to read them (and the cassettes they name): the body's, or the environment's. */
-async function sources(ctx: StationContext, environment: string, files?: Array<{ path: string; text: string }>) {
+async function sources(
+  ctx: StationContext,
+  environment: string,
+  files?: Array<{ path: string; text: string }>,
+) {
   if (files) {
     const byPath = new Map(files.map((f) => [resolve(BODY_ROOT, f.path), f.text]));
     const read: ReadText = (p) => {
@@ -62,7 +72,10 @@ async function sources(ctx: StationContext, environment: string, files?: Array<{
 }
 
 /** /api/v1/tests; `api` is the app itself, which the cases call in-process. */
-export function testRoutes(ctx: StationContext, api: (req: Request) => Response | Promise<Response>): OpenAPIHono {
+export function testRoutes(
+  ctx: StationContext,
+  api: (req: Request) => Response | Promise<Response>,
+): OpenAPIHono {
   const app = router();
   openapi(app, start, async (c) => {
     const body = c.req.valid("json");
@@ -90,7 +103,11 @@ export function testRoutes(ctx: StationContext, api: (req: Request) => Response 
     const run = newTestRun(environment, suite);
     ctx.tests.add(run);
     const target = { client, environment, caseTimeoutMs: 120_000, read };
-    const done = runSuite(target, suite, run, { filter: body.filter, parallel: body.parallel ?? 2, bail: body.bail });
+    const done = runSuite(target, suite, run, {
+      filter: body.filter,
+      parallel: body.parallel ?? 2,
+      bail: body.bail,
+    });
     if (!body.wait) {
       done.catch(() => undefined);
       return c.json(run, 202);

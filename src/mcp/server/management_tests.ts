@@ -18,7 +18,8 @@ export function testTools(client: StationClient): McpToolSpec[] {
       "get_test_run",
       "A test run by id (run_tests with wait: false answers at once): its cases, failures and coverage.",
       TestRunIdParam,
-      (a, signal) => client.json("GET", `/api/v1/tests/${encodeURIComponent(a.id)}`, { schema: TestRun, signal }),
+      (a, signal) =>
+        client.json("GET", `/api/v1/tests/${encodeURIComponent(a.id)}`, { schema: TestRun, signal }),
     ),
   ];
 }

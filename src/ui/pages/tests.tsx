@@ -31,7 +31,9 @@ export function addTestRoutes(ui: Hono, ctx: StationContext, page: (c: Context) 
 
 function TestRunTable(props: { runs: TestRun[] }) {
   if (props.runs.length === 0) {
-    return <p class="muted">No test runs yet: `stn test --station URL` or POST /api/v1/tests runs them here.</p>;
+    return (
+      <p class="muted">No test runs yet: `stn test --station URL` or POST /api/v1/tests runs them here.</p>
+    );
   }
   return (
     <table>
@@ -87,9 +89,12 @@ function CaseTable(props: { run: TestRun }) {
               {k.file} › {k.name}
             </td>
             <td>
-              {k.kind} <code>{k.target}</code>{" "}
-              {k.run_id
-                ? <a href={k.kind === "workflow" ? `/ui/runs/${k.run_id}` : `/ui/agent-runs/${k.run_id}`}>run</a>
+              {k.kind} <code>{k.target}</code> {k.run_id
+                ? (
+                  <a href={k.kind === "workflow" ? `/ui/runs/${k.run_id}` : `/ui/agent-runs/${k.run_id}`}>
+                    run
+                  </a>
+                )
                 : null}
             </td>
             <td>
