@@ -3,6 +3,7 @@ import { type Database, transaction } from "../db/database.ts";
 import { Watchers } from "../lib/watchers.ts";
 import { countAgentRunFinished } from "../telemetry/metrics.ts";
 import { Statements } from "../workflows/engine/repository.ts";
+import { type Clock, iso, systemClock } from "../workflows/engine/clock.ts";
 import type {
   AgentEventRow,
   AgentRunRow,
@@ -62,7 +63,6 @@ export interface AgentRunQuery {
   limit: number;
 }
 
-const now = () => new Date().toISOString();
 const TERMINAL_EVENT: Record<Exclude<AgentRunStatus, "running">, string> = {
   completed: "run_completed",
   failed: "run_failed",
@@ -74,16 +74,23 @@ export class AgentLedger {
   #db: Database;
   #q: Statements;
   #watchers = new Watchers();
+  #clock: Clock;
 
-  constructor(db: Database) {
+  /** `clock` stamps the runs and their events (the engine's, so a virtual clock in tests stamps both alike). */
+  constructor(db: Database, clock: Clock = systemClock) {
     this.#db = db;
+    this.#clock = clock;
     this.#q = new Statements(db);
+  }
+
+  #now(): string {
+    return iso(this.#clock.now());
   }
 
   /** Creates a running run and its `run_started` event (or returns the run `claim` names). */
   create(r: NewRun): AgentRunRow {
     const id = `arun_${ulid()}`;
-    const at = now();
+    const at = this.#now();
     const trigger = r.trigger ?? (r.parentRunId ? "agent" : r.step ? "workflow" : "manual");
     let existing: string | undefined;
     this.#write(id, () => {
@@ -144,7 +151,7 @@ export class AgentLedger {
         t.cached_tokens,
         t.total_tokens,
         t.duration_ms,
-        now(),
+        this.#now(),
       );
       this.#q.run(
         `UPDATE agent_runs SET turns = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
@@ -173,7 +180,7 @@ export class AgentLedger {
         c.position,
         c.name,
         c.arguments,
-        now(),
+        this.#now(),
       );
       this.#event(c.run_id, "tool_called", {
         turn: c.turn,
@@ -232,7 +239,7 @@ export class AgentLedger {
   ): boolean {
     let ended = false;
     this.#write(runId, () => {
-      const at = now();
+      const at = this.#now();
       ended = this.#q.run(
         `UPDATE agent_runs SET status = ?, finish_reason = ?, response = ?, result = ?, error = ?, ended_at = ?,
            duration_ms = CAST(ROUND((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
@@ -364,7 +371,7 @@ export class AgentLedger {
       runId,
       type,
       data === undefined ? null : JSON.stringify(data),
-      now(),
+      this.#now(),
     );
   }
 }

@@ -46,6 +46,7 @@ export class AgentScheduler {
         reconcile: () => this.#reconcile(),
         due: (now) =>
           this.#q.all<AgentScheduleRow>("SELECT * FROM agent_schedules WHERE next_run_at <= ?", now),
+        next: () => this.#q.get<{ n: number | null }>("SELECT MIN(next_run_at) AS n FROM agent_schedules")!.n,
         advance: (row, next, now) =>
           this.#q.run(
             `UPDATE agent_schedules SET next_run_at = ?, last_run_at = ?
@@ -71,6 +72,16 @@ export class AgentScheduler {
   /** Stops firing (runs already started go on under the agent service). */
   stop(): void {
     this.#loop.stop();
+  }
+
+  /** Why the scheduler is not idle now (firing, fires due), else null. */
+  busy(): string | null {
+    return this.#loop.busy();
+  }
+
+  /** When the next agent schedule is due (null when none). */
+  nextDue(): number | null {
+    return this.#loop.nextDue();
   }
 
   /** Makes `agent_schedules` match the synced agents' enabled schedules; a changed file restarts its clock. */

@@ -7,6 +7,7 @@ import { log } from "../log.ts";
 import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
+import { type Clock, systemClock } from "../workflows/engine/clock.ts";
 import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
@@ -31,6 +32,8 @@ export interface AgentServiceOptions {
   debug?: boolean;
   /** The environment of an agent named without one (`workflows.environment`). */
   environment?: string;
+  /** Stamps runs and their events: the engine's clock (a virtual one in tests); default the wall clock. */
+  clock?: Clock;
 }
 
 /** What starts (or finds) an agent run. */
@@ -78,7 +81,7 @@ export class AgentService {
 
   constructor(o: AgentServiceOptions) {
     this.#o = o;
-    this.ledger = new AgentLedger(o.db);
+    this.ledger = new AgentLedger(o.db, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
   }
@@ -139,6 +142,11 @@ export class AgentService {
       if (!row || row.status !== "running" || signal?.aborted) return row!;
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+
+  /** Why agent runs keep this process busy (some are running here), else null — quiescence in tests. */
+  busy(): string | null {
+    return this.#active.size > 0 ? `${this.#active.size} agent run(s) running` : null;
   }
 
   /** Cancels a running run: its model call and running tool are aborted. */
@@ -211,7 +219,7 @@ export class AgentService {
       return Promise.resolve(this.ledger.get(run.id)!);
     }
     this.ledger.event(run.id, "run_resumed", { turns: run.turns });
-    const elapsed = Date.now() - Date.parse(run.started_at);
+    const elapsed = (this.#o.clock ?? systemClock).now() - Date.parse(run.started_at);
     return this.#launch(run, { ...plan, timeout_ms: Math.max(1000, plan.timeout_ms - elapsed) }, def, signal);
   }
 

@@ -20,7 +20,11 @@ import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from ".
 import { ManagedNatsServer } from "../nats/server.ts";
 import { locateNatsServer } from "../nats/locate.ts";
 import { startSandboxService } from "../sandbox/start.ts";
+import { Quiescence } from "../testing/quiescence.ts";
+import { VirtualClock } from "../testing/virtual_clock.ts";
+import { VirtualTime } from "../testing/virtual_time.ts";
 import { VERSION } from "../version.ts";
+import { systemClock } from "../workflows/engine/clock.ts";
 import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
 import { Engine } from "../workflows/engine/engine.ts";
 import { Scheduler } from "../workflows/engine/scheduler.ts";
@@ -43,6 +47,13 @@ export interface StartStationOptions {
    * command has no MCP clients, and `stn mcp stdio` serves the management tools over stdio itself.
    */
   mcp?: boolean;
+  /**
+   * `virtual`: every timer the station keeps (timer steps, retry backoff, approval and await timeouts, fanout
+   * timeouts, workflow and agent schedules) is measured on a virtual clock that jumps to the next due timer when
+   * nothing else can happen, while someone waits through `station.time.during` (stn test; docs/testing.md).
+   * Default `real`: the wall clock.
+   */
+  time?: "real" | "virtual";
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -54,6 +65,10 @@ export interface Station {
   ctx: StationContext;
   /** Resolves with an error when a part the station cannot live without fails (the managed nats-server dies). */
   fatal: Promise<StationError>;
+  /** Whether the station has nothing left to do now (`busy()` null), and waiting until it has not. */
+  quiescence: Quiescence;
+  /** Skipped time, when started with `time: "virtual"`. */
+  time?: VirtualTime;
   /** Stops everything in reverse start order; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -87,6 +102,7 @@ function preflight(config: LoadedConfig): void {
 /** Starts the ledger, NATS and the API, in that order; on any failure undoes what had started. */
 export async function startStation(config: LoadedConfig, options: StartStationOptions): Promise<Station> {
   preflight(config);
+  const clock = options.time === "virtual" ? new VirtualClock() : systemClock;
   const closers: Closer[] = [];
   const shutdown = new AbortController();
   let stopped: Promise<void> | undefined;
@@ -168,6 +184,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandbox,
       debug: Deno.env.get("STATION_DEBUG") === "1",
       environment: config.values.workflows.environment,
+      clock,
     });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
@@ -181,6 +198,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandbox,
       agents,
       durable,
+      clock,
     });
     await engine.start();
     // Registered after the NATS connection, so it stops before the connection drains.
@@ -206,12 +224,15 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       tests: new TestRuns(),
     };
     if (config.values.workflows.sync_on_start) await syncOnStart(ctx.workflows, config, ctx.db);
-    const scheduler = new Scheduler(engine, workflows, db);
+    const scheduler = new Scheduler(engine, workflows, db, clock);
     scheduler.start();
     closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
-    const agentScheduler = new AgentScheduler(agents, db);
+    const agentScheduler = new AgentScheduler(agents, db, clock);
     agentScheduler.start();
     closers.push({ name: "agent scheduler", close: () => agentScheduler.stop() });
+    const quiescence = new Quiescence([engine, scheduler, agentScheduler, agents]);
+    const time = clock instanceof VirtualClock ? new VirtualTime(clock, quiescence) : undefined;
+    if (time) closers.push({ name: "virtual time", close: () => time.stop() });
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);
@@ -241,7 +262,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       // Pushed last so it is removed first: no client is sent to a server that is stopping.
       closers.push({ name: "server.json", close: () => removeServerFile(config.paths.serverJson) });
     }
-    return { url, mcp, ctx, fatal, stop };
+    return { url, mcp, ctx, fatal, quiescence, time, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -7,6 +7,7 @@ import type { WorkflowDefinition } from "./definition/schema.ts";
 import type { SendEventRequest, SendEventResult } from "./engine/engine.ts";
 import { evaluate, evaluateCondition } from "./expr.ts";
 import { checkInput } from "./json_schema.ts";
+import { iso } from "./engine/clock.ts";
 import type { WorkflowServices } from "./service.ts";
 
 /** An event as a caller sends it (`POST /api/v1/events`, `stn events send`, a webhook). */
@@ -86,7 +87,7 @@ export async function sendEvent(services: WorkflowServices, req: IncomingEvent):
   const id = req.id ?? ulid();
   const data = req.data ?? null;
   // A repeated id is found by the engine, inside the transaction that would record it (and starts nothing).
-  const event = { name: req.name, id, data, received_at: new Date().toISOString() };
+  const event = { name: req.name, id, data, received_at: iso(services.engine.clock.now()) };
   const { starts, refused } = await triggeredRuns(services, event);
   return await services.engine.sendEvent({
     name: req.name,

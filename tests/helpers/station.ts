@@ -15,13 +15,14 @@ export interface TestStation {
 
 /** Starts a real station (real nats-server, real SQLite file, real HTTP) for API-level tests. */
 export async function startTestStation(
-  options: { configYaml?: string; env?: Record<string, string>; home?: TempHome } = {},
+  options: { configYaml?: string; env?: Record<string, string>; home?: TempHome; time?: "real" | "virtual" } =
+    {},
 ): Promise<TestStation> {
   setLogLevel("warn");
   const home = options.home ?? await tempHome();
   if (options.configYaml) home.writeConfig(options.configYaml);
   const config = loadConfig({ env: { ...home.env, ...options.env }, flags: { "server.port": 0 } });
-  const station = await startStation(config, { announce: false });
+  const station = await startStation(config, { announce: false, time: options.time });
   const token = config.values.server.api_token;
   return {
     station,

@@ -2,6 +2,12 @@
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /**
+   * Calls fn right after the clock jumps ahead (a virtual clock in tests, `src/testing/virtual_clock.ts`), so
+   * whoever armed a wall-clock timeout for a due time looks again at once. Returns the unsubscribe. A clock
+   * that never jumps (the wall clock) has none.
+   */
+  onJump?(fn: () => void): () => void;
 }
 
 /** The wall clock. */

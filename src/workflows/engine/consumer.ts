@@ -181,6 +181,7 @@ export class Consumer {
       signal,
       sandbox: core.opts.sandbox,
       agents: core.opts.agents,
+      now: () => core.clock.now(),
     }, timeoutOf(def, state, core.opts.defaultTimeoutMs) ?? core.opts.defaultTimeoutMs);
   }
 }

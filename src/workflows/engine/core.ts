@@ -321,6 +321,11 @@ export class EngineCore {
     return tracked;
   }
 
+  /** Tracked tasks and group commits not yet settled (quiescence in tests: `idle.ts`). */
+  get pending(): number {
+    return this.#handlers.size + this.#group.length;
+  }
+
   /** Settles when every tracked task has. */
   settled(): Promise<unknown> {
     return Promise.allSettled([...this.#handlers]);

@@ -23,6 +23,8 @@ export interface CronTable<R extends CronRow> {
   reconcile(): void;
   /** The rows due at `now`. */
   due(now: number): R[];
+  /** When the earliest row is due next (null when the table is empty). */
+  next(): number | null;
   /** Moves a row's next_run_at from the value read to `next` (compare-and-set); false when another process did. */
   advance(row: R, next: number, now: number): boolean;
   /** Starts the run of one fire; it handles its own failure (nothing started, the next fire tries again). */
@@ -40,6 +42,7 @@ export class CronLoop<R extends CronRow> {
   #clock: Clock;
   #name: string;
   #timer?: ReturnType<typeof setInterval>;
+  #offJump?: () => void;
   #ticking = false;
   #lastReconcile = 0;
 
@@ -54,11 +57,25 @@ export class CronLoop<R extends CronRow> {
   start(everyMs: number): void {
     this.reconcile();
     this.#timer = setInterval(() => this.#tick(), everyMs);
+    // A virtual clock's jump (to this table's next fire, say) is looked at now, not at the next tick.
+    this.#offJump = this.#clock.onJump?.(() => void this.#tick());
   }
 
   /** Stops firing (runs already started go on). */
   stop(): void {
     clearInterval(this.#timer);
+    this.#offJump?.();
+  }
+
+  /** Why the loop is not idle now (a tick firing, rows due), else null — for quiescence in tests. */
+  busy(): string | null {
+    if (this.#ticking) return `${this.#name} firing`;
+    return this.#table.due(this.#clock.now()).length > 0 ? `${this.#name} has fires due` : null;
+  }
+
+  /** When the table's earliest row is due next (null when none). */
+  nextDue(): number | null {
+    return this.#table.next();
   }
 
   /** Makes the table follow the definitions now. */

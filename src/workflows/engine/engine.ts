@@ -7,9 +7,11 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Database } from "../../db/database.ts";
 import { StationError } from "../../errors.ts";
 import { Consumer } from "./consumer.ts";
+import type { Clock } from "./clock.ts";
 import { CANCEL_SUBJECT, Control, type StartRunRequest } from "./control.ts";
 import { EngineCore, type EngineOptions, type EngineStats } from "./core.ts";
 import { defaultReplicas, provisionQueue, provisionStream, type QueueInfo, queueInfo } from "./dispatch.ts";
+import { Idleness } from "./idle.ts";
 import type { ApprovalRow, AttemptRow, RunRow } from "./ledger.ts";
 import { RemoteWorkers, type WorkerView } from "./remote.ts";
 import { Repository } from "./repository.ts";
@@ -55,6 +57,7 @@ export class Engine {
   #control: Control;
   #signals: Signals;
   #remote: RemoteWorkers;
+  #idle: Idleness;
   #cancelSub?: Subscription;
 
   constructor(db: Database, nc: NatsConnection, options: EngineOptions) {
@@ -66,6 +69,22 @@ export class Engine {
     this.#control = new Control(this.#core);
     this.#signals = new Signals(this.#core);
     this.#remote = new RemoteWorkers(this.#core, (a) => this.#consumer.runClaimed(a));
+    this.#idle = new Idleness(db, this.#core, (a) => this.#remote.waitingFor(a));
+  }
+
+  /** The clock every time decision of this engine reads. */
+  get clock(): Clock {
+    return this.#core.clock;
+  }
+
+  /** Why the engine is not idle now (a step running or about to, a task or timer due), else null. */
+  busy(): string | null {
+    return this.#idle.busy();
+  }
+
+  /** When the engine's earliest pending timer is due (null when none is). */
+  nextDue(): number | null {
+    return this.#core.repo.timers.nextFireAt();
   }
 
   /** Counters for tests and benchmarks. */

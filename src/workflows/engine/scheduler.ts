@@ -31,6 +31,8 @@ export class Scheduler {
       {
         reconcile: () => this.#reconcile(),
         due: (now) => schedules.due(now),
+        next: () =>
+          schedules.all().reduce<number | null>((m, r) => Math.min(m ?? Infinity, r.next_run_at), null),
         advance: (row, next, now) => schedules.advance(row.workflow_id, row.next_run_at, next, now),
         fire: (row) => this.#fire(row),
       },
@@ -47,6 +49,16 @@ export class Scheduler {
   /** Stops firing. */
   stop(): void {
     this.#loop.stop();
+  }
+
+  /** Why the scheduler is not idle now (firing, fires due), else null. */
+  busy(): string | null {
+    return this.#loop.busy();
+  }
+
+  /** When the next schedule is due (null when none). */
+  nextDue(): number | null {
+    return this.#loop.nextDue();
   }
 
   /** Makes the schedules table match the latest enabled versions of active workflows. */

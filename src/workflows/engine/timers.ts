@@ -13,6 +13,7 @@ export class Timers {
   #core: EngineCore;
   #timer?: ReturnType<typeof setTimeout>;
   #sweeper?: ReturnType<typeof setInterval>;
+  #offJump?: () => void;
 
   constructor(core: EngineCore) {
     this.#core = core;
@@ -24,6 +25,8 @@ export class Timers {
     const core = this.#core;
     await this.#sweep(true);
     this.#sweeper = setInterval(() => core.track(this.#sweep(false)), Math.max(250, core.opts.leaseMs / 2));
+    // A virtual clock's jump makes timers due that the armed timeout would only see up to a second later.
+    this.#offJump = core.clock.onJump?.(() => this.#arm());
     this.#arm();
   }
 
@@ -31,6 +34,7 @@ export class Timers {
   stop(): void {
     clearInterval(this.#sweeper);
     clearTimeout(this.#timer);
+    this.#offJump?.();
   }
 
   /** Sets one in-process timeout for the earliest pending timer (at most 1s ahead, for other writers). */

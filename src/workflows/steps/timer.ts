@@ -28,7 +28,7 @@ const schema = () =>
 export type TimerState = z.infer<ReturnType<typeof schema>>;
 
 /** timer: a durable sleep for `duration`, or until the `until` instant. */
-const execute: Executor<TimerState> = async (step, scope) => {
+const execute: Executor<TimerState> = async (step, scope, ctx) => {
   try {
     if (step.until) {
       const at = Date.parse(String(await renderString(step.until, contextScope(scope))));
@@ -42,7 +42,7 @@ const execute: Executor<TimerState> = async (step, scope) => {
     if (ms === null) {
       return failed("invalid_timer", `timer ${step.id}: duration ${JSON.stringify(raw)} is not a duration`);
     }
-    return { kind: "sleep", until: Date.now() + ms };
+    return { kind: "sleep", until: (ctx.now?.() ?? Date.now()) + ms };
   } catch (err) {
     return failed("expression_failed", err);
   }

@@ -129,6 +129,8 @@ export interface ExecutorContext {
   sandbox?: SandboxService;
   /** Agent runs, for `agent` steps (undefined in a process that runs none). */
   agents?: AgentService;
+  /** The engine clock's now in ms (a virtual clock in tests); default the wall clock. */
+  now?: () => number;
 }
 
 /** A failed step: a stable code users can match in `retry.non_retryable` and `_error.code`. */

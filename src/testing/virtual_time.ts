@@ -1,0 +1,121 @@
+/** VirtualTime: a station's skipped time — its clock jumps to the next due timer whenever nothing else can happen. */
+
+import { sleep } from "../lib/async.ts";
+import type { Quiescence } from "./quiescence.ts";
+import type { VirtualClock } from "./virtual_clock.ts";
+
+/** What `during` does besides waiting. */
+export interface DuringOptions {
+  /**
+   * Asked each time the station is idle, before the clock jumps: deliver what the waiter has to deliver now
+   * (an approval decision, a signal, an event for a step that waits) and return true, so the clock stays
+   * until the station is idle again; false lets it jump.
+   */
+  beforeSkip?: () => boolean | Promise<boolean>;
+}
+
+interface Waiter extends DuringOptions {
+  fail(err: unknown): void;
+}
+
+/** Wall time the driver waits when the station is idle and no timer is due (only an outside input helps). */
+const NOTHING_DUE_MS = 10;
+
+/**
+ * Skipped time for a station started with `time: "virtual"` (docs/testing.md#skipped-time). While someone
+ * waits through `during`, the clock jumps to the earliest due timer (a `timer` step, a retry backoff, an
+ * approval or await timeout, a fanout's timeout, a workflow or agent schedule) as soon as the station is
+ * quiescent and no waiter has anything to deliver; without a waiter it runs like the wall clock (so a cron
+ * schedule does not fire on and on while nothing waits). Never past a due timer, never while work that could
+ * set an earlier one is going on.
+ */
+export class VirtualTime {
+  /** The station's clock (the engine, schedulers and agent ledger read it). */
+  readonly clock: VirtualClock;
+  #quiet: Quiescence;
+  #waiters = new Set<Waiter>();
+  #driving = false;
+  #stopped = false;
+
+  constructor(clock: VirtualClock, quiescence: Quiescence) {
+    this.clock = clock;
+    this.#quiet = quiescence;
+  }
+
+  /** Why the station is not idle now, else null. */
+  busy(): string | null {
+    return this.#quiet.busy();
+  }
+
+  /** When the station's next timer is due (null: nothing will happen unless something from outside does). */
+  nextDue(): number | null {
+    return this.#quiet.nextDue();
+  }
+
+  /** Resolves once the station is idle. */
+  quiescent(signal?: AbortSignal): Promise<void> {
+    return this.#quiet.settled(signal);
+  }
+
+  /** Waits for `work`, skipping time whenever the station is idle meanwhile; returns what `work` resolves to. */
+  async during<T>(work: Promise<T>, options: DuringOptions = {}): Promise<T> {
+    let fail!: (err: unknown) => void;
+    const failed = new Promise<never>((_, reject) => (fail = reject));
+    const waiter: Waiter = { beforeSkip: options.beforeSkip, fail };
+    this.#waiters.add(waiter);
+    void this.#drive();
+    try {
+      return await Promise.race([work, failed]);
+    } finally {
+      this.#waiters.delete(waiter);
+    }
+  }
+
+  /**
+   * Waits for quiescence, then jumps once to the next due timer: the instant jumped to, or null when no
+   * timer is due later (the clock stays).
+   */
+  async skip(signal?: AbortSignal): Promise<number | null> {
+    await this.#quiet.settled(signal);
+    return this.#jump();
+  }
+
+  /** Stops skipping (the station is stopping). */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  #jump(): number | null {
+    const next = this.#quiet.nextDue();
+    if (next === null || next <= this.clock.now()) return null;
+    this.clock.jumpTo(next);
+    return next;
+  }
+
+  /** One driver for every waiter: quiescent → ask the waiters → jump, while anyone waits. */
+  async #drive(): Promise<void> {
+    if (this.#driving) return;
+    this.#driving = true;
+    try {
+      while (this.#waiters.size > 0 && !this.#stopped) {
+        await this.#quiet.settled();
+        if (this.#waiters.size === 0 || this.#stopped) break;
+        let delivered = false;
+        for (const w of [...this.#waiters]) {
+          try {
+            if (w.beforeSkip && await w.beforeSkip()) delivered = true;
+          } catch (err) {
+            // Its `during` rejects with the error; the other waiters go on.
+            this.#waiters.delete(w);
+            w.fail(err);
+          }
+        }
+        // A delivery, or work that began while the waiters were asked: quiescence first, again.
+        if (delivered || this.#quiet.busy() !== null) continue;
+        if (this.#jump() === null) await sleep(NOTHING_DUE_MS);
+      }
+    } finally {
+      this.#driving = false;
+    }
+  }
+}
