@@ -11,7 +11,8 @@ import { junitXml } from "../testing/junit.ts";
 import { environmentTestFiles, filesAt, type LoadedSuite, loadTestFiles } from "../testing/load.ts";
 import { caseLines, reportLines } from "../testing/report.ts";
 import { newTestRun, runSuite } from "../testing/suite.ts";
-import { startTestStation } from "../testing/station.ts";
+import { startTestStation, type TestStation } from "../testing/station.ts";
+import type { TestTarget } from "../testing/run_case.ts";
 import { commandConfig, globals, jsonMode, numberFlag } from "./context.ts";
 import { CliExit, errStyle, note, outStyle, render } from "./output.ts";
 
@@ -146,17 +147,24 @@ export function testCommand(program: Command): Command {
         if (!json) { for (const c of run.cases) onCase?.(c, 0, 0); }
       } else {
         if (!json) note((s) => s.dim(`starting a test station for environment ${environment}…`));
-        const test = await startTestStation(config, environment);
+        const stations: TestStation[] = [];
+        const start = async (time: "real" | "virtual") => {
+          const test = await startTestStation(config, environment, time);
+          stations.push(test);
+          return { client: test.client, environment, caseTimeoutMs, time: test.station.time };
+        };
+        let realtime: Promise<TestTarget> | undefined;
         try {
-          const target = { client: test.client, environment, caseTimeoutMs, station: test.station };
-          run = await runSuite(target, suite, newTestRun(environment, suite), {
+          const targets = { main: await start("virtual"), realtime: () => realtime ??= start("real") };
+          run = await runSuite(targets, suite, newTestRun(environment, suite), {
             filter: opts.filter,
             parallel,
             bail: opts.bail,
             onCase,
           });
         } finally {
-          await test.stop();
+          await realtime?.catch(() => undefined);
+          for (const s of stations) await s.stop();
         }
       }
       if (opts.junit) {

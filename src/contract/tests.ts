@@ -130,6 +130,9 @@ export const CaseResult = z.looseObject({
   status: z.enum(["passed", "failed"]),
   duration_ms: z.number(),
   run_id: z.string().nullable(),
+  clock_ms: z.number().nullable().describe(
+    "the run's duration on the station's clock: with skipped time, the hours its timers waited",
+  ),
   failures: z.array(z.object({ assertion: z.string(), message: z.string(), diff: z.string().optional() })),
   steps: z.array(z.string()).describe("the step ids the run took, in order"),
 }).meta({ id: "TestCaseResult" });

@@ -18,6 +18,7 @@ import {
 import { sleep } from "../lib/async.ts";
 import { checkExpect, type Failure, type Observed } from "./expect.ts";
 import type { LoadedCase, ReadText } from "./load.ts";
+import type { VirtualTime } from "./virtual_time.ts";
 
 /** The station a suite runs against, and the in-process hooks it offers (doubles, virtual time). */
 export interface TestTarget {
@@ -26,6 +27,8 @@ export interface TestTarget {
   environment: string;
   /** How long one case may take before it fails (ms). */
   caseTimeoutMs: number;
+  /** Skipped time, when the station runs on a virtual clock (`stn test`; not a station started by `stn serve`). */
+  time?: VirtualTime;
   /** Reads a file a case names (a cassette): the disk, or the files a POST /api/v1/tests body carried. */
   read?: ReadText;
 }
@@ -42,6 +45,9 @@ export interface CaseOutcome {
   result: CaseResult;
   trace?: WorkflowTrace;
 }
+
+/** Milliseconds between two timestamps of the station's clock (null while the run has not ended). */
+const span = (from: string, to: string | null) => to === null ? null : Date.parse(to) - Date.parse(from);
 
 const TERMINAL = new Set(["completed", "failed", "canceled"]);
 
@@ -62,25 +68,34 @@ function observeAgent(run: AgentRun): Observed {
 
 /** Runs an agent case: one agent run with the case's task and variables, waited for. */
 async function agentCase(target: TestTarget, c: Extract<TestCase, { agent: string }>, signal: AbortSignal) {
-  const run = await startAgentRun(target.client, c.agent, {
+  const started = startAgentRun(target.client, c.agent, {
     task: c.task,
     variables: c.vars ?? {},
     environment: target.environment,
   }, { wait: true, signal });
-  return { runId: run.run_id, seen: observeAgent(run) };
+  const run = target.time ? await target.time.during(started) : await started;
+  return { runId: run.run_id, seen: observeAgent(run), clockMs: span(run.started_at, run.ended_at) };
 }
 
-/** Decides the run's pending approvals the case names (`timeout` ones are left to time out). */
-async function decide(target: TestTarget, c: TestCase, runId: string, decided: Set<string>): Promise<void> {
+/** Decides the run's pending approvals the case names (`timeout` ones are left to time out); how many it decided. */
+async function decide(target: TestTarget, c: TestCase, runId: string, decided: Set<string>): Promise<number> {
+  let n = 0;
   for (const a of await listApprovals(target.client, { run_id: runId, status: "pending" })) {
     const d = c.approvals?.[a.step_id];
     if (!d || d.decision === "timeout" || decided.has(a.id)) continue;
     decided.add(a.id);
     await decideApproval(target.client, a.id, d.decision, { actor: "stn-test", comment: d.comment });
+    n++;
   }
+  return n;
 }
 
-/** Polls a workflow run to its end (or, when the case expects `waiting`, until it waits), delivering as it goes. */
+/**
+ * Follows a workflow run to its end, delivering the case's approvals and events while it waits. On a virtual
+ * clock they are delivered when the station is idle, before time skips (so an approval is decided before it
+ * can time out); a run waiting with nothing due and nothing to deliver is stuck and the case ends there. The
+ * run ends the wait early too when the case expects `waiting`.
+ */
 async function drive(
   target: TestTarget,
   c: Extract<TestCase, { workflow: string }>,
@@ -89,22 +104,39 @@ async function drive(
 ) {
   const decided = new Set<string>();
   let eventsSent = false;
-  let pause = 5;
-  while (!TERMINAL.has(run.status)) {
-    signal.throwIfAborted();
-    if (run.status === "waiting") {
-      await decide(target, c, run.id, decided);
-      if (!eventsSent && c.events?.length) {
-        eventsSent = true;
-        for (const e of c.events) await sendEvent(target.client, { name: e.name, data: e.data });
-      }
-      if (c.expect.status === "waiting") break;
+  let stop = false;
+  const deliver = async (): Promise<boolean> => {
+    if ((await getRun(target.client, run.id)).status !== "waiting") return false;
+    let delivered = await decide(target, c, run.id, decided) > 0;
+    if (!eventsSent && c.events?.length) {
+      eventsSent = true;
+      delivered = true;
+      for (const e of c.events) await sendEvent(target.client, { name: e.name, data: e.data });
     }
-    await sleep(pause);
-    pause = Math.min(pause * 2, 100);
-    run = await getRun(target.client, run.id);
-  }
-  return run;
+    if (!delivered && c.expect.status === "waiting") stop = true;
+    return delivered;
+  };
+  const follow = async (): Promise<Run> => {
+    let pause = 5;
+    for (;;) {
+      signal.throwIfAborted();
+      run = await getRun(target.client, run.id);
+      if (TERMINAL.has(run.status) || stop) return run;
+      if (!target.time) await deliver();
+      await sleep(pause);
+      pause = Math.min(pause * 2, 50);
+    }
+  };
+  const time = target.time;
+  if (!time) return await follow();
+  return await time.during(follow(), {
+    beforeSkip: async () => {
+      if (await deliver()) return true;
+      // Idle, nothing to deliver and no timer due: nothing will ever move this run on.
+      if (time.nextDue() === null && (await getRun(target.client, run.id)).status === "waiting") stop = true;
+      return false;
+    },
+  });
 }
 
 /** Runs a workflow case: a run of the stored workflow with the case's input, driven to its end. */
@@ -141,7 +173,7 @@ async function workflowCase(
     steps: steps.map((s) => ({ step_id: s.step_id, path: s.path, output: s.output })),
     events,
   };
-  return { runId: run.id, seen, trace };
+  return { runId: run.id, seen, trace, clockMs: span(run.created_at, run.completed_at) };
 }
 
 /** Runs one case and checks its expectations; an error running it is a failure of the case, not of the suite. */
@@ -157,14 +189,15 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
   } as const;
   const timeout = AbortSignal.timeout(target.caseTimeoutMs);
   let runId: string | null = null;
+  let clockMs: number | null = null;
   let failures: Failure[];
   let steps: string[] = [];
   let trace: WorkflowTrace | undefined;
   try {
-    const done: { runId: string; seen: Observed; trace?: WorkflowTrace } = "agent" in c
-      ? await agentCase(target, c, timeout)
-      : await workflowCase(target, c, timeout);
+    const done: { runId: string; seen: Observed; trace?: WorkflowTrace; clockMs: number | null } =
+      "agent" in c ? await agentCase(target, c, timeout) : await workflowCase(target, c, timeout);
     runId = done.runId;
+    clockMs = done.clockMs;
     steps = done.seen.steps;
     trace = done.trace;
     failures = await checkExpect(c.expect, done.seen);
@@ -179,6 +212,7 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
     status: failures.length ? "failed" : "passed",
     duration_ms: Math.round(performance.now() - started),
     run_id: runId,
+    clock_ms: clockMs,
     failures,
     steps,
   };

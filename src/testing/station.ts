@@ -30,9 +30,14 @@ async function copyTree(from: string, to: string): Promise<void> {
 
 /**
  * Starts an embedded station on a fresh temporary home: the user's settings (model, providers, engine) with
- * the home's paths replaced, and `environment` copied from the user's environments folder, synced at start.
+ * the home's paths replaced, and `environment` copied from the user's environments folder, synced at start;
+ * its timers on a virtual clock (skipped time) or the wall clock.
  */
-export async function startTestStation(config: LoadedConfig, environment: string): Promise<TestStation> {
+export async function startTestStation(
+  config: LoadedConfig,
+  environment: string,
+  time: "real" | "virtual",
+): Promise<TestStation> {
   const source = join(config.paths.environments, environment);
   try {
     await Deno.stat(source);
@@ -54,7 +59,7 @@ export async function startTestStation(config: LoadedConfig, environment: string
     values.workflows.environment = environment;
     // Loaded only by `stn test`: the runtime is not part of a command that talks to a server.
     const { startStation } = await import("../runtime/station.ts");
-    const station = await startStation({ values, paths, file: config.file }, { announce: false });
+    const station = await startStation({ values, paths, file: config.file }, { announce: false, time });
     return {
       client: new StationClient(station.url, { token: values.server.api_token }),
       station,

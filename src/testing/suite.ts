@@ -8,6 +8,13 @@ import { coverage } from "./coverage.ts";
 import type { LoadedCase, LoadedSuite } from "./load.ts";
 import { type CaseOutcome, runCase, type TestTarget, type WorkflowTrace } from "./run_case.ts";
 
+/** Where cases run: on the main target, and `realtime: true` cases on a real-time one when it differs. */
+export interface SuiteTargets {
+  main: TestTarget;
+  /** The station for `realtime: true` cases (started on first use); without it they run on `main`. */
+  realtime?: () => Promise<TestTarget>;
+}
+
 /** How a suite runs. */
 export interface SuiteOptions {
   /** Only cases whose `file › name` contains this. */
@@ -47,7 +54,7 @@ export function newTestRun(environment: string, suite: LoadedSuite): TestRun {
 
 /** Runs the suite's cases against the target and fills in `run` (results, summary, coverage, status). */
 export async function runSuite(
-  target: TestTarget,
+  targets: SuiteTargets,
   suite: LoadedSuite,
   run: TestRun,
   options: SuiteOptions,
@@ -62,6 +69,7 @@ export async function runSuite(
     Math.max(1, options.parallel),
     async (c): Promise<CaseOutcome | null> => {
       if (bailed) return null;
+      const target = c.case.realtime && targets.realtime ? await targets.realtime() : targets.main;
       const o = await runCase(target, c);
       if (options.bail && o.result.status === "failed") bailed = true;
       run.cases.push(o.result);
@@ -73,7 +81,7 @@ export async function runSuite(
   // Results in the suite's order, not the order they ended in.
   run.cases = kept.map((o) => o.result);
   const traces = kept.flatMap((o) => o.trace ? [o.trace] : []);
-  run.coverage = coverage(traces, await definitions(target, traces));
+  run.coverage = coverage(traces, await definitions(targets.main, traces));
   run.summary = {
     total: run.cases.length,
     passed: run.cases.filter((c) => c.status === "passed").length,

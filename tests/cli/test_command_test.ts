@@ -2,7 +2,7 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { runStn } from "../helpers/stn.ts";
-import { ROUTE_WORKFLOW, writeEnvironment } from "../helpers/test_env.ts";
+import { ROUTE_WORKFLOW, SLOW_WORKFLOW, writeEnvironment } from "../helpers/test_env.ts";
 
 const SUITE = `cases:
   - name: big and approved
@@ -128,6 +128,52 @@ Deno.test("stn test: an invalid test file is reported at file:line:col and exits
       "tests/bad.test.yaml:6:5: error missing_field: a case names an `agent` or a `workflow`",
     );
     assert(!out.stderr.includes("starting a test station"), out.stderr);
+  } finally {
+    await home.cleanup();
+  }
+});
+
+Deno.test("stn test: a 24 h timer and an approval timing out after 72 h run on skipped time to onTimeout; realtime: true waits", async () => {
+  const home = await tempHome();
+  try {
+    await writeEnvironment(home.home, {
+      "workflows/slow.workflow.yaml": SLOW_WORKFLOW,
+      "tests/slow.test.yaml": `cases:
+  - name: nobody answers
+    workflow: slow
+    approvals: { ask: { decision: timeout } }
+    expect:
+      steps: [wait-a-day, ask, late]
+      output: 'answer = "timed out"'
+  - name: approved after a day
+    workflow: slow
+    approvals: { ask: { decision: approve } }
+    expect: { steps: [wait-a-day, ask, done] }
+  - name: in real time
+    workflow: slow
+    realtime: true
+    approvals: { ask: { decision: timeout } }
+    expect: { steps: [wait-a-day, ask, late] }
+`,
+    });
+    const out = await runStn(["--json", "test", "--case-timeout", "3"], { env: home.env });
+    assertEquals(out.code, 1, out.stderr);
+    const run = JSON.parse(out.stdout);
+    const byName = Object.fromEntries(run.cases.map((c: { name: string }) => [c.name, c]));
+    assertEquals(byName["nobody answers"].status, "passed", JSON.stringify(byName["nobody answers"]));
+    assertEquals(
+      byName["approved after a day"].status,
+      "passed",
+      JSON.stringify(byName["approved after a day"]),
+    );
+    // The recorded times are virtual: a day of timer, then three days of approval.
+    assert(byName["nobody answers"].clock_ms >= 96 * 3_600_000, String(byName["nobody answers"].clock_ms));
+    assert(byName["approved after a day"].clock_ms >= 24 * 3_600_000);
+    assert(byName["approved after a day"].clock_ms < 25 * 3_600_000);
+    // On the wall clock the day does not pass: the case runs out of its time.
+    assertEquals(byName["in real time"].status, "failed");
+    assertStringIncludes(byName["in real time"].failures[0].message, "did not finish within 3 s");
+    assertEquals(run.coverage[0].taken, ["ask→approved", "ask→onTimeout"]);
   } finally {
     await home.cleanup();
   }

@@ -47,3 +47,26 @@ states:
     data: { shipped: false }
     end: true
 `;
+
+/** A workflow that waits a day, then gives an approver three days; a timeout goes to `late`. */
+export const SLOW_WORKFLOW = `id: slow
+states:
+  - id: wait-a-day
+    type: timer
+    duration: 24h
+    next: ask
+  - id: ask
+    type: human_approval
+    message: still wanted?
+    timeout: 72h
+    onTimeout: late
+    next: done
+  - id: done
+    type: inject
+    data: { answer: approved }
+    end: true
+  - id: late
+    type: inject
+    data: { answer: timed out }
+    end: true
+`;
