@@ -1,7 +1,7 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
-import { runStn } from "../helpers/stn.ts";
+import { runStn, startServe } from "../helpers/stn.ts";
 import { ROUTE_WORKFLOW, SLOW_WORKFLOW, writeEnvironment } from "../helpers/test_env.ts";
 
 const SUITE = `cases:
@@ -175,6 +175,32 @@ Deno.test("stn test: a 24 h timer and an approval timing out after 72 h run on s
     assertStringIncludes(byName["in real time"].failures[0].message, "did not finish within 3 s");
     assertEquals(run.coverage[0].taken, ["ask→approved", "ask→onTimeout"]);
   } finally {
+    await home.cleanup();
+  }
+});
+
+Deno.test("stn test --station URL: the files go to that station's POST /api/v1/tests and the report is the same", async () => {
+  const home = await tempHome();
+  const serve = await (async () => {
+    await writeEnvironment(home.home, { "workflows/route.workflow.yaml": ROUTE_WORKFLOW });
+    return await startServe({ env: home.env, home: home.home });
+  })();
+  try {
+    // The test file lives outside the station's environment: it travels in the request.
+    const file = home.path("local.test.yaml");
+    await Deno.writeTextFile(file, SUITE);
+    const out = await runStn(["test", "--station", serve.url, "--junit", home.path("j.xml"), file], {
+      env: home.env,
+    });
+    assertEquals(out.code, 1, out.stdout + out.stderr);
+    assertStringIncludes(out.stdout, "✓ ");
+    assertStringIncludes(out.stdout, "› small");
+    assertStringIncludes(out.stdout, "3/4 passed, 1 failed");
+    assertEquals(XMLValidator.validate(await Deno.readTextFile(home.path("j.xml"))), true);
+    const listed = await (await fetch(`${serve.url}/api/v1/tests`)).json();
+    assertEquals(listed.runs.length, 1);
+  } finally {
+    await serve.stop();
     await home.cleanup();
   }
 });
