@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { dirname, join, relative } from "node:path";
 import { StationClient } from "../client/http.ts";
-import { TestRun } from "../contract/tests.ts";
+import { type TestCase, TestRun } from "../contract/tests.ts";
 import { usageError } from "../errors.ts";
 import { LOG_LEVELS, setLogLevel } from "../log.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
@@ -11,8 +11,7 @@ import { junitXml } from "../testing/junit.ts";
 import { environmentTestFiles, filesAt, type LoadedSuite, loadTestFiles } from "../testing/load.ts";
 import { caseLines, reportLines } from "../testing/report.ts";
 import { newTestRun, runSuite } from "../testing/suite.ts";
-import { startTestStation, type TestStation } from "../testing/station.ts";
-import type { TestTarget } from "../testing/run_case.ts";
+import { caseMode, stationPool } from "../testing/station.ts";
 import { commandConfig, globals, jsonMode, numberFlag } from "./context.ts";
 import { CliExit, errStyle, note, outStyle, render } from "./output.ts";
 
@@ -147,15 +146,17 @@ export function testCommand(program: Command): Command {
         if (!json) { for (const c of run.cases) onCase?.(c, 0, 0); }
       } else {
         if (!json) note((s) => s.dim(`starting a test station for environment ${environment}…`));
-        const stations: TestStation[] = [];
-        const start = async (time: "real" | "virtual") => {
-          const test = await startTestStation(config, environment, time);
-          stations.push(test);
-          return { client: test.client, environment, caseTimeoutMs, time: test.station.time };
-        };
-        let realtime: Promise<TestTarget> | undefined;
+        const stations = stationPool(config, environment, (test) => ({
+          client: test.client,
+          environment,
+          caseTimeoutMs,
+          time: test.station.time,
+        }));
         try {
-          const targets = { main: await start("virtual"), realtime: () => realtime ??= start("real") };
+          const targets = {
+            main: await stations.get(caseMode({})),
+            pick: (c: TestCase) => stations.get(caseMode(c)),
+          };
           run = await runSuite(targets, suite, newTestRun(environment, suite), {
             filter: opts.filter,
             parallel,
@@ -163,8 +164,7 @@ export function testCommand(program: Command): Command {
             onCase,
           });
         } finally {
-          await realtime?.catch(() => undefined);
-          for (const s of stations) await s.stop();
+          await stations.stop();
         }
       }
       if (opts.junit) {

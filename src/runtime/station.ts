@@ -23,6 +23,7 @@ import { startSandboxService } from "../sandbox/start.ts";
 import { Quiescence } from "../testing/quiescence.ts";
 import { VirtualClock } from "../testing/virtual_clock.ts";
 import { VirtualTime } from "../testing/virtual_time.ts";
+import { StubSandboxBackend } from "../testing/stub_sandbox.ts";
 import { VERSION } from "../version.ts";
 import { systemClock } from "../workflows/engine/clock.ts";
 import { defaultReplicas, provisionStream } from "../workflows/engine/dispatch.ts";
@@ -54,6 +55,8 @@ export interface StartStationOptions {
    * Default `real`: the wall clock.
    */
   time?: "real" | "virtual";
+  /** `mock`: sandboxes are in-memory stubs whose commands return exit 0 with no output (`sandbox: mock` cases). */
+  sandbox?: "docker" | "mock";
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -160,6 +163,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       config.values.sandbox,
       db,
       files,
+      options.sandbox === "mock" ? new StubSandboxBackend() : undefined,
     );
     if (sandbox) {
       // Stops after the engine (closers run in reverse): no step can open a session any more, so the

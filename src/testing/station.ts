@@ -10,6 +10,39 @@ import { StationClient } from "../client/http.ts";
 import type { Station } from "../runtime/station.ts";
 import { usageError } from "../errors.ts";
 
+/** The kind of station a case needs: its clock (`realtime: true`: real) and its sandboxes (`sandbox: mock`). */
+export interface StationMode {
+  time: "real" | "virtual";
+  sandbox: "docker" | "mock";
+}
+
+/** The station mode a case runs on. */
+export function caseMode(c: { realtime?: boolean; sandbox?: "mock" }): StationMode {
+  return { time: c.realtime ? "real" : "virtual", sandbox: c.sandbox ?? "docker" };
+}
+
+/**
+ * The stations of one suite, one per mode its cases need, each started on first use; `stop` removes them all.
+ * `target` turns a started station into what the runner calls.
+ */
+export function stationPool<T>(
+  config: LoadedConfig,
+  environment: string,
+  target: (s: TestStation) => T,
+): { get(mode: StationMode): Promise<T>; stop(): Promise<void> } {
+  const started = new Map<string, Promise<TestStation>>();
+  return {
+    get: async (mode) => {
+      const key = `${mode.time}/${mode.sandbox}`;
+      if (!started.has(key)) started.set(key, startTestStation(config, environment, mode));
+      return target(await started.get(key)!);
+    },
+    stop: async () => {
+      for (const s of started.values()) await (await s.catch(() => undefined))?.stop();
+    },
+  };
+}
+
 /** A station started for one suite, and how to remove it. */
 export interface TestStation {
   client: StationClient;
@@ -36,7 +69,7 @@ async function copyTree(from: string, to: string): Promise<void> {
 export async function startTestStation(
   config: LoadedConfig,
   environment: string,
-  time: "real" | "virtual",
+  mode: StationMode,
 ): Promise<TestStation> {
   const source = join(config.paths.environments, environment);
   try {
@@ -59,7 +92,7 @@ export async function startTestStation(
     values.workflows.environment = environment;
     // Loaded only by `stn test`: the runtime is not part of a command that talks to a server.
     const { startStation } = await import("../runtime/station.ts");
-    const station = await startStation({ values, paths, file: config.file }, { announce: false, time });
+    const station = await startStation({ values, paths, file: config.file }, { announce: false, ...mode });
     return {
       client: new StationClient(station.url, { token: values.server.api_token }),
       station,

@@ -1,18 +1,18 @@
 /** Running a loaded suite against a station: cases filtered, run concurrently, the first failure stopping it with bail. */
 
 import { ulid } from "ulid";
-import type { CaseResult, TestRun } from "../contract/tests.ts";
+import type { CaseResult, TestCase, TestRun } from "../contract/tests.ts";
 import { getWorkflow } from "../client/workflows.ts";
 import { mapLimit } from "../lib/async.ts";
 import { coverage } from "./coverage.ts";
 import type { LoadedCase, LoadedSuite } from "./load.ts";
 import { type CaseOutcome, runCase, type TestTarget, type WorkflowTrace } from "./run_case.ts";
 
-/** Where cases run: on the main target, and `realtime: true` cases on a real-time one when it differs. */
+/** Where cases run: the main target, and for a case that needs another kind of station (`realtime`, `sandbox: mock`), that one. */
 export interface SuiteTargets {
   main: TestTarget;
-  /** The station for `realtime: true` cases (started on first use); without it they run on `main`. */
-  realtime?: () => Promise<TestTarget>;
+  /** The station a case runs on (started on first use); without it every case runs on `main`. */
+  pick?: (c: TestCase) => Promise<TestTarget>;
 }
 
 /** How a suite runs. */
@@ -69,7 +69,7 @@ export async function runSuite(
     Math.max(1, options.parallel),
     async (c): Promise<CaseOutcome | null> => {
       if (bailed) return null;
-      const target = c.case.realtime && targets.realtime ? await targets.realtime() : targets.main;
+      const target = targets.pick ? await targets.pick(c.case) : targets.main;
       const o = await runCase(target, c);
       if (options.bail && o.result.status === "failed") bailed = true;
       run.cases.push(o.result);

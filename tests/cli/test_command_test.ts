@@ -204,3 +204,37 @@ Deno.test("stn test --station URL: the files go to that station's POST /api/v1/t
     await home.cleanup();
   }
 });
+
+Deno.test("stn test: sandbox: mock runs sandbox steps without Docker, their commands answering exit 0", async () => {
+  const home = await tempHome();
+  try {
+    await writeEnvironment(home.home, {
+      "workflows/build.workflow.yaml": `id: build
+states:
+  - id: compile
+    type: sandbox
+    command: [make, all]
+    next: report
+  - id: report
+    type: transform
+    expression: '{"exit": compile.exit_code}'
+    end: true
+`,
+      "tests/build.test.yaml": `cases:
+  - name: builds
+    workflow: build
+    sandbox: mock
+    expect:
+      steps: [compile, report]
+      output: 'exit = 0'
+`,
+    });
+    const out = await runStn(["test"], {
+      env: { ...home.env, STN_SANDBOX_DOCKER_HOST: "unix:///nonexistent.sock" },
+    });
+    assertEquals(out.code, 0, out.stdout + out.stderr);
+    assertStringIncludes(out.stdout, "✓ tests/build.test.yaml › builds");
+  } finally {
+    await home.cleanup();
+  }
+});
