@@ -222,6 +222,19 @@ export const ERROR_CODES = {
   ],
   model_api_key_missing: [400, 2, "the model's provider needs an API key and none is configured"],
   model_error: [502, 1, "the model provider answered with an error or could not be reached"],
+  // Test doubles: cassettes, model scripts, tool mocks (docs/testing.md)
+  cassette_invalid: [400, 2, "a cassette file is missing, not YAML or not a cassette"],
+  cassette_mismatch: [
+    422,
+    1,
+    "a replayed run asked the model something other than the recording (prompt, tools, schema changed)",
+  ],
+  model_script_exhausted: [422, 1, "a test's model script has no answer left for a model call"],
+  tool_not_mocked: [
+    422,
+    1,
+    "a test run called a tool that is neither mocked nor recorded (and tools are not live)",
+  ],
   // stn up: the station in a container
   docker_unreachable: [503, 1, "`stn up`/`down`/`logs`: the Docker Engine does not answer"],
   workspace_not_found: [400, 2, "`stn up --workspace`: the directory does not exist"],

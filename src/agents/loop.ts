@@ -10,6 +10,12 @@ import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
 
+/**
+ * A tool's error that fails the run instead of going back to the model (a test double with no answer for
+ * the call: the model must not improvise around a missing recording).
+ */
+export class RunFailure extends StationError {}
+
 /** What a run starts with, stored on its row: a resume replays exactly this, whatever the file says now. */
 export interface RunPlan extends RenderedPrompt {
   max_steps: number;
@@ -246,8 +252,9 @@ async function runTool(
     if ("problem" in input) throw new Error(input.problem);
     text = await t.run(input.value, o.signal, call.id);
   } catch (err) {
-    // An abort ends the run (the call stays `running`, so a resume runs it again); anything else is the model's to handle.
-    if (o.signal.aborted) throw err;
+    // An abort ends the run (the call stays `running`, so a resume runs it again), and so does a RunFailure;
+    // anything else is the model's to handle.
+    if (o.signal.aborted || err instanceof RunFailure) throw err;
     error = (err as Error).message || String(err);
     text = JSON.stringify({ error });
   }

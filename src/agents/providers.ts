@@ -7,6 +7,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { createProviderRegistry, type LanguageModel } from "ai";
 import type { Config } from "../config/schema.ts";
 import { StationError } from "../errors.ts";
+import type { RunIdentity } from "../testing/doubles.ts";
 
 // The AI SDK prints a warning per call for settings a model does not know (an unknown model name
 // served by Ollama, say); the station's own log and the run record say what matters.
@@ -25,8 +26,11 @@ export interface ResolvedModel {
 
 /** Resolves model references (`provider/name`, or a bare name of `ai.provider`) to AI SDK models. */
 export interface Models {
-  /** The model of `ref` (the agent's `model`, else `ai.model`); a missing key or unknown provider throws first. */
-  resolve(ref?: string): ResolvedModel;
+  /**
+   * The model of `ref` (the agent's `model`, else `ai.model`); a missing key or unknown provider throws first.
+   * `run` is the run it is for, once the run exists (doubles answer by it; the providers ignore it).
+   */
+  resolve(ref?: string, run?: RunIdentity): ResolvedModel;
 }
 
 // Go-project spellings users' .prompt files carry (GenKit plugin names).
@@ -72,24 +76,7 @@ export function createModels(ai: AiConfig, env: Record<string, string | undefine
 
   return {
     resolve(ref) {
-      const written = ref ?? ai.model;
-      const slash = written.indexOf("/");
-      const named = slash < 0 ? ai.provider : written.slice(0, slash);
-      const name = slash < 0 ? written : written.slice(slash + 1);
-      const provider = ALIASES[named] ?? named as Provider;
-      if (!PROVIDERS.includes(provider) || !name) {
-        throw new StationError(
-          "model_provider_unknown",
-          `model ${JSON.stringify(written)}: ${
-            name ? `unknown provider ${JSON.stringify(named)}` : "no model name"
-          }`,
-          {
-            hint: `write provider/name with provider one of ${
-              PROVIDERS.join(", ")
-            } (e.g. openai/gpt-4o-mini)`,
-          },
-        );
-      }
+      const { id, provider, written } = modelIdOf(ai, ref);
       if (provider === "openai-compatible" && !ai.base_url) {
         throw new StationError("config_invalid", `model ${written}: openai-compatible needs ai.base_url`, {
           hint:
@@ -102,8 +89,34 @@ export function createModels(ai: AiConfig, env: Record<string, string | undefine
             (provider === ai.provider ? ", or ai.api_key in config.yaml" : ""),
         });
       }
-      const id = `${provider}/${name}`;
       return { id, model: registry.languageModel(id as `openai/${string}`) };
     },
   };
+}
+
+/**
+ * The `provider/name` id a model reference stands for (the agent's `model`, else `ai.model`; aliases and
+ * a bare name of `ai.provider` resolved), without a key or a connection: what a run records as its model.
+ */
+export function modelIdOf(
+  ai: Pick<AiConfig, "model" | "provider">,
+  ref?: string,
+): { id: string; provider: Provider; written: string } {
+  const written = ref ?? ai.model;
+  const slash = written.indexOf("/");
+  const named = slash < 0 ? ai.provider : written.slice(0, slash);
+  const name = slash < 0 ? written : written.slice(slash + 1);
+  const provider = ALIASES[named] ?? named as Provider;
+  if (!PROVIDERS.includes(provider) || !name) {
+    throw new StationError(
+      "model_provider_unknown",
+      `model ${JSON.stringify(written)}: ${
+        name ? `unknown provider ${JSON.stringify(named)}` : "no model name"
+      }`,
+      {
+        hint: `write provider/name with provider one of ${PROVIDERS.join(", ")} (e.g. openai/gpt-4o-mini)`,
+      },
+    );
+  }
+  return { id: `${provider}/${name}`, provider, written };
 }

@@ -14,6 +14,13 @@ import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
+import {
+  DoublesRegistry,
+  lazyToolbox,
+  type RunDoubles,
+  runIdentity,
+  withDoubles,
+} from "../testing/doubles.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
 export type AgentSource = (environment: string, name: string) => AgentDefinition | undefined;
@@ -27,6 +34,8 @@ export interface AgentServiceOptions {
   env: Record<string, string | undefined>;
   source: AgentSource;
   mcpTools: McpTools;
+  /** The MCP tools an agent lists as synced, unconnected: doubled runs start servers only for live calls. */
+  mcpToolSpecs?: (environment: string, def: AgentDefinition) => Omit<AgentTool, "call">[];
   sandbox?: SandboxService;
   /** STATION_DEBUG=1: each turn logged to stderr. */
   debug?: boolean;
@@ -53,6 +62,8 @@ export interface AgentRunRequest {
   signal?: AbortSignal;
   /** An idempotent start's claim on its key, inside the creating transaction (see the ledger's `NewRun`). */
   claim?: (runId: string) => string | undefined;
+  /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
+  doubles?: RunDoubles;
 }
 
 /** A run that has started, and its end. */
@@ -78,6 +89,8 @@ export class AgentService {
   #stopping = false;
   /** The environment of an agent named without one. */
   readonly environment: string;
+  /** Test doubles by run id (src/testing/doubles.ts): empty outside tests and recordings. */
+  readonly doubles = new DoublesRegistry();
 
   constructor(o: AgentServiceOptions) {
     this.#o = o;
@@ -95,7 +108,7 @@ export class AgentService {
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
     const def = this.#definition(req.environment, req.agent);
-    const model = this.#models.resolve(def.model);
+    const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(def.model);
     const variables = req.variables ?? {};
     const prompt = await renderAgentPrompt(def, req.task, variables);
     const plan: RunPlan = {
@@ -125,7 +138,10 @@ export class AgentService {
     });
     // A replay waits for the run wherever it runs; it never starts the run a second time.
     if (replayed) return { run, done: this.wait(run.id, req.signal) };
-    return { run, done: this.#launch(run, plan, def, req.signal) };
+    const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
+    const done = this.#launch(run, plan, def, req.signal);
+    if (unregister) done.then(unregister, unregister);
+    return { run, done };
   }
 
   /** Starts a run and waits for its end. */
@@ -240,10 +256,14 @@ export class AgentService {
     const done = traceAgentRun(run, async () => {
       let toolbox: { tools: LoopTool[]; close(): Promise<void> } | undefined;
       try {
-        toolbox = await this.#tools(run, def, abort.signal);
+        const doubles = this.doubles.forRun(this.ledger, run);
+        const who = doubles && runIdentity(this.ledger, run);
+        toolbox = await this.#tools(run, def, abort.signal, doubles && { doubles, who: who! });
+        let model = (doubles?.models ?? this.#models).resolve(run.model, who);
+        if (doubles?.record) model = doubles.record.model(who!, model);
         const ended = await runLoop(run, plan, {
           ledger: this.ledger,
-          model: this.#models.resolve(run.model).model,
+          model: model.model,
           tools: toolbox.tools,
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
@@ -276,11 +296,15 @@ export class AgentService {
     return done;
   }
 
-  /** The run's tools: MCP tools it lists, sandbox tools when it has `sandbox:`, its child agents. */
+  /**
+   * The run's tools: MCP tools it lists, sandbox tools when it has `sandbox:`, its child agents. Under
+   * tool doubles the MCP servers start only when a call goes live.
+   */
   async #tools(
     run: AgentRunRow,
     def: AgentDefinition,
     signal: AbortSignal,
+    doubled?: { doubles: RunDoubles; who: ReturnType<typeof runIdentity> },
   ): Promise<{ tools: LoopTool[]; close(): Promise<void> }> {
     const boxes: Toolbox[] = [];
     const close = async () => {
@@ -288,7 +312,12 @@ export class AgentService {
     };
     try {
       if (def.tools.length > 0) {
-        boxes.push(await this.#o.mcpTools(run.environment, def, signal));
+        const { mcpTools, mcpToolSpecs } = this.#o;
+        boxes.push(
+          doubled?.doubles.tools && mcpToolSpecs
+            ? lazyToolbox(mcpToolSpecs(run.environment, def), () => mcpTools(run.environment, def, signal))
+            : await mcpTools(run.environment, def, signal),
+        );
       }
       if (def.sandbox) {
         if (!this.#o.sandbox) {
@@ -303,7 +332,15 @@ export class AgentService {
         boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));
       }
       const children = def.agents.map((name) => this.#childTool(run, name));
-      return { tools: [...boxes.flatMap((b) => b.tools.map(adapt)), ...children], close };
+      const external = new Set(def.tools);
+      const tools = boxes.flatMap((b) => b.tools.map(adapt));
+      return {
+        tools: [
+          ...(doubled ? withDoubles(doubled.doubles, doubled.who, tools, external) : tools),
+          ...children,
+        ],
+        close,
+      };
     } catch (err) {
       await close();
       throw err;

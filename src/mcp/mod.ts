@@ -6,7 +6,7 @@ export { exposedToolName, knownMcpTools, listMcpServers, listMcpTools } from "./
 export type { McpServerRecord, McpToolRecord } from "./catalogue.ts";
 export { syncMcpServers } from "./sync.ts";
 export type { McpSyncOptions, McpSyncTarget } from "./sync.ts";
-export { openMcpToolbox } from "./toolbox.ts";
+export { mcpToolSpecs, openMcpToolbox } from "./toolbox.ts";
 export type { McpToolboxOptions } from "./toolbox.ts";
 export { approveEnvironment, isApproved, launchOf } from "./trust.ts";
 export type { McpApproval } from "./trust.ts";

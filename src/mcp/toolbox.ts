@@ -103,6 +103,20 @@ async function connect(
   });
 }
 
+/** The MCP tools `toolNames` as the synced catalogue describes them, without connecting (for tool doubles). */
+export function mcpToolSpecs(
+  db: Database,
+  environment: string,
+  toolNames: string[],
+): Omit<AgentTool, "call">[] {
+  return resolveTools(db, environment, [...new Set(toolNames)]).map((t) => ({
+    name: t.exposed_name,
+    description: t.description,
+    inputSchema: t.input_schema,
+    server: t.server,
+  }));
+}
+
 /** Opens the MCP tools `toolNames` (exposed names, `__<tool>`) of an environment for one run. */
 export async function openMcpToolbox(
   db: Database,

@@ -2,7 +2,7 @@
 
 import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
-import { openMcpToolbox } from "../mcp/mod.ts";
+import { mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -185,6 +185,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       // Agents as `stn sync` (or this start) stored them, with their MCP tools from the synced catalogue.
       source: (environment, name) => getAgent(db, environment, name),
       mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
+      mcpToolSpecs: (environment, def) => mcpToolSpecs(db, environment, def.tools),
       sandbox,
       debug: Deno.env.get("STATION_DEBUG") === "1",
       environment: config.values.workflows.environment,

@@ -54,7 +54,11 @@ async function checkOutput(expected: unknown, output: unknown): Promise<Failure 
     return { assertion: "output", message: `${expected} is not true (${r})`, diff: show(output) };
   }
   if (jsonEqual(expected, output)) return;
-  return { assertion: "output", message: "the output differs", diff: lineDiff(show(expected), show(output)) };
+  return {
+    assertion: "output",
+    message: "the output differs",
+    diff: lineDiff(show(expected).split("\n"), show(output).split("\n"), 3).join("\n"),
+  };
 }
 
 /** The steps assertion: the exact path in order, or states that must (not) be visited. */
@@ -64,7 +68,7 @@ function checkSteps(expected: NonNullable<TestExpect["steps"]>, steps: string[])
     return [{
       assertion: "steps",
       message: "the run took another path",
-      diff: lineDiff(expected.join("\n"), steps.join("\n")),
+      diff: lineDiff(expected, steps, 100).join("\n"),
     }];
   }
   const seen = new Set(steps);

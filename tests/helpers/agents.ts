@@ -3,7 +3,7 @@ import { AgentService, type AgentSource, type McpTools } from "../../src/agents/
 import type { AgentDefinition } from "../../src/agents/types.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
-import { openMcpToolbox } from "../../src/mcp/mod.ts";
+import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
 
 /**
  * An agent definition as loading a `.prompt` file produces it (the loader is another module's; the
@@ -83,6 +83,7 @@ export async function agentHarness(
       env: options.env ?? {},
       source,
       mcpTools: options.mcpTools ?? ((env, def, signal) => openMcpToolbox(db, env, def.tools, { signal })),
+      mcpToolSpecs: (env, def) => mcpToolSpecs(db, env, def.tools),
       sandbox: options.sandbox,
     });
     services.push(s);
