@@ -7,11 +7,7 @@ import { type TestCase, TestRun } from "../contract/tests.ts";
 import { usageError } from "../errors.ts";
 import { LOG_LEVELS, setLogLevel } from "../log.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
-import { junitXml } from "../testing/junit.ts";
-import { environmentTestFiles, filesAt, type LoadedSuite, loadTestFiles } from "../testing/load.ts";
-import { caseLines, reportLines } from "../testing/report.ts";
-import { newTestRun, runSuite } from "../testing/suite.ts";
-import { caseMode, stationPool } from "../testing/station.ts";
+import type { LoadedSuite } from "../testing/load.ts";
 import { commandConfig, globals, jsonMode, numberFlag } from "./context.ts";
 import { CliExit, errStyle, note, outStyle, render } from "./output.ts";
 
@@ -45,6 +41,7 @@ function positive(name: string, value: string | undefined, fallback: number): nu
 
 /** The test files to run: the paths given (files or folders), else the environment's tests/ folder. */
 async function testFiles(paths: string[], envDir: string): Promise<string[]> {
+  const { environmentTestFiles, filesAt } = await import("../testing/load.ts");
   if (paths.length === 0) return await environmentTestFiles(envDir);
   const out: string[] = [];
   for (const p of paths) {
@@ -96,6 +93,12 @@ export function testCommand(program: Command): Command {
         "Without --station, one station is started on a temporary home and removed afterwards (docs/testing.md).",
     )
     .action(async (paths: string[], opts: TestOptions, cmd: Command) => {
+      // The runner (JSONata, the engine, the station) loads only when `stn test` runs.
+      const { loadTestFiles } = await import("../testing/load.ts");
+      const { newTestRun, runSuite } = await import("../testing/suite.ts");
+      const { caseMode, stationPool } = await import("../testing/station.ts");
+      const { caseLines, reportLines } = await import("../testing/report.ts");
+      const { junitXml } = await import("../testing/junit.ts");
       const json = jsonMode(cmd);
       const config = commandConfig(cmd);
       // The test station's own info lines (sync, requests) are noise in a test report.
@@ -148,9 +151,11 @@ export function testCommand(program: Command): Command {
         if (!json) note((s) => s.dim(`starting a test station for environment ${environment}…`));
         const stations = stationPool(config, environment, (test) => ({
           client: test.client,
+          ctx: test.station.ctx,
           environment,
           caseTimeoutMs,
           time: test.station.time,
+          read: (p: string) => Deno.readTextFile(p),
         }));
         try {
           const targets = {

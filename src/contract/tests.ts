@@ -8,17 +8,17 @@ import { z } from "zod";
 /** A JSONata expression (a string) evaluated against the case's result. */
 const Jsonata = z.string().min(1).describe("a JSONata expression");
 
-/** One scripted model answer: text, a structured output, or tool calls. */
-export const ScriptedAnswer = z.union([
-  z.strictObject({ text: z.string() }),
-  z.strictObject({ output: z.unknown().describe("a structured output (the agent's output schema)") }),
-  z.strictObject({
-    tool_calls: z.array(
-      z.strictObject({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }),
-    )
-      .min(1),
-  }),
-]).meta({ id: "TestScriptedAnswer" });
+/** One scripted model answer: text, a structured output or tool calls (src/testing/script.ts answers them). */
+export const ScriptedAnswer = z.strictObject({
+  agent: z.string().optional().describe("only a run of this agent takes the answer (default: the next call)"),
+  text: z.string().optional(),
+  output: z.unknown().optional().describe("a structured output (the agent's output schema)"),
+  tool_calls: z.array(
+    z.strictObject({ name: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}) }),
+  ).optional(),
+}).refine((a) => a.text !== undefined || a.output !== undefined || a.tool_calls?.length, {
+  message: "a scripted answer needs text, output or tool_calls",
+}).meta({ id: "TestScriptedAnswer" });
 export type ScriptedAnswer = z.infer<typeof ScriptedAnswer>;
 
 /** Where a case's model answers come from: a recorded cassette, or a script of answers in order. */
@@ -28,15 +28,20 @@ export const TestModel = z.union([
 ]).meta({ id: "TestModel" });
 export type TestModel = z.infer<typeof TestModel>;
 
-/** A replaced MCP tool: a static result, a JSONata expression over `args`, an error, or a sequence. */
-export const ToolMock = z.union([
-  z.strictObject({ result: z.unknown() }),
-  z.strictObject({ expr: Jsonata.describe("JSONata over { args }: the tool's result") }),
-  z.strictObject({ error: z.string().min(1).describe("the tool fails with this message") }),
+/** One answer of a mocked tool (src/testing/mocks.ts gives them). */
+export const ToolAnswer = z.union([
   z.strictObject({
-    sequence: z.array(z.unknown()).min(1).describe("results in call order; the last repeats"),
+    result: z.unknown().describe("the tool's output: a string as it is, anything else as JSON"),
   }),
-]).meta({ id: "TestToolMock" });
+  z.strictObject({ expr: Jsonata.describe("JSONata over the call: `$` and `$args` are its arguments") }),
+  z.strictObject({
+    error: z.string().min(1).describe("the tool fails with this message (the model sees it)"),
+  }),
+]).meta({ id: "TestToolAnswer" });
+
+/** A replaced MCP tool: one answer for every call, or a `sequence` answered in call order (the last repeats). */
+export const ToolMock = z.union([ToolAnswer, z.strictObject({ sequence: z.array(ToolAnswer).min(1) })])
+  .meta({ id: "TestToolMock" });
 export type ToolMock = z.infer<typeof ToolMock>;
 
 /** A decision for a human_approval step, by step id. */

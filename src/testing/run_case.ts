@@ -3,7 +3,7 @@
 import type { AgentRun } from "../contract/agent_runs.ts";
 import type { Run } from "../contract/runs.ts";
 import type { CaseResult, TestCase } from "../contract/tests.ts";
-import { getAgentRun, listAgentRuns, startAgentRun } from "../client/agent_runs.ts";
+import { getAgentRun, listAgentRuns } from "../client/agent_runs.ts";
 import { sendEvent, signalRun } from "../client/events.ts";
 import type { StationClient } from "../client/http.ts";
 import {
@@ -13,16 +13,20 @@ import {
   listApprovals,
   runEvents,
   runSteps,
-  startRun,
 } from "../client/workflow_runs.ts";
+import type { StationContext } from "../runtime/context.ts";
+import { startWorkflowRun } from "../workflows/service.ts";
+import { caseDoubles } from "./case_doubles.ts";
+import type { RunDoubles } from "./doubles.ts";
 import { sleep } from "../lib/async.ts";
 import { checkExpect, type Failure, type Observed } from "./expect.ts";
 import type { LoadedCase, ReadText } from "./load.ts";
 import type { VirtualTime } from "./virtual_time.ts";
 
-/** The station a suite runs against, and the in-process hooks it offers (doubles, virtual time). */
+/** The station a suite runs against: its API (to observe and drive runs) and its services (to start them with doubles). */
 export interface TestTarget {
   client: StationClient;
+  ctx: StationContext;
   /** The environment whose agents the cases run. */
   environment: string;
   /** How long one case may take before it fails (ms). */
@@ -30,7 +34,7 @@ export interface TestTarget {
   /** Skipped time, when the station runs on a virtual clock (`stn test`; not a station started by `stn serve`). */
   time?: VirtualTime;
   /** Reads a file a case names (a cassette): the disk, or the files a POST /api/v1/tests body carried. */
-  read?: ReadText;
+  read: ReadText;
 }
 
 /** What a workflow run took: its steps in order and its events, for the steps assertion and coverage. */
@@ -66,14 +70,23 @@ function observeAgent(run: AgentRun): Observed {
   };
 }
 
-/** Runs an agent case: one agent run with the case's task and variables, waited for. */
-async function agentCase(target: TestTarget, c: Extract<TestCase, { agent: string }>, signal: AbortSignal) {
-  const started = startAgentRun(target.client, c.agent, {
+/** Runs an agent case: one agent run with the case's task and variables under its doubles, waited for. */
+async function agentCase(
+  target: TestTarget,
+  c: Extract<TestCase, { agent: string }>,
+  doubles: RunDoubles,
+  signal: AbortSignal,
+) {
+  const started = await target.ctx.agents.start({
+    agent: c.agent,
+    environment: target.environment,
     task: c.task,
     variables: c.vars ?? {},
-    environment: target.environment,
-  }, { wait: true, signal });
-  const run = target.time ? await target.time.during(started) : await started;
+    doubles,
+    signal,
+  });
+  await (target.time ? target.time.during(started.done) : started.done);
+  const run = await getAgentRun(target.client, started.run.id);
   return { runId: run.run_id, seen: observeAgent(run), clockMs: span(run.started_at, run.ended_at) };
 }
 
@@ -139,20 +152,35 @@ async function drive(
   });
 }
 
-/** Runs a workflow case: a run of the stored workflow with the case's input, driven to its end. */
+/**
+ * Runs a workflow case: a run of the stored workflow with the case's input, its doubles registered before any
+ * step runs (they cover its agent steps), driven to its end.
+ */
 async function workflowCase(
   target: TestTarget,
   c: Extract<TestCase, { workflow: string }>,
+  doubles: RunDoubles,
   signal: AbortSignal,
 ) {
-  let run = await startRun(target.client, { workflowId: c.workflow, input: c.input ?? {}, trigger: "api" });
-  for (const s of c.signals ?? []) await signalRun(target.client, run.id, { name: s.name, payload: s.data });
+  const registry = target.ctx.agents.doubles;
+  const row = await startWorkflowRun(target.ctx, {
+    workflowId: c.workflow,
+    input: c.input ?? {},
+    trigger: { type: "api" },
+    claim: registry.claimFor(doubles),
+  });
+  let run = await getRun(target.client, row.id);
   try {
+    for (const s of c.signals ?? []) {
+      await signalRun(target.client, run.id, { name: s.name, payload: s.data });
+    }
     run = await drive(target, c, run, signal);
   } catch (err) {
     // A case that ran out of time: cancel its run so nothing keeps running on a shared station.
     await controlRun(target.client, run.id, "cancel").catch(() => undefined);
     throw err;
+  } finally {
+    registry.register(row.id, doubles)(); // the run has ended (or was canceled): its doubles go
   }
   const steps = (await runSteps(target.client, run.id)).filter((s) => s.status !== "scheduled");
   const agentRuns = (await listAgentRuns(target.client, { workflow_run_id: run.id, limit: 500 })).runs;
@@ -194,8 +222,11 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
   let steps: string[] = [];
   let trace: WorkflowTrace | undefined;
   try {
+    const doubles = await caseDoubles(c, loaded.dir, target.ctx.config.values.ai, target.read);
     const done: { runId: string; seen: Observed; trace?: WorkflowTrace; clockMs: number | null } =
-      "agent" in c ? await agentCase(target, c, timeout) : await workflowCase(target, c, timeout);
+      "agent" in c
+        ? await agentCase(target, c, doubles, timeout)
+        : await workflowCase(target, c, doubles, timeout);
     runId = done.runId;
     clockMs = done.clockMs;
     steps = done.seen.steps;

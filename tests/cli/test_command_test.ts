@@ -44,7 +44,9 @@ Deno.test("stn test: workflow cases pass and fail with a diff, exact coverage, J
     assertStringIncludes(all.stdout, "✓ tests/route.test.yaml › small");
     assertStringIncludes(all.stdout, "✗ tests/route.test.yaml › wrong on purpose");
     // The failing path as a diff: the expected state struck, the one taken added.
-    assertMatch(all.stdout, /steps: the run took another path\n\s+pick\n\s+- big\n\s+\+ small/);
+    assertMatch(all.stdout, /steps: the run took another path\n\s+1 \| pick\n/);
+    assertMatch(all.stdout, /\n\s+-\s+2 \| big\n/);
+    assertMatch(all.stdout, /\n\s+\+\s+2 \| small\n/);
     assertStringIncludes(all.stdout, "3/4 passed, 1 failed");
     assert(!all.stderr.includes("    at "), "no stack trace");
 

@@ -20,7 +20,10 @@ const SUITE = `cases:
 
 Deno.test("dashboard in Chromium: the Tests page lists test runs and shows a run's cases, failures and coverage", async () => {
   const home = await tempHome();
-  await writeEnvironment(home.home, { "workflows/route.workflow.yaml": ROUTE_WORKFLOW, "tests/route.test.yaml": SUITE });
+  await writeEnvironment(home.home, {
+    "workflows/route.workflow.yaml": ROUTE_WORKFLOW,
+    "tests/route.test.yaml": SUITE,
+  });
   const ts = await startTestStation({ home });
   const b = await startBrowser("tests-page");
   try {
@@ -40,11 +43,14 @@ Deno.test("dashboard in Chromium: the Tests page lists test runs and shows a run
     await page.waitForURL(`**/ui/tests/${run.id}`);
     const failed = page.locator("tbody tr", { hasText: "off on purpose" });
     assertMatch(await failed.locator(".status-failed").textContent() ?? "", /failed/);
-    assertMatch(await failed.locator("pre").textContent() ?? "", /- big\n\+ small/);
+    assertMatch(await failed.locator("pre").textContent() ?? "", /-\s+2 \| big/);
     assertMatch(await page.locator("tbody tr", { hasText: "› small" }).textContent() ?? "", /passed/);
     const coverage = page.locator("table", { hasText: "Workflow coverage" });
     // Two of five states and one of five branches: the states not visited and branches not taken named.
-    assertMatch(await coverage.textContent() ?? "", /route\s*30%\s*big, check, shipped, rejected\s*pick→case 0/);
+    assertMatch(
+      await coverage.textContent() ?? "",
+      /route\s*30%\s*big, check, shipped, rejected\s*pick→case 0/,
+    );
     // A run that does not exist is the dashboard's 404 page.
     const missing = await page.goto(`${url}/ui/tests/nope`);
     assertEquals(missing?.status(), 404);

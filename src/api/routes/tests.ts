@@ -103,7 +103,7 @@ export function testRoutes(
     const run = newTestRun(environment, suite);
     ctx.tests.add(run);
     // A running station keeps the wall clock: every case runs in real time here (docs/testing.md).
-    const target = { client, environment, caseTimeoutMs: 120_000, read };
+    const target = { client, ctx, environment, caseTimeoutMs: 120_000, read };
     const done = runSuite({ main: target }, suite, run, {
       filter: body.filter,
       parallel: body.parallel ?? 2,

@@ -1,0 +1,59 @@
+/**
+ * A test case's doubles: its model (a cassette replayed, a script) and its tools (mocks, recorded results,
+ * live calls with `tools: live`), or — re-recording with `stn test --update` — a recorder over the real ones.
+ */
+
+import { join } from "node:path";
+import type { AiConfig } from "../agents/providers.ts";
+import type { TestCase } from "../contract/tests.ts";
+import { CassetteRecorder, recordingSecrets } from "./record.ts";
+import { type Cassette, parseCassette } from "./cassette.ts";
+import type { RunDoubles } from "./doubles.ts";
+import type { ReadText } from "./load.ts";
+import { CaseTools } from "./mocks.ts";
+import { CassetteReplay } from "./replay.ts";
+import { ScriptModels } from "./script.ts";
+
+/** The cassette file a case names (relative to its test file), or none. */
+export function cassettePath(c: TestCase, dir: string): string | undefined {
+  return c.model && "cassette" in c.model ? join(dir, c.model.cassette) : undefined;
+}
+
+/** The doubles a case runs under: a replayed cassette or a script as its model, its mocks as its tools. */
+export async function caseDoubles(
+  c: TestCase,
+  dir: string,
+  ai: AiConfig,
+  read: ReadText,
+): Promise<RunDoubles> {
+  const path = cassettePath(c, dir);
+  let replay: CassetteReplay | undefined;
+  if (path) {
+    const text = await read(path).catch((err) => {
+      throw Object.assign(new Error(`cannot read cassette ${path}: ${(err as Error).message}`), {
+        hint: "record it with `stn test --update` (or `stn agent run … --record FILE`)",
+      });
+    });
+    replay = new CassetteReplay(parseCassette(text, path), { where: path, match: c.match ?? "strict", ai });
+  }
+  const script = c.model && "script" in c.model ? new ScriptModels(c.model.script, ai) : undefined;
+  return {
+    models: replay?.models ?? script?.models,
+    tools: new CaseTools({ mocks: c.mocks, replay, live: c.tools === "live" }),
+  };
+}
+
+/** A recording of a case against the configured model and live tools (its mocks still answer), for --update. */
+export async function recordingDoubles(
+  c: TestCase,
+  ai: AiConfig,
+  environmentDir: string,
+): Promise<{ doubles: RunDoubles; cassette: () => Cassette }> {
+  const recorded = "agent" in c ? { agent: c.agent } : { workflow: c.workflow };
+  const secrets = await recordingSecrets(ai.api_key, Deno.env.toObject(), environmentDir);
+  const recorder = new CassetteRecorder(recorded, secrets);
+  return {
+    doubles: { tools: new CaseTools({ mocks: c.mocks, live: true }), record: recorder },
+    cassette: () => recorder.cassette(),
+  };
+}
