@@ -7,7 +7,6 @@ import { type TestCase, TestRun } from "../contract/tests.ts";
 import { usageError } from "../errors.ts";
 import { LOG_LEVELS, setLogLevel } from "../log.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
-import type { LoadedSuite } from "../testing/load.ts";
 import { commandConfig, globals, jsonMode, numberFlag } from "./context.ts";
 import { CliExit, errStyle, note, outStyle, render } from "./output.ts";
 
@@ -19,6 +18,7 @@ interface TestOptions {
   junit?: string;
   coverageMin?: string;
   caseTimeout?: string;
+  update?: boolean;
 }
 
 /** Exit code of a run: 0 all passed, 1 a case failed (or coverage fell short), 2 a test file is invalid. */
@@ -59,17 +59,10 @@ async function testFiles(paths: string[], envDir: string): Promise<string[]> {
 }
 
 /** The test files and the cassettes their cases name, as the body of POST /api/v1/tests carries them. */
-async function bodyFiles(suite: LoadedSuite, paths: string[]) {
+async function bodyFiles(paths: string[], cassettes: Array<{ path: string; text: string }>) {
   const files = new Map<string, string>();
   for (const p of paths) files.set(relative(Deno.cwd(), p) || p, await Deno.readTextFile(p));
-  for (const c of suite.cases) {
-    const model = c.case.model;
-    if (model && "cassette" in model) {
-      const abs = join(c.dir, model.cassette);
-      const text = await Deno.readTextFile(abs).catch(() => undefined);
-      if (text !== undefined) files.set(relative(Deno.cwd(), abs), text);
-    }
-  }
+  for (const c of cassettes) files.set(relative(Deno.cwd(), c.path), c.text);
   return [...files].map(([path, text]) => ({ path, text }));
 }
 
@@ -87,6 +80,10 @@ export function testCommand(program: Command): Command {
     .option("--junit <file>", "also write the results as JUnit XML (for CI)")
     .option("--coverage-min <percent>", "fail when a workflow's coverage is under this")
     .option("--case-timeout <seconds>", "fail a case that takes longer (default 120)")
+    .option(
+      "--update",
+      "re-record the cassettes of failing cases against the configured model and live tools",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 all passed, 1 a case failed (or coverage is under --coverage-min), 2 a test file is invalid.\n" +
@@ -99,6 +96,7 @@ export function testCommand(program: Command): Command {
       const { caseMode, stationPool } = await import("../testing/station.ts");
       const { caseLines, reportLines } = await import("../testing/report.ts");
       const { junitXml } = await import("../testing/junit.ts");
+      const { suiteCassettes } = await import("../testing/case_doubles.ts");
       const json = jsonMode(cmd);
       const config = commandConfig(cmd);
       // The test station's own info lines (sync, requests) are noise in a test report.
@@ -124,6 +122,7 @@ export function testCommand(program: Command): Command {
       // Files of the environment are named from its folder (tests/x.test.yaml), others as given.
       const envDir = join(config.paths.environments, environment);
       const suite = await loadTestFiles(files, undefined, paths.length ? Deno.cwd() : envDir);
+      const cassettes = await suiteCassettes(suite.cases, (p) => Deno.readTextFile(p));
       const onCase = json ? undefined : (r: TestRun["cases"][number], done: number, total: number) => {
         for (const l of caseLines(r, outStyle)) console.log(l);
         if (Deno.stderr.isTerminal()) note((s) => s.dim(`[${done}/${total}]`));
@@ -132,6 +131,12 @@ export function testCommand(program: Command): Command {
       let run: TestRun;
       if (suite.invalid.length) run = newTestRun(environment, suite);
       else if (station) {
+        if (opts.update) {
+          throw usageError(
+            "invalid_usage",
+            "--update records on this machine: it cannot be used with --station",
+          );
+        }
         const client = new StationClient(station, {
           token: Deno.env.get("STATION_API_TOKEN") ?? config.values.server.api_token,
           timeoutMs: caseTimeoutMs * Math.max(1, suite.cases.length),
@@ -139,7 +144,7 @@ export function testCommand(program: Command): Command {
         run = await client.json("POST", "/api/v1/tests", {
           body: {
             environment,
-            files: await bodyFiles(suite, files),
+            files: await bodyFiles(files, cassettes),
             filter: opts.filter,
             parallel,
             bail: opts.bail,
@@ -149,13 +154,14 @@ export function testCommand(program: Command): Command {
         if (!json) { for (const c of run.cases) onCase?.(c, 0, 0); }
       } else {
         if (!json) note((s) => s.dim(`starting a test station for environment ${environment}…`));
-        const stations = stationPool(config, environment, (test) => ({
+        const stations = stationPool(config, environment, cassettes, (test) => ({
           client: test.client,
           ctx: test.station.ctx,
           environment,
           caseTimeoutMs,
           time: test.station.time,
           read: (p: string) => Deno.readTextFile(p),
+          update: opts.update ? { environmentDir: envDir } : undefined,
         }));
         try {
           const targets = {

@@ -140,6 +140,7 @@ export const CaseResult = z.looseObject({
   ),
   failures: z.array(z.object({ assertion: z.string(), message: z.string(), diff: z.string().optional() })),
   steps: z.array(z.string()).describe("the step ids the run took, in order"),
+  recorded: z.boolean().optional().describe("stn test --update wrote its cassette again before this run"),
 }).meta({ id: "TestCaseResult" });
 export type CaseResult = z.infer<typeof CaseResult>;
 

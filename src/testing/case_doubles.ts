@@ -57,3 +57,17 @@ export async function recordingDoubles(
     cassette: () => recorder.cassette(),
   };
 }
+
+/** The cassettes a suite's cases name that can be read, each once, with their text. */
+export async function suiteCassettes(
+  cases: Array<{ case: TestCase; dir: string }>,
+  read: ReadText,
+): Promise<Array<{ path: string; text: string }>> {
+  const paths = new Set(cases.flatMap((c) => cassettePath(c.case, c.dir) ?? []));
+  const out: Array<{ path: string; text: string }> = [];
+  for (const path of paths) {
+    const text = await read(path).catch(() => undefined);
+    if (text !== undefined) out.push({ path, text });
+  }
+  return out;
+}

@@ -13,7 +13,7 @@ export interface ReportStyle {
 
 /** One case's lines: ✓ or ✗ with its name, and under a failure each assertion and its diff. */
 export function caseLines(c: CaseResult, style: ReportStyle): string[] {
-  const time = style.dim(`(${c.duration_ms} ms)`);
+  const time = style.dim(`(${c.duration_ms} ms${c.recorded ? ", cassette re-recorded" : ""})`);
   if (c.status === "passed") return [`${style.green("✓")} ${c.file} › ${c.name} ${time}`];
   const lines = [`${style.red("✗")} ${c.file} › ${c.name} ${time}`];
   for (const f of c.failures) {

@@ -16,7 +16,8 @@ import {
 } from "../client/workflow_runs.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { startWorkflowRun } from "../workflows/service.ts";
-import { caseDoubles } from "./case_doubles.ts";
+import { caseDoubles, cassettePath, recordingDoubles } from "./case_doubles.ts";
+import { writeCassette } from "./cassette.ts";
 import type { RunDoubles } from "./doubles.ts";
 import { sleep } from "../lib/async.ts";
 import { checkExpect, type Failure, type Observed } from "./expect.ts";
@@ -33,6 +34,8 @@ export interface TestTarget {
   caseTimeoutMs: number;
   /** Skipped time, when the station runs on a virtual clock (`stn test`; not a station started by `stn serve`). */
   time?: VirtualTime;
+  /** `stn test --update`: re-record failing cassette cases (secrets of the environment folder masked). */
+  update?: { environmentDir: string };
   /** Reads a file a case names (a cassette): the disk, or the files a POST /api/v1/tests body carried. */
   read: ReadText;
 }
@@ -204,33 +207,18 @@ async function workflowCase(
   return { runId: run.id, seen, trace, clockMs: span(run.created_at, run.completed_at) };
 }
 
-/** Runs one case and checks its expectations; an error running it is a failure of the case, not of the suite. */
-export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<CaseOutcome> {
+/** A run of a case under `doubles`, checked: its result, and for a workflow what it took. */
+async function attempt(target: TestTarget, loaded: LoadedCase, doubles?: RunDoubles): Promise<CaseOutcome> {
   const c = loaded.case;
   const started = performance.now();
-  const kind = "agent" in c ? "agent" : "workflow";
-  const base = {
-    file: loaded.file,
-    name: c.name,
-    kind,
-    target: "agent" in c ? c.agent : c.workflow,
-  } as const;
   const timeout = AbortSignal.timeout(target.caseTimeoutMs);
-  let runId: string | null = null;
-  let clockMs: number | null = null;
+  let done: { runId: string; seen: Observed; trace?: WorkflowTrace; clockMs: number | null } | undefined;
   let failures: Failure[];
-  let steps: string[] = [];
-  let trace: WorkflowTrace | undefined;
   try {
-    const doubles = await caseDoubles(c, loaded.dir, target.ctx.config.values.ai, target.read);
-    const done: { runId: string; seen: Observed; trace?: WorkflowTrace; clockMs: number | null } =
-      "agent" in c
-        ? await agentCase(target, c, doubles, timeout)
-        : await workflowCase(target, c, doubles, timeout);
-    runId = done.runId;
-    clockMs = done.clockMs;
-    steps = done.seen.steps;
-    trace = done.trace;
+    doubles ??= await caseDoubles(c, loaded.dir, target.ctx.config.values.ai, target.read);
+    done = "agent" in c
+      ? await agentCase(target, c, doubles, timeout)
+      : await workflowCase(target, c, doubles, timeout);
     failures = await checkExpect(c.expect, done.seen);
   } catch (err) {
     const message = timeout.aborted
@@ -239,13 +227,34 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
     failures = [{ assertion: "run", message }];
   }
   const result: CaseResult = {
-    ...base,
+    file: loaded.file,
+    name: c.name,
+    kind: "agent" in c ? "agent" : "workflow",
+    target: "agent" in c ? c.agent : c.workflow,
     status: failures.length ? "failed" : "passed",
     duration_ms: Math.round(performance.now() - started),
-    run_id: runId,
-    clock_ms: clockMs,
+    run_id: done?.runId ?? null,
+    clock_ms: done?.clockMs ?? null,
     failures,
-    steps,
+    steps: done?.seen.steps ?? [],
   };
-  return { result, trace };
+  return { result, trace: done?.trace };
+}
+
+/**
+ * Runs one case and checks its expectations; an error running it is a failure of the case, not of the suite.
+ * With `--update`, a failing case with a cassette (missing, or no longer matching) runs once more against the
+ * configured model and live tools, its cassette is written from that run, and the case runs again from it.
+ */
+export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<CaseOutcome> {
+  const first = await attempt(target, loaded);
+  const path = cassettePath(loaded.case, loaded.dir);
+  if (!target.update || !path || first.result.status === "passed") return first;
+  const rec = await recordingDoubles(loaded.case, target.ctx.config.values.ai, target.update.environmentDir);
+  const recording = await attempt(target, loaded, rec.doubles);
+  if (recording.result.run_id === null) return recording; // it did not even start: say why
+  await writeCassette(path, rec.cassette());
+  const again = await attempt(target, loaded);
+  again.result.recorded = true;
+  return again;
 }

@@ -9,6 +9,7 @@ import { stationPaths } from "../config/paths.ts";
 import { StationClient } from "../client/http.ts";
 import type { Station } from "../runtime/station.ts";
 import { usageError } from "../errors.ts";
+import { seedToolCatalogue } from "./tool_catalogue.ts";
 
 /** The kind of station a case needs: its clock (`realtime: true`: real) and its sandboxes (`sandbox: mock`). */
 export interface StationMode {
@@ -28,13 +29,14 @@ export function caseMode(c: { realtime?: boolean; sandbox?: "mock" }): StationMo
 export function stationPool<T>(
   config: LoadedConfig,
   environment: string,
+  cassettes: Array<{ path: string; text: string }>,
   target: (s: TestStation) => T,
 ): { get(mode: StationMode): Promise<T>; stop(): Promise<void> } {
   const started = new Map<string, Promise<TestStation>>();
   return {
     get: async (mode) => {
       const key = `${mode.time}/${mode.sandbox}`;
-      if (!started.has(key)) started.set(key, startTestStation(config, environment, mode));
+      if (!started.has(key)) started.set(key, startTestStation(config, environment, mode, cassettes));
       return target(await started.get(key)!);
     },
     stop: async () => {
@@ -70,6 +72,7 @@ export async function startTestStation(
   config: LoadedConfig,
   environment: string,
   mode: StationMode,
+  cassettes: Array<{ path: string; text: string }> = [],
 ): Promise<TestStation> {
   const source = join(config.paths.environments, environment);
   try {
@@ -93,6 +96,7 @@ export async function startTestStation(
     // Loaded only by `stn test`: the runtime is not part of a command that talks to a server.
     const { startStation } = await import("../runtime/station.ts");
     const station = await startStation({ values, paths, file: config.file }, { announce: false, ...mode });
+    seedToolCatalogue(station.ctx.db, environment, config.paths.db, cassettes);
     return {
       client: new StationClient(station.url, { token: values.server.api_token }),
       station,
