@@ -118,8 +118,11 @@ export async function checkExpect(expect: TestExpect, seen: Observed): Promise<F
   const failures: Failure[] = [];
   const status = expect.status ?? (expect.error ? "failed" : "completed");
   if (seen.status !== status) {
-    const why = seen.error ? `: ${seen.error.code}: ${seen.error.message}` : "";
-    failures.push({ assertion: "status", message: `expected ${status}, got ${seen.status}${why}` });
+    // A drift error carries its diff after its first line: shown as the failure's diff.
+    const [first, ...rest] = seen.error?.message.split("\n") ?? [];
+    const why = seen.error ? `: ${seen.error.code}: ${first}` : "";
+    const diff = rest.length ? rest.join("\n") : undefined;
+    failures.push({ assertion: "status", message: `expected ${status}, got ${seen.status}${why}`, diff });
   }
   if (expect.error && seen.error?.code !== expect.error.code) {
     failures.push({

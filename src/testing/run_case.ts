@@ -1,5 +1,6 @@
 /** Running one test case against a station: start its agent or workflow run, drive it, observe it, check it. */
 
+import { dirname } from "node:path";
 import type { AgentRun } from "../contract/agent_runs.ts";
 import type { Run } from "../contract/runs.ts";
 import type { CaseResult, TestCase } from "../contract/tests.ts";
@@ -253,7 +254,14 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
   const rec = await recordingDoubles(loaded.case, target.ctx.config.values.ai, target.update.environmentDir);
   const recording = await attempt(target, loaded, rec.doubles);
   if (recording.result.run_id === null) return recording; // it did not even start: say why
-  await writeCassette(path, rec.cassette());
+  try {
+    await Deno.mkdir(dirname(path), { recursive: true });
+    await writeCassette(path, rec.cassette());
+  } catch (err) {
+    recording.result.status = "failed";
+    recording.result.failures.push({ assertion: "update", message: (err as Error).message });
+    return recording;
+  }
   const again = await attempt(target, loaded);
   again.result.recorded = true;
   return again;
