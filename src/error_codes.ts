@@ -198,6 +198,14 @@ export const ERROR_CODES = {
     "an MCP server is new, or its launch changed since approved: not started (`stn mcp approve`)",
   ],
   mcp_server_not_found: [404, 1, "no MCP server of that name in the environment's configs"],
+  mock_spec_invalid: [400, 2, "a `stn mock` spec file does not validate (each issue with file:line:col)"],
+  mock_builtin_unavailable: [
+    400,
+    2,
+    "`stn mock <name>` names one of Station's built-in demo mocks; stn serves tools from a spec file instead",
+  ],
+  mock_tool_failed: [502, 1, "a mocked MCP tool answered with the error its spec gives (`error:`)"],
+  mock_input_invalid: [400, 1, "a call to a mocked MCP tool has arguments its input_schema does not allow"],
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
   test_run_not_found: [404, 1, "no test run with that id (the station keeps its last 50, until it stops)"],

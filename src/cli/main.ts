@@ -18,6 +18,7 @@ import { initCommand } from "./init.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
 import { mcpCommand } from "./mcp.ts";
+import { mockCommand } from "./mock.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
 import { workerCommand, workersCommand } from "./worker.ts";
@@ -93,6 +94,7 @@ export function buildProgram(): Command {
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);
+  mockCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

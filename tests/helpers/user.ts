@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** What a fresh clone needs to run stn (tests, docs and caches are left out). */
-const CHECKOUT_PARTS = ["main.ts", "deno.json", "deno.lock", "src", "scripts", "examples"];
+const CHECKOUT_PARTS = ["main.ts", "deno.json", "deno.lock", "src", "scripts", "examples", "docs"];
 /** Cron runs jobs with this PATH (and little else in the environment). */
 export const CRON_PATH = "/usr/bin:/bin";
 

@@ -1,6 +1,8 @@
 import { WorkflowDefinition } from "../../src/workflows/definition/schema.ts";
 import type { RunRow } from "../../src/workflows/engine/ledger.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
+import { tempHome } from "../helpers/home.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { startTestStation } from "../helpers/station.ts";
 import { waitFor } from "../helpers/stn.ts";
 import { attempts, def, eventTypes, waitRun } from "../workflows/engine_helpers.ts";
@@ -161,5 +163,86 @@ Deno.test("virtual time: a cron schedule fires at its virtual times, only while 
     assertEquals(runs().length, count);
   } finally {
     await close();
+  }
+});
+
+Deno.test("virtual time: two waiters at once — one signals its await, the other's times out", async () => {
+  const { station, close } = await startTestStation({ time: "virtual" });
+  const engine = station.ctx.engine;
+  const time = station.time!;
+  try {
+    const definition = def({
+      id: "pay-or-expire",
+      states: [
+        { id: "nap", type: "timer", duration: "2h", next: "paid" },
+        { id: "paid", type: "await", event: "paid", timeout: "48h", onTimeout: "expired", next: "thanks" },
+        { id: "thanks", type: "transform", expression: "{'paid_at': paid.received_at}" },
+        { id: "expired", type: "inject", data: { expired: true } },
+      ],
+    });
+    const payer = await engine.startRun({ definition, input: {} });
+    const idler = await engine.startRun({ definition, input: {} });
+    let signalled = false;
+    const [paid, expired] = await Promise.all([
+      time.during(waitRun(engine, payer.id), {
+        beforeSkip: async () => {
+          if (signalled || engine.reads.waits.ofRun(payer.id)[0]?.status !== "pending") return false;
+          await engine.signal(payer.id, { name: "paid", data: { amount: 5 } });
+          return (signalled = true);
+        },
+      }),
+      time.during(waitRun(engine, idler.id)),
+    ]);
+    assertEquals(paid.status, "completed");
+    const paidAt = Date.parse(JSON.parse(paid.result!).paid_at);
+    assert(
+      paidAt - Date.parse(paid.created_at) >= 2 * HOUR,
+      "the signal arrived after the 2 h nap, virtually",
+    );
+    assert(span(paid) < 3 * HOUR, `paid within the nap and a little: ${span(paid)} ms`);
+    assertEquals(JSON.parse(expired.result!), { expired: true });
+    assert(
+      span(expired) >= 50 * HOUR && span(expired) < 50 * HOUR + 60_000,
+      `expired after ${span(expired)} ms`,
+    );
+    assertEquals(engine.reads.waits.ofRun(idler.id)[0].status, "timed_out");
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("virtual time: an agent's .prompt schedule fires at virtual times; its runs are stamped on that clock", async () => {
+  const model = startModelServer();
+  model.route(() => ({ text: "report sent" }));
+  const home = await tempHome();
+  home.writeConfig(
+    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  );
+  const dir = home.path("environments", "default", "agents");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(
+    `${dir}/Daily.prompt`,
+    `---\nmodel: openai/test-model\nschedule: {cron: "30 6 * * *", task: "send the report"}\n---\n` +
+      `{{role "user"}}\n{{userInput}}\n`,
+  );
+  const { station, close } = await startTestStation({ home, time: "virtual" });
+  const ledger = station.ctx.agents.ledger;
+  const done = () => ledger.list({ agent: "Daily", limit: 50 }).runs.filter((r) => r.status === "completed");
+  try {
+    await station.time!.during(waitFor(() => done().length >= 2, 15_000));
+    const [second, first] = done();
+    for (const run of [first, second]) {
+      const at = new Date(run.created_at);
+      assertEquals([at.getUTCHours(), at.getUTCMinutes()], [6, 30], `${run.created_at} is a fire time`);
+      assertEquals(run.trigger, "schedule");
+    }
+    assertEquals(
+      Date.parse(second.created_at.slice(0, 16)) - Date.parse(first.created_at.slice(0, 16)),
+      24 * HOUR,
+    );
+  } finally {
+    await close();
+    await model.close();
+    await home.cleanup();
   }
 });

@@ -6,12 +6,13 @@ import type { StationContext } from "../../runtime/context.ts";
 import { agentCatalog, watchTools } from "./agent.ts";
 import { mcpApp } from "./http.ts";
 import { managementCatalog } from "./management.ts";
-import { serverFor } from "./server.ts";
+import { type McpCatalog, serverFor } from "./server.ts";
 import { McpSessions } from "./sessions.ts";
 
 /** The MCP servers' one public module: the station starts them, the CLI serves stdio, docs list the tools. */
 export { managementTools } from "./management.ts";
-export { serveStdio } from "./stdio.ts";
+export { serveCatalogStdio, serveStdio } from "./stdio.ts";
+export type { McpCatalog } from "./server.ts";
 export { mcpToken } from "./token.ts";
 
 /** The two MCP endpoints of a running station. */
@@ -111,6 +112,39 @@ export async function startMcpServers(
         await sessions.close();
         await listener.close();
       }
+    },
+  };
+}
+
+/** A catalog served over Streamable HTTP at `url` (http://host:port/mcp) until closed. */
+export interface CatalogServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves one catalog over Streamable HTTP at http://host:port/mcp (`stn mock --port`), with the same origin
+ * checks and sessions as the station's endpoints; no token (it serves nothing real), so loopback only.
+ */
+export async function serveCatalogHttp(
+  catalog: McpCatalog,
+  options: { host: string; port: number; idleMs: number; maxBodyBytes: number },
+): Promise<CatalogServer> {
+  const sessions = new McpSessions(() => serverFor(catalog), options);
+  const app = mcpApp({ host: options.host, mcp_auth: "auto" }, sessions);
+  let listener: Listener;
+  try {
+    listener = await listen(app.fetch, options.host, options.port);
+  } catch (err) {
+    await sessions.close();
+    throw err;
+  }
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${listener.port}/mcp`,
+    close: async () => {
+      await sessions.close();
+      await listener.close();
     },
   };
 }

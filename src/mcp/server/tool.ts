@@ -15,6 +15,8 @@ export interface McpToolSpec {
   inputSchema: Record<string, unknown>;
   /** What the tool does to the world, for clients that ask before calling (MCP tool annotations). */
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  /** A string the call returns is the text content as it is, not as JSON (`stn mock`'s answers). */
+  rawStrings?: boolean;
   /** Runs the tool; throws a StationError for an answer the caller must see as a tool error. */
   call(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
@@ -65,7 +67,9 @@ export async function callToolSafely(
   signal: AbortSignal,
 ): Promise<ToolResult> {
   try {
-    return toolResult(await tool.call(args, signal));
+    const value = await tool.call(args, signal);
+    if (tool.rawStrings && typeof value === "string") return { content: [{ type: "text", text: value }] };
+    return toolResult(value);
   } catch (err) {
     const body: ErrorBody = toStationError(err).toBody();
     return { ...toolResult(body), isError: true };
