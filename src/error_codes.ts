@@ -232,6 +232,11 @@ export const ERROR_CODES = {
   model_error: [502, 1, "the model provider answered with an error or could not be reached"],
   // Test doubles: cassettes, model scripts, tool mocks (docs/testing.md)
   cassette_invalid: [400, 2, "a cassette file is missing, not YAML or not a cassette"],
+  cassette_not_found: [
+    404,
+    1,
+    "the run was not started with `record`, or its recording was dropped (oldest first)",
+  ],
   cassette_mismatch: [
     422,
     1,

@@ -21,6 +21,7 @@ import {
   runIdentity,
   withDoubles,
 } from "../testing/doubles.ts";
+import { Recordings } from "../testing/recordings.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
 export type AgentSource = (environment: string, name: string) => AgentDefinition | undefined;
@@ -91,6 +92,8 @@ export class AgentService {
   readonly environment: string;
   /** Test doubles by run id (src/testing/doubles.ts): empty outside tests and recordings. */
   readonly doubles = new DoublesRegistry();
+  /** Recordings of runs started with `record: true`, for the API's cassette routes. */
+  readonly recordings = new Recordings(this.doubles);
 
   constructor(o: AgentServiceOptions) {
     this.#o = o;

@@ -1,13 +1,20 @@
 /** `stn agent run|runs|inspect`: running an agent and reading its runs. */
 
 import type { Command } from "commander";
-import { agentRunEvents, getAgentRun, listAgentRuns, startAgentRun } from "../client/agent_runs.ts";
+import {
+  agentRunEvents,
+  getAgentRun,
+  getAgentRunCassette,
+  listAgentRuns,
+  startAgentRun,
+} from "../client/agent_runs.ts";
 import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
+import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
 
 /** --var k=v, repeatable: the value as JSON when it parses (numbers, booleans, objects), else as text. */
@@ -70,22 +77,32 @@ export function agentRunCommands(agent: Command): Command {
       "--idempotency-key <key>",
       "start at most one run per key within 24 h: a repeat follows the run the key started",
     )
+    .option("--record <file>", RECORD_HELP)
     .addHelpText(
       "after",
       "\nExit codes: 0 answered, 1 the run failed or was canceled, 3 max_steps hit without an answer." +
+        "\n--record writes the cassette when the run ends, also when it failed (docs/testing.md#cassettes)." +
         "\nA start the server may not have received is retried with one Idempotency-Key (never two runs).",
     )
     .action(async (
       name: string,
       task: string,
-      opts: { var: Record<string, unknown>; env?: string; follow?: boolean; idempotencyKey?: string },
+      opts: {
+        var: Record<string, unknown>;
+        env?: string;
+        follow?: boolean;
+        idempotencyKey?: string;
+        record?: string;
+      },
       cmd,
     ) => {
+      const recordTo = await recordTarget(opts.record);
       await withStation(cmd, async (client) => {
         const started = await startAgentRun(client, name, {
           task,
           variables: opts.var,
           environment: opts.env,
+          ...(recordTo ? { record: true } : {}),
         }, { idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey) });
         const follow = opts.follow ?? Deno.stderr.isTerminal();
         note((s) => s.dim(`run ${started.run_id} (${started.agent}, ${started.model})`));
@@ -93,6 +110,7 @@ export function agentRunCommands(agent: Command): Command {
           if (follow) note((style) => describeEvent(e, style));
         }
         const run = await getAgentRun(client, started.run_id);
+        if (recordTo) await saveRecording(recordTo, await getAgentRunCassette(client, run.run_id));
         const options = { json: jsonMode(cmd), text: answerLines };
         if (run.status === "failed" || run.status === "canceled") {
           fail(run, options, runError(run));

@@ -7,6 +7,7 @@ import {
   controlRun,
   decideApproval,
   getRun,
+  getRunCassette,
   listApprovals,
   listRuns,
   runEvents,
@@ -25,6 +26,7 @@ import { issueLines } from "./workflow.ts";
 import { readLocalText } from "./local_files.ts";
 import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
+import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
 
 /** Exit codes of `workflow run --wait` (docs/design/errors.md#exit-codes). */
 const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
@@ -112,9 +114,11 @@ export function workflowRunCommands(workflow: Command): void {
       "--idempotency-key <key>",
       "start at most one run per key within 24 h: a repeat answers the run the key started",
     )
+    .option("--record <file>", `${RECORD_HELP}; implies --wait`)
     .addHelpText(
       "after",
       "\nIn embedded mode (no server running) run always waits: the runtime stops when the command ends." +
+        "\n--record writes the cassette of every agent run in the workflow run when it ends (docs/testing.md#cassettes)." +
         "\nA start the server may not have received (connection lost, no answer in time) is retried with" +
         "\none Idempotency-Key, so it never starts two runs; give --idempotency-key (e.g. a CI job id) to" +
         "\nmake re-running the whole command safe too (docs/scripting.md).",
@@ -122,10 +126,18 @@ export function workflowRunCommands(workflow: Command): void {
     .action(
       async (
         target: string,
-        opts: { input?: string; wait?: boolean; follow?: boolean; timeout?: string; idempotencyKey?: string },
+        opts: {
+          input?: string;
+          wait?: boolean;
+          follow?: boolean;
+          timeout?: string;
+          idempotencyKey?: string;
+          record?: string;
+        },
         cmd,
       ) => {
         const input = await readInput(opts.input);
+        const recordTo = await recordTarget(opts.record);
         const timeoutMs = opts.timeout !== undefined ? parseDuration(opts.timeout) : undefined;
         if (timeoutMs === null) {
           throw usageError(
@@ -134,15 +146,20 @@ export function workflowRunCommands(workflow: Command): void {
             'e.g. "30s", "10m"',
           );
         }
-        const body = looksLikeFile(target)
-          ? { definition: await definitionFromFile(target), input, trigger: "manual" as const }
-          : { workflowId: target, input, trigger: "manual" as const };
+        const body = {
+          ...(looksLikeFile(target)
+            ? { definition: await definitionFromFile(target) }
+            : { workflowId: target }),
+          input,
+          trigger: "manual" as const,
+          ...(recordTo ? { record: true } : {}),
+        };
         const json = jsonMode(cmd);
         await withStation(cmd, async (client, where) => {
           const run = await startRun(client, body, {
             idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey),
           });
-          const wait = opts.wait || opts.follow || where.source === "embedded";
+          const wait = opts.wait || opts.follow || recordTo || where.source === "embedded";
           if (!wait) return render(run, { json, text: (r) => r.id });
           note((style) => style.dim(`run ${run.id} started`));
           const done = await waitForRun(client, run.id, {
@@ -156,6 +173,7 @@ export function workflowRunCommands(workflow: Command): void {
               exitCode: EXIT.timeout,
             });
           }
+          if (recordTo) await saveRecording(recordTo, await getRunCassette(client, run.id));
           finish(done, json);
         });
       },

@@ -5,6 +5,7 @@ import {
   type AgentRunListQuery,
   type StartAgentRunBody,
 } from "../contract/agent_runs.ts";
+import { type Cassette, CassetteSchema } from "../contract/cassette.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
@@ -45,6 +46,11 @@ export function listAgentRuns(client: StationClient, query: AgentRunListQuery = 
 /** GET /api/v1/agent-runs/:id (with its turns and tool calls) */
 export function getAgentRun(client: StationClient, runId: string): Promise<AgentRun> {
   return client.json("GET", runPath(runId), { schema: AgentRun });
+}
+
+/** GET /api/v1/agent-runs/:id/cassette: the recording of a run started with `record: true`. */
+export function getAgentRunCassette(client: StationClient, runId: string): Promise<Cassette> {
+  return client.json("GET", `${runPath(runId)}/cassette`, { schema: CassetteSchema });
 }
 
 /** POST /api/v1/agent-runs/:id/cancel */

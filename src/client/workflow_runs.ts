@@ -1,5 +1,6 @@
 import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
 import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
+import { type Cassette, CassetteSchema } from "../contract/cassette.ts";
 import { StationError } from "../errors.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
@@ -36,6 +37,11 @@ export function listRuns(
 /** GET /api/v1/workflow-runs/:id */
 export function getRun(client: StationClient, runId: string): Promise<Run> {
   return client.json("GET", runPath(runId), { schema: Run });
+}
+
+/** GET /api/v1/workflow-runs/:id/cassette: the recording of a run started with `record: true`. */
+export function getRunCassette(client: StationClient, runId: string): Promise<Cassette> {
+  return client.json("GET", `${runPath(runId)}/cassette`, { schema: CassetteSchema });
 }
 
 /** GET /api/v1/workflow-runs/:id/steps */

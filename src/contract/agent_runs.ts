@@ -83,6 +83,9 @@ export const StartAgentRunBody = z.strictObject({
   environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).optional().describe(
     "the environment whose agent runs (default: workflows.environment)",
   ),
+  record: z.boolean().optional().describe(
+    "record the run's model and tool calls: GET /api/v1/agent-runs/{runId}/cassette answers the cassette",
+  ),
 }).meta({ id: "StartAgentRunBody" });
 export type StartAgentRunBody = z.input<typeof StartAgentRunBody>;
 

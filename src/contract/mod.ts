@@ -18,3 +18,4 @@ export * from "./bundles.ts";
 export * from "./environments.ts";
 export * from "./workers.ts";
 export * from "./idempotency.ts";
+export * from "./cassette.ts";

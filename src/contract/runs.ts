@@ -80,6 +80,9 @@ export const StartRunBody = z.strictObject({
   trigger: RequestTrigger.default("api").describe(
     "who starts the run, kept as `workflow.trigger` in its context: the CLI sends `manual`",
   ),
+  record: z.boolean().optional().describe(
+    "record its agent runs' model and tool calls: GET /api/v1/workflow-runs/{runId}/cassette answers the cassette",
+  ),
 }).meta({ id: "StartRunBody" });
 export type StartRunBody = z.input<typeof StartRunBody>;
 

@@ -34,7 +34,7 @@ export function lineDiff(before: string[], after: string[], context = 2): string
   const out: string[] = [];
   ops.forEach((o, i) => {
     if (!keep[i]) {
-      if (keep[i - 1]) out.push("  …");
+      if (i === 0 || keep[i - 1]) out.push("  …");
       return;
     }
     out.push(`${o.op} ${String(o.n).padStart(4)} | ${o.line}`);
@@ -60,9 +60,9 @@ function middle(a: string[], b: string[]): { op: " " | "-" | "+"; line: string; 
   let i = 0, j = 0;
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) out.push({ op: " ", line: b[j], at: j }), i++, j++;
-    else if (j < b.length && (i === a.length || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      out.push({ op: "+", line: b[j], at: j }), j++;
-    } else out.push({ op: "-", line: a[i], at: i }), i++;
+    else if (i < a.length && (j === b.length || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      out.push({ op: "-", line: a[i], at: i }), i++;
+    } else out.push({ op: "+", line: b[j], at: j }), j++;
   }
   return out;
 }

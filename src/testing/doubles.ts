@@ -60,6 +60,11 @@ export class DoublesRegistry {
     };
   }
 
+  /** Drops the doubles registered under a run id (a workflow run whose recording is no longer kept). */
+  release(runId: string): void {
+    this.#byId.delete(runId);
+  }
+
   /**
    * A `claim` for a workflow start (StartRunRequest.claim) that registers doubles under the new run's id
    * inside the creating transaction, before any step can run, then defers to the caller's own claim.

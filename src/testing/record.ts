@@ -74,7 +74,7 @@ export class CassetteRecorder implements Recorder {
 }
 
 /** Every string in a JSON-like value passed through `mask`. */
-function maskStrings(v: unknown, mask: (s: string) => string): unknown {
+export function maskStrings(v: unknown, mask: (s: string) => string): unknown {
   if (typeof v === "string") return mask(v);
   if (Array.isArray(v)) return v.map((x) => maskStrings(x, mask));
   if (v && typeof v === "object") {

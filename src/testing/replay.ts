@@ -7,6 +7,8 @@ import { requestLines } from "./cassette.ts";
 import { lineDiff } from "./diff.ts";
 import type { RunIdentity } from "./doubles.ts";
 import { doubledModel, generateResult, modelRequest } from "./model_calls.ts";
+import { masker } from "../environments/placeholders.ts";
+import { maskStrings } from "./record.ts";
 
 /** `strict`: each request must equal the recorded one; `loose`: answers by order only. */
 export type MatchMode = "strict" | "loose";
@@ -33,11 +35,20 @@ export class CassetteReplay {
   #playing = new Map<string, Playing>();
   #taken = new Set<CassetteRun>();
 
-  /** `where` names the cassette in errors (its file); `ai` resolves model ids as the station would. */
+  /**
+   * `where` names the cassette in errors (its file); `ai` resolves model ids as the station would;
+   * `secrets` (recordingSecrets) are masked in a request before it is compared, as they were when recorded.
+   */
   constructor(
     cassette: Cassette,
-    options: { where: string; match?: MatchMode; ai: Pick<AiConfig, "model" | "provider"> },
+    options: {
+      where: string;
+      match?: MatchMode;
+      ai: Pick<AiConfig, "model" | "provider">;
+      secrets?: Iterable<string>;
+    },
   ) {
+    const mask = masker(options.secrets ?? []);
     this.#cassette = cassette;
     this.#where = options.where;
     this.#match = options.match ?? "strict";
@@ -54,7 +65,8 @@ export class CassetteReplay {
             throw this.#mismatch(run, `made model call ${call}, and the recording has ${events.length}`);
           }
           if (this.#match === "strict") {
-            const diff = lineDiff(requestLines(recorded.request), requestLines(modelRequest(run.model, o)));
+            const now = maskStrings(modelRequest(run.model, o), mask) as typeof recorded.request;
+            const diff = lineDiff(requestLines(recorded.request), requestLines(now));
             if (diff.length) {
               throw this.#mismatch(
                 run,

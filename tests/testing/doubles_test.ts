@@ -4,6 +4,7 @@ import { StationError } from "../../src/errors.ts";
 import { readCassette, writeCassette } from "../../src/testing/cassette.ts";
 import { CaseTools, ToolMocksSchema } from "../../src/testing/mocks.ts";
 import { CassetteRecorder, recordingSecrets } from "../../src/testing/record.ts";
+import { rerecording } from "../../src/testing/recordings.ts";
 import { CassetteReplay } from "../../src/testing/replay.ts";
 import { ScriptModels } from "../../src/testing/script.ts";
 import { agentDef, type AgentHarness, agentHarness } from "../helpers/agents.ts";
@@ -34,6 +35,8 @@ Use the echo tool before answering.
 interface Setup {
   model: ModelServer;
   h: AgentHarness;
+  /** The environments folder; `default` (the environment's folder) holds the MCP config and variables. */
+  root: string;
   dir: string;
   close(): Promise<void>;
 }
@@ -46,7 +49,9 @@ async function setup(): Promise<Setup> {
       agents: ["Weather"],
     }),
   ]);
-  const dir = await Deno.makeTempDir({ prefix: "stn-doubles-" });
+  const root = await Deno.makeTempDir({ prefix: "stn-doubles-" });
+  const dir = join(root, "default");
+  await Deno.mkdir(dir);
   await Deno.writeTextFile(
     join(dir, "servers.json"),
     JSON.stringify({ mcpServers: { local: stdioServerEntry() } }),
@@ -60,11 +65,12 @@ async function setup(): Promise<Setup> {
   return {
     model,
     h,
+    root,
     dir,
     close: async () => {
       await h.close();
       await model.close().catch(() => {});
-      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(root, { recursive: true });
     },
   };
 }
@@ -152,6 +158,40 @@ Deno.test("cassette: record an agent run with a tool call, replay it offline; a 
   }
 });
 
+Deno.test("cassette: re-recording (stn test --update) after a prompt change makes the case pass again", async () => {
+  const s = await setup();
+  try {
+    const file = join(s.dir, "weather.cassette.yaml");
+    await record(s, file);
+    s.h.defs.set("Weather", agentDef("Weather", weatherPrompt("cheerful"), { tools: ["__echo", "__env"] }));
+    assertEquals(JSON.parse((await replay(s, file)).error!).code, "cassette_mismatch");
+
+    // The configured model (the scripted server) and the live MCP server, recorded over the old file.
+    s.model.script({ calls: [{ name: "__echo", args: { text: "Oslo" } }] }, { text: "Sunny again" });
+    const update = await rerecording({ agent: "Weather", environment: "default" }, {
+      apiKey: "sk-test",
+      env: {},
+      environmentsDir: s.root,
+    });
+    const live = await s.h.service.run({
+      agent: "Weather",
+      environment: "default",
+      task: "weather in Oslo?",
+      doubles: update.doubles,
+    });
+    assertEquals([live.status, live.response], ["completed", "Sunny again"]);
+    await update.save(file);
+    assertStringIncludes(await Deno.readTextFile(file), "You are a cheerful weather assistant.");
+
+    const served = s.model.requests.length;
+    const again = await replay(s, file);
+    assertEquals([again.status, again.response], ["completed", "Sunny again"]);
+    assertEquals(s.model.requests.length, served, "the replay made no model request");
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("cassette: secrets (the API key, secret variables) never reach the file", async () => {
   const s = await setup();
   try {
@@ -161,6 +201,21 @@ Deno.test("cassette: secrets (the API key, secret variables) never reach the fil
     assert(!text.includes("tok-very-secret-42"), text);
     assert(!text.includes("sk-test"), text);
     assertStringIncludes(text, "use token ******** with key ********");
+
+    // Replayed with the same secrets masked, the request matches the masked recording.
+    await s.model.close();
+    const player = new CassetteReplay(await readCassette(file), {
+      where: file,
+      ai: AI,
+      secrets: await recordingSecrets("sk-test", {}, s.dir),
+    });
+    const again = await s.h.service.run({
+      agent: "Weather",
+      environment: "default",
+      task: "use token tok-very-secret-42 with key sk-test",
+      doubles: { models: player.models, tools: new CaseTools({ replay: player }) },
+    });
+    assertEquals([again.status, again.response], ["completed", "Sunny in Oslo"]);
   } finally {
     await s.close();
   }
@@ -232,7 +287,6 @@ Deno.test("mocks: an unmocked tool call fails naming the tool; expr sees the arg
 Deno.test("script: answers in order, structured output as JSON; exhausted fails the run; doubles reach child agents and workflow steps", async () => {
   const s = await setup();
   try {
-    await s.model.close();
     const structured = await scripted(s.h, [{ output: { temp: 21 } }], new CaseTools({}));
     assertEquals(structured.run.response, JSON.stringify({ temp: 21 }));
 
@@ -270,13 +324,15 @@ Deno.test("script: answers in order, structured output as JSON; exhausted fails 
     });
     assertEquals(inStep.response, "from the step's double");
     unregister();
+    s.model.script({ text: "from the configured model" });
     const other = await s.h.service.run({
       agent: "Weather",
       environment: "default",
       task: "x",
       step: { runId: "wf-run-2", path: "/states/0", visit: 1, attempt: 1 },
     });
-    assertEquals([other.status, JSON.parse(other.error!).code], ["failed", "model_error"]);
+    assertEquals(other.response, "from the configured model");
+    assertEquals(s.model.requests.length, 1, "only the run without doubles reached the model server");
   } finally {
     await s.close();
   }

@@ -10,12 +10,14 @@ import {
   StartAgentRunBody,
   StartAgentRunQuery,
 } from "../../contract/agent_runs.ts";
+import { CassetteSchema } from "../../contract/cassette.ts";
 import { IDEMPOTENCY_KEY_HEADER, startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
 import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { StationError } from "../../errors.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../runtime/context.ts";
+import { recordingSettings } from "../../testing/recordings.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -81,6 +83,17 @@ const getEvents = createRoute({
     ...errors("agent_run_not_found", "invalid_cursor"),
   },
 });
+const getCassette = createRoute({
+  method: "get",
+  path: "/{runId}/cassette",
+  tags,
+  summary: "The recording of a run started with `record: true` (complete once the run has ended)",
+  request: byRun,
+  responses: {
+    200: json(CassetteSchema, "the cassette (docs/testing.md#cassettes)"),
+    ...errors("cassette_not_found"),
+  },
+});
 const cancelRun = createRoute({
   method: "post",
   path: "/{runId}/cancel",
@@ -121,12 +134,23 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       run: requireRun(ctx, id),
       done: ctx.agents.wait(id, c.req.raw.signal),
     });
+    const recorder = body.record
+      ? await ctx.agents.recordings.recorder(
+        { agent: request.agent, environment: request.environment },
+        recordingSettings(ctx.config),
+      )
+      : undefined;
     const started = await startOnce(c, keys, keyed, replay, (claim) =>
       ctx.agents.start({
         ...request,
         traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
         claim,
+        doubles: recorder && { record: recorder },
       }));
+    // A repeated Idempotency-Key answers the first run: its recording (if any) stays as it is.
+    if (recorder && !ctx.agents.recordings.has(started.run.id)) {
+      ctx.agents.recordings.keep(started.run.id, recorder);
+    }
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
     return c.json(agentRunView(ctx.agents.ledger, row, wait), 201);
@@ -161,6 +185,7 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
       follow: (after, signal, live) => followAgentRunEvents(ledger, run.id, after, signal, live),
     });
   });
+  openapi(app, getCassette, (c) => c.json(ctx.agents.recordings.cassette(c.req.valid("param").runId), 200));
   openapi(app, cancelRun, (c) => {
     const { runId } = c.req.valid("param");
     requireRun(ctx, runId);

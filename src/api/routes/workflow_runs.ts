@@ -22,6 +22,8 @@ import type { RunRow } from "../../workflows/engine/ledger.ts";
 import { runView, stepView } from "../../workflows/engine/views.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
+import { recordingSettings } from "../../testing/recordings.ts";
+import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
 
@@ -31,13 +33,23 @@ type StartBody = z.output<typeof StartRunBody>;
 async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
   const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", body);
+  const { record, ...request } = body;
+  const recordings = ctx.agents.recordings;
+  const recorder = record
+    ? await recordings.recorder(
+      { workflow: body.workflowId ?? (body.definition as { id?: string } | undefined)?.id },
+      recordingSettings(ctx.config),
+    )
+    : undefined;
   const run = await startOnce(c, keys, keyed, (id) => requireRun(ctx, id), (claim) =>
     startWorkflowRun(ctx, {
-      ...body,
+      ...request,
       traceparent: c.req.header("traceparent"),
       trigger: { type: body.trigger },
-      claim,
+      // Registered inside the creating transaction: no agent step can start before the recorder is in place.
+      claim: recorder ? ctx.agents.doubles.claimFor({ record: recorder }, claim) : claim,
     }));
+  if (recorder && !recordings.has(run.id)) recordings.keep(run.id, recorder);
   return runView(run);
 }
 
@@ -135,6 +147,20 @@ const getEvents = createRoute({
     ...errors("run_not_found", "invalid_cursor"),
   },
 });
+const getCassette = createRoute({
+  method: "get",
+  path: "/{runId}/cassette",
+  tags,
+  summary: "The recording of a run started with `record: true` (complete once the run has ended)",
+  request: byRun,
+  responses: {
+    200: json(
+      CassetteSchema,
+      "the cassette: every agent run of the workflow run (docs/testing.md#cassettes)",
+    ),
+    ...errors("cassette_not_found"),
+  },
+});
 const cancelRun = createRoute({
   method: "post",
   path: "/{runId}/cancel",
@@ -179,6 +205,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   });
 
   openapi(app, getRun, (c) => c.json(runView(requireRun(ctx, c.req.valid("param").runId)), 200));
+  openapi(app, getCassette, (c) => c.json(ctx.agents.recordings.cassette(c.req.valid("param").runId), 200));
 
   openapi(app, getSteps, (c) => {
     const run = requireRun(ctx, c.req.valid("param").runId);
