@@ -97,6 +97,7 @@ export function testCommand(program: Command): Command {
       const { caseLines, reportLines } = await import("../testing/report.ts");
       const { junitXml } = await import("../testing/junit.ts");
       const { suiteCassettes } = await import("../testing/case_doubles.ts");
+      const { recordingSettings } = await import("../testing/recordings.ts");
       const json = jsonMode(cmd);
       const config = commandConfig(cmd);
       // The test station's own info lines (sync, requests) are noise in a test report.
@@ -161,7 +162,7 @@ export function testCommand(program: Command): Command {
           caseTimeoutMs,
           time: test.station.time,
           read: (p: string) => Deno.readTextFile(p),
-          update: opts.update ? { environmentDir: envDir } : undefined,
+          update: opts.update ? recordingSettings(config) : undefined,
         }));
         try {
           const targets = {

@@ -1,13 +1,12 @@
 /**
  * A test case's doubles: its model (a cassette replayed, a script) and its tools (mocks, recorded results,
- * live calls with `tools: live`), or — re-recording with `stn test --update` — a recorder over the real ones.
+ * live calls with `tools: live`); re-recording with `stn test --update` takes recordings.ts's `rerecording`.
  */
 
 import { join } from "node:path";
 import type { AiConfig } from "../agents/providers.ts";
 import type { TestCase } from "../contract/tests.ts";
-import { CassetteRecorder, recordingSecrets } from "./record.ts";
-import { type Cassette, parseCassette } from "./cassette.ts";
+import { parseCassette } from "./cassette.ts";
 import type { RunDoubles } from "./doubles.ts";
 import type { ReadText } from "./load.ts";
 import { CaseTools } from "./mocks.ts";
@@ -40,21 +39,6 @@ export async function caseDoubles(
   return {
     models: replay?.models ?? script?.models,
     tools: new CaseTools({ mocks: c.mocks, replay, live: c.tools === "live" }),
-  };
-}
-
-/** A recording of a case against the configured model and live tools (its mocks still answer), for --update. */
-export async function recordingDoubles(
-  c: TestCase,
-  ai: AiConfig,
-  environmentDir: string,
-): Promise<{ doubles: RunDoubles; cassette: () => Cassette }> {
-  const recorded = "agent" in c ? { agent: c.agent } : { workflow: c.workflow };
-  const secrets = await recordingSecrets(ai.api_key, Deno.env.toObject(), environmentDir);
-  const recorder = new CassetteRecorder(recorded, secrets);
-  return {
-    doubles: { tools: new CaseTools({ mocks: c.mocks, live: true }), record: recorder },
-    cassette: () => recorder.cassette(),
   };
 }
 

@@ -17,8 +17,8 @@ import {
 } from "../client/workflow_runs.ts";
 import type { StationContext } from "../runtime/context.ts";
 import { startWorkflowRun } from "../workflows/service.ts";
-import { caseDoubles, cassettePath, recordingDoubles } from "./case_doubles.ts";
-import { writeCassette } from "./cassette.ts";
+import { caseDoubles, cassettePath } from "./case_doubles.ts";
+import { type RecordingSettings, rerecording } from "./recordings.ts";
 import type { RunDoubles } from "./doubles.ts";
 import { sleep } from "../lib/async.ts";
 import { checkExpect, type Failure, type Observed } from "./expect.ts";
@@ -35,8 +35,8 @@ export interface TestTarget {
   caseTimeoutMs: number;
   /** Skipped time, when the station runs on a virtual clock (`stn test`; not a station started by `stn serve`). */
   time?: VirtualTime;
-  /** `stn test --update`: re-record failing cassette cases (secrets of the environment folder masked). */
-  update?: { environmentDir: string };
+  /** `stn test --update`: re-record failing cassette cases (the user's key and secrets masked). */
+  update?: RecordingSettings;
   /** Reads a file a case names (a cassette): the disk, or the files a POST /api/v1/tests body carried. */
   read: ReadText;
 }
@@ -108,23 +108,25 @@ async function decide(target: TestTarget, c: TestCase, runId: string, decided: S
 }
 
 /**
- * Follows a workflow run to its end, delivering the case's approvals and events while it waits. On a virtual
- * clock they are delivered when the station is idle, before time skips (so an approval is decided before it
- * can time out); a run waiting with nothing due and nothing to deliver is stuck and the case ends there. The
- * run ends the wait early too when the case expects `waiting`.
+ * Starts a workflow run and follows it to its end, delivering the case's approvals and events while it waits.
+ * On a virtual clock they are delivered when the station is idle, before time skips (so an approval is
+ * decided before it can time out), and the clock holds from before the run starts until it is followed; a
+ * run waiting with nothing due and nothing to deliver is stuck and the case ends there. The wait ends early
+ * too when the case expects `waiting`.
  */
 async function drive(
   target: TestTarget,
   c: Extract<TestCase, { workflow: string }>,
-  run: Run,
+  start: () => Promise<Run>,
   signal: AbortSignal,
-) {
+): Promise<Run> {
+  let run: Run | undefined;
   const decided = new Set<string>();
   let eventsSent = false;
   let stop = false;
-  const deliver = async (): Promise<boolean> => {
-    if ((await getRun(target.client, run.id)).status !== "waiting") return false;
-    let delivered = await decide(target, c, run.id, decided) > 0;
+  const deliver = async (id: string): Promise<boolean> => {
+    if ((await getRun(target.client, id)).status !== "waiting") return false;
+    let delivered = await decide(target, c, id, decided) > 0;
     if (!eventsSent && c.events?.length) {
       eventsSent = true;
       delivered = true;
@@ -134,12 +136,14 @@ async function drive(
     return delivered;
   };
   const follow = async (): Promise<Run> => {
+    const started = await start();
+    run = started;
     let pause = 5;
     for (;;) {
       signal.throwIfAborted();
-      run = await getRun(target.client, run.id);
-      if (TERMINAL.has(run.status) || stop) return run;
-      if (!target.time) await deliver();
+      const now = await getRun(target.client, started.id);
+      if (TERMINAL.has(now.status) || stop) return now;
+      if (!target.time) await deliver(started.id);
       await sleep(pause);
       pause = Math.min(pause * 2, 50);
     }
@@ -148,7 +152,12 @@ async function drive(
   if (!time) return await follow();
   return await time.during(follow(), {
     beforeSkip: async () => {
-      if (await deliver()) return true;
+      if (!run) {
+        // Still starting (its signals being sent): the clock waits, yielding so the start can go on.
+        await sleep(1);
+        return true;
+      }
+      if (await deliver(run.id)) return true;
       // Idle, nothing to deliver and no timer due: nothing will ever move this run on.
       if (time.nextDue() === null && (await getRun(target.client, run.id)).status === "waiting") stop = true;
       return false;
@@ -167,24 +176,29 @@ async function workflowCase(
   signal: AbortSignal,
 ) {
   const registry = target.ctx.agents.doubles;
-  const row = await startWorkflowRun(target.ctx, {
-    workflowId: c.workflow,
-    input: c.input ?? {},
-    trigger: { type: "api" },
-    claim: registry.claimFor(doubles),
-  });
-  let run = await getRun(target.client, row.id);
-  try {
+  let runId: string | undefined;
+  const start = async () => {
+    const row = await startWorkflowRun(target.ctx, {
+      workflowId: c.workflow,
+      input: c.input ?? {},
+      trigger: { type: "api" },
+      claim: registry.claimFor(doubles),
+    });
+    runId = row.id;
     for (const s of c.signals ?? []) {
-      await signalRun(target.client, run.id, { name: s.name, payload: s.data });
+      await signalRun(target.client, row.id, { name: s.name, payload: s.data });
     }
-    run = await drive(target, c, run, signal);
+    return await getRun(target.client, row.id);
+  };
+  let run: Run;
+  try {
+    run = await drive(target, c, start, signal);
   } catch (err) {
     // A case that ran out of time: cancel its run so nothing keeps running on a shared station.
-    await controlRun(target.client, run.id, "cancel").catch(() => undefined);
+    if (runId) await controlRun(target.client, runId, "cancel").catch(() => undefined);
     throw err;
   } finally {
-    registry.register(row.id, doubles)(); // the run has ended (or was canceled): its doubles go
+    if (runId) registry.register(runId, doubles)(); // the run has ended (or was canceled): its doubles go
   }
   const steps = (await runSteps(target.client, run.id)).filter((s) => s.status !== "scheduled");
   const agentRuns = (await listAgentRuns(target.client, { workflow_run_id: run.id, limit: 500 })).runs;
@@ -251,12 +265,14 @@ export async function runCase(target: TestTarget, loaded: LoadedCase): Promise<C
   const first = await attempt(target, loaded);
   const path = cassettePath(loaded.case, loaded.dir);
   if (!target.update || !path || first.result.status === "passed") return first;
-  const rec = await recordingDoubles(loaded.case, target.ctx.config.values.ai, target.update.environmentDir);
+  const c = loaded.case;
+  const what = "agent" in c ? { agent: c.agent } : { workflow: c.workflow };
+  const rec = await rerecording({ ...what, environment: target.environment }, target.update, c.mocks);
   const recording = await attempt(target, loaded, rec.doubles);
   if (recording.result.run_id === null) return recording; // it did not even start: say why
   try {
     await Deno.mkdir(dirname(path), { recursive: true });
-    await writeCassette(path, rec.cassette());
+    await rec.save(path);
   } catch (err) {
     recording.result.status = "failed";
     recording.result.failures.push({ assertion: "update", message: (err as Error).message });
