@@ -157,9 +157,15 @@ async function drive(
         await sleep(1);
         return true;
       }
+      const status = (await getRun(target.client, run.id)).status;
+      if (status === "pending" || status === "running") {
+        // Between commits (a step's outcome not yet written): only a waiting run may let time jump.
+        await sleep(1);
+        return true;
+      }
       if (await deliver(run.id)) return true;
       // Idle, nothing to deliver and no timer due: nothing will ever move this run on.
-      if (time.nextDue() === null && (await getRun(target.client, run.id)).status === "waiting") stop = true;
+      if (time.nextDue() === null && status === "waiting") stop = true;
       return false;
     },
   });
