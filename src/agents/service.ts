@@ -14,13 +14,8 @@ import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
-import {
-  DoublesRegistry,
-  lazyToolbox,
-  type RunDoubles,
-  runIdentity,
-  withDoubles,
-} from "../testing/doubles.ts";
+import { DoublesRegistry, lazyToolbox, runIdentity, withDoubles } from "../testing/doubles.ts";
+import type { RunDoubles } from "../testing/doubles.ts";
 import { Recordings } from "../testing/recordings.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */

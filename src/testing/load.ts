@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { AgentTestCase, type TestCase, WorkflowTestCase } from "../contract/tests.ts";
 import type { ValidationIssue } from "../workflows/definition/validate.ts";
 import { parseSource, toPointer } from "../workflows/definition/source.ts";
+import { parseCheck } from "../workflows/expr.ts";
 import type { InvalidFile } from "../workflows/definition/format.ts";
 
 /** A case as loaded: its file (as the user names it) and the folder its cassettes are relative to. */
@@ -75,6 +76,26 @@ function zodIssues(error: z.ZodError, prefix: (string | number)[]): ValidationIs
 
 const HINT = "docs/testing.md lists each field of a test file and its allowed values";
 
+/** The JSONata a case holds (its output check, tool-call checks, mock expressions), each syntax error at its place. */
+function expressionIssues(c: TestCase, i: number): ValidationIssue[] {
+  const exprs: Array<[string, (string | number)[]]> = [];
+  if (typeof c.expect.output === "string") exprs.push([c.expect.output, ["expect", "output"]]);
+  c.expect.tool_calls?.forEach((t, j) => t.args && exprs.push([t.args, ["expect", "tool_calls", j, "args"]]));
+  for (const [name, m] of Object.entries(c.mocks ?? {})) {
+    const answers = "sequence" in m
+      ? m.sequence.map((a, j) => [a, ["sequence", j]] as const)
+      : [[m, []] as const];
+    for (const [a, at] of answers) if ("expr" in a) exprs.push([a.expr, ["mocks", name, ...at, "expr"]]);
+  }
+  return exprs.flatMap(([src, at]) => {
+    const problem = parseCheck(src);
+    if (!problem) return [];
+    return [
+      issue("invalid_expression", toPointer(["cases", i, ...at]), problem.message, problem.hint ?? HINT),
+    ];
+  });
+}
+
 /** Checks a parsed file's value: its cases, each an agent or a workflow case with unique names. */
 function checkFile(value: unknown): { cases: TestCase[]; errors: ValidationIssue[] } {
   const errors: ValidationIssue[] = [];
@@ -108,6 +129,7 @@ function checkFile(value: unknown): { cases: TestCase[]; errors: ValidationIssue
     }
     const parsed = schema.safeParse(raw);
     if (!parsed.success) return errors.push(...zodIssues(parsed.error, ["cases", i]));
+    errors.push(...expressionIssues(parsed.data, i));
     if (names.has(parsed.data.name)) {
       errors.push(
         issue(

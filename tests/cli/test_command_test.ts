@@ -120,6 +120,10 @@ Deno.test("stn test: an invalid test file is reported at file:line:col and exits
       stauts: completed
   - name: two
     task: no agent or workflow
+  - name: three
+    workflow: route
+    expect:
+      output: 'size == "big"'
 `,
     });
     const out = await runStn(["test"], { env: home.env });
@@ -129,6 +133,8 @@ Deno.test("stn test: an invalid test file is reported at file:line:col and exits
       out.stdout,
       "tests/bad.test.yaml:6:5: error missing_field: a case names an `agent` or a `workflow`",
     );
+    // A JSONata mistake is found before anything runs, at its line and column.
+    assertStringIncludes(out.stdout, "tests/bad.test.yaml:11:7: error invalid_expression:");
     assert(!out.stderr.includes("starting a test station"), out.stderr);
   } finally {
     await home.cleanup();
