@@ -4,11 +4,11 @@ import type { Command } from "commander";
 import { dirname, join, relative } from "node:path";
 import { StationClient } from "../client/http.ts";
 import { type TestCase, TestRun } from "../contract/tests.ts";
-import { usageError } from "../errors.ts";
+import { StationError, usageError } from "../errors.ts";
 import { LOG_LEVELS, setLogLevel } from "../log.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { commandConfig, globals, jsonMode, numberFlag } from "./context.ts";
-import { CliExit, errStyle, note, outStyle, render } from "./output.ts";
+import { fail, note, outStyle, render, type Style } from "./output.ts";
 
 interface TestOptions {
   env?: string;
@@ -183,11 +183,25 @@ export function testCommand(program: Command): Command {
         await Deno.mkdir(dirname(opts.junit), { recursive: true }).catch(() => {});
         await writeFileAtomic(opts.junit, junitXml(run));
       }
-      render(run, { json, text: (r, style) => reportLines(r, style, { cases: false }) });
+      const view = { json, text: (r: TestRun, style: Style) => reportLines(r, style, { cases: false }) };
       const code = testExitCode(run, coverageMin);
-      if (!json && code === 1 && run.status === "passed") {
-        note(`${errStyle.red("coverage")}: a workflow is under --coverage-min ${coverageMin}%`);
-      }
-      if (code !== 0) throw new CliExit(code);
+      if (code === 0) return render(run, view);
+      // A failed suite still has its report: on stdout as text, or under --json as the error's details.
+      fail(
+        run,
+        view,
+        code === 2
+          ? new StationError("invalid_test_file", `${run.invalid.length} test file(s) do not validate`, {
+            exitCode: 2,
+            hint: "fix each issue at its file:line:col; docs/testing.md lists every field",
+          })
+          : new StationError(
+            "tests_failed",
+            run.status === "passed"
+              ? `a workflow's coverage is under --coverage-min ${coverageMin}%`
+              : `${run.summary.failed} of ${run.summary.total} cases failed`,
+            { exitCode: 1 },
+          ),
+      );
     });
 }

@@ -80,6 +80,11 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   Deno.mkdirSync(p("environments/default/agents"), { recursive: true });
   Deno.writeTextFileSync(p("environments/default/agents/helper.prompt"), "---\nmax_steps: 2\n---\nhi\n");
   Deno.writeTextFileSync(p("bad.prompt"), "---\nmax_steps: two\n---\nhi\n");
+  Deno.writeTextFileSync(
+    p("ok.test.yaml"),
+    "cases:\n  - name: greets\n    agent: Greeter\n    task: hi\n    expect: { output: '$ = \"hello\"' }\n",
+  );
+  Deno.writeTextFileSync(p("bad.test.yaml"), "cases:\n  - name: no target\n");
   let agentRun = "";
   let run = "", run2 = "", run3 = "", approval = "", approval2 = "", key = "", key2 = "", sbx = "";
   const pendingApproval = (runId: () => string) => async () => {
@@ -238,6 +243,8 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "mcp config", args: () => ["--client", "cursor"], ok: true },
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
+    { cmd: "test", args: () => [p("ok.test.yaml")], ok: true },
+    { cmd: "test", args: () => [p("bad.test.yaml")], ok: false, code: 2 },
   ];
 
   try {

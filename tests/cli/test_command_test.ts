@@ -87,7 +87,7 @@ Deno.test("stn test: workflow cases pass and fail with a diff, exact coverage, J
     const both = await runStn(["--json", "test", "--filter", "r", "--coverage-min", "100"], {
       env: home.env,
     });
-    const bothRun = JSON.parse(both.stdout);
+    const bothRun = JSON.parse(both.stdout).error.details;
     assertEquals(bothRun.coverage[0].visited, ["pick", "big", "small", "check", "shipped", "rejected"]);
     assertEquals(bothRun.coverage[0].percent, 100);
     assertEquals(both.code, 1, "`wrong on purpose` matches the filter and fails");
@@ -102,7 +102,7 @@ Deno.test("stn test: workflow cases pass and fail with a diff, exact coverage, J
       env: home.env,
     });
     assertEquals(bail.code, 1);
-    assertEquals(JSON.parse(bail.stdout).summary, { total: 1, passed: 0, failed: 1 });
+    assertEquals(JSON.parse(bail.stdout).error.details.summary, { total: 1, passed: 0, failed: 1 });
   } finally {
     await home.cleanup();
   }
@@ -166,7 +166,7 @@ Deno.test("stn test: a 24 h timer and an approval timing out after 72 h run on s
     });
     const out = await runStn(["--json", "test", "--case-timeout", "3"], { env: home.env });
     assertEquals(out.code, 1, out.stderr);
-    const run = JSON.parse(out.stdout);
+    const run = JSON.parse(out.stdout).error.details;
     const byName = Object.fromEntries(run.cases.map((c: { name: string }) => [c.name, c]));
     assertEquals(byName["nobody answers"].status, "passed", JSON.stringify(byName["nobody answers"]));
     assertEquals(
