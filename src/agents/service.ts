@@ -158,10 +158,8 @@ export class AgentService {
     }
   }
 
-  /** Why agent runs keep this process busy (some are running here), else null — quiescence in tests. */
-  busy(): string | null {
-    return this.#active.size > 0 ? `${this.#active.size} agent run(s) running` : null;
-  }
+  /** Why agent runs keep this process busy (some run here), else null: quiescence in tests. */
+  busy = (): string | null => this.#active.size ? `${this.#active.size} agent run(s) running` : null;
 
   /** Cancels a running run: its model call and running tool are aborted. */
   cancel(runId: string, reason = "canceled by request"): AgentRunRow {

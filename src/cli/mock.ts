@@ -58,9 +58,9 @@ function builtinError(name: string): StationError {
 export function mockCommand(program: Command): void {
   program.command("mock [spec]")
     .description(
-      "serve mock MCP tools from a spec file (YAML or JSON: each tool's description, input_schema and one of " +
-        "result, expr — JSONata over `args` —, sequence, error) over stdin/stdout, for MCP configs and tests " +
-        "(docs/testing.md#mock-mcp-servers)",
+      "serve mock MCP tools from a spec file (YAML or JSON: each tool's description, input_schema and one " +
+        "answer — result, expr (JSONata over the call's arguments), sequence or error) over stdin/stdout, " +
+        "for MCP configs and tests (docs/testing.md#mock-mcp-servers)",
     )
     .option("--from-cassette <file>", "serve the tools a recorded cassette saw, answering as recorded")
     .option(

@@ -52,11 +52,6 @@ export class VirtualTime {
     return this.#quiet.nextDue();
   }
 
-  /** Resolves once the station is idle. */
-  quiescent(signal?: AbortSignal): Promise<void> {
-    return this.#quiet.settled(signal);
-  }
-
   /** Waits for `work`, skipping time whenever the station is idle meanwhile; returns what `work` resolves to. */
   async during<T>(work: Promise<T>, options: DuringOptions = {}): Promise<T> {
     let fail!: (err: unknown) => void;
@@ -69,15 +64,6 @@ export class VirtualTime {
     } finally {
       this.#waiters.delete(waiter);
     }
-  }
-
-  /**
-   * Waits for quiescence, then jumps once to the next due timer: the instant jumped to, or null when no
-   * timer is due later (the clock stays).
-   */
-  async skip(signal?: AbortSignal): Promise<number | null> {
-    await this.#quiet.settled(signal);
-    return this.#jump();
   }
 
   /** Stops skipping (the station is stopping). */

@@ -1,4 +1,4 @@
-/** Idleness: whether the engine could still do something now, and when its next timer is due (quiescence). */
+/** Idleness: whether the engine could still do something now, for quiescence in tests (src/testing/quiescence.ts). */
 
 import type { Database } from "../../db/database.ts";
 import type { EngineCore } from "./core.ts";
