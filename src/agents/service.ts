@@ -316,7 +316,8 @@ export class AgentService {
         );
       }
       if (def.sandbox) {
-        if (!this.#o.sandbox) {
+        // Under tool doubles a mocked sandbox tool needs no sandbox service (Docker).
+        if (!this.#o.sandbox && !doubled?.doubles.tools) {
           throw new StationError(
             "agent_tools_unavailable",
             `agent ${def.name} needs a sandbox, and sandboxes are not available here`,

@@ -22,8 +22,8 @@ interface Playing {
 }
 
 /**
- * A cassette being replayed. Each agent run takes the recording with its key (RunIdentity.key; under
- * `loose`, else the next unplayed recording of the same agent); its model calls are answered in order from
+ * A cassette being replayed. Each agent run takes the recording with its key (RunIdentity.key), else the
+ * next unplayed recording of the same agent; its model calls are answered in order from
  * it, and — strict — a request that differs from the recorded one fails the run with `cassette_mismatch`
  * and a line diff (recorded `-`, now `+`) naming the changed line. Nothing goes to the network.
  */
@@ -100,7 +100,9 @@ export class CassetteReplay {
     const found = this.#playing.get(run.id);
     if (found) return found;
     const free = this.#cassette.runs.filter((r) => !this.#taken.has(r) && r.agent === run.agent);
-    const recording = free.find((r) => r.key === run.key) ?? (this.#match === "loose" ? free[0] : undefined);
+    // The key finds a run's own recording whatever order runs start in; a run whose place changed (an agent
+    // now run as a workflow step) takes the next free one of its agent, and its requests are still compared.
+    const recording = free.find((r) => r.key === run.key) ?? free[0];
     if (!recording) {
       const keys = this.#cassette.runs.map((r) => r.key).join(", ") || "none";
       throw this.#mismatch(run, `has no recording (recorded runs: ${keys})`);

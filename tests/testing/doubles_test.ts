@@ -10,6 +10,9 @@ import { ScriptModels } from "../../src/testing/script.ts";
 import { agentDef, type AgentHarness, agentHarness } from "../helpers/agents.ts";
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "../helpers/assert.ts";
 import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
+import { syncWorkflows } from "../../src/client/workflows.ts";
+import { startTestStation } from "../helpers/station.ts";
+import { def, waitRun } from "../workflows/engine_helpers.ts";
 import { type ModelServer, startModelServer } from "../helpers/model_server.ts";
 
 /**
@@ -47,6 +50,9 @@ async function setup(): Promise<Setup> {
     agentDef("Weather", weatherPrompt("careful"), { tools: ["__echo", "__env"] }),
     agentDef("Boss", `---\nmodel: openai/test-model\nagents: ["Weather"]\n---\n{{userInput}}\n`, {
       agents: ["Weather"],
+    }),
+    agentDef("Coder", `---\nmodel: openai/test-model\nsandbox: python\n---\n{{userInput}}\n`, {
+      sandbox: { mode: "compute", runtime: "python", session: "agent", allow_network: false },
     }),
   ]);
   const root = await Deno.makeTempDir({ prefix: "stn-doubles-" });
@@ -276,6 +282,25 @@ Deno.test("mocks: an unmocked tool call fails naming the tool; expr sees the arg
       [JSON.stringify({ error: "quota exceeded" }), "quota exceeded"],
     ]);
 
+    // A mocked sandbox tool needs no sandbox service (this harness has none: no Docker needed).
+    const coder = new ScriptModels([
+      { tool_calls: [{ name: "sandbox_run", args: { code: "print(6*7)" } }] },
+      { text: "42" },
+    ], AI);
+    const sandboxed = await s.h.service.run({
+      agent: "Coder",
+      environment: "default",
+      task: "compute",
+      doubles: {
+        models: coder.models,
+        tools: new CaseTools({ mocks: { sandbox_run: { expr: `{"stdout": "ran " & $args.code}` } } }),
+      },
+    });
+    assertEquals([sandboxed.status, sandboxed.response], ["completed", "42"]);
+    assertEquals(s.h.service.ledger.toolCalls(sandboxed.id).map((c) => c.output), [
+      JSON.stringify({ stdout: "ran print(6*7)" }),
+    ]);
+
     // tools: live sends an unmocked call to the real MCP server (started only now).
     const live = await scripted(s.h, calls, new CaseTools({ live: true }));
     assertEquals(live.calls.map((c) => c.output), [JSON.stringify({ text: "Bergen" })]);
@@ -335,5 +360,41 @@ Deno.test("script: answers in order, structured output as JSON; exhausted fails 
     assertEquals(s.model.requests.length, 1, "only the run without doubles reached the model server");
   } finally {
     await s.close();
+  }
+});
+
+Deno.test("doubles registered for a workflow run (claimFor) answer every agent step in it, through the real engine", async () => {
+  const t = await startTestStation({
+    // No model server at all: a model call that escaped the doubles would fail the run.
+    configYaml:
+      `ai:\n  provider: openai\n  base_url: http://127.0.0.1:9/v1\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  });
+  try {
+    const dir = t.home.path("environments", "default", "agents");
+    Deno.mkdirSync(dir, { recursive: true });
+    Deno.writeTextFileSync(`${dir}/Rater.prompt`, `---\nmodel: openai/test-model\n---\n{{userInput}}\n`);
+    await syncWorkflows(t.client);
+    const { engine, agents } = t.station.ctx;
+    const script = new ScriptModels([{ output: { level: "high" } }, { text: "paged" }], AI);
+    const run = await engine.startRun({
+      definition: def({
+        id: "rate",
+        states: [
+          { id: "rate", type: "agent", agent: "Rater", task: "rate it", next: "page" },
+          { id: "page", type: "agent", agent: "Rater", task: "page for ${rate.result.level}" },
+        ],
+      }),
+      input: {},
+      claim: agents.doubles.claimFor({ models: script.models, tools: new CaseTools({}) }),
+    });
+    const done = await waitRun(engine, run.id);
+    assertEquals(done.status, "completed", done.error ?? "");
+    assertEquals(agents.ledger.byWorkflowRun(run.id).map((r) => [r.step_path, r.response]), [
+      ["rate", JSON.stringify({ level: "high" })],
+      ["page", "paged"],
+    ]);
+    assertEquals(script.unused(), 0);
+  } finally {
+    await t.close();
   }
 });
