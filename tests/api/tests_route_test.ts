@@ -63,6 +63,16 @@ Deno.test("POST /api/v1/tests runs a suite on the station; the run is a resource
     assertEquals(err.code, "invalid_test_file");
     assertEquals(err.details[0].errors[0].line, 2);
 
+    // The test file's schema is published in the OpenAPI document with the API's own.
+    const doc = await (await api("/api/v1/openapi.json")).json();
+    const fileSchema = doc.components.schemas.TestFile;
+    assertEquals(fileSchema.required, ["cases"]);
+    assertEquals(fileSchema.properties.cases.items, { $ref: "#/components/schemas/TestCase" });
+    assert(
+      doc.components.schemas.WorkflowTestCase && doc.components.schemas.AgentTestCase,
+      "the case schemas",
+    );
+
     // The MCP tool is the same call.
     const viaMcp = toolJson(await mcp.callTool({ name: "run_tests", arguments: { filter: "small" } }));
     assertEquals(viaMcp.summary, { total: 1, passed: 1, failed: 0 });
