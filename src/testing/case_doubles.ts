@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { AiConfig } from "../agents/providers.ts";
 import type { TestCase } from "../contract/tests.ts";
 import { parseCassette } from "./cassette.ts";
+import { recordingSecrets } from "./record.ts";
 import type { RunDoubles } from "./doubles.ts";
 import type { ReadText } from "./load.ts";
 import { CaseTools } from "./mocks.ts";
@@ -24,6 +25,7 @@ export async function caseDoubles(
   dir: string,
   ai: AiConfig,
   read: ReadText,
+  environmentDir: string,
 ): Promise<RunDoubles> {
   const path = cassettePath(c, dir);
   let replay: CassetteReplay | undefined;
@@ -33,7 +35,14 @@ export async function caseDoubles(
         hint: "record it with `stn test --update` (or `stn agent run … --record FILE`)",
       });
     });
-    replay = new CassetteReplay(parseCassette(text, path), { where: path, match: c.match ?? "strict", ai });
+    // The secrets masked when it was recorded are masked in today's requests too before they are compared.
+    const secrets = await recordingSecrets(ai.api_key, Deno.env.toObject(), environmentDir);
+    replay = new CassetteReplay(parseCassette(text, path), {
+      where: path,
+      match: c.match ?? "strict",
+      ai,
+      secrets,
+    });
   }
   const script = c.model && "script" in c.model ? new ScriptModels(c.model.script, ai) : undefined;
   return {

@@ -1,6 +1,6 @@
 /** Running one test case against a station: start its agent or workflow run, drive it, observe it, check it. */
 
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { AgentRun } from "../contract/agent_runs.ts";
 import type { Run } from "../contract/runs.ts";
 import type { CaseResult, TestCase } from "../contract/tests.ts";
@@ -204,7 +204,7 @@ async function workflowCase(
     if (runId) await controlRun(target.client, runId, "cancel").catch(() => undefined);
     throw err;
   } finally {
-    if (runId) registry.register(runId, doubles)(); // the run has ended (or was canceled): its doubles go
+    if (runId) registry.release(runId); // the run has ended (or was canceled): its doubles go
   }
   const steps = (await runSteps(target.client, run.id)).filter((s) => s.status !== "scheduled");
   const agentRuns = (await listAgentRuns(target.client, { workflow_run_id: run.id, limit: 500 })).runs;
@@ -236,7 +236,8 @@ async function attempt(target: TestTarget, loaded: LoadedCase, doubles?: RunDoub
   let done: { runId: string; seen: Observed; trace?: WorkflowTrace; clockMs: number | null } | undefined;
   let failures: Failure[];
   try {
-    doubles ??= await caseDoubles(c, loaded.dir, target.ctx.config.values.ai, target.read);
+    const envDir = join(target.ctx.config.paths.environments, target.environment);
+    doubles ??= await caseDoubles(c, loaded.dir, target.ctx.config.values.ai, target.read, envDir);
     done = "agent" in c
       ? await agentCase(target, c, doubles, timeout)
       : await workflowCase(target, c, doubles, timeout);
