@@ -98,8 +98,21 @@ async function run(home: string, args: string[], extra: Record<string, string> =
   const out = await stn(home, args, extra).output();
   const text = new TextDecoder().decode(out.stdout);
   if (!out.success) {
+    // A failed suite: name its failing cases rather than print the whole report.
+    const report = (() => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return {};
+      }
+    })();
+    const failed = (report.error?.details?.cases ?? [])
+      .filter((c: { status: string }) => c.status === "failed")
+      .map((c: { name: string; failures: unknown }) => `${c.name}: ${JSON.stringify(c.failures)}`);
     throw new Error(
-      `stn ${args.join(" ")} exited ${out.code}:\n${text}\n${new TextDecoder().decode(out.stderr)}`,
+      `stn ${args.join(" ")} exited ${out.code}:\n${failed.join("\n") || text}\n${
+        new TextDecoder().decode(out.stderr)
+      }`,
     );
   }
   return text;
