@@ -11,6 +11,10 @@ import type { Engine } from "./workflows/engine/mod.ts";
 import type { WorkflowRuns } from "./workflows/runs.ts";
 import type { StationReferences } from "./workflows/definition/references.ts";
 import type { WorkflowStore } from "./workflows/store.ts";
+import type { z } from "zod";
+import type { Recorder } from "./agents/doubles.ts";
+import type { Cassette } from "./contract/cassette.ts";
+import type { StartTestRunBody, TestRun } from "./contract/tests.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
 export interface StationContext {
@@ -51,6 +55,24 @@ export interface StationContext {
    * shared sync of the WAL with `fsync` (the API answers only then).
    */
   durable: () => Promise<void>;
+  /** The last test runs of POST /api/v1/tests (docs/testing.md). */
+  /** Recordings of runs started with `record: true` (testing/recordings.ts), for the cassette routes. */
+  recordings: {
+    recorder(recorded: Cassette["recorded"]): Promise<Recorder & { cassette(): Cassette }>;
+    keep(runId: string, recorder: Recorder & { cassette(): Cassette }): void;
+    has(runId: string): boolean;
+    cassette(runId: string): Cassette;
+  };
+  tests: {
+    list(): TestRun[];
+    get(id: string): TestRun | undefined;
+    /** Runs the suite a POST /api/v1/tests asks for (testing/runs.ts); `api` is the app the cases call. */
+    start(
+      ctx: StationContext,
+      body: z.output<typeof StartTestRunBody>,
+      api: (req: Request) => Response | Promise<Response>,
+    ): Promise<{ run: TestRun; done: Promise<TestRun> }>;
+  };
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

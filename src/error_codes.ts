@@ -229,6 +229,14 @@ export const ERROR_CODES = {
   mock_input_invalid: [400, 1, "a call to a mocked MCP tool has arguments its input_schema does not allow"],
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
+  test_run_not_found: [404, 1, "no test run with that id (the station keeps its last 50, until it stops)"],
+  tests_failed: [
+    422,
+    1,
+    "`stn test`: a case failed, or a workflow's coverage is under --coverage-min (details: the run)",
+  ],
+  no_test_files: [400, 2, "`stn test` / POST /api/v1/tests found no test files (docs/testing.md)"],
+  invalid_test_file: [400, 2, "a test file does not validate (details: each issue with file:line:col)"],
   agent_run_finished: [409, 1, "the agent run has already ended"],
   agent_tool_call_not_found: [404, 1, "the agent run has no tool call with that id"],
   agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],

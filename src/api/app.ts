@@ -18,6 +18,7 @@ import { filesRoutes } from "./routes/files.ts";
 import { healthRoutes, versionRoutes } from "./routes/health.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
+import { testRoutes } from "./routes/tests.ts";
 import { workerRoutes } from "./routes/workers.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
@@ -63,6 +64,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/agent-runs", agentRunRoutes(ctx));
   app.route("/api/v1/sync", syncRoutes(ctx));
   app.route("/api/v1/workers", workerRoutes(ctx));
+  app.route("/api/v1/tests", testRoutes(ctx, (req) => app.fetch(req)));
   app.route("/api/v1/environments", environmentRoutes(ctx));
   app.route("/api/v1/bundles", bundleRoutes(ctx));
   app.route("/api/v1/agents", agentRoutes(ctx));

@@ -28,6 +28,7 @@ import { upCommands } from "./up.ts";
 import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand } from "./sync.ts";
+import { testCommand } from "./test.ts";
 import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
@@ -91,6 +92,7 @@ export function buildProgram(runtime?: Runtime): Command {
   eventsCommand(program);
   agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
+  testCommand(program);
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);

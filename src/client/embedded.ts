@@ -42,6 +42,9 @@ export interface Runtime {
     mcp?: boolean;
     /** No warning when Docker is unreachable (embedded mode: a command that needs a sandbox says so). */
     quietSandbox?: boolean;
+    /** `stn test`: timers on a virtual clock, sandboxes stubbed (docs/testing.md). */
+    time?: "real" | "virtual";
+    sandbox?: "docker" | "mock";
   }): Promise<LocalStation>;
   startWorker(config: LoadedConfig, settings: {
     queues: string[];

@@ -30,6 +30,7 @@ import { startSandboxService } from "../sandbox/start.ts";
 import { Quiescence } from "../testing/quiescence.ts";
 import { VirtualClock } from "../testing/virtual_clock.ts";
 import { VirtualTime } from "../testing/virtual_time.ts";
+import { StubSandboxBackend } from "../testing/stub_sandbox.ts";
 import { VERSION } from "../version.ts";
 import { defaultReplicas, Engine, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -38,6 +39,8 @@ import { WorkflowRuns } from "../workflows/runs.ts";
 import { WorkflowStore } from "../workflows/store.ts";
 import type { StationContext } from "../context.ts";
 import { removeServerFile, writeServerFile } from "../config/server_file.ts";
+import { TestRuns } from "../testing/runs.ts";
+import { Recordings, recordingSettings } from "../testing/recordings.ts";
 
 export interface StartStationOptions {
   /** Write run/server.json so CLI commands can find this server (stn serve), or not (embedded mode). */
@@ -63,6 +66,8 @@ export interface StartStationOptions {
    * reason and its fix, one that does not stays silent (a crontab mails every line of stderr).
    */
   quietSandbox?: boolean;
+  /** `mock`: sandboxes are in-memory stubs whose commands return exit 0 with no output (`sandbox: mock` cases). */
+  sandbox?: "docker" | "mock";
 }
 
 /** A running station: its API address, its parts, and how to stop it. */
@@ -174,7 +179,10 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       config.values.sandbox,
       db,
       files,
-      { quiet: options.quietSandbox },
+      {
+        quiet: options.quietSandbox,
+        backend: options.sandbox === "mock" ? new StubSandboxBackend() : undefined,
+      },
     );
     if (sandbox) {
       // Stops after the engine (closers run in reverse): no step can open a session any more, so the
@@ -240,12 +248,14 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       runs: new WorkflowRuns(engine),
       agents,
       agentRuns: new AgentRuns(agents.ledger),
+      recordings: new Recordings(agents.doubles, recordingSettings(config)),
       references: () => ({
         environment: config.values.workflows.environment,
         agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
         sandbox: config.values.sandbox,
       }),
       durable,
+      tests: new TestRuns(),
     };
     if (config.values.workflows.sync_on_start) {
       await syncAtStart(db, workflows, {

@@ -3,6 +3,7 @@
 import type { Database } from "../db/database.ts";
 import type { FileStore } from "../files/store.ts";
 import { log } from "../log.ts";
+import type { SandboxBackend } from "./backend.ts";
 import { DockerBackend, dockerClient } from "./docker.ts";
 import { explainDockerError, resolveDockerHost } from "./docker_host.ts";
 import { stationId } from "./ledger.ts";
@@ -17,14 +18,25 @@ export interface SandboxUnavailable {
 /**
  * Starts the sandbox service when enabled and the Docker Engine answers; otherwise the station runs
  * without sandboxes, and says why (routes and runs that need one answer 503 with that reason; `quiet`
- * leaves the log warning out, for embedded commands).
+ * leaves the log warning out, for embedded commands). With `backend` (the stub of `sandbox: mock` test
+ * cases), that backend instead of Docker.
  */
 export async function startSandboxService(
   config: SandboxConfig,
   db: Database,
   files: FileStore,
-  options: { quiet?: boolean } = {},
+  options: { quiet?: boolean; backend?: SandboxBackend } = {},
 ): Promise<{ service?: SandboxService; unavailable?: SandboxUnavailable }> {
+  if (options.backend) {
+    const service = new SandboxService(options.backend, {
+      db,
+      files,
+      config: { ...config, pool: {} },
+      stationId: stationId(db),
+    });
+    await service.start();
+    return { service };
+  }
   if (!config.enabled) {
     return {
       unavailable: {
@@ -46,7 +58,7 @@ export async function startSandboxService(
     });
     return { unavailable: { message: problem.message, hint: problem.hint } };
   }
-  const backend = new DockerBackend(docker, {
+  const dockerBackend = new DockerBackend(docker, {
     user: config.user,
     memoryMb: config.memory_mb,
     diskMb: config.disk_mb,
@@ -58,7 +70,7 @@ export async function startSandboxService(
     labels: config.labels,
     channel: config.channel,
   });
-  const service = new SandboxService(backend, { db, files, config, stationId: stationId(db) });
+  const service = new SandboxService(dockerBackend, { db, files, config, stationId: stationId(db) });
   await service.start();
   return { service };
 }

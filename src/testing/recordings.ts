@@ -63,14 +63,16 @@ export function recordingSettings(config: LoadedConfig): RecordingSettings {
 export class Recordings {
   #kept = new Map<string, CassetteRecorder>();
   #registry: DoublesRegistry;
+  #settings: RecordingSettings;
 
-  constructor(registry: DoublesRegistry) {
+  constructor(registry: DoublesRegistry, settings: RecordingSettings) {
     this.#registry = registry;
+    this.#settings = settings;
   }
 
   /** A recorder for a run about to start (`recorded` says what it runs), secrets of its environment masked. */
-  async recorder(recorded: Cassette["recorded"], s: RecordingSettings): Promise<CassetteRecorder> {
-    return (await rerecording(recorded, s)).recorder;
+  async recorder(recorded: Cassette["recorded"]): Promise<CassetteRecorder> {
+    return (await rerecording(recorded, this.#settings)).recorder;
   }
 
   /** Keeps the recording of a started run (already registered for it), dropping the oldest past the limit. */
@@ -99,13 +101,4 @@ export class Recordings {
     }
     return recorder.cassette();
   }
-}
-
-const byRegistry = new WeakMap<DoublesRegistry, Recordings>();
-
-/** The recordings of a station's agent service (one per doubles registry, made on first use). */
-export function recordingsOf(agents: { doubles: DoublesRegistry }): Recordings {
-  let r = byRegistry.get(agents.doubles);
-  if (!r) byRegistry.set(agents.doubles, r = new Recordings(agents.doubles));
-  return r;
 }

@@ -87,7 +87,8 @@ export class VirtualTime {
         await this.#quiet.settled();
         if (this.#waiters.size === 0 || this.#stopped) break;
         let delivered = false;
-        for (const w of [...this.#waiters]) {
+        const asked = [...this.#waiters];
+        for (const w of asked) {
           try {
             if (w.beforeSkip && await w.beforeSkip()) delivered = true;
           } catch (err) {
@@ -97,7 +98,9 @@ export class VirtualTime {
           }
         }
         // A delivery, or work that began while the waiters were asked: quiescence first, again.
-        if (delivered || this.#quiet.busy() !== null) continue;
+        // A waiter that came while the others were asked has not been asked: it may have something due now.
+        const newcomer = [...this.#waiters].some((w) => !asked.includes(w));
+        if (delivered || newcomer || this.#quiet.busy() !== null) continue;
         if (this.#jump() === null) await sleep(NOTHING_DUE_MS);
       }
     } finally {

@@ -11,6 +11,7 @@ const SECTIONS = [
   ["workflows", "Workflows"],
   ["files", "Files"],
   ["sandboxes", "Sandboxes"],
+  ["tests", "Tests"],
 ] as const;
 
 /** A section of the dashboard (which navigation link is current). */

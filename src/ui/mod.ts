@@ -15,6 +15,7 @@ import { addFileRoutes } from "./pages/files.tsx";
 import { addRunRoutes } from "./pages/run.tsx";
 import { addRunListRoutes } from "./pages/runs.tsx";
 import { addSandboxRoutes } from "./pages/sandboxes.tsx";
+import { addTestRoutes } from "./pages/tests.tsx";
 import { addWorkflowRoutes } from "./pages/workflows.tsx";
 
 /**
@@ -55,6 +56,7 @@ export function dashboardRoutes(ctx: StationContext, token: string | undefined):
   addWorkflowRoutes(ui, ctx, page);
   addFileRoutes(ui, ctx, page);
   addSandboxRoutes(ui, ctx, page);
+  addTestRoutes(ui, ctx, page);
   // A catch-all rather than notFound(): a mounted app's notFound gives way to the API's JSON one.
   ui.all(
     "*",

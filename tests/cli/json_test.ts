@@ -82,6 +82,11 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   Deno.mkdirSync(p("environments/default/agents"), { recursive: true });
   Deno.writeTextFileSync(p("environments/default/agents/helper.prompt"), "---\nmax_steps: 2\n---\nhi\n");
   Deno.writeTextFileSync(p("bad.prompt"), "---\nmax_steps: two\n---\nhi\n");
+  Deno.writeTextFileSync(
+    p("ok.test.yaml"),
+    "cases:\n  - name: greets\n    agent: Greeter\n    task: hi\n    expect: { output: '$ = \"hello\"' }\n",
+  );
+  Deno.writeTextFileSync(p("bad.test.yaml"), "cases:\n  - name: no target\n");
   let agentRun = "";
   let run = "", run2 = "", run3 = "", approval = "", approval2 = "", key = "", key2 = "", sbx = "";
   const pendingApproval = (runId: () => string) => async () => {
@@ -263,6 +268,8 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
       },
       ok: true,
     },
+    { cmd: "test", args: () => [p("ok.test.yaml")], ok: true },
+    { cmd: "test", args: () => [p("bad.test.yaml")], ok: false, code: 2 },
   ];
 
   try {

@@ -18,7 +18,6 @@ import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import type { StationContext } from "../../context.ts";
-import { recordingSettings, recordingsOf } from "../../testing/recordings.ts";
 import { startOnce } from "../idempotency.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -141,10 +140,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       done: ctx.agents.wait(id, c.req.raw.signal),
     });
     const recorder = body.record
-      ? await recordingsOf(ctx.agents).recorder(
-        { agent: request.agent, environment: request.environment },
-        recordingSettings(ctx.config),
-      )
+      ? await ctx.recordings.recorder({ agent: request.agent, environment: request.environment })
       : undefined;
     const started = await startOnce(c, {
       keys,
@@ -159,8 +155,8 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
         }),
     });
     // A repeated Idempotency-Key answers the first run: its recording (if any) stays as it is.
-    if (recorder && !recordingsOf(ctx.agents).has(started.run.id)) {
-      recordingsOf(ctx.agents).keep(started.run.id, recorder);
+    if (recorder && !ctx.recordings.has(started.run.id)) {
+      ctx.recordings.keep(started.run.id, recorder);
     }
     const wait = ["1", "true"].includes(c.req.valid("query").wait ?? "");
     const row = wait ? await started.done : started.run;
@@ -203,7 +199,7 @@ export function agentRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(
     app,
     getCassette,
-    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").run_id), 200),
+    (c) => c.json(ctx.recordings.cassette(c.req.valid("param").run_id), 200),
   );
   openapi(app, cancelRun, (c) => {
     const { run_id: runId } = c.req.valid("param");

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { z } from "zod";
 import { errorCatalogueMarkdown } from "../../contract/errors.ts";
+import { TestFile } from "../../contract/tests.ts";
 import { openapi, router } from "../openapi.ts";
 
 const DESCRIPTION =
@@ -20,6 +21,8 @@ export function openapiDocument(app: OpenAPIHono, version: string) {
     scheme: "bearer",
     description: "server.api_token; required when stn is bound beyond loopback",
   });
+  // Not a request or an answer, but a published contract too: the file `stn test` reads (docs/testing.md).
+  app.openAPIRegistry.register("TestFile", TestFile);
   return app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "stn", version, description: DESCRIPTION },

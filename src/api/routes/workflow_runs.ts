@@ -20,7 +20,6 @@ import type { StationContext } from "../../context.ts";
 import { type RunRow, runView } from "../../workflows/engine/mod.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
-import { recordingSettings, recordingsOf } from "../../testing/recordings.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
@@ -36,13 +35,12 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
   const canonical = { ...named, workflow_id: body.workflow_id ?? workflowId, save: body.save ?? false };
   const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", canonical);
   const { record, ...request } = body;
-  const recordings = recordingsOf(ctx.agents);
+  const recordings = ctx.recordings;
   const recorder = record
     ? await recordings.recorder(
       {
         workflow: body.workflow_id ?? body.workflowId ?? (body.definition as { id?: string } | undefined)?.id,
       },
-      recordingSettings(ctx.config),
     )
     : undefined;
   const run = await startOnce(c, {
@@ -219,7 +217,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(
     app,
     getCassette,
-    (c) => c.json(recordingsOf(ctx.agents).cassette(c.req.valid("param").run_id), 200),
+    (c) => c.json(ctx.recordings.cassette(c.req.valid("param").run_id), 200),
   );
 
   openapi(app, getSteps, (c) => {

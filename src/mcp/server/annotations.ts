@@ -48,6 +48,8 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   sandbox_publish_file: "POST /api/v1/sandboxes/{id}/publish",
   sandbox_close: "DELETE /api/v1/sandboxes/{id}",
   list_environments: "GET /api/v1/environments",
+  run_tests: "POST /api/v1/tests",
+  get_test_run: "GET /api/v1/tests/{id}",
   sync_environment: "POST /api/v1/sync",
 };
 

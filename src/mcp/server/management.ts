@@ -3,6 +3,7 @@ import { VERSION } from "../../version.ts";
 import { toolAnnotations } from "./annotations.ts";
 import { agentManagementTools } from "./management_agents.ts";
 import { environmentTools } from "./management_environments.ts";
+import { testTools } from "./management_tests.ts";
 import { fileTools } from "./management_files.ts";
 import { sandboxTools } from "./management_sandboxes.ts";
 import { workflowTools } from "./management_workflows.ts";
@@ -26,6 +27,7 @@ export function managementTools(client: StationClient): McpToolSpec[] {
     ...fileTools(client),
     ...sandboxTools(client),
     ...environmentTools(client),
+    ...testTools(client),
   ].map((t) => ({ ...t, annotations: toolAnnotations(t.name) }));
 }
 
