@@ -22,7 +22,10 @@ export function openapiDocument(app: OpenAPIHono, version: string) {
     description: "server.api_token; required when stn is bound beyond loopback",
   });
   // Not a request or an answer, but a published contract too: the file `stn test` reads (docs/testing.md).
-  app.openAPIRegistry.register("TestFile", TestFile);
+  // As JSON Schema: the registry's register() needs a schema made after zod was extended for OpenAPI, which
+  // depends on which module loaded zod first (`stn serve` answered 500 where the test station did not).
+  const { $schema: _, ...testFile } = z.toJSONSchema(TestFile, { io: "input" }) as Record<string, unknown>;
+  app.openAPIRegistry.registerComponent("schemas", "TestFile", testFile);
   return app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "stn", version, description: DESCRIPTION },
