@@ -24,8 +24,15 @@ export function openapiDocument(app: OpenAPIHono, version: string) {
   // Not a request or an answer, but a published contract too: the file `stn test` reads (docs/testing.md).
   // As JSON Schema: the registry's register() needs a schema made after zod was extended for OpenAPI, which
   // depends on which module loaded zod first (`stn serve` answered 500 where the test station did not).
-  const { $schema: _, ...testFile } = z.toJSONSchema(TestFile, { io: "input" }) as Record<string, unknown>;
-  app.openAPIRegistry.registerComponent("schemas", "TestFile", testFile);
+  // Its named parts ($defs) become components, and their references point there.
+  const json = JSON.stringify(z.toJSONSchema(TestFile, { io: "input" })).replaceAll(
+    '"#/$defs/',
+    '"#/components/schemas/',
+  );
+  const testFile = JSON.parse(json) as { $defs?: Record<string, Record<string, unknown>> };
+  for (const [id, schema] of Object.entries(testFile.$defs ?? {})) {
+    app.openAPIRegistry.registerComponent("schemas", id, schema);
+  }
   return app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "stn", version, description: DESCRIPTION },
