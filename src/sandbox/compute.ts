@@ -44,18 +44,7 @@ export async function runCode(
       },
     );
   }
-  await backend.ensureImage(image);
-  const containerId = await backend.create({
-    image,
-    network: false,
-    labels: {
-      [LABELS.station]: stationId,
-      [LABELS.session]: `run_${ulid()}`,
-      [LABELS.scope]: "run",
-      [LABELS.createdAt]: new Date().toISOString(),
-    },
-  });
-  try {
+  return await inThrowaway(backend, { stationId, image, kind: "run" }, async (containerId) => {
     const encoder = new TextEncoder();
     for (const [path, text] of Object.entries({ ...request.files, [interpreter.file]: request.code })) {
       const bytes = encoder.encode(text);
@@ -73,6 +62,31 @@ export async function runCode(
       onOutput: request.onOutput,
     });
     return { ...result, runtime: name, image };
+  });
+}
+
+/**
+ * Runs `use` in a new networkless container of `image`, labelled as a one-shot `run` of this station (so
+ * recovery removes it after a crash), and removes the container afterwards, whatever `use` did.
+ */
+export async function inThrowaway<T>(
+  backend: SandboxBackend,
+  what: { stationId: string; image: string; kind: string },
+  use: (containerId: string) => Promise<T>,
+): Promise<T> {
+  await backend.ensureImage(what.image);
+  const containerId = await backend.create({
+    image: what.image,
+    network: false,
+    labels: {
+      [LABELS.station]: what.stationId,
+      [LABELS.session]: `${what.kind}_${ulid()}`,
+      [LABELS.scope]: "run",
+      [LABELS.createdAt]: new Date().toISOString(),
+    },
+  });
+  try {
+    return await use(containerId);
   } finally {
     await backend.destroy(containerId);
   }

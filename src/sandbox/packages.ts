@@ -4,10 +4,9 @@
  * per image, that the image carries them, and otherwise fails with an error saying how to build one.
  */
 
-import { ulid } from "ulid";
 import { StationError } from "../errors.ts";
 import type { SandboxBackend } from "./backend.ts";
-import { LABELS } from "./labels.ts";
+import { inThrowaway } from "./compute.ts";
 
 /** The distribution name of a requirement: `pandas==2.2`, `requests[socks]>=2` → pandas, requests. */
 export function packageName(requirement: string): string {
@@ -39,18 +38,7 @@ export async function missingPackages(
   image: string,
   packages: string[],
 ): Promise<string[]> {
-  await backend.ensureImage(image);
-  const containerId = await backend.create({
-    image,
-    network: false,
-    labels: {
-      [LABELS.station]: stationId,
-      [LABELS.session]: `pkgcheck_${ulid()}`,
-      [LABELS.scope]: "run",
-      [LABELS.createdAt]: new Date().toISOString(),
-    },
-  });
-  try {
+  return await inThrowaway(backend, { stationId, image, kind: "pkgcheck" }, async (containerId) => {
     const names = packages.map(packageName);
     const result = await backend.exec(containerId, {
       cmd: ["python3", "-c", CHECK, ...names],
@@ -65,9 +53,7 @@ export async function missingPackages(
       );
     }
     return result.stdout.split("\n").filter((l) => l !== "");
-  } finally {
-    await backend.destroy(containerId);
-  }
+  });
 }
 
 /** 400 pip_packages_missing: the image lacks packages the agent's sandbox names, and how to provide them. */
