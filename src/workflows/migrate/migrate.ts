@@ -7,6 +7,7 @@ import { convertTransform } from "./statements.ts";
 import type { MigrationIssue, MigrationResult } from "./report.ts";
 import { chainBlock, nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
 import { NotStarlark, Unconvertible } from "./starlark.ts";
+import { preservedText, snapshot } from "./preserve.ts";
 import { convertTemplates, convertVariableRef } from "./templates.ts";
 import { errorMessage } from "../../errors.ts";
 
@@ -260,6 +261,7 @@ export function migrateText(
   };
   const before = data();
   if ("error" in before) return refused(before.error);
+  const snap = snapshot(doc);
   const m = new Migration(lines);
   if (unwrapBody(doc, m.report)) {
     m.converted++;
@@ -272,7 +274,7 @@ export function migrateText(
   }
   const after = format === "json" ? data() : undefined;
   if (after && "error" in after) return refused(after.error);
-  const out = after ? JSON.stringify(after.value, null, 2) + "\n" : doc.toString({ lineWidth: 0 });
+  const out = after ? JSON.stringify(after.value, null, 2) + "\n" : preservedText(doc, text, snap);
   const checked = validateSource(out, { fileName: file });
   const reported = new Set(m.issues.filter((i) => i.severity === "error").map((i) => i.path));
   for (const e of checked.errors) {
