@@ -35,6 +35,12 @@ export function mergedDataPath(path: string): string {
   return `$type(${path}) = 'object' ? $merge([$, ${path}]) : $`;
 }
 
+/** The path a mergedDataPath was made of (a file migrated before), if `dataPath` is one. */
+export function unmergedDataPath(dataPath: string): string | undefined {
+  const m = /^\$type\((.+)\) = 'object' \? \$merge\(\[\$, (.+)\]\) : \$$/.exec(dataPath);
+  return m && m[1] === m[2] ? m[1] : undefined;
+}
+
 const HELPERS: Record<string, string> = {
   pyIn:
     'function($x, $c) { $type($c) = "string" ? $contains($c, $x) : $type($c) = "object" ? $x in $keys($c) : $x in $c }',
@@ -42,6 +48,12 @@ const HELPERS: Record<string, string> = {
     'function($v) { $type($v) = "string" ? $length($v) : $type($v) = "object" ? $count($keys($v)) : $count($v) }',
   pyAdd:
     'function($a, $b) { $type($a) = "string" ? $a & $b : $type($a) = "array" ? $append($a, $b) : $a + $b }',
+  // Python's a[i:j] on a string or a list: bounds clamped, negative ones from the end, a list stays a
+  // list (`[$v]` would flatten an item that is itself a list).
+  pySlice: "function($o, $i, $j) { ( $n := $type($o) = 'string' ? $length($o) : $count($o); " +
+    "$b := function($x, $d) { $x = null ? $d : $x < 0 ? $max([0, $n + $x]) : $min([$x, $n]) }; " +
+    "$f := $b($i, 0); $t := $b($j, $n); $type($o) = 'string' ? $substring($o, $f, $max([0, $t - $f])) : " +
+    "$reduce($o, function($a, $v, $k) { $k >= $f and $k < $t ? $append($a, $type($v) = 'array' ? [[$v]] : [$v]) : $a }, []) ) }",
   pyAt:
     'function($o, $k) { $type($o) = "string" ? $substring($o, $k, 1) : $type($k) = "number" ? $o[$k] : $lookup($o, $k) }',
 };
@@ -136,6 +148,8 @@ export class Emitter implements CallEmitter {
         return { s: `${this.wrap(this.emit(e.obj), ATOM)}.${field(e.name)}`, p: ATOM };
       case "index":
         return this.index(e.obj, e.idx);
+      case "slice":
+        return this.helper("pySlice", [e.obj, e.lo, e.hi].map((x) => (x ? this.emit(x).s : "null")));
       case "call":
         return emitCall(this, e);
       case "not":

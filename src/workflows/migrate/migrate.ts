@@ -2,12 +2,20 @@ import { isMap, isScalar, isSeq, LineCounter, type Node, Scalar, type YAMLMap } 
 import { parseYaml, yamlData } from "../../lib/yaml.ts";
 import { validateSource } from "../definition/load.ts";
 import { parseCheck } from "../expr.ts";
-import { convertCondition, convertPath, mergedDataPath, type NameScope, NeedsMerge } from "./expressions.ts";
+import {
+  convertCondition,
+  convertPath,
+  mergedDataPath,
+  type NameScope,
+  NeedsMerge,
+  unmergedDataPath,
+} from "./expressions.ts";
 import { convertTransform } from "./statements.ts";
 import type { MigrationIssue, MigrationResult } from "./report.ts";
 import { chainBlock, nestedStates, pairOf, type Report, reshapeState, str, unwrapBody } from "./shape.ts";
 import { NotStarlark, Unconvertible } from "./starlark.ts";
 import { preservedText, snapshot } from "./preserve.ts";
+import { convertStationFields, stateIds } from "./station_fields.ts";
 import { convertTemplates, convertVariableRef } from "./templates.ts";
 import { errorMessage } from "../../errors.ts";
 
@@ -27,7 +35,8 @@ const NOT_TEXT = new Set(
 
 /** Types Station accepted but ran as a no-op (or skipped); stn has no such step. */
 const NO_OP: Record<string, string> = {
-  try_catch: "Station ran `try_catch` as a no-op; stn's is `type: try` with `try`/`catch`/`finally` blocks",
+  try_catch:
+    "Station ran `try_catch` as a no-op; stn's is `type: try` with `try`/`catch`/`finally` blocks (each `{states: [...]}`)",
   await: "Station completed `await` at once ({skipped: true}); remove the state (stn has no such no-op)",
   "await.signal": "Station completed `await.signal` at once ({skipped: true}); remove the state",
   "await.event": "Station completed `await.event` at once ({skipped: true}); remove the state",
@@ -40,6 +49,8 @@ class Migration {
   converted = 0;
   readonly #lines: LineCounter;
   #moved = new Map<string, string>();
+  /** Every state id in the file, so a state migrate adds gets one of its own. */
+  ids = new Set<string>();
 
   constructor(lines: LineCounter) {
     this.#lines = lines;
@@ -88,10 +99,10 @@ class Migration {
   }
 
   state(s: YAMLMap, path: string): void {
+    this.converted += convertStationFields(s, path, { report: this.report, ids: this.ids });
     this.converted += reshapeState(s, path, this.report);
     const type = str(pairOf(s, "type")?.value);
     if (type && type in NO_OP) this.cannot(pairOf(s, "type")!.value, `${path}/type`, NO_OP[type]);
-    if (type && ["operation", "action", "function"].includes(type)) this.operation(s, path);
     for (const key of ["dataPath", "itemsPath"]) this.dataPath(s, key);
     if (type === "switch") this.conditions(s, path);
     if (type === "transform") this.transform(s, path);
@@ -106,19 +117,6 @@ class Migration {
       this.states(n.seq, n.path);
       this.converted += chainBlock(n.seq, n.path, this.report);
     }
-  }
-
-  operation(s: YAMLMap, path: string): void {
-    const input = pairOf(s, "input")?.value;
-    const task = isMap(input) ? str(pairOf(input, "task")?.value) : undefined;
-    if (task === "agent.run" || task === "agent.hierarchy.run" || task === "human.approval") return;
-    this.cannot(
-      isMap(input) ? pairOf(input, "task")?.value ?? pairOf(s, "type")!.value : pairOf(s, "type")!.value,
-      `${path}/${task === undefined ? "type" : "input/task"}`,
-      `Station ran \`${
-        task ?? "operation"
-      }\` as a no-op; use a state type stn runs (agent, transform, sandbox…)`,
-    );
   }
 
   dataPath(s: YAMLMap, key: string): void {
@@ -144,7 +142,9 @@ class Migration {
     }));
     // `$` is the whole context: its keys are the names already. Names besides _value/val/result with
     // any other dataPath: evaluate over the context merged with the value, as Station did.
+    const merged = valuePath === undefined ? undefined : unmergedDataPath(valuePath);
     if (valuePath === "$") scope = { ...scope, valuePath };
+    else if (merged !== undefined) scope = { ...scope, valuePath: merged };
     else if (
       valuePath !== undefined && isScalar(dataPath) && this.needsMerge(ifs.map((c) => c.node), scope)
     ) {
@@ -270,6 +270,7 @@ export function migrateText(
   const root = doc.contents;
   if (isMap(root)) {
     m.learn(before.value as Record<string, unknown>);
+    m.ids = stateIds(before.value);
     m.states(pairOf(root, "states")?.value, "/states");
   }
   const after = format === "json" ? data() : undefined;

@@ -19,6 +19,7 @@ export type Expr =
   | { k: "name"; id: string }
   | { k: "attr"; obj: Expr; name: string }
   | { k: "index"; obj: Expr; idx: Expr }
+  | { k: "slice"; obj: Expr; lo?: Expr; hi?: Expr }
   | { k: "call"; fn: Expr; args: Expr[] }
   | { k: "bin"; op: string; l: Expr; r: Expr }
   | { k: "not"; e: Expr }
@@ -239,11 +240,16 @@ class Parser {
         if (n.t !== "name") throw new NotStarlark("expected a name after `.`");
         e = { k: "attr", obj: e, name: n.v };
       } else if (this.eat("[")) {
-        if (this.is(":")) throw new Unconvertible("slices (`a[i:j]`) cannot be translated");
-        const idx = this.expr();
-        if (this.is(":")) throw new Unconvertible("slices (`a[i:j]`) cannot be translated");
+        const lo = this.is(":") ? undefined : this.expr();
+        if (!this.eat(":")) {
+          this.expect("]");
+          e = { k: "index", obj: e, idx: lo! };
+          continue;
+        }
+        const hi = this.is("]") || this.is(":") ? undefined : this.expr();
+        if (this.is(":")) throw new Unconvertible("slices with a step (`a[i:j:k]`) cannot be translated");
         this.expect("]");
-        e = { k: "index", obj: e, idx };
+        e = { k: "slice", obj: e, lo, hi };
       } else if (this.eat("(")) {
         const args: Expr[] = [];
         while (!this.is(")")) {
