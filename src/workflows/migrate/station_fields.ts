@@ -116,10 +116,11 @@ function taskField(s: YAMLMap, path: string, k: "agent" | "approval", c: FieldCo
       );
       continue;
     }
+    const written = pair.key;
     pair.key = new Scalar(to);
     c.report(
       "note",
-      pair.key,
+      written,
       `${path}/${from}`,
       k === "agent"
         ? `\`${from}\` → \`task\`: Station did not read \`${from}\` (its agent got "Execute workflow step: <id>"); stn sends it as the agent's task`
@@ -186,7 +187,7 @@ function noOperation(s: YAMLMap, path: string, c: FieldContext): number {
   const op = pairOf(s, "operation");
   if (op) remove(s, op);
   typeNode.value = "inject";
-  if (input) input.key = new Scalar("data");
+  if (input) input.key = new Scalar("data"); // reported at the type, which keeps its node
   else s.add(new Pair(new Scalar("data"), new YAMLMap()));
   const id = str(pairOf(s, "id")?.value) ?? str(pairOf(s, "name")?.value);
   if (!pairOf(s, "resultPath") && id) s.add(new Pair(new Scalar("resultPath"), new Scalar(id)));
@@ -253,10 +254,11 @@ function foreachAgent(s: YAMLMap, path: string, c: FieldContext): number {
         "dropped `itemVariable`: the foreach has an `itemName`",
       );
     } else {
+      const written = variable.key;
       variable.key = new Scalar("itemName");
       c.report(
         "note",
-        variable.key,
+        written,
         `${path}/itemVariable`,
         "`itemVariable` → `itemName`, the name each iteration sees its item under",
       );
