@@ -229,6 +229,8 @@ class Rewriter {
       lift("message", "message");
       lift("approvers", "approvers");
       lift("timeout_seconds", "timeout", (v) => (typeof v === "number" ? `${v}s` : v));
+      // Station's devops examples spell it so (Station itself read only timeout_seconds).
+      lift("timeoutSeconds", "timeout", (v) => (typeof v === "number" ? `${v}s` : v));
     } else {
       lift("duration", "duration");
     }

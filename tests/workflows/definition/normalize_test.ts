@@ -81,6 +81,25 @@ states:
 `,
   },
   {
+    name: "an approval's input.timeoutSeconds (Station's devops examples) → timeout",
+    go: `id: w
+states:
+  - id: approve
+    type: operation
+    input:
+      task: human.approval
+      message: Deploy?
+      timeoutSeconds: 300
+`,
+    native: `id: w
+states:
+  - id: approve
+    type: human_approval
+    message: Deploy?
+    timeout: 300s
+`,
+  },
+  {
     name: "set → inject",
     go: "id: w\nstates:\n  - id: s\n    type: set\n    data: {x: 1}\n",
     native: "id: w\nstates:\n  - id: s\n    type: inject\n    data: {x: 1}\n",

@@ -182,13 +182,13 @@ Deno.test("stn workflow migrate: what cannot be converted is reported with its l
       ":9:17",
       ":12:11",
       ":17:14",
-      ":22:13",
+      ":20:11",
     ]);
     assertStringIncludes(errors[0], "keyword arguments");
     assertStringIncludes(errors[1], "`%` string formatting");
     assertStringIncludes(errors[2], "`type: try`");
     assertStringIncludes(errors[3], "template filter");
-    assertStringIncludes(errors[4], "no-op");
+    assertStringIncludes(errors[4], "no loop state");
 
     const target = home.path("hard.workflow.yaml");
     const written = await runStn(["workflow", "migrate", file, "-o", target], { env: home.env });

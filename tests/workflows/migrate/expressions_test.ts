@@ -129,6 +129,13 @@ else:
 result = {"level": level}`,
       { level: "many" },
     ],
+    // Python slices: clamped bounds, negative ones from the end, a list of lists stays one.
+    ["[s['name'] for s in services][-2:]", ["db", "web"]],
+    ["[s['name'] for s in services][-50:]", ["api", "db", "web"]],
+    ["services[1:2][0]['name']", "db"],
+    ["[[1], [2], [3]][-2:-1]", [[2]]],
+    ["label[:5] + label[-3:]", "checkout"],
+    ["label[5:2]", ""],
     // A state with a resultPath was also at its top-level id in Station; stn keeps it at steps.<id>.output.
     ["analyze['result']['risk'] > 0.5", true],
   ];
@@ -144,7 +151,7 @@ Deno.test("constructs without a JSONata equivalent are Unconvertible, with a rea
   for (
     const src of [
       "lambda x: x",
-      "services[1:2]",
+      "services[::2]",
       "'%s!' % label",
       "a < b < c",
       "sorted(services, key=f)",
