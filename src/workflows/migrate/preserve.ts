@@ -180,7 +180,7 @@ class Printer {
     if (!isCollection(n)) return;
     const b = this.was(n);
     if (b.flow || n.flow) {
-      if (this.changed(n)) this.patchValue(n, b.range, col, !isMap(n));
+      if (this.changed(n)) this.patchValue(n, b.range, col, !isMap(n), b.comment);
       return;
     }
     const orig = b.items!;
@@ -264,13 +264,11 @@ class Printer {
   ) {
     if (!range) throw new Unplaceable();
     const was = this.src.slice(range[0], range[1]).trimEnd();
-    let node: Node = n;
-    if (isScalar(n) && n.comment === oldComment && !was.includes("\n")) {
-      // The written comment stays in the source after the value; render the value alone.
-      node = new Scalar(n.value);
-      (node as Scalar).type = n.type;
-    }
-    const text = render(node, col, inList).trimEnd();
+    // An unchanged trailing comment stays in the source after the value: render the value alone.
+    const comment = n.comment;
+    if (n.comment === oldComment && !was.includes("\n")) n.comment = undefined;
+    const text = render(n, col, inList).trimEnd();
+    n.comment = comment;
     if (!text.includes("\n") && !was.includes("\n")) {
       this.patches.push({ from: range[0], to: range[0] + was.length, text });
     } else this.patches.push({ from: range[0], to: this.lineEnd(range[1]), text: text + "\n" });
