@@ -123,7 +123,7 @@ function taskField(s: YAMLMap, path: string, k: "agent" | "approval", c: FieldCo
       written,
       `${path}/${from}`,
       k === "agent"
-        ? `\`${from}\` → \`task\`: Station did not read \`${from}\` (its agent got "Execute workflow step: <id>"); stn sends it as the agent's task`
+        ? `\`${from}\` → \`task\`: Station did not read \`${from}\` (its agent got the previous step's \`response\`, or "Execute workflow step: <id>"); stn sends it as the agent's task`
         : "`prompt` → `message`: Station failed an approval without `message`; stn shows approvers this text",
     );
     n++;
@@ -291,7 +291,7 @@ function foreachAgent(s: YAMLMap, path: string, c: FieldContext): number {
     "note",
     agent.key,
     `${path}/agent`,
-    `a foreach's \`agent\` → an iterator running agent state \`${id}\` with the item as its variable \`${item}\` (Station ran no iterator); add a \`task\` saying what to do with it`,
+    `a foreach's \`agent\` → an iterator running agent state \`${id}\` with the item as its variable \`${item}\` (Station failed a foreach without one: "iterator with states is required"); add a \`task\` saying what to do with it`,
   );
   return n + 1;
 }
