@@ -69,7 +69,9 @@ export function emitCall(em: CallEmitter, e: Extract<Expr, { k: "call" }>): Out 
         }
         return lookup(em, args[0], args[1].v, args[2]);
     }
-    throw new Unconvertible(`the function \`${f}\` has no translation`);
+    throw new Unconvertible(
+      `the function \`${f}\` has no translation; see JSONata's functions (docs.jsonata.org)`,
+    );
   }
   if (e.fn.k === "attr") {
     const obj = e.fn.obj;
@@ -113,7 +115,9 @@ export function emitCall(em: CallEmitter, e: Extract<Expr, { k: "call" }>): Out 
         arity(m, 0);
         return { s: `[$each(${self()}, function($v) { $v })]`, p: ATOM };
     }
-    throw new Unconvertible(`the method \`.${m}()\` has no translation`);
+    throw new Unconvertible(
+      `the method \`.${m}()\` has no translation; see JSONata's string and array functions (docs.jsonata.org)`,
+    );
   }
   throw new Unconvertible("calling a computed function cannot be translated");
 }

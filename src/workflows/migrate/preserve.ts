@@ -180,7 +180,7 @@ class Printer {
     if (!isCollection(n)) return;
     const b = this.was(n);
     if (b.flow || n.flow) {
-      if (this.changed(n)) this.patchValue(n, b.range, col, !isMap(n), b.comment);
+      if (this.changed(n)) this.patchValue(n, b.range, { col, inList: !isMap(n), oldComment: b.comment });
       return;
     }
     const orig = b.items!;
@@ -240,7 +240,7 @@ class Printer {
     if (p.value === b.pairValue) return this.node(p.value, col);
     const old = b.pairValue as Node | null;
     if (isScalar(p.value) && isScalar(old) && old.range) {
-      return this.patchValue(p.value, old.range, col, false, this.was(old).comment);
+      return this.patchValue(p.value, old.range, { col, oldComment: this.was(old).comment });
     }
     // A new value of another kind: the entry is written again where it was.
     const from = p.key === b.key ? keyAt : (b.key as Node).range![0];
@@ -251,17 +251,16 @@ class Printer {
   scalar(n: Scalar, col: number): void {
     const b = this.was(n);
     if (b.value === n.value && b.type === n.type && b.comment === n.comment) return;
-    this.patchValue(n, b.range ?? null, col, false, b.comment);
+    this.patchValue(n, b.range ?? null, { col, oldComment: b.comment });
   }
 
   /** Writes a node in place of the source range of what was there. */
   patchValue(
     n: Node,
     range: Range | null | undefined,
-    col: number,
-    inList: boolean,
-    oldComment?: string | null,
+    at: { col: number; inList?: boolean; oldComment?: string | null },
   ) {
+    const { col, inList = false, oldComment } = at;
     if (!range) throw new Unplaceable();
     const was = this.src.slice(range[0], range[1]).trimEnd();
     // An unchanged trailing comment stays in the source after the value: render the value alone.

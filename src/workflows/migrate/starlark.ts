@@ -58,9 +58,9 @@ const OPS = [
   "=",
 ];
 const UNSUPPORTED_WORDS: Record<string, string> = {
-  lambda: "`lambda` has no JSONata equivalent here",
-  def: "function definitions cannot be translated",
-  while: "`while` loops cannot be translated",
+  lambda: "`lambda` has no JSONata equivalent here; write a JSONata `function($x) { … }`",
+  def: "function definitions cannot be translated; bind a JSONata function: `$f := function($x) { … }`",
+  while: "`while` loops cannot be translated; iterate over a list with `$map`/`$reduce`",
   load: "`load` cannot be translated",
 };
 
@@ -218,7 +218,11 @@ class Parser {
     while (this.peek.t === "op" && ["*", "/", "//", "%"].includes(this.peek.v)) {
       const op = this.next().v;
       const r = this.unary();
-      if (op === "%" && l.k === "str") throw new Unconvertible("`%` string formatting cannot be translated");
+      if (op === "%" && l.k === "str") {
+        throw new Unconvertible(
+          "`%` string formatting cannot be translated; concatenate with `&`: `$string(n) & ' items'`",
+        );
+      }
       l = { k: "bin", op, l, r };
     }
     return l;
@@ -247,16 +251,24 @@ class Parser {
           continue;
         }
         const hi = this.is("]") || this.is(":") ? undefined : this.expr();
-        if (this.is(":")) throw new Unconvertible("slices with a step (`a[i:j:k]`) cannot be translated");
+        if (this.is(":")) {
+          throw new Unconvertible(
+            "slices with a step (`a[i:j:k]`) cannot be translated; use `$filter(a, function($v, $i) { $i % k = 0 })`",
+          );
+        }
         this.expect("]");
         e = { k: "slice", obj: e, lo, hi };
       } else if (this.eat("(")) {
         const args: Expr[] = [];
         while (!this.is(")")) {
           if (this.peek.t === "name" && this.#toks[this.#i + 1]?.v === "=") {
-            throw new Unconvertible("keyword arguments cannot be translated");
+            throw new Unconvertible(
+              "keyword arguments cannot be translated; e.g. `sorted(xs, key=…)` is `$sort(xs, function($a, $b) { $a.n > $b.n })`",
+            );
           }
-          if (this.is("*") || this.is("**")) throw new Unconvertible("`*args` cannot be translated");
+          if (this.is("*") || this.is("**")) {
+            throw new Unconvertible("`*args` cannot be translated; pass the arguments one by one");
+          }
           args.push(this.test());
           if (!this.eat(",")) break;
         }
@@ -327,12 +339,20 @@ class Parser {
     this.expect_name("for");
     const v = this.next();
     if (v.t !== "name") throw new Unconvertible("expected a loop variable");
-    if (this.is(",")) throw new Unconvertible("unpacking several loop variables cannot be translated");
+    if (this.is(",")) {
+      throw new Unconvertible(
+        "unpacking several loop variables cannot be translated; loop over one name and use `$x[0]`, `$x[1]`",
+      );
+    }
     this.expect_name("in");
     const iter = this.or();
     const conds: Expr[] = [];
     while (this.eat("if", "name")) conds.push(this.or());
-    if (this.is("for", "name")) throw new Unconvertible("nested comprehensions cannot be translated");
+    if (this.is("for", "name")) {
+      throw new Unconvertible(
+        "nested comprehensions cannot be translated; nest `$map` calls (`$map(xs, function($x) { $map($x.ys, …) })`)",
+      );
+    }
     return { k: "comp", elt, v: v.v, iter, conds };
   }
 

@@ -17,9 +17,17 @@ export function convertTemplates(s: string, scope: NameScope): { text: string } 
     out += s.slice(last, m.index);
     const inner = m[1].trim();
     if (inner.includes("|")) {
-      return { error: `\`{{ ${inner} }}\` uses a template filter (\`|\`), which has no translation` };
+      return {
+        error:
+          `\`{{ ${inner} }}\` uses a template filter (\`|\`), which has no translation; call the function instead, e.g. \`\${$uppercase(name)}\``,
+      };
     }
-    if (/^\./.test(inner)) return { error: `\`{{ ${inner} }}\` is a Go template, which has no translation` };
+    if (/^\./.test(inner)) {
+      return {
+        error:
+          `\`{{ ${inner} }}\` is a Go template, which has no translation; write \`\${path}\` with the value's path in the context`,
+      };
+    }
     try {
       out += "${" + convertValue(inner, scope) + "}";
     } catch (err) {
