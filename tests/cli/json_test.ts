@@ -293,7 +293,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   } finally {
     await serve.stop();
     await model.close();
-    await removeStationContainers(home.path("station.db")).catch(() => {});
+    await removeStationContainers(home.path("stn.db")).catch(() => {});
     await home.cleanup();
   }
 });

@@ -21,7 +21,7 @@ Deno.test("config: defaults when there is no file", async () => {
       body_idle_timeout: 30_000,
     });
     assertEquals(values.nats.server_bin, "nats-server");
-    assertEquals(paths.db, home.path("station.db"));
+    assertEquals(paths.db, home.path("stn.db"));
   } finally {
     await home.cleanup();
   }
