@@ -10,6 +10,7 @@ import { VERSION } from "../version.ts";
 import { bundleCommand } from "./bundle.ts";
 import { registerAgentCommands } from "./agent.ts";
 import { completionsCommand } from "./completions.ts";
+import { configCommand } from "./config.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
@@ -83,6 +84,7 @@ export function buildProgram(runtime?: Runtime): Command {
   statusCommand(program);
   upCommands(program);
   doctorCommand(program);
+  configCommand(program);
   versionCommand(program);
   sandboxCommand(program);
   filesCommand(program);
