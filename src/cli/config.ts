@@ -55,7 +55,11 @@ async function writeNew(path: string, data: string | Uint8Array, mode: number): 
     await Deno.chmod(path, mode);
   } catch (err) {
     if (err instanceof Deno.errors.AlreadyExists) {
-      throw usageError("invalid_usage", `${path} exists: nothing was written`, "choose another path or move it");
+      throw usageError(
+        "invalid_usage",
+        `${path} exists: nothing was written`,
+        "choose another path or move it",
+      );
     }
     throw err;
   }
@@ -97,7 +101,9 @@ export function configCommand(program: Command): void {
   const config = program.command("config").description("the configuration in effect, and Station's as stn's");
 
   config.command("show")
-    .description("print the configuration in effect (defaults, config.yaml, environment, flags), secrets as ***")
+    .description(
+      "print the configuration in effect (defaults, config.yaml, environment, flags), secrets as ***",
+    )
     .action((_opts: unknown, cmd: Command) => {
       const c = commandConfig(cmd);
       const result = {

@@ -98,7 +98,9 @@ function text(r: InitReport & { next: string[] }): string[] {
       `config: ${c.path} is Station's (${c.station_keys.join(", ")}): left as it is`,
       "  stn reads its keys as its own; `stn config migrate` writes an stn config from it",
     );
-  } else lines.push(c.written ? `config: set ${c.set.join(", ")} in ${c.path}` : `config: ${c.path} unchanged`);
+  } else {lines.push(
+      c.written ? `config: set ${c.set.join(", ")} in ${c.path}` : `config: ${c.path} unchanged`,
+    );}
   for (const k of c.kept) {
     lines.push(
       `  kept ${k.key}: ${JSON.stringify(k.value)} (asked ${JSON.stringify(k.wanted)}; --force replaces it)`,

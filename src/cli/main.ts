@@ -16,6 +16,7 @@ import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
 import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
+import { importCommand } from "./import.ts";
 import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
 import { useRuntime } from "./context.ts";
@@ -85,6 +86,7 @@ export function buildProgram(runtime?: Runtime): Command {
   upCommands(program);
   doctorCommand(program);
   configCommand(program);
+  importCommand(program);
   versionCommand(program);
   sandboxCommand(program);
   filesCommand(program);

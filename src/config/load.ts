@@ -59,7 +59,11 @@ export function configKeys(schema: z.ZodType = ConfigSchema, prefix: string[] = 
   const path = prefix.join(".");
   return [{
     path,
-    env: ["STN_" + prefix.join("_").toUpperCase(), ...(ENV_ALIASES[path] ?? []), ...(STATION_ENV[path] ?? [])],
+    env: [
+      "STN_" + prefix.join("_").toUpperCase(),
+      ...(ENV_ALIASES[path] ?? []),
+      ...(STATION_ENV[path] ?? []),
+    ],
     schema: inner,
     description: schema.description ?? inner.description,
   }];
@@ -137,11 +141,17 @@ function dropUnknownKeys(raw: Record<string, unknown>, fileName: string): string
         raw,
       ) as Record<string, unknown>;
       const at = issue.path.length ? issue.path.join(".") + "." : "";
-      const known = [...new Set(configKeys().filter((k) => k.path.startsWith(at)).map((k) => k.path.slice(at.length).split(".")[0]))];
+      const known = [
+        ...new Set(
+          configKeys().filter((k) => k.path.startsWith(at)).map((k) => k.path.slice(at.length).split(".")[0]),
+        ),
+      ];
       for (const key of issue.keys) {
         delete holder[key];
         const meant = didYouMean(key, known);
-        warnings.push(`${fileName}: ${at}${key}: unknown key, ignored${meant ? ` (did you mean ${at}${meant}?)` : ""}`);
+        warnings.push(
+          `${fileName}: ${at}${key}: unknown key, ignored${meant ? ` (did you mean ${at}${meant}?)` : ""}`,
+        );
       }
     }
   }

@@ -40,7 +40,9 @@ export function migrateStationConfig(text: string, source: string): ConfigMigrat
     const pair = holder?.items.find((p) => keyName(p) === key);
     if (!holder || !pair) continue;
     // The file's opening comment is the first key's comment (with no blank line between): it stays on top.
-    const opening = holder === root && root.items[0] === pair && isNode(pair.key) ? pair.key.commentBefore : null;
+    const opening = holder === root && root.items[0] === pair && isNode(pair.key)
+      ? pair.key.commentBefore
+      : null;
     if (opening && isNode(pair.key)) {
       doc.commentBefore = doc.commentBefore ? `${doc.commentBefore}\n${opening}` : opening;
       pair.key.commentBefore = undefined;
@@ -55,7 +57,9 @@ export function migrateStationConfig(text: string, source: string): ConfigMigrat
     const converted = rule.convert ? rule.convert(value) : value;
     const to = rule.to.split(".");
     if (converted === undefined || doc.hasIn(to)) {
-      changes.push(`${path} removed: ${converted === undefined ? "stn's default already" : `${rule.to} is set`}`);
+      changes.push(
+        `${path} removed: ${converted === undefined ? "stn's default already" : `${rule.to} is set`}`,
+      );
       continue;
     }
     doc.setIn(to, converted);

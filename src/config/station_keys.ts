@@ -22,7 +22,8 @@ export type StationKey = MovedKey | DroppedKey;
 
 const minutes = (v: unknown) => typeof v === "number" ? `${v}m` : v;
 
-const OBSERVABILITY = "stn exports traces with OTEL_DENO=true and OTEL_EXPORTER_OTLP_ENDPOINT, docs/observability.md";
+const OBSERVABILITY =
+  "stn exports traces with OTEL_DENO=true and OTEL_EXPORTER_OTLP_ENDPOINT, docs/observability.md";
 const OAUTH = "stn reads a provider API key (ai.api_key, OPENAI_API_KEY, ANTHROPIC_API_KEY, …)";
 
 /** Station's keys by dotted path: the top-level ones of its config.yaml, and its `sandbox:` keys. */
@@ -36,10 +37,14 @@ export const STATION_KEYS: Record<string, StationKey> = {
   debug: { to: "log.level", convert: (v) => v === true ? "debug" : undefined },
   "sandbox.idle_timeout_minutes": { to: "sandbox.idle_timeout", convert: minutes },
   "sandbox.cleanup_interval_minutes": { to: "sandbox.cleanup_interval", convert: minutes },
-  "sandbox.code_mode_enabled": { instead: "sandbox tools are the agent's `sandbox:` field (docs/sandboxes.md)" },
+  "sandbox.code_mode_enabled": {
+    instead: "sandbox tools are the agent's `sandbox:` field (docs/sandboxes.md)",
+  },
   "sandbox.backend": { instead: "stn's sandboxes run on the Docker Engine only (docs/sandboxes.md)" },
   "sandbox.docker_image": { instead: "map runtimes to images with sandbox.images (docs/sandboxes.md)" },
-  "sandbox.registry_auth": { instead: "pull private images with `docker login` beforehand (docs/sandboxes.md)" },
+  "sandbox.registry_auth": {
+    instead: "pull private images with `docker login` beforehand (docs/sandboxes.md)",
+  },
   "sandbox.fly_machines": { instead: "stn's sandboxes run on the Docker Engine only (docs/sandboxes.md)" },
   "sandbox.opencode_enabled": { instead: "stn has no coding backend" },
   "sandbox.opencode_server_url": { instead: "stn has no coding backend" },
@@ -53,7 +58,9 @@ export const STATION_KEYS: Record<string, StationKey> = {
   admin_username: { instead: "stn has no users; off loopback it asks for server.api_token" },
   local_mode: { instead: "stn always runs locally" },
   dev_mode: { instead: "stn always runs locally" },
-  encryption_key: { instead: "stn stores no encrypted configs: secrets stay in variables.yml or the environment" },
+  encryption_key: {
+    instead: "stn stores no encrypted configs: secrets stay in variables.yml or the environment",
+  },
   telemetry_enabled: { instead: OBSERVABILITY },
   otel_endpoint: { instead: OBSERVABILITY },
   jaeger_query_url: { instead: OBSERVABILITY },
@@ -67,7 +74,9 @@ export const STATION_KEYS: Record<string, StationKey> = {
   lattice: { instead: "several stn processes share one NATS server instead (docs/workers.md)" },
   lattice_orchestration: { instead: "several stn processes share one NATS server instead (docs/workers.md)" },
   webhook: { instead: "stn's incoming webhooks are events.hooks (docs/events.md)" },
-  notifications: { instead: "stn has no outgoing notifications; watch approvals with `stn workflow approvals list`" },
+  notifications: {
+    instead: "stn has no outgoing notifications; watch approvals with `stn workflow approvals list`",
+  },
   notify: { instead: "stn has no notify tool; give agents an MCP server that sends messages" },
   coding: { instead: "stn has no coding backend" },
   harness: { instead: "stn has no agentic harness; agents run stn's own loop (docs/agents.md)" },

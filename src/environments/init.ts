@@ -105,7 +105,9 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
   }
   const report: InitReport["config"] = { path: file, written: false, set: [], kept: [], station_keys: [] };
   if (isMap(doc.contents)) {
-    report.station_keys = doc.contents.items.map((p) => String((p.key as { value?: unknown })?.value ?? p.key))
+    report.station_keys = doc.contents.items.map((p) =>
+      String((p.key as { value?: unknown })?.value ?? p.key)
+    )
       .filter((k) => k in STATION_KEYS);
     if (report.station_keys.length) return report;
   }

@@ -29,7 +29,8 @@ function hasStnMarker(path: string): boolean | null {
   let db: DatabaseSync | undefined;
   try {
     db = new DatabaseSync(immutableUri(path), { readOnly: true });
-    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'station_meta'").get();
+    const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'station_meta'")
+      .get();
     if (!table) return false;
     return db.prepare("SELECT 1 FROM station_meta WHERE key = 'created_at'").get() !== undefined;
   } catch {
