@@ -16,6 +16,9 @@ const POINTERS: Record<string, string> = {
   "mcp tools": "`stn env show ENV` lists each MCP server's tools; an agent names them as `__<tool>`",
   "mcp status":
     "`stn env show ENV` shows each MCP server's state; `stn sync ENV` starts them and discovers their tools",
+  "mcp add":
+    "edit the environment's MCP config files (docs/mcp-servers.md), then `stn sync ENV` and `stn mcp approve`",
+  "mcp delete": "remove the server from the environment's MCP config files, then `stn sync ENV`",
   "agent create":
     "agents are files: write environments/ENV/agents/NAME.prompt (docs/agents.md), then `stn sync ENV`",
   "agent delete":

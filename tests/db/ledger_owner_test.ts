@@ -6,7 +6,7 @@ import { stationPaths } from "../../src/config/paths.ts";
 import { StationError } from "../../src/errors.ts";
 import { buildStationDb, hashTree } from "../helpers/station_home.ts";
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+async function withDir(fn: (dir: string) => Promise<void> | void): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "stn-ledger-" });
   try {
     await fn(dir);
@@ -32,7 +32,7 @@ Deno.test("ledger: Station's station.db is another program's, found without a by
 });
 
 Deno.test("ledger: a new home uses stn.db beside Station's; an stn-made station.db keeps being the ledger", async () => {
-  await withDir(async (dir) => {
+  await withDir((dir) => {
     assertEquals(stationPaths(dir).db, join(dir, "stn.db"));
     buildStationDb(join(dir, "station.db"));
     assertEquals([stationPaths(dir).db, stationPaths(dir).foreignDb], [
@@ -40,7 +40,7 @@ Deno.test("ledger: a new home uses stn.db beside Station's; an stn-made station.
       join(dir, "station.db"),
     ]);
   });
-  await withDir(async (dir) => {
+  await withDir((dir) => {
     // What an stn before stn.db made: its ledger named station.db, with stn's marker.
     const legacy = join(dir, "station.db");
     openDatabase(legacy).close();
@@ -53,7 +53,7 @@ Deno.test("ledger: a new home uses stn.db beside Station's; an stn-made station.
 });
 
 Deno.test("ledger: a file that is not SQLite is not stn's; an empty one is stn's to create", async () => {
-  await withDir(async (dir) => {
+  await withDir((dir) => {
     const file = join(dir, "station.db");
     Deno.writeTextFileSync(file, "not a database");
     assertEquals(ledgerOwner(file), "other");
