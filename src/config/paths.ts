@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ledgerOwner } from "../lib/ledger_owner.ts";
 
@@ -42,7 +43,7 @@ function ledgerPaths(home: string): { db: string; foreignDb: string | null } {
   const legacy = join(home, LEGACY_LEDGER_FILE);
   const legacyOwner = ledgerOwner(legacy);
   const foreignDb = legacyOwner === "other" ? legacy : null;
-  if (ledgerOwner(db) !== "absent" || legacyOwner !== "stn") return { db, foreignDb };
+  if (existsSync(db) || legacyOwner !== "stn") return { db, foreignDb };
   return { db: legacy, foreignDb };
 }
 

@@ -43,7 +43,10 @@ Deno.test("ledger: a new home uses stn.db beside Station's; an stn-made station.
   await withDir((dir) => {
     // What an stn before stn.db made: its ledger named station.db, with stn's marker.
     const legacy = join(dir, "station.db");
-    openDatabase(legacy).close();
+    const open = openDatabase(legacy);
+    // While it is open its tables may be only in the -wal: a copy of both is read.
+    assertEquals(ledgerOwner(legacy), "stn");
+    open.close();
     assertEquals(ledgerOwner(legacy), "stn");
     assertEquals([stationPaths(dir).db, stationPaths(dir).foreignDb], [legacy, null]);
     // Once stn.db exists it is the ledger.
