@@ -23,7 +23,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     // or a chmod could change a byte of it.
     if (ledgerOwner(path) === "other") {
       throw new StationError("ledger_foreign", `${path} is not stn's ledger (another program's database)`, {
-        hint: "stn leaves it untouched; point STATION_HOME elsewhere or remove --config's override " +
+        hint: "stn never writes to a database it did not create; its own ledger is stn.db in STATION_HOME " +
           "(docs/migrating-from-station.md#the-database)",
       });
     }

@@ -46,6 +46,14 @@ Deno.test("Station's home: every stn command works or explains itself, and Stati
         what,
       );
     }
+    // stn doctor: the config is a warning listing Station's keys, not a failure.
+    const doctor = await runStn(["--json", "doctor"], { env });
+    const report = JSON.parse(doctor.stdout);
+    const checks: { name: string; status: string; detail: string }[] = report.checks ??
+      report.error.details.checks;
+    const config = checks.find((c) => c.name === "config")!;
+    assertEquals(config.status, "warn", doctor.stdout);
+    assertStringIncludes(config.detail, "api_port is Station's key: read as server.port");
     const after = await hashTree(home.home);
     for (const [file, hash] of Object.entries(before)) assertEquals(after[file], hash, `${file} unchanged`);
     assertEquals(
