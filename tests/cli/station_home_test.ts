@@ -98,3 +98,45 @@ Deno.test("config migrate: -o writes a new file only; --write keeps the exact or
     await home.cleanup();
   }
 });
+
+Deno.test("import station --home: a Station home's environments come to stn's home as new files, once", async () => {
+  const station = await tempHome();
+  const home = await tempHome();
+  try {
+    stationHome(station.home);
+    const before = await hashTree(station.home);
+    const args = ["--json", "import", "station", "--home", station.home];
+    const first = await runStn(args, { env: home.env });
+    assertEquals(first.code, 0, first.stderr);
+    const r = JSON.parse(first.stdout);
+    const env = r.environments.find((e: { name: string }) => e.name === "default");
+    assertEquals([env.shared, env.copied], [false, ["agents/echo-agent.prompt", "variables.yml"]]);
+    assertEquals(env.agents_written, ["agents/db-only-agent.prompt"]);
+    assertEquals(env.workflows_written, ["workflows/greet.workflow.yaml"]);
+    assertEquals(
+      r.not_imported.map((n: { what: string; count: number }) => `${n.count} ${n.what}`).sort(),
+      ["1 users", "2 workflow runs", "3 agent runs", "6 benchmark_tasks"],
+    );
+    assertEquals(
+      Deno.readTextFileSync(home.path("environments/default/agents/echo-agent.prompt")),
+      Deno.readTextFileSync(station.path("environments/default/agents/echo-agent.prompt")),
+    );
+    assertStringIncludes(
+      Deno.readTextFileSync(home.path("environments/default/agents/db-only-agent.prompt")),
+      "You summarize text.",
+    );
+    // Again: everything is there already, nothing is written.
+    const again = JSON.parse((await runStn(args, { env: home.env })).stdout);
+    const env2 = again.environments.find((e: { name: string }) => e.name === "default");
+    assertEquals([env2.copied, env2.agents_written, env2.workflows_written], [[], [], []]);
+    assertEquals(env2.kept.length, 2);
+    assertEquals(await hashTree(station.home), before, "Station's home is unchanged");
+    // What it wrote loads.
+    const sync = await runStn(["sync"], { env: { ...home.env, STN_SANDBOX_ENABLED: "false" } });
+    assertEquals(sync.code, 0, sync.stderr);
+    assertStringIncludes(sync.stdout, "created: greet (v1)");
+  } finally {
+    await home.cleanup();
+    await station.cleanup();
+  }
+});
