@@ -56,6 +56,16 @@ export const ERROR_CODES = {
   config_unreadable: [400, 2, "the config file cannot be read or parsed"],
   api_token_required: [400, 2, "serving beyond loopback needs server.api_token"],
   db_open_failed: [500, 1, "the SQLite ledger cannot be opened"],
+  ledger_unreadable: [
+    500,
+    1,
+    "stn cannot tell whether a station.db is its own ledger (unreadable at the moment): it writes nothing",
+  ],
+  ledger_foreign: [
+    500,
+    1,
+    "the ledger path holds a database stn did not create (Station's station.db): left untouched",
+  ],
   listen_failed: [500, 1, "the HTTP server cannot listen on the address"],
   port_in_use: [500, 1, "the HTTP port is taken (another stn serve?)"],
   station_home_busy: [

@@ -7,6 +7,7 @@ import { StationClient } from "../client/http.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
 import { StationError } from "../errors.ts";
 import { log, LOG_LEVELS, setLogFormat, setLogLevel } from "../log.ts";
+import { note } from "./output.ts";
 
 /** Options every command accepts. */
 export interface GlobalOptions {
@@ -47,9 +48,17 @@ export function jsonMode(cmd: Command): boolean {
   return Boolean(globals(cmd).json);
 }
 
-/** Loads config for a command (flags are dotted config paths) and applies its log level. */
+// A command may load its config twice (embedded flags): each warning is said once per process.
+const warned = new Set<string>();
+
+/** Loads config for a command (flags are dotted config paths), applies its log level and says its warnings. */
 export function commandConfig(cmd: Command, flags: Record<string, unknown> = {}): LoadedConfig {
   const config = loadConfig({ configPath: globals(cmd).config, flags });
+  for (const w of config.warnings) {
+    if (warned.has(w)) continue;
+    warned.add(w);
+    note((s) => `${s.yellow("warning:")} ${w}`);
+  }
   setLogLevel(config.values.log.level);
   setLogFormat(config.values.log.format);
   return config;

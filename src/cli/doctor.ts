@@ -53,15 +53,23 @@ function denoCheck(): Check {
 function configCheck(configPath: string | undefined): { config: LoadedConfig; check: Check } {
   try {
     const config = loadConfig({ configPath });
+    const file = config.file ?? "no config.yaml (defaults)";
     return {
       config,
-      check: { name: "config", status: "ok", detail: config.file ?? "no config.yaml (defaults)" },
+      check: config.warnings.length
+        ? {
+          name: "config",
+          status: "warn",
+          detail: [file, ...config.warnings].join("\n"),
+          fix: "`stn config migrate` rewrites Station's keys; remove the keys it ignores",
+        }
+        : { name: "config", status: "ok", detail: file },
     };
   } catch (err) {
     const e = err instanceof StationError ? err : new StationError("config_invalid", String(err));
     const home = resolveHome();
     return {
-      config: { values: ConfigSchema.parse({}), paths: stationPaths(home), file: null },
+      config: { values: ConfigSchema.parse({}), paths: stationPaths(home), file: null, warnings: [] },
       check: {
         name: "config",
         status: "fail",

@@ -79,6 +79,9 @@ async function choose(flags: InitFlags, configFile: string, interactive: boolean
 
 /** The commands `stn init` suggests next. */
 function nextSteps(report: InitReport): string[] {
+  if (report.environment.station_home) {
+    return ["stn import station --dry-run", "stn config migrate", "stn agent list"];
+  }
   const key = KEY_VARIABLES[report.provider];
   return [
     "stn env show default",
@@ -90,7 +93,14 @@ function nextSteps(report: InitReport): string[] {
 function text(r: InitReport & { next: string[] }): string[] {
   const lines: string[] = [];
   const c = r.config;
-  lines.push(c.written ? `config: set ${c.set.join(", ")} in ${c.path}` : `config: ${c.path} unchanged`);
+  if (c.station_keys.length) {
+    lines.push(
+      `config: ${c.path} is Station's (${c.station_keys.join(", ")}): left as it is`,
+      "  stn reads its keys as its own; `stn config migrate` writes an stn config from it",
+    );
+  } else {lines.push(
+      c.written ? `config: set ${c.set.join(", ")} in ${c.path}` : `config: ${c.path} unchanged`,
+    );}
   for (const k of c.kept) {
     lines.push(
       `  kept ${k.key}: ${JSON.stringify(k.value)} (asked ${JSON.stringify(k.wanted)}; --force replaces it)`,
@@ -98,7 +108,9 @@ function text(r: InitReport & { next: string[] }): string[] {
   }
   const e = r.environment;
   lines.push(
-    e.created.length
+    e.station_home
+      ? `environment default: ${e.path} is Station's: no examples added (stn syncs its agents as they are)`
+      : e.created.length
       ? `environment default: created ${e.created.join(", ")} in ${e.path}`
       : `environment default: ${e.path} already set up`,
   );

@@ -10,13 +10,16 @@ import { VERSION } from "../version.ts";
 import { bundleCommand } from "./bundle.ts";
 import { registerAgentCommands } from "./agent.ts";
 import { completionsCommand } from "./completions.ts";
+import { configCommand } from "./config.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
 import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
+import { importCommand } from "./import.ts";
 import { shortFlagHelp } from "./flags.ts";
-import { CliExit, disableColor, renderError } from "./output.ts";
+import { CliExit, disableColor, note, renderError } from "./output.ts";
+import { translateStationHabits } from "./station_habits.ts";
 import { useRuntime } from "./context.ts";
 import { mcpCommand } from "./mcp.ts";
 import { mockCommand } from "./mock.ts";
@@ -83,6 +86,8 @@ export function buildProgram(runtime?: Runtime): Command {
   statusCommand(program);
   upCommands(program);
   doctorCommand(program);
+  configCommand(program);
+  importCommand(program);
   versionCommand(program);
   sandboxCommand(program);
   filesCommand(program);
@@ -117,24 +122,6 @@ function silenceCommanderErrors(cmd: Command): void {
 }
 
 /**
- * Commander lets stn's own options appear anywhere, so `workflow show X --version 2` would print stn's
- * version. After the subcommand, `--version N` is rewritten to `--version=N`, which only the
- * subcommand's value-taking `--version` accepts.
- */
-function subcommandVersionFlags(args: string[]): string[] {
-  const takesValue = new Set(["--station", "--config"]);
-  let i = 0;
-  while (i < args.length && args[i].startsWith("-")) i += takesValue.has(args[i]) ? 2 : 1;
-  const out = args.slice(0, i + 1);
-  for (let j = i + 1; j < args.length; j++) {
-    if (args[j] === "--version" && j + 1 < args.length && /^\d+$/.test(args[j + 1])) {
-      out.push(`--version=${args[++j]}`);
-    } else out.push(args[j]);
-  }
-  return out;
-}
-
-/**
  * The global switches that shape output, read before parsing: a usage error is found while parsing, and
  * it must already come out as JSON (or without colour). Arguments after `--` belong to a program, not stn.
  */
@@ -163,7 +150,9 @@ export async function runCli(args: string[], runtime: Runtime): Promise<number> 
   // With --json, commander's own error text is replaced by the JSON error (and its stderr line) below.
   if (json) silenceCommanderErrors(program);
   try {
-    await program.parseAsync(subcommandVersionFlags(args), { from: "user" });
+    const translated = translateStationHabits(program, args);
+    note((style) => translated.warnings.map((w) => `${style.yellow("warning:")} ${w}`));
+    await program.parseAsync(translated.args, { from: "user" });
     return 0;
   } catch (err) {
     if (err instanceof CliExit) return err.code;

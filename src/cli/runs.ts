@@ -22,7 +22,7 @@ import { formatDuration, parseDuration } from "../lib/duration.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
-import { issueLines } from "./workflow.ts";
+import { issueLines, versionFlag } from "./workflow.ts";
 import { readLocalText } from "./local_files.ts";
 import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
@@ -109,6 +109,7 @@ export function workflowRunCommands(workflow: Command): void {
     )
     .argument("<workflow>", "workflow id, or a path to a .workflow.yaml|yml|json file")
     .option("--input <json>", "run input: a JSON object, @file.json, or - for stdin")
+    .option("--version <n>", "a stored version of the workflow (default: the latest)")
     .option(
       "--save",
       "with a file: also store it as a workflow (as `stn workflow apply`), schedule and triggers on",
@@ -137,6 +138,7 @@ export function workflowRunCommands(workflow: Command): void {
         target: string,
         opts: {
           input?: string;
+          version?: string;
           save?: boolean;
           wait?: boolean;
           follow?: boolean;
@@ -163,10 +165,18 @@ export function workflowRunCommands(workflow: Command): void {
             `${target} is a stored workflow already; give a .workflow.yaml path to store it`,
           );
         }
+        const version = versionFlag(opts.version);
+        if (version !== undefined && looksLikeFile(target)) {
+          throw usageError(
+            "invalid_usage",
+            "--version picks a stored version",
+            "give a workflow id, not a file",
+          );
+        }
         const body = {
           ...(looksLikeFile(target)
             ? { definition: await definitionFromFile(target), save: opts.save }
-            : { workflow_id: target }),
+            : { workflow_id: target, ...(version ? { version } : {}) }),
           input,
           trigger: "manual" as const,
           ...(recordTo ? { record: true } : {}),
@@ -346,17 +356,20 @@ export function workflowRunCommands(workflow: Command): void {
       });
     });
   for (const verb of ["approve", "reject"] as const) {
-    approvals.command(verb)
+    const decide = approvals.command(verb)
       .description(`${verb} a pending approval (a decided or timed-out approval is an error)`)
       .argument("<approval>", "approval id")
       .option("--comment <text>", "recorded with the decision")
-      .option("--actor <name>", "who decides (default: $USER)")
-      .action(async (id: string, opts: { comment?: string; actor?: string }, cmd) => {
-        await withStation(cmd, async (client) => {
-          const actor = opts.actor ?? Deno.env.get("USER") ?? "cli";
-          const row = await decideApproval(client, id, verb, { actor, comment: opts.comment });
-          render(row, { json: jsonMode(cmd), text: (r) => `${r.id} ${r.status} by ${r.decided_by}` });
-        });
+      .option("--actor <name>", "who decides (default: $USER)");
+    // Station's reject took --reason; it is the decision's comment.
+    if (verb === "reject") decide.option("--reason <text>", "the same as --comment (Station's name)");
+    decide.action(async (id: string, opts: { comment?: string; reason?: string; actor?: string }, cmd) => {
+      await withStation(cmd, async (client) => {
+        const actor = opts.actor ?? Deno.env.get("USER") ?? "cli";
+        const comment = opts.comment ?? opts.reason;
+        const row = await decideApproval(client, id, verb, { actor, comment });
+        render(row, { json: jsonMode(cmd), text: (r) => `${r.id} ${r.status} by ${r.decided_by}` });
       });
+    });
   }
 }

@@ -133,7 +133,8 @@ async function migrateFiles(
 }
 
 /** Parses a `--version N` flag. */
-function versionFlag(v: string | undefined): number | undefined {
+/** A --version flag as a stored version number (≥ 1); undefined when not given. */
+export function versionFlag(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   if (!/^[1-9]\d*$/.test(v)) {
     throw usageError("invalid_version", `--version must be a number ≥ 1, got ${JSON.stringify(v)}`);

@@ -7,6 +7,8 @@ import { errorMessage, usageError } from "../errors.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
 import { resolveHome, type StationPaths, stationPaths } from "./paths.ts";
 import { parseYaml, yamlData, YamlLimitError } from "../lib/yaml.ts";
+import { didYouMean } from "../lib/did_you_mean.ts";
+import { isStationEnv, STATION_ENV, translateProvider, translateStationKeys } from "./station_keys.ts";
 
 /** A configuration together with where it came from. */
 export interface LoadedConfig {
@@ -14,6 +16,8 @@ export interface LoadedConfig {
   paths: StationPaths;
   /** The config file that was read, or null when there was none. */
   file: string | null;
+  /** Keys read under another name (Station's) or ignored (unknown), one line each, for stderr. */
+  warnings: string[];
 }
 
 export interface LoadConfigOptions {
@@ -55,7 +59,11 @@ export function configKeys(schema: z.ZodType = ConfigSchema, prefix: string[] = 
   const path = prefix.join(".");
   return [{
     path,
-    env: ["STN_" + prefix.join("_").toUpperCase(), ...(ENV_ALIASES[path] ?? [])],
+    env: [
+      "STN_" + prefix.join("_").toUpperCase(),
+      ...(ENV_ALIASES[path] ?? []),
+      ...(STATION_ENV[path] ?? []),
+    ],
     schema: inner,
     description: schema.description ?? inner.description,
   }];
@@ -115,6 +123,41 @@ function expectation(issue: z.core.$ZodIssue): string {
   }
 }
 
+/**
+ * Removes the keys the schema does not know, so they cannot block a command that does not need them;
+ * returns one warning each, with the key probably meant.
+ */
+function dropUnknownKeys(raw: Record<string, unknown>, fileName: string): string[] {
+  const warnings: string[] = [];
+  // Each pass finds the unknown keys of the sections that are objects; a section is checked once its own
+  // unknown keys are gone, so two passes reach every depth the schema has.
+  for (let pass = 0; pass < 3; pass++) {
+    const result = ConfigSchema.safeParse(raw);
+    const unknown = result.success ? [] : result.error.issues.filter((i) => i.code === "unrecognized_keys");
+    if (unknown.length === 0) break;
+    for (const issue of unknown) {
+      const holder = issue.path.reduce<unknown>(
+        (node, part) => (node as Record<PropertyKey, unknown>)?.[part as PropertyKey],
+        raw,
+      ) as Record<string, unknown>;
+      const at = issue.path.length ? issue.path.join(".") + "." : "";
+      const known = [
+        ...new Set(
+          configKeys().filter((k) => k.path.startsWith(at)).map((k) => k.path.slice(at.length).split(".")[0]),
+        ),
+      ];
+      for (const key of issue.keys) {
+        delete holder[key];
+        const meant = didYouMean(key, known);
+        warnings.push(
+          `${fileName}: ${at}${key}: unknown key, ignored${meant ? ` (did you mean ${at}${meant}?)` : ""}`,
+        );
+      }
+    }
+  }
+  return warnings;
+}
+
 /** Loads config: defaults < config file < environment < flags; a bad value fails with its source and key path. */
 export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? Deno.env.toObject();
@@ -124,6 +167,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const origins = new Map<string, string>();
   let raw: Record<string, unknown> = {};
   let fileRead: string | null = null;
+  const warnings: string[] = [];
 
   let text: string | null = null;
   try {
@@ -161,6 +205,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       throw usageError("config_invalid", `${fileName}: expected a mapping of sections (server:, nats:, …)`);
     }
     raw = parsed as Record<string, unknown>;
+    warnings.push(...translateStationKeys(raw, fileName));
   }
 
   for (const key of configKeys()) {
@@ -169,6 +214,9 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       if (value === undefined || value === "") continue;
       setPath(raw, key.path, fromEnv(value, key.schema));
       origins.set(key.path, name);
+      if (isStationEnv(name)) {
+        warnings.push(`${name} is Station's variable: read as ${key.path} (stn's is ${key.env[0]})`);
+      }
       break;
     }
   }
@@ -178,17 +226,15 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     origins.set(path, `--${path.split(".").pop()!.replaceAll("_", "-")}`);
   }
 
+  warnings.push(...translateProvider(raw, origins.get("ai.provider") ?? fileName));
+  warnings.push(...dropUnknownKeys(raw, fileName));
   const result = ConfigSchema.safeParse(raw, { reportInput: true });
   if (!result.success) {
     const messages = result.error.issues.map((issue) => {
-      if (issue.code === "unrecognized_keys") {
-        const at = issue.path.length ? issue.path.join(".") + "." : "";
-        return `${fileName}: ${issue.keys.map((k) => at + k).join(", ")}: unknown key`;
-      }
       const path = issue.path.join(".");
       const source = origins.get(path) ?? fileName;
       const got = (issue as { input?: unknown }).input;
-      return `${source}: ${path}: ${expectation(issue)}, got ${describeValue(got)}`;
+      return `${source}: ${path ? `${path}: ` : ""}${expectation(issue)}, got ${describeValue(got)}`;
     });
     throw usageError(
       "config_invalid",
@@ -196,5 +242,5 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       "docs/configuration.md lists every key, its type and its default",
     );
   }
-  return { values: result.data, paths, file: fileRead };
+  return { values: result.data, paths, file: fileRead, warnings };
 }

@@ -1,10 +1,15 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { ledgerOwner } from "../lib/ledger_owner.ts";
 
 /** Where stn keeps its state (docs/design/process-model.md#the-data-directory). */
 export interface StationPaths {
   home: string;
   config: string;
+  /** The ledger: stn.db, or station.db where an older stn made it (docs/migrating-from-station.md#the-database). */
   db: string;
+  /** A station.db in this home that is not stn's (the Go Station's): never opened for writing; null if none. */
+  foreignDb: string | null;
   natsDir: string;
   runDir: string;
   serverJson: string;
@@ -24,12 +29,30 @@ export function resolveHome(env: Record<string, string | undefined> = Deno.env.t
   return join(home, ".config", "station");
 }
 
+/** The ledger's file name in a new home; `station.db` is Station's (the Go project's) own. */
+export const LEDGER_FILE = "stn.db";
+/** The ledger's name before stn took its own: still stn's ledger when it carries stn's marker. */
+export const LEGACY_LEDGER_FILE = "station.db";
+
+/**
+ * The ledger of a home: stn.db when it exists; else a station.db that carries stn's marker (made by an
+ * stn before it named its ledger stn.db); else stn.db, beside whatever station.db Station left there.
+ */
+function ledgerPaths(home: string): { db: string; foreignDb: string | null } {
+  const db = join(home, LEDGER_FILE);
+  const legacy = join(home, LEGACY_LEDGER_FILE);
+  const legacyOwner = ledgerOwner(legacy);
+  const foreignDb = legacyOwner === "other" ? legacy : null;
+  if (existsSync(db) || legacyOwner !== "stn") return { db, foreignDb };
+  return { db: legacy, foreignDb };
+}
+
 /** The files and folders under a station home. */
 export function stationPaths(home: string): StationPaths {
   return {
     home,
     config: join(home, "config.yaml"),
-    db: join(home, "station.db"),
+    ...ledgerPaths(home),
     natsDir: join(home, "nats"),
     runDir: join(home, "run"),
     serverJson: join(home, "run", "server.json"),

@@ -4,6 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { dirname } from "node:path";
 import { errorMessage, StationError } from "../errors.ts";
 import { createPrivateFile, makePrivateDir } from "../lib/private_files.ts";
+import { ledgerOwner } from "../lib/ledger_owner.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 
@@ -18,6 +19,14 @@ export interface OpenDatabaseOptions {
 /** Opens (creating if needed) the SQLite ledger in WAL mode and applies pending migrations. */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database {
   if (path !== ":memory:") {
+    // Another program's database (Station's station.db) is never opened for writing: checked before SQLite
+    // or a chmod could change a byte of it.
+    if (ledgerOwner(path) === "other") {
+      throw new StationError("ledger_foreign", `${path} is not stn's ledger (another program's database)`, {
+        hint: "stn never writes to a database it did not create; its own ledger is stn.db in STATION_HOME " +
+          "(docs/migrating-from-station.md#the-database)",
+      });
+    }
     makePrivateDir(dirname(path));
     // SQLite would create the ledger 0644 (world-readable under umask 022); its -wal and -shm get the
     // ledger's own mode, so a ledger created 0600 first keeps all three private. An existing one is kept.

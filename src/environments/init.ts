@@ -15,6 +15,7 @@ import {
 } from "../environment_files/examples.ts";
 import { exists } from "./files.ts";
 import { VARIABLES_FILE } from "../environment_files/variables.ts";
+import { STATION_KEYS } from "../config/station_keys.ts";
 
 /**
  * `stn init`: writes the model choice into config.yaml and creates `environments/default/` with the
@@ -56,8 +57,11 @@ export interface InitReport {
     set: string[];
     /** Keys that already had another value and kept it (no --force). */
     kept: { key: string; value: unknown; wanted: string }[];
+    /** Station's keys in the file: it is Station's config, which stn reads and never writes. */
+    station_keys: string[];
   };
-  environment: { path: string; created: string[]; kept: string[] };
+  /** station_home: Station's environment folder, which `stn init` adds no examples to. */
+  environment: { path: string; created: string[]; kept: string[]; station_home: boolean };
   provider: Provider;
   model: string;
 }
@@ -99,7 +103,14 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
       "fix or move the file, then run `stn init` again; it was not changed",
     );
   }
-  const report: InitReport["config"] = { path: file, written: false, set: [], kept: [] };
+  const report: InitReport["config"] = { path: file, written: false, set: [], kept: [], station_keys: [] };
+  if (isMap(doc.contents)) {
+    report.station_keys = doc.contents.items.map((p) =>
+      String((p.key as { value?: unknown })?.value ?? p.key)
+    )
+      .filter((k) => k in STATION_KEYS);
+    if (report.station_keys.length) return report;
+  }
   for (const [key, value] of Object.entries(choice.values)) {
     if (value === undefined) continue;
     const current = doc.getIn(["ai", key]);
@@ -122,11 +133,12 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
     );
   }
   const checked = ConfigSchema.safeParse(data);
-  if (!checked.success) {
-    const i = checked.error.issues[0];
+  // Unknown keys are warned about when the config is loaded; only a bad value stops the write.
+  const bad = checked.success ? undefined : checked.error.issues.find((i) => i.code !== "unrecognized_keys");
+  if (bad) {
     throw usageError(
       "config_invalid",
-      `${file}: ${i.path.join(".")}: ${i.message} (the file was not changed)`,
+      `${file}: ${bad.path.length ? `${bad.path.join(".")}: ` : ""}${bad.message} (the file was not changed)`,
       "docs/configuration.md lists every key",
     );
   }
@@ -139,7 +151,10 @@ async function writeConfig(file: string, choice: InitChoice): Promise<InitReport
 async function writeExamples(paths: StationPaths): Promise<InitReport["environment"]> {
   const dir = join(paths.environments, "default");
   const workspace = join(paths.home, "workspace");
-  const report: InitReport["environment"] = { path: dir, created: [], kept: [] };
+  // Station would load example files added to its environment as its own agents and MCP servers.
+  const stationHome = paths.foreignDb !== null && await exists(dir);
+  const report: InitReport["environment"] = { path: dir, created: [], kept: [], station_home: stationHome };
+  if (stationHome) return report;
   makePrivateDir(paths.home);
   for (const f of ENVIRONMENT_FOLDERS) await Deno.mkdir(join(dir, f), { recursive: true });
   await Deno.mkdir(workspace, { recursive: true });

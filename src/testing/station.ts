@@ -111,7 +111,10 @@ export async function startTestStation(suite: SuiteSource, mode: StationMode): P
     values.server.host = "127.0.0.1";
     values.server.port = 0;
     values.workflows.environment = environment;
-    const station = await start({ values, paths, file: config.file }, { announce: false, ...mode });
+    const station = await start({ values, paths, file: config.file, warnings: [] }, {
+      announce: false,
+      ...mode,
+    });
     seedToolCatalogue(station.ctx.db, environment, config.paths.db, cassettes);
     return {
       client: new StationClient(station.url, { token: values.server.api_token }),

@@ -4,6 +4,7 @@ import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
+import { stationHome } from "../helpers/station_home.ts";
 import type { Command } from "commander";
 
 /** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
@@ -76,6 +77,8 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     "id: st\nstates:\n  - name: a\n    type: set\n    data: {x: 1}\n",
   );
   Deno.writeTextFileSync(p("no-nats.yaml"), "nats:\n  server_bin: /nonexistent/nats-server\n");
+  Deno.mkdirSync(p("station-home"));
+  stationHome(p("station-home"));
   Deno.mkdirSync(p("environments/default/workflows"), { recursive: true });
   Deno.mkdirSync(p("environments/broken/workflows"), { recursive: true });
   Deno.writeTextFileSync(p("environments/broken/workflows/bad.workflow.yaml"), "states: 3\n");
@@ -112,6 +115,12 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "version", ok: true },
     { cmd: "version", args: () => ["--bogus"], ok: false, code: 2 },
     { cmd: "doctor", args: () => ["--config", p("no-nats.yaml")], ok: false },
+    { cmd: "config show", ok: true },
+    { cmd: "config show", args: () => ["--config", p("nope.yaml")], ok: false, code: 2 },
+    { cmd: "config migrate", ok: true },
+    { cmd: "config migrate", args: () => ["--config", p("nope.yaml")], ok: false, code: 2 },
+    { cmd: "import station", args: () => ["--home", p("station-home"), "--dry-run"], ok: true },
+    { cmd: "import station", args: () => ["--home", p("environments")], ok: false, code: 2 },
     { cmd: "sync", ok: true },
     { cmd: "sync", args: () => ["broken"], ok: false },
     { cmd: "agent validate", args: () => [p("environments/default/agents/helper.prompt")], ok: true },
@@ -158,7 +167,13 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
       keep: (o) => (approval = o.approvals[0].id),
     },
     { cmd: "workflow approvals list", args: () => ["--status", "bogus"], ok: false },
-    { cmd: "workflow approvals approve", args: () => [approval], ok: true },
+    // Station's habits: approve -c and reject --reason are the decision's comment.
+    {
+      cmd: "workflow approvals approve",
+      args: () => [approval, "-c", "lgtm"],
+      ok: true,
+      keep: (o) => assertEquals(o.comment, "lgtm"),
+    },
     { cmd: "workflow approvals approve", args: () => [approval], ok: false },
     { cmd: "workflow run", args: () => ["gate"], ok: true, keep: (o) => (run2 = o.id) },
     {
@@ -168,7 +183,12 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
       before: pendingApproval(() => run2),
       keep: (o) => (approval2 = o.approvals[0].id),
     },
-    { cmd: "workflow approvals reject", args: () => [approval2], ok: true },
+    {
+      cmd: "workflow approvals reject",
+      args: () => [approval2, "--reason", "not now"],
+      ok: true,
+      keep: (o) => assertEquals(o.comment, "not now"),
+    },
     { cmd: "workflow approvals reject", args: () => [approval2], ok: false },
     { cmd: "workflow run", args: () => ["gate"], ok: true, keep: (o) => (run3 = o.id) },
     { cmd: "workflow pause", args: () => [run3], ok: true },
@@ -293,7 +313,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
   } finally {
     await serve.stop();
     await model.close();
-    await removeStationContainers(home.path("station.db")).catch(() => {});
+    await removeStationContainers(home.path("stn.db")).catch(() => {});
     await home.cleanup();
   }
 });

@@ -105,7 +105,7 @@ Deno.test("stn sandbox: stage → exec (python transforms a CSV) → publish →
     assertEquals(JSON.parse(list.stdout).sandboxes, []);
   } finally {
     await serve.stop();
-    await removeStationContainers(home.path("station.db"));
+    await removeStationContainers(home.path("stn.db"));
     await home.cleanup();
   }
 });
@@ -147,7 +147,7 @@ Deno.test("stn sandbox: a live session survives kill -9 of stn serve; unknown ma
   } finally {
     await serve.stop();
     if (stray) await backend.destroy(stray);
-    await removeStationContainers(home.path("station.db"));
+    await removeStationContainers(home.path("stn.db"));
     await home.cleanup();
   }
 });

@@ -8,7 +8,7 @@ const autoCheckpoint = (db: ReturnType<typeof openDatabase>) =>
 
 Deno.test("ledger checkpointer: a worker moves the WAL into the database file; commits on the main connection never checkpoint", async () => {
   const home = await tempHome();
-  const path = home.path("station.db");
+  const path = home.path("stn.db");
   const db = openDatabase(path);
   const checkpointer = startCheckpointer(db, path, { intervalMs: 50, delayMs: 0 });
   try {

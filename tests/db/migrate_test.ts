@@ -60,12 +60,12 @@ Deno.test("migrations: versions must increase", () => {
 Deno.test("ledger: opens in WAL mode with every shipped migration", async () => {
   const home = await tempHome();
   try {
-    const db = openDatabase(home.path("station.db"));
+    const db = openDatabase(home.path("stn.db"));
     assertEquals((db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode, "wal");
     assertEquals(schemaVersion(db), MIGRATIONS[MIGRATIONS.length - 1].version);
     db.close();
     // A second open of a migrated ledger changes nothing.
-    const again = openDatabase(home.path("station.db"));
+    const again = openDatabase(home.path("stn.db"));
     const count = again.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get() as { n: number };
     assertEquals(count.n, MIGRATIONS.length);
     again.close();

@@ -139,7 +139,7 @@ Deno.test("e2e: the example environment synced and run end to end (three agents,
   } finally {
     await serve.stop();
     await model.close();
-    await removeStationContainers(home.path("station.db")).catch(() => {});
+    await removeStationContainers(home.path("stn.db")).catch(() => {});
     await home.cleanup();
   }
 });

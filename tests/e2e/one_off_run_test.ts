@@ -15,7 +15,7 @@ states:
 
 /** The rows of the ledger's schedule table (read beside a running server: SQLite's WAL allows it). */
 function scheduleRows(home: TempHome): unknown[] {
-  const db = new DatabaseSync(home.path("station.db"), { readOnly: true });
+  const db = new DatabaseSync(home.path("stn.db"), { readOnly: true });
   try {
     return db.prepare("SELECT workflow_id FROM schedules").all();
   } finally {

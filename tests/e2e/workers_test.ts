@@ -133,7 +133,7 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
     };
 
     const exactlyOnce = (runs: string[], paths: string[]) =>
-      exactlyOnceIn(home.path("station.db"), runs, paths);
+      exactlyOnceIn(home.path("stn.db"), runs, paths);
 
     await t.step("300 runs: every step exactly once; 3 workers ≥ 2.4× one worker's throughput", async () => {
       const one = await batch(fetchFlow("solo", "solo"), 60);
@@ -325,7 +325,7 @@ Deno.test("workers: a sandbox step runs on the worker's Docker Engine; its conta
     await worker.stop();
     await serve.stop();
     await nats.stop();
-    await removeStationContainers(home.path("station.db"));
+    await removeStationContainers(home.path("stn.db"));
     await home.cleanup();
   }
 });
@@ -369,7 +369,7 @@ Deno.test("workers: SIGTERM with steps longer than --drain-timeout hands them ba
     assert(Date.now() - t0 < 2500, "the drain gives up after --drain-timeout, not when the steps end");
     // Handed back: their leases (10 s) lapsed at once, so the other worker runs them well before that.
     assert(await allCompleted(client, "long", 3, 8000), "the other worker finished the handed-back steps");
-    const reclaimed = exactlyOnceIn(home.path("station.db"), runs, ["fetch"]);
+    const reclaimed = exactlyOnceIn(home.path("stn.db"), runs, ["fetch"]);
     assertEquals(reclaimed.size, 3, "each step was reclaimed from the stopped worker");
   } finally {
     await other?.stop();

@@ -175,7 +175,7 @@ Deno.test("stn workflow run (embedded) closes its run's sandbox session before i
     assertEquals(JSON.parse(r.stdout).result.stdout, "hi\n");
     // Read straight after the command: nothing else has run that could sweep the session since.
     const { DatabaseSync } = await import("node:sqlite");
-    const db = new DatabaseSync(home.path("station.db"));
+    const db = new DatabaseSync(home.path("stn.db"));
     const sessions = db.prepare("SELECT scope, status, close_reason FROM sandbox_sessions").all();
     const station = db.prepare("SELECT value FROM station_meta WHERE key = 'station_id'").get() as {
       value: string;
@@ -188,7 +188,7 @@ Deno.test("stn workflow run (embedded) closes its run's sandbox session before i
     }]);
     assertEquals(await testBackend().listManaged({ "dev.stn.station": station.value }), []);
   } finally {
-    await removeStationContainers(home.path("station.db"));
+    await removeStationContainers(home.path("stn.db"));
     await home.cleanup();
   }
 });

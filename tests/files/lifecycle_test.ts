@@ -168,7 +168,7 @@ Deno.test("file lifecycle: session files go with their session, run outputs expi
     });
   } finally {
     await serve.stop();
-    await removeStationContainers(join(home.home, "station.db"));
+    await removeStationContainers(join(home.home, "stn.db"));
     await home.cleanup();
   }
 });

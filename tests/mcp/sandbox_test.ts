@@ -36,7 +36,7 @@ Deno.test("mcp: the sandbox tools are the model tools, called through the API", 
     assertEquals([res.status, (await res.json()).error.code], [404, "tool_not_found"]);
   } finally {
     await client.close();
-    await removeStationContainers(s.home.path("station.db")).catch(() => {});
+    await removeStationContainers(s.home.path("stn.db")).catch(() => {});
     await s.close();
   }
 });

@@ -84,7 +84,7 @@ Deno.test("pip_packages: an agent's sandbox tool runs when the image carries the
     // The model is told, as the tool's error, which packages the image lacks.
     assert.match(missing.response ?? "", /does not carry the pip_packages surely-not-installed-stn/);
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
     await model.close();
   }

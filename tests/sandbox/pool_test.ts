@@ -65,7 +65,7 @@ testInBothModes(
         taken.Mounts.map((m) => m.Name),
       );
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },

@@ -22,7 +22,7 @@ Deno.test("sandbox: runtime linux (Station's name) opens the plain shell image t
       (e: StationError) => e.code === "unknown_runtime" && /linux/.test(e.hint ?? ""),
     );
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });

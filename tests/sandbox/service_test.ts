@@ -63,7 +63,7 @@ testInBothModes(
         (e: StationError) => e.code === "run_id_required",
       );
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },
@@ -113,7 +113,7 @@ testInBothModes(
       assertEquals(await sandbox.backend.listManaged(station), []);
       assertEquals(await labelledVolumes(station), []);
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },
@@ -169,7 +169,7 @@ testInBothModes(
       const bin = await callTool(sandboxFsRead, { sandbox_id: session.id, path: "b.bin" }, ctx);
       assertStrictEquals((bin as { contents_b64: string }).contents_b64, "/wA=");
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },

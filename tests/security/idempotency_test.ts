@@ -55,7 +55,7 @@ events:
 
 /** A query on the station's ledger file (opened per call: the server keeps writing it). */
 function ledger<T>(home: TempHome, sql: string, ...params: (string | number)[]): T {
-  const db = new DatabaseSync(home.path("station.db"));
+  const db = new DatabaseSync(home.path("stn.db"));
   try {
     db.exec("PRAGMA busy_timeout = 5000");
     return db.prepare(sql).get(...params) as T;
@@ -190,7 +190,7 @@ Deno.test("idempotency: one run per Idempotency-Key (API, concurrent, expiry, CL
 
     await t.step("after 24 h the key starts a new run", async () => {
       const first = ledger<{ run_id: string }>(home, "SELECT run_id FROM idempotency_keys WHERE key = 'k-1'");
-      const db = new DatabaseSync(home.path("station.db"));
+      const db = new DatabaseSync(home.path("stn.db"));
       db.exec("PRAGMA busy_timeout = 5000");
       db.prepare("UPDATE idempotency_keys SET created_ms = created_ms - ? WHERE key = 'k-1'").run(
         DAY_MS + 1000,

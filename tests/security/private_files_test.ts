@@ -56,7 +56,7 @@ Deno.test("private files: stn serve under umask 022 makes its home, ledger, WAL 
     });
     assertEquals(run.status, 201, await run.text());
 
-    const db = join(home, "station.db");
+    const db = join(home, "stn.db");
     const expected: [string, number][] = [
       [home, 0o700],
       [db, 0o600],
@@ -97,7 +97,7 @@ Deno.test("private files: stn doctor warns about a home and ledger others can re
   try {
     // Made before, by someone else's rules: 0755 and 0644.
     Deno.chmodSync(home, 0o755);
-    const db = join(home, "station.db");
+    const db = join(home, "stn.db");
     Deno.writeFileSync(db, new Uint8Array(), { mode: 0o644 });
     Deno.chmodSync(db, 0o644);
     const env = { STATION_HOME: home, NO_COLOR: "1", STN_SANDBOX_ENABLED: "false" };

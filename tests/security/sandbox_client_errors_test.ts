@@ -49,7 +49,7 @@ testInBothModes(
       const read = await request(url(longest), undefined);
       assert.equal(new TextDecoder().decode(read.body), "fits");
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },
@@ -101,7 +101,7 @@ Deno.test("sandbox paths: a symlink met during a read or publish and gone right 
     await t.client.json("DELETE", `/api/v1/sandboxes/${id}`);
     await swapping;
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });

@@ -45,7 +45,7 @@ testInBothModes(
       return out.json;
     };
     try {
-      const station = { "dev.stn.station": (await stationIdOf(home.path("station.db")))! };
+      const station = { "dev.stn.station": (await stationIdOf(home.path("stn.db")))! };
       const { sandbox_id: id } = await ok("POST", "/sandboxes", {});
       const exec = (cmd: string): Promise<Result> => ok("POST", `/sandboxes/${id}/exec`, { cmd });
 
@@ -104,7 +104,7 @@ testInBothModes(
       assert.deepEqual(await labelledVolumes(station), []);
     } finally {
       await serve.stop();
-      await removeStationContainers(home.path("station.db"));
+      await removeStationContainers(home.path("stn.db"));
       await home.cleanup();
     }
   },

@@ -88,7 +88,7 @@ testInBothModes(
       await request(`${api}/sandboxes/${id}`, undefined, { method: "DELETE" });
     } finally {
       await serve.stop();
-      await removeStationContainers(home.path("station.db"));
+      await removeStationContainers(home.path("stn.db"));
       await home.cleanup();
     }
   },

@@ -114,7 +114,7 @@ testInBothModes(
       const readers = await exec("sleep 1; ps -o args | grep -c '[h]ead -c'; true");
       assertStrictEquals(JSON.parse(new TextDecoder().decode(readers.body)).stdout, "0\n");
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },

@@ -76,7 +76,7 @@ testInBothModes(
       // A run's sandbox owns its run's outputs.
       await publishFile(t.client, run, "out.txt", { overwrite: true });
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },

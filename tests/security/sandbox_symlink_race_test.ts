@@ -85,7 +85,7 @@ testInBothModes(
       await t.client.json("DELETE", `/api/v1/sandboxes/${id}`);
       await swapping;
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },

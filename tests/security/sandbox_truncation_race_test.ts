@@ -56,7 +56,7 @@ testInBothModes(
       await growing;
     } finally {
       await serve.stop();
-      await removeStationContainers(home.path("station.db"));
+      await removeStationContainers(home.path("stn.db"));
       await home.cleanup();
     }
   },

@@ -126,7 +126,7 @@ Deno.test("traces: one trace links the API request, the run, every step attempt 
     assertEquals([inspect.code, inspect.stdout.trim()], [0, traceId], inspect.stderr);
   } finally {
     await serve.stop("SIGKILL").catch(() => {});
-    await removeStationContainers(home.path("station.db"));
+    await removeStationContainers(home.path("stn.db"));
     await home.cleanup();
     await receiver.close();
   }

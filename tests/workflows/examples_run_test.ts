@@ -53,7 +53,7 @@ Deno.test("the sandbox examples run as shipped on the default config: deploy-wit
     const piped = await waitRun(engine, pipeline.run_id, undefined, 60_000);
     assertEquals(piped.status, "completed", piped.error ?? "");
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });

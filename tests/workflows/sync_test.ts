@@ -18,7 +18,7 @@ function def(text: string) {
 
 Deno.test("store: versions by content hash; same label with new content is a new version; disable/enable/delete", async () => {
   const home = await tempHome();
-  const db = openDatabase(home.path("station.db"));
+  const db = openDatabase(home.path("stn.db"));
   try {
     const store = new WorkflowStore(db);
     const a = store.save(def(wf("alpha", "1")), { source: "api" });
@@ -61,7 +61,7 @@ Deno.test("store: versions by content hash; same label with new content is a new
 
 Deno.test("sync: add, change, unchanged, remove and invalid files, each with its versions and statuses", async () => {
   const home = await tempHome();
-  const db = openDatabase(home.path("station.db"));
+  const db = openDatabase(home.path("stn.db"));
   const envs = home.path("environments");
   const dir = join(envs, "prod", "workflows");
   await Deno.mkdir(dir, { recursive: true });
@@ -161,7 +161,7 @@ Deno.test("sync: add, change, unchanged, remove and invalid files, each with its
 
 Deno.test("sync: symlinked files are read; a dangling link is reported and keeps its stored workflow", async () => {
   const home = await tempHome();
-  const db = openDatabase(home.path("station.db"));
+  const db = openDatabase(home.path("stn.db"));
   const envs = home.path("environments");
   const dir = join(envs, "dev", "workflows");
   await Deno.mkdir(dir, { recursive: true });

@@ -98,7 +98,7 @@ testInBothModes("sandbox API: open, exec (JSON and SSE), files, list, close", as
       (e: StationError) => e.status === 410 && e.code === "sandbox_closed",
     );
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });
@@ -121,7 +121,7 @@ testInBothModes(
       assertStrictEquals(timed.timed_out, true);
       const docker = (await import("../../sandbox/backend.ts")).testBackend();
       const { DatabaseSync } = await import("node:sqlite");
-      const db = new DatabaseSync(t.home.path("station.db"));
+      const db = new DatabaseSync(t.home.path("stn.db"));
       const stationId =
         (db.prepare("SELECT value FROM station_meta WHERE key='station_id'").get() as { value: string })
           .value;
@@ -132,7 +132,7 @@ testInBothModes(
         (e: StationError) => e.status === 400 && e.code === "unknown_runtime",
       );
     } finally {
-      await removeStationContainers(t.home.path("station.db"));
+      await removeStationContainers(t.home.path("stn.db"));
       await t.close();
     }
   },
@@ -162,7 +162,7 @@ testInBothModes("sandbox API: a client that disconnects mid-exec gets its comman
     );
     await closeSandbox(t.client, id);
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });

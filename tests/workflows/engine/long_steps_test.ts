@@ -75,7 +75,7 @@ Deno.test("long-running steps: in-progress acks, abort on cancel, timeout with r
       ]);
     });
   } finally {
-    await removeStationContainers(ts.home.path("station.db"));
+    await removeStationContainers(ts.home.path("stn.db"));
     await ts.close();
   }
 });

@@ -148,7 +148,7 @@ Deno.test("workflow agent steps share the run's workflow-scoped sandbox session,
     assertEquals(sessions.map((s) => s.scope), ["workflow"], "one session for the whole run");
     assert(await waitFor(() => sandbox!.list().length === 0, 15_000), "the run's session is closed with it");
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
     await model.close();
   }

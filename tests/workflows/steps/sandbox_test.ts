@@ -50,7 +50,7 @@ Deno.test("sandbox step: steps of a run share one container, outputs are publish
     assert(await waitFor(() => sandbox!.list().length === 0, 10_000), "the run's container is removed");
     assertStrictEquals(sandbox!.list(true)[0].close_reason, "run_ended");
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });
@@ -106,7 +106,7 @@ Deno.test("sandbox step: a non-zero exit fails the step; canceling the run stops
     assert(Date.now() - started < 10_000);
     assert(await waitFor(() => sandbox!.list().length === 0, 10_000), "the run's container is removed");
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });
@@ -134,7 +134,7 @@ Deno.test("sandbox step: ${…} templates in command and env are rendered over t
     assertStrictEquals(done.status, "completed", done.error ?? "");
     assertStrictEquals(JSON.parse(attempts(engine, run.id)[1].output!).stdout, "hello world! x3\n");
   } finally {
-    await removeStationContainers(t.home.path("station.db"));
+    await removeStationContainers(t.home.path("stn.db"));
     await t.close();
   }
 });
