@@ -329,6 +329,7 @@ export const GeneratedDataset = z.looseObject({
   cases: z.array(EvalCaseInput),
   file_name: z.string().describe("the suggested file in environments/<env>/evals/"),
   total_tokens: z.number(),
+  skipped: z.number().describe("cases the model wrote that did not validate, left out"),
 }).meta({ id: "GeneratedDataset" });
 export type GeneratedDataset = z.infer<typeof GeneratedDataset>;
 
