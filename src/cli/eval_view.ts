@@ -68,7 +68,7 @@ export function evalLines(run: EvalRun, style: Style): string[] {
           c.run_id ?? "-",
           c.error?.message ??
             c.scores.filter((s) => !s.passed).map((s) =>
-              `${s.scorer}: ${s.error?.message ?? s.reasoning ?? ""}`
+              `${s.scorer}: ${s.error ? `${s.error.code}: ${s.error.message}` : s.reasoning ?? ""}`
             )
               .join("; ").slice(0, 120),
         ]),
