@@ -1,7 +1,7 @@
 /** `stn eval run|list|show|compare|generate|datasets`: evaluations of agents and workflows (docs/evals.md). */
 
 import type { Command } from "commander";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import {
   compareEvalRuns,
   generateEvalDataset,
@@ -14,7 +14,6 @@ import type { EvalCompare, EvalRun, StartEvalBody } from "../contract/evals.ts";
 import { DATASET_FILE, parseDataset } from "../evals/dataset.ts";
 import { StationError, usageError } from "../errors.ts";
 import { sleep } from "../lib/async.ts";
-import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { commandConfig, jsonMode, withStation } from "./context.ts";
 import { compareLines, evalLines, evalListLines } from "./eval_view.ts";
 import { readLocalText } from "./local_files.ts";
@@ -55,6 +54,30 @@ async function datasetOf(
   if (!local && path === basename(path) && DATASET_FILE.test(path)) return { dataset_file: path };
   const text = await readLocalText(path);
   return { dataset: parseDataset(text, path), dataset_name: basename(path) };
+}
+
+const exists = (path: string) => Deno.lstat(path).then(() => true, () => false);
+
+function datasetExists(path: string): StationError {
+  return usageError("eval_dataset_exists", `${path} exists`, "name another file with -o, or remove it first");
+}
+
+/**
+ * Writes a file that must not exist yet, whole or not at all: a temp file beside it is linked to its name
+ * (which fails when the name exists: a dataset someone reviewed is never overwritten), then removed.
+ */
+async function writeNewFile(path: string, text: string): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`);
+  await Deno.writeTextFile(tmp, text, { createNew: true });
+  try {
+    await Deno.link(tmp, path);
+  } catch (err) {
+    if (err instanceof Deno.errors.AlreadyExists) throw datasetExists(path);
+    throw err;
+  } finally {
+    await Deno.remove(tmp).catch(() => {});
+  }
 }
 
 /** The gate's error: which cases got worse, by how much the scorers dropped. */
@@ -259,6 +282,9 @@ function generateCommand(group: Command): void {
         }
         const config = commandConfig(cmd);
         const environment = opts.env ?? config.values.workflows.environment;
+        const path = opts.output ??
+          join(config.paths.environments, environment, "evals", `${agent}.${strategy}.jsonl`);
+        if (await exists(path)) throw datasetExists(path); // before the model is asked
         await withStation(cmd, async (client) => {
           const generated = await generateEvalDataset(client, {
             agent,
@@ -267,18 +293,7 @@ function generateCommand(group: Command): void {
             strategy: strategy as typeof strategies[number],
             model: opts.model,
           });
-          const path = opts.output ??
-            join(config.paths.environments, environment, "evals", generated.file_name);
-          // Never over a file: a dataset someone reviewed is theirs.
-          if (await Deno.lstat(path).then(() => true, () => false)) {
-            throw usageError(
-              "eval_dataset_exists",
-              `${path} exists`,
-              "name another file with -o, or remove it first",
-            );
-          }
-          await Deno.mkdir(join(path, ".."), { recursive: true });
-          await writeFileAtomic(path, generated.cases.map((c) => JSON.stringify(c)).join("\n") + "\n");
+          await writeNewFile(path, generated.cases.map((c) => JSON.stringify(c)).join("\n") + "\n");
           render({ ...generated, path }, {
             json: jsonMode(cmd),
             text: (g) => [

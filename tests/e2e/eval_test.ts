@@ -185,3 +185,123 @@ Deno.test("e2e: kill -9 of stn serve mid-eval; after restart the eval completes 
     await home.cleanup();
   }
 });
+
+Deno.test("e2e: --baseline with a worse-answering model exits 1 naming the regressed cases; compare; a workflow eval; generate", async () => {
+  const model = startModelServer();
+  const home = await homeWith(model.url, {
+    "workflows/ask.workflow.yaml":
+      "id: ask\nstates:\n  - id: answer\n    type: agent\n    agent: Answerer\n" +
+      "    task: ${q}\n",
+  });
+  const file = home.path("qa.jsonl");
+  Deno.writeTextFileSync(file, dataset(4, false));
+  let worse = false;
+  model.route((r) => {
+    if (systemOf(r).includes("evaluation datasets")) {
+      return {
+        text:
+          '```json\n[{"id": "e1", "task": "q1?"}, {"task": "q2?", "rubric": "says 2"}, {"bogus": 1}]\n```',
+      };
+    }
+    const q = Number(questionOf(r));
+    return { text: worse && q % 2 === 0 ? "no idea" : `answer ${q}` };
+  });
+  const serve = await startServe({ env: home.env, home: home.home });
+  const stn = (...args: string[]) => runStn(args, { env: home.env });
+  try {
+    const base = await stn("eval", "run", "Answerer", "--dataset", file, "--json");
+    assertEquals(base.code, 0, base.stderr);
+    const baseId = JSON.parse(base.stdout).eval_id;
+    const same = await stn("eval", "run", "Answerer", "--dataset", file, "--baseline", baseId, "--json");
+    assertEquals(same.code, 0, same.stderr);
+    assertEquals(JSON.parse(same.stdout).baseline.compare.regressed, false);
+
+    worse = true;
+    const gated = await stn(
+      "eval",
+      "run",
+      "Answerer",
+      "--dataset",
+      file,
+      "--baseline",
+      baseId,
+      "--max-regression",
+      "0.05",
+      "--json",
+    );
+    assertEquals(gated.code, 1, gated.stderr);
+    assertStringIncludes(gated.stderr, "cases that got worse: c2, c4");
+    const err = JSON.parse(gated.stdout).error;
+    assertEquals(err.code, "eval_regressed");
+    assertEquals(err.details.baseline.compare.regressed_cases, ["c2", "c4"]);
+    const headId = err.details.eval_id;
+
+    const compare = await stn("eval", "compare", baseId, headId, "--json");
+    assertEquals(compare.code, 1);
+    const c = JSON.parse(compare.stdout).error.details;
+    assertEquals([c.pass_rate.base, c.pass_rate.head, c.regressed_cases], [1, 0.5, ["c2", "c4"]]);
+    assertEquals(c.scorers.find((s: { scorer: string }) => s.scorer === "expected").delta, -0.5);
+    const loose = await stn("eval", "compare", baseId, headId, "--max-regression", "0.6");
+    assertEquals(loose.code, 0, loose.stderr);
+    assertStringIncludes(loose.stdout, "pass rate 100% → 50%");
+
+    // A workflow eval: each case a workflow run, its output scored with JSONata.
+    const wfData = home.path("wf.jsonl");
+    Deno.writeTextFileSync(
+      wfData,
+      JSON.stringify({
+        id: "w1",
+        input: { q: "q1?" },
+        expected: { jsonata: '$contains(answer, "answer 1")' },
+      }) +
+        "\n",
+    );
+    const wf = await stn("eval", "run", "ask", "--dataset", wfData, "--json");
+    assertEquals(wf.code, 0, wf.stderr);
+    const w = JSON.parse(wf.stdout);
+    assertEquals([w.kind, w.cases[0].status, w.cases[0].total_tokens > 0], ["workflow", "passed", true]);
+    const wfRun = await (await fetch(`${serve.url}/api/v1/workflow-runs/${w.cases[0].run_id}`)).json();
+    assertEquals([wfRun.workflow_id, wfRun.status], ["ask", "completed"]);
+
+    // Bad input: a clear error, nothing started.
+    const missing = await stn("eval", "run", "Nobody", "--dataset", file);
+    assertEquals(missing.code, 1);
+    assertStringIncludes(missing.stderr, "no agent or workflow Nobody");
+    Deno.writeTextFileSync(home.path("bad.jsonl"), '{"task": "x"}\n{"task": 3}\n');
+    const bad = await stn("eval", "run", "Answerer", "--dataset", home.path("bad.jsonl"));
+    assertEquals(bad.code, 2);
+    assertStringIncludes(bad.stderr, "line 2");
+
+    // generate: the model's cases, the invalid one left out, written as a file to review; never over a file.
+    const gen = await stn("eval", "generate", "Answerer", "--count", "3", "--strategy", "edge_cases");
+    assertEquals(gen.code, 0, gen.stderr);
+    const path = home.path("environments", "default", "evals", "Answerer.edge_cases.jsonl");
+    assertStringIncludes(gen.stdout, `wrote 2 case(s) to ${path} (1 invalid left out)`);
+    const lines = Deno.readTextFileSync(path).trim().split("\n").map((l) => JSON.parse(l));
+    assertEquals(lines, [{ id: "e1", task: "q1?" }, { id: "edge_cases-2", task: "q2?", rubric: "says 2" }]);
+    const generatePrompt = model.requests.find((r) => systemOf(r).includes("evaluation datasets"))!;
+    assertStringIncludes(userOf(generatePrompt), "You answer questions.");
+    const again = await stn("eval", "generate", "Answerer", "--strategy", "edge_cases");
+    assertEquals(again.code, 2);
+    assertStringIncludes(again.stderr, "exists");
+    const listed = await stn("eval", "datasets", "--json");
+    assertEquals(
+      JSON.parse(listed.stdout).datasets.map((d: { name: string; cases: number }) => [d.name, d.cases]),
+      [
+        ["Answerer.edge_cases.jsonl", 2],
+      ],
+    );
+    // A dataset of the environment by name (read by the station).
+    const byName = await stn("eval", "run", "Answerer", "--dataset", "Answerer.edge_cases.jsonl", "--json");
+    assertEquals(byName.code, 0, byName.stderr);
+    assertEquals(JSON.parse(byName.stdout).dataset, {
+      name: "Answerer.edge_cases",
+      path: "Answerer.edge_cases.jsonl",
+      cases: 2,
+    });
+  } finally {
+    await serve.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
