@@ -6,7 +6,7 @@
  */
 
 import type { z } from "zod";
-import type { ToolDoubles } from "../agents/doubles.ts";
+import type { DoublesRegistry, ToolDoubles } from "../agents/doubles.ts";
 import { createModels, type Models } from "../agents/providers.ts";
 import { getAgent } from "../agents/store.ts";
 import type {
@@ -107,6 +107,21 @@ export class EvalService {
     });
     this.#launch(ctx, row.id);
     return this.view(row.id, false);
+  }
+
+  /**
+   * Before the agent runs resume (AgentService.resumeOrphans): the dataset mocks of the cases whose runs a crash
+   * interrupted, registered again under those runs, so a resumed run's tools are doubled as before.
+   */
+  restoreDoubles(registry: DoublesRegistry): void {
+    for (const id of this.ledger.running()) {
+      const dataset = JSON.parse(this.ledger.get(id)!.dataset) as EvalDataset;
+      if (!dataset.mocks) continue;
+      const tools = this.#toolDoubles(dataset.mocks);
+      for (const c of this.ledger.cases(id)) {
+        if (c.status === "running" && c.run_id) registry.register(c.run_id, { tools });
+      }
+    }
   }
 
   /** Resumes the eval runs a crash or a stop left running. */

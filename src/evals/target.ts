@@ -84,6 +84,8 @@ async function agentCase(
     doubles: t.doubles,
     claim: (id) => t.ledger.claim(key, id),
   })).done;
+  // A resumed run's doubles were registered again at the start (EvalService.restoreDoubles): they go now.
+  if (runId && t.doubles) agents.doubles.release(runId);
   const run = agentRuns.view(ended);
   const plan = JSON.parse(ended.plan) as RunPlan;
   return {

@@ -234,6 +234,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     // Stops after the agent runs (closers run in reverse): the eval runs' cases see their runs stop, not end.
     const evals = new EvalService({ db, toolDoubles: (mocks) => new CaseTools({ mocks, live: true }) });
     closers.push({ name: "eval runs", close: () => evals.stop() });
+    evals.restoreDoubles(agents.doubles);
     agents.resumeOrphans();
     closers.push({ name: "agent runs", close: () => agents.stop() });
 

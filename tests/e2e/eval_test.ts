@@ -6,6 +6,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { tempHome } from "../helpers/home.ts";
 import { type ModelRequest, type Reply, startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
 
 /** A station home with the scripted model as ai.base_url, an agent and optional workflows. */
 async function homeWith(modelUrl: string, files: Record<string, string> = {}) {
@@ -293,6 +294,60 @@ Deno.test("e2e: --baseline with a worse-answering model exits 1 naming the regre
       path: "Answerer.edge_cases.jsonl",
       cases: 2,
     });
+  } finally {
+    await serve.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("e2e: a dataset's mocks answer the agent's MCP tools, the unmocked ones stay live; tool scorer and tool effectiveness", async () => {
+  const model = startModelServer();
+  const home = await homeWith(model.url, {
+    "agents/Lookup.prompt":
+      '---\nmodel: openai/test-model\ntools: ["__echo", "__fail"]\nmax_steps: 3\n---\n' +
+      '{{role "system"}}\nYou look things up.\n{{role "user"}}\n{{userInput}}\n',
+  });
+  const callLog = home.path("calls.log");
+  Deno.mkdirSync(home.path("environments", "default", "mcp-configs"));
+  Deno.writeTextFileSync(
+    home.path("environments", "default", "mcp-configs", "servers.json"),
+    JSON.stringify({ mcpServers: { local: stdioServerEntry({ env: { MCP_TEST_CALL_LOG: callLog } }) } }),
+  );
+  model.route((r) => {
+    const results = r.body.messages.filter((m: { role: string }) => m.role === "tool");
+    if (results.length) {
+      return { text: `found: ${results.map((m: { content: string }) => m.content).join(" | ")}` };
+    }
+    return { calls: [{ name: "__echo", args: { text: "live?" } }, { name: "__fail", args: {} }] };
+  });
+  Deno.writeTextFileSync(
+    home.path("lookup.yaml"),
+    "mocks:\n  __echo: { result: mocked-echo }\ntools: { required: [__echo], forbidden: [__nope] }\n" +
+      "cases:\n  - { id: one, task: find it, expected: { contains: mocked-echo } }\n",
+  );
+  const serve = await startServe({ env: home.env, home: home.home, timeoutMs: 60_000 });
+  const cli = { env: { ...home.env, STATION_URL: serve.url } };
+  try {
+    const sync = await runStn(["sync", "--trust"], cli);
+    assertEquals(sync.code, 0, sync.stderr);
+    const ran = await runStn(["eval", "run", "Lookup", "--dataset", home.path("lookup.yaml"), "--json"], cli);
+    assertEquals(ran.code, 0, ran.stderr);
+    const out: EvalRun = JSON.parse(ran.stdout);
+    const c = out.cases![0];
+    assertEquals(c.status, "passed", JSON.stringify(c));
+    assertEquals(c.tool_calls.map((t) => [t.name, t.status]), [["__echo", "completed"], [
+      "__fail",
+      "failed",
+    ]]);
+    // The mocked tool never reached the server; the unmocked one did.
+    const logged = Deno.readTextFileSync(callLog).trim().split("\n").map((l) => l.split(" ")[0]);
+    assertEquals(logged, ["fail"]);
+    assertEquals(c.scores.find((s) => s.scorer === "tools")!.score, 1);
+    assertEquals(out.aggregates.tools.map((t) => [t.tool, t.calls, t.success_rate, t.errors.length]), [
+      ["__echo", 1, 1, 0],
+      ["__fail", 1, 0, 1],
+    ]);
   } finally {
     await serve.stop();
     await model.close();
