@@ -1,6 +1,7 @@
 /**
  * One plain model call for the evals' own prompts (the judge, `stn eval generate`): the station's provider
- * registry and usage, no tools; a provider's failure becomes `failure` with its message.
+ * registry, its usage counted in the metrics like an agent's call, no tools; a provider's failure becomes
+ * `failure` with its message.
  */
 
 import { generateText } from "ai";
@@ -8,6 +9,7 @@ import type { EvalJudgeCall } from "../contract/evals.ts";
 import type { ErrorCode } from "../errors.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import type { Models } from "../agents/providers.ts";
+import { recordModelCall } from "../telemetry/agents.ts";
 
 /** What to ask, and the code a failed call is reported with. */
 export interface Ask {
@@ -31,6 +33,12 @@ export async function askModel(models: Models, ask: Ask): Promise<EvalJudgeCall>
     });
     const input = r.usage.inputTokens ?? 0;
     const output = r.usage.outputTokens ?? 0;
+    // Counted like the agents' calls (stn_agent_tokens_total by model): the judge's tokens are spent too.
+    recordModelCall(undefined, resolved.id, {
+      input_tokens: input,
+      output_tokens: output,
+      cached_tokens: r.usage.inputTokenDetails?.cacheReadTokens ?? 0,
+    }, r.finishReason);
     return {
       model: resolved.id,
       input_tokens: input,
