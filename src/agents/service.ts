@@ -59,6 +59,8 @@ export interface AgentRunRequest {
   claim?: (runId: string) => string | undefined;
   /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
   doubles?: RunDoubles;
+  /** Run on this model instead of the agent's (`stn eval run --model`). */
+  model?: string;
 }
 
 /** A run that has started, and its end. */
@@ -103,7 +105,9 @@ export class AgentService {
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
     const def = this.#definition(req.environment, req.agent);
-    const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(def.model);
+    const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(
+      req.model ?? def.model,
+    );
     const variables = req.variables ?? {};
     const prompt = await renderAgentPrompt(def, req.task, variables);
     const plan: RunPlan = {

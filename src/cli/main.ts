@@ -32,6 +32,7 @@ import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand } from "./sync.ts";
 import { testCommand } from "./test.ts";
+import { evalCommand } from "./eval.ts";
 import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
@@ -98,6 +99,7 @@ export function buildProgram(runtime?: Runtime): Command {
   agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
   testCommand(program);
+  evalCommand(program);
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);

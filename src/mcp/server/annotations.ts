@@ -50,6 +50,12 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   list_environments: "GET /api/v1/environments",
   run_tests: "POST /api/v1/tests",
   get_test_run: "GET /api/v1/tests/{id}",
+  run_eval: "POST /api/v1/evals",
+  get_eval: "GET /api/v1/evals/{eval_id}",
+  list_evals: "GET /api/v1/evals",
+  compare_evals: "GET /api/v1/evals/compare",
+  list_eval_datasets: "GET /api/v1/eval-datasets",
+  generate_eval_dataset: "POST /api/v1/eval-datasets/generate",
   sync_environment: "POST /api/v1/sync",
 };
 
