@@ -19,6 +19,7 @@ import { shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, renderError } from "./output.ts";
 import { useRuntime } from "./context.ts";
 import { mcpCommand } from "./mcp.ts";
+import { fakerCommand } from "./faker.ts";
 import { mockCommand } from "./mock.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
@@ -97,6 +98,7 @@ export function buildProgram(runtime?: Runtime): Command {
   bundleCommand(program);
   mcpCommand(program);
   mockCommand(program);
+  fakerCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

@@ -49,6 +49,7 @@ export function serverFor(catalog: McpCatalog): SdkServer {
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema,
+      ...(t.outputSchema && { outputSchema: t.outputSchema }),
       ...(t.annotations && { annotations: t.annotations }),
     })),
   }));

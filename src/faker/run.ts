@@ -1,0 +1,179 @@
+/**
+ * `stn faker` itself (docs/faker.md): Station's flags checked and read, the real server started (or a tools
+ * file read), the session begun, and the faker served over stdin/stdout until its client goes away.
+ */
+
+import type { LoadedConfig } from "../config/load.ts";
+import { createModels, type ResolvedModel } from "../agents/providers.ts";
+import { errorMessage, usageError } from "../errors.ts";
+import { log } from "../log.ts";
+import { connectMcpServer, type McpConnection } from "../mcp/client/mod.ts";
+import { serveCatalogStdio } from "../mcp/server/mod.ts";
+import type { McpToolSpec } from "../mcp/server/tool.ts";
+import { fakerCatalog } from "./proxy.ts";
+import { type FakerSession, type FakerTool, newSessionId, SessionRecorder } from "./session.ts";
+import { template } from "./templates.ts";
+import { parseToolsFile } from "./tools_file.ts";
+
+/** The flags of `stn faker`, as commander hands them over (Station's names). */
+export interface FakerFlags {
+  command?: string;
+  /** Comma-separated arguments of the command. */
+  args?: string;
+  /** KEY=VALUE, repeatable. */
+  env: string[];
+  passthrough?: boolean;
+  aiEnabled?: boolean;
+  aiModel?: string;
+  aiInstruction?: string;
+  aiTemplate?: string;
+  standalone?: boolean;
+  tools?: string;
+}
+
+/** How long the real server may take to start and answer the MCP handshake (npx may fetch it first). */
+const START_TIMEOUT_MS = 120_000;
+
+/** The session mode the flags ask for; contradictory or missing flags are usage errors. */
+export function fakerMode(f: FakerFlags): FakerSession["mode"] {
+  const ai = f.aiEnabled || f.aiModel !== undefined || f.aiInstruction !== undefined ||
+    f.aiTemplate !== undefined;
+  if (f.standalone) {
+    if (f.command !== undefined || f.args !== undefined || f.env.length || f.passthrough) {
+      throw usageError(
+        "invalid_usage",
+        "--standalone serves a tools file with no real server: --command, --args, --env and --passthrough do not apply",
+      );
+    }
+    if (f.tools === undefined) {
+      throw usageError(
+        "invalid_usage",
+        "--standalone needs --tools FILE: the tools to serve (a `stn mock` spec; the model writes the answers)",
+        "docs/faker.md#standalone",
+      );
+    }
+    return "standalone";
+  }
+  if (f.tools !== undefined) throw usageError("invalid_usage", "--tools FILE goes with --standalone");
+  if (f.command === undefined) {
+    throw usageError(
+      "invalid_usage",
+      "`stn faker` needs --command (the real MCP server to front), or --standalone --tools FILE",
+      "e.g. stn faker --command npx --args -y,@modelcontextprotocol/server-filesystem,/tmp --ai-enabled; " +
+        "`stn faker sessions list` lists recorded sessions",
+    );
+  }
+  if (f.passthrough && ai) {
+    throw usageError(
+      "invalid_usage",
+      "--passthrough returns the real answers unchanged; it does not go with --ai-enabled, --ai-model, " +
+        "--ai-instruction or --ai-template",
+    );
+  }
+  return ai ? "ai" : "passthrough";
+}
+
+/** `--env KEY=VALUE` flags as a record; one without `=` or a name is a usage error. */
+export function envFlags(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) {
+      throw usageError(
+        "invalid_usage",
+        `--env ${pair}: expected KEY=VALUE`,
+        "repeat --env for each variable",
+      );
+    }
+    out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return out;
+}
+
+/** `--args` as the command's arguments: split at commas, as Station does. */
+export function argsFlag(args: string | undefined): string[] {
+  return args === undefined || args === "" ? [] : args.split(",");
+}
+
+/** The tools of the real server, as a session keeps them, and their annotations. */
+async function realTools(connection: McpConnection) {
+  const listed = await connection.listTools({ timeoutMs: START_TIMEOUT_MS });
+  const tools: FakerTool[] = listed.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.inputSchema,
+    ...(t.outputSchema && { output_schema: t.outputSchema }),
+  }));
+  const annotations = new Map(
+    listed.filter((t) => t.annotations).map((t) => [t.name, t.annotations as McpToolSpec["annotations"]]),
+  );
+  return { tools, annotations };
+}
+
+/** Runs the faker the flags describe until its client closes stdin; the session file is left behind. */
+export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise<void> {
+  const mode = fakerMode(flags);
+  const env = envFlags(flags.env);
+  const chosen = flags.aiTemplate === undefined ? undefined : template(config.values, flags.aiTemplate);
+  const instruction = [chosen?.instruction, flags.aiInstruction].filter(Boolean).join("\n\n") || undefined;
+  let model: ResolvedModel | undefined;
+  if (mode !== "passthrough") {
+    // A missing key or an unknown provider stops the faker before anything starts.
+    model = createModels(config.values.ai, Deno.env.toObject()).resolve(flags.aiModel ?? chosen?.model);
+  }
+
+  let connection: McpConnection | undefined;
+  let name: string;
+  let tools: FakerTool[];
+  let annotations: Map<string, McpToolSpec["annotations"]> | undefined;
+  const now = new Date();
+  if (mode === "standalone") {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(flags.tools!);
+    } catch (err) {
+      throw usageError("invalid_usage", `--tools ${flags.tools}: cannot read: ${errorMessage(err)}`);
+    }
+    ({ name, tools } = parseToolsFile(text, flags.tools!));
+  } else {
+    const command = flags.command!;
+    name = "stn-faker";
+    connection = await connectMcpServer(
+      { transport: "stdio", command, args: argsFlag(flags.args), env: { ...Deno.env.toObject(), ...env } },
+      { server: name, timeoutMs: START_TIMEOUT_MS },
+    );
+    try {
+      ({ tools, annotations } = await realTools(connection));
+    } catch (err) {
+      await connection.close();
+      throw err;
+    }
+  }
+
+  const recorder = new SessionRecorder(config.paths.home, {
+    id: newSessionId(now),
+    mode,
+    ...(connection && {
+      server: { command: flags.command!, args: argsFlag(flags.args), env_keys: Object.keys(env).sort() },
+    }),
+    ...(flags.tools !== undefined && { tools_file: flags.tools }),
+    name,
+    ...(instruction && { instruction }),
+    ...(model && { model: model.id }),
+    started_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    tools,
+    calls: [],
+  });
+  try {
+    await recorder.save();
+    log.info(`stn faker: session ${recorder.session.id} (${mode}, ${tools.length} tools) → ${recorder.path}`);
+    await serveCatalogStdio(fakerCatalog({ connection, model, instruction, recorder, annotations }));
+  } finally {
+    await connection?.close();
+    recorder.session.ended_at = new Date().toISOString();
+    await recorder.save().catch((err) =>
+      log.warn(`stn faker: cannot save the session: ${errorMessage(err)}`)
+    );
+  }
+}
