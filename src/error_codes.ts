@@ -229,7 +229,11 @@ export const ERROR_CODES = {
   mock_input_invalid: [400, 1, "a call to a mocked MCP tool has arguments its input_schema does not allow"],
   faker_session_not_found: [404, 1, "no `stn faker` session with that id under $STATION_HOME/faker/sessions"],
   faker_session_invalid: [500, 1, "a `stn faker` session file does not read as one"],
-  faker_tools_invalid: [400, 2, "a `stn faker --tools` file does not validate (each issue with file:line:col)"],
+  faker_tools_invalid: [
+    400,
+    2,
+    "a `stn faker --tools` file does not validate (each issue with file:line:col)",
+  ],
   faker_generation_failed: [
     502,
     1,

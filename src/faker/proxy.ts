@@ -23,9 +23,12 @@ export interface FakerSetup {
   model?: ResolvedModel;
   instruction?: string;
   recorder: SessionRecorder;
-  /** Each tool's annotations as the real server listed them. */
-  annotations?: Map<string, McpToolSpec["annotations"]>;
+  /** Each tool's title and annotations as the real server listed them. */
+  listing?: Map<string, Listing>;
 }
+
+/** What tools/list says of a real tool besides the session's record of it. */
+export type Listing = Pick<McpToolSpec, "title" | "annotations">;
 
 /** A real server's result as a session keeps it. */
 export function fromMcp(r: McpToolResult): FakerResult {
@@ -63,7 +66,7 @@ export function fakerCatalog(setup: FakerSetup): McpCatalog {
     description: tool.description,
     inputSchema: tool.input_schema,
     ...(tool.output_schema && { outputSchema: tool.output_schema }),
-    ...(setup.annotations?.get(tool.name) && { annotations: setup.annotations.get(tool.name) }),
+    ...setup.listing?.get(tool.name),
     rawResult: true,
     call: async (args, signal) => toMcp(await answer(setup, tool, args, signal)),
   }));

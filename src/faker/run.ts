@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import { connectMcpServer, type McpConnection } from "../mcp/client/mod.ts";
 import { serveCatalogStdio } from "../mcp/server/mod.ts";
 import type { McpToolSpec } from "../mcp/server/tool.ts";
-import { fakerCatalog } from "./proxy.ts";
+import { fakerCatalog, type Listing } from "./proxy.ts";
 import { type FakerSession, type FakerTool, newSessionId, SessionRecorder } from "./session.ts";
 import { template } from "./templates.ts";
 import { parseToolsFile } from "./tools_file.ts";
@@ -95,7 +95,7 @@ export function argsFlag(args: string | undefined): string[] {
   return args === undefined || args === "" ? [] : args.split(",");
 }
 
-/** The tools of the real server, as a session keeps them, and their annotations. */
+/** The tools of the real server, as a session keeps them, and how it listed them besides. */
 async function realTools(connection: McpConnection) {
   const listed = await connection.listTools({ timeoutMs: START_TIMEOUT_MS });
   const tools: FakerTool[] = listed.map((t) => ({
@@ -104,10 +104,22 @@ async function realTools(connection: McpConnection) {
     input_schema: t.inputSchema,
     ...(t.outputSchema && { output_schema: t.outputSchema }),
   }));
-  const annotations = new Map(
-    listed.filter((t) => t.annotations).map((t) => [t.name, t.annotations as McpToolSpec["annotations"]]),
-  );
-  return { tools, annotations };
+  const listing = new Map(listed.map((t): [string, Listing] => [t.name, {
+    ...(t.title && { title: t.title }),
+    ...(t.annotations && { annotations: t.annotations as McpToolSpec["annotations"] }),
+  }]));
+  return { tools, listing };
+}
+
+/** The tools file of --standalone, read and checked. */
+async function toolsFile(path: string): Promise<{ name: string; tools: FakerTool[] }> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    throw usageError("invalid_usage", `--tools ${path}: cannot read: ${errorMessage(err)}`);
+  }
+  return parseToolsFile(text, path);
 }
 
 /** Runs the faker the flags describe until its client closes stdin; the session file is left behind. */
@@ -116,34 +128,29 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
   const env = envFlags(flags.env);
   const chosen = flags.aiTemplate === undefined ? undefined : template(config.values, flags.aiTemplate);
   const instruction = [chosen?.instruction, flags.aiInstruction].filter(Boolean).join("\n\n") || undefined;
+  const now = new Date();
+  const file = mode === "standalone" ? await toolsFile(flags.tools!) : undefined;
   let model: ResolvedModel | undefined;
   if (mode !== "passthrough") {
-    // A missing key or an unknown provider stops the faker before anything starts.
+    // A missing key or an unknown provider stops the faker before the real server starts.
     model = createModels(config.values.ai, Deno.env.toObject()).resolve(flags.aiModel ?? chosen?.model);
   }
-
+  const name = file?.name ?? "stn-faker";
   let connection: McpConnection | undefined;
-  let name: string;
-  let tools: FakerTool[];
-  let annotations: Map<string, McpToolSpec["annotations"]> | undefined;
-  const now = new Date();
-  if (mode === "standalone") {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(flags.tools!);
-    } catch (err) {
-      throw usageError("invalid_usage", `--tools ${flags.tools}: cannot read: ${errorMessage(err)}`);
-    }
-    ({ name, tools } = parseToolsFile(text, flags.tools!));
-  } else {
-    const command = flags.command!;
-    name = "stn-faker";
+  let tools = file?.tools ?? [];
+  let listing: Map<string, Listing> | undefined;
+  if (!file) {
     connection = await connectMcpServer(
-      { transport: "stdio", command, args: argsFlag(flags.args), env: { ...Deno.env.toObject(), ...env } },
+      {
+        transport: "stdio",
+        command: flags.command!,
+        args: argsFlag(flags.args),
+        env: { ...Deno.env.toObject(), ...env },
+      },
       { server: name, timeoutMs: START_TIMEOUT_MS },
     );
     try {
-      ({ tools, annotations } = await realTools(connection));
+      ({ tools, listing } = await realTools(connection));
     } catch (err) {
       await connection.close();
       throw err;
@@ -168,7 +175,7 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
   try {
     await recorder.save();
     log.info(`stn faker: session ${recorder.session.id} (${mode}, ${tools.length} tools) → ${recorder.path}`);
-    await serveCatalogStdio(fakerCatalog({ connection, model, instruction, recorder, annotations }));
+    await serveCatalogStdio(fakerCatalog({ connection, model, instruction, recorder, listing }));
   } finally {
     await connection?.close();
     recorder.session.ended_at = new Date().toISOString();

@@ -36,6 +36,7 @@ type Transport = StdioClientTransport | StreamableHTTPClientTransport;
 /** A tool as tools/list sends it (the fields stn reads). */
 interface ListedTool {
   name: string;
+  title?: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
@@ -166,6 +167,7 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
           for (const t of page.tools as ListedTool[]) {
             tools.push({
               name: t.name,
+              ...(t.title && { title: t.title }),
               description: t.description ?? "",
               inputSchema: t.inputSchema ?? { type: "object" },
               ...(t.outputSchema && { outputSchema: t.outputSchema }),

@@ -8,6 +8,8 @@ export type McpServerSpec =
 /** A tool a server offers, as it listed it. */
 export interface McpToolInfo {
   name: string;
+  /** A display name, when the server gives one. */
+  title?: string;
   description: string;
   /** JSON Schema of the arguments (`{type: "object"}` when the server gave none). */
   inputSchema: Record<string, unknown>;

@@ -47,6 +47,7 @@ export function serverFor(catalog: McpCatalog): SdkServer {
   server.handle("tools/list", async () => ({
     tools: (await catalog.tools()).map((t) => ({
       name: t.name,
+      ...(t.title && { title: t.title }),
       description: t.description,
       inputSchema: t.inputSchema,
       ...(t.outputSchema && { outputSchema: t.outputSchema }),

@@ -10,6 +10,8 @@ import { parseWith } from "../../lib/parse.ts";
  */
 export interface McpToolSpec {
   name: string;
+  /** A display name (`stn faker` lists a real server's as it declared it). */
+  title?: string;
   description: string;
   /** JSON Schema of the arguments: an object schema. */
   inputSchema: Record<string, unknown>;
