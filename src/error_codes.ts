@@ -237,7 +237,7 @@ export const ERROR_CODES = {
   faker_generation_failed: [
     502,
     1,
-    "`stn faker` could not get generated data from the model (a failed call, or twice an answer not matching the shape)",
+    "`stn faker` got no usable data from the model (its call failed, or twice off the shape)",
   ],
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],

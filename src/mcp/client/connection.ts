@@ -5,7 +5,7 @@ import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { VERSION } from "../../version.ts";
 import { resultText } from "./content.ts";
-import type { McpConnection, McpRequestOptions, McpServerSpec, McpToolInfo, McpToolResult } from "./types.ts";
+import type { McpConnection, McpRequestOptions, McpServerSpec, McpToolInfo } from "./types.ts";
 
 /**
  * The one place stn talks to `@modelcontextprotocol/sdk`'s client (its `.js` subpaths type as `any` under
