@@ -172,15 +172,18 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
     tools,
     calls: [],
   });
+  // The file is written at the first call: a client that only lists the tools (`stn sync` discovering
+  // them) leaves no session behind.
+  log.info(`stn faker: session ${recorder.session.id} (${mode}, ${tools.length} tools) → ${recorder.path}`);
   try {
-    await recorder.save();
-    log.info(`stn faker: session ${recorder.session.id} (${mode}, ${tools.length} tools) → ${recorder.path}`);
     await serveCatalogStdio(fakerCatalog({ connection, model, instruction, recorder, listing }));
   } finally {
     await connection?.close();
-    recorder.session.ended_at = new Date().toISOString();
-    await recorder.save().catch((err) =>
-      log.warn(`stn faker: cannot save the session: ${errorMessage(err)}`)
-    );
+    if (recorder.session.calls.length) {
+      recorder.session.ended_at = new Date().toISOString();
+      await recorder.save().catch((err) =>
+        log.warn(`stn faker: cannot save the session: ${errorMessage(err)}`)
+      );
+    }
   }
 }

@@ -1,7 +1,8 @@
 /**
  * A `stn faker` session: the tools it served and every call with the answer it gave, kept as one JSON file
  * per session under $STATION_HOME/faker/sessions (docs/faker.md#sessions). Files only stn writes: each is
- * rewritten whole (temp file + rename) after every call, private to the user.
+ * written at the session's first call and rewritten whole (temp file + rename) after every call, private to
+ * the user.
  */
 
 import { join } from "node:path";
