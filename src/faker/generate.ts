@@ -77,10 +77,13 @@ function valueOf(text: string, shape: AnswerShape): { value: unknown } | { probl
   try {
     value = JSON.parse(body);
   } catch (err) {
-    // A text answer may come as plain text rather than a JSON string.
-    if (shape.form === "text" && body) return { value: body };
-    return { problem: `the answer is not JSON (${errorMessage(err)})` };
+    value = err;
   }
+  // A text answer may come as plain text rather than a JSON string ("42", or a sentence).
+  if (shape.form === "text" && typeof value !== "string") {
+    return body ? { value: body } : { problem: "the answer is empty" };
+  }
+  if (value instanceof Error) return { problem: `the answer is not JSON (${errorMessage(value)})` };
   const issues = schemaIssues(value, shape.schema);
   return issues.length
     ? { problem: `the answer does not match the schema: ${issues.join("; ")}` }

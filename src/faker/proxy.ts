@@ -13,7 +13,7 @@ import type { McpToolSpec } from "../mcp/server/tool.ts";
 import { VERSION } from "../version.ts";
 import { generateAnswer, type Generated } from "./generate.ts";
 import type { FakerCall, FakerResult, FakerTool, SessionRecorder } from "./session.ts";
-import { answerShape, resultOf } from "./shape.ts";
+import { answerShape, resultOf, resultText } from "./shape.ts";
 
 /** What a faker serves with. */
 export interface FakerSetup {
@@ -127,7 +127,8 @@ async function answer(
       shape,
       instruction: setup.instruction,
       history: session.calls,
-      realError,
+      // A real answer that is an error tells the model as much as a failed call.
+      realError: realError ?? (real?.is_error ? resultText(real) || "an error without a message" : undefined),
       signal,
     });
   } catch (err) {

@@ -162,6 +162,12 @@ Deno.test("stn faker --ai-enabled: generated data shaped like the real answer; t
     assert(String(retry).includes("does not match the schema"), String(retry));
     const again = prompt(model.requests[1]);
     assert(again.includes("Earlier calls in this session"), again);
+
+    // The real call fails (no such file): the client still gets data in the tool's shape, and the model was told.
+    const missing = await faked.callTool({ name: "read_text_file", arguments: { path: `${root}/nope.txt` } });
+    assertEquals(missing.isError, undefined);
+    assertEquals(missing.structuredContent, { content: "Dear customer, your invoice is attached.\n" });
+    assert(prompt(model.requests[3]).includes("The real server gave no answer"), prompt(model.requests[3]));
   } finally {
     await faked?.close();
   }
@@ -175,6 +181,7 @@ Deno.test("stn faker --ai-enabled: generated data shaped like the real answer; t
     assertEquals(session.calls[0].source, "generated");
     assertEquals(session.calls[0].real.structured_content, { content: "[FILE] a.txt\n[DIR] sub" });
     assert(session.calls[1].input_tokens > 0);
+    assertEquals(session.calls[2].real.is_error, true);
 
     const spec = home.path("fs.mock.yaml");
     const out = await stnJson(home, ["faker", "sessions", "export", session.id, "-o", spec]);
@@ -191,7 +198,7 @@ Deno.test("stn faker --ai-enabled: generated data shaped like the real answer; t
     assertEquals(text.content, [{ type: "text", text: "Dear customer, your invoice is attached.\n" }]);
     const never = await mock.callTool({ name: "move_file", arguments: { source: "a", destination: "b" } });
     assertEquals(never.isError, true, "a tool the session never called fails saying so");
-    assertEquals(model.requests.length, 3, "the mock asks no model");
+    assertEquals(model.requests.length, 4, "the mock asks no model");
   } finally {
     await mock?.close();
     await model.close();
@@ -296,6 +303,10 @@ Deno.test("stn faker: bad flags and unknown sessions are clear errors", async ()
       assertEquals(r.code, code, `${args.join(" ")}: ${r.stderr}`);
       assert(r.stderr.includes(says), `${args.join(" ")}: ${r.stderr}`);
     }
+    // Station's way to list the templates.
+    const list = await runStn(["faker", "--ai-template", "list"], { env: home.env });
+    assertEquals(list.code, 0, list.stderr);
+    assert(list.stdout.includes("aws-finops"), list.stdout);
     Deno.writeTextFileSync(home.path("bad.yaml"), "tools:\n  t:\n    input_schema: { type: objekt }\n");
     const bad = await runStn(["faker", "--standalone", "--tools", home.path("bad.yaml")], { env: home.env });
     assertEquals(bad.code, 2, bad.stderr);
