@@ -168,22 +168,18 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
     ...(instruction && { instruction }),
     ...(model && { model: model.id }),
     started_at: now.toISOString(),
-    updated_at: now.toISOString(),
     tools,
     calls: [],
   });
-  // The file is written at the first call: a client that only lists the tools (`stn sync` discovering
+  // The file is created at the first call: a client that only lists the tools (`stn sync` discovering
   // them) leaves no session behind.
   log.info(`stn faker: session ${recorder.session.id} (${mode}, ${tools.length} tools) → ${recorder.path}`);
   try {
     await serveCatalogStdio(fakerCatalog({ connection, model, instruction, recorder, listing }));
   } finally {
     await connection?.close();
-    if (recorder.session.calls.length) {
-      recorder.session.ended_at = new Date().toISOString();
-      await recorder.save().catch((err) =>
-        log.warn(`stn faker: cannot save the session: ${errorMessage(err)}`)
-      );
-    }
+    await recorder.end().catch((err) =>
+      log.warn(`stn faker: cannot record the session: ${errorMessage(err)}`)
+    );
   }
 }

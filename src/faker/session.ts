@@ -1,16 +1,16 @@
 /**
- * A `stn faker` session: the tools it served and every call with the answer it gave, kept as one JSON file
- * per session under $STATION_HOME/faker/sessions (docs/faker.md#sessions). Files only stn writes: each is
- * written at the session's first call and rewritten whole (temp file + rename) after every call, private to
- * the user.
+ * A `stn faker` session: the tools it served and every call with the answer it gave, kept as one JSON-lines
+ * file per session under $STATION_HOME/faker/sessions (docs/faker.md#sessions), private to the user. Files
+ * only stn writes, append-only: the session's header at its first call, then one line per call and one when
+ * it ends, so recording a call costs the same however long the session is. A line cut short by a crash is
+ * the last one, and reading leaves it out.
  */
 
 import { join } from "node:path";
 import { z } from "zod";
 import { errorMessage, StationError } from "../errors.ts";
 import { randomHex } from "../lib/hex.ts";
-import { makePrivateDir, PRIVATE_FILE_MODE } from "../lib/private_files.ts";
-import { writeFileAtomic } from "../lib/write_atomic.ts";
+import { createPrivateFile, makePrivateDir } from "../lib/private_files.ts";
 
 /** A tool result as MCP carries it (content blocks as the server sent them). */
 export const FakerResult = z.object({
@@ -67,7 +67,6 @@ export const FakerSession = z.object({
   instruction: z.string().optional(),
   model: z.string().optional(),
   started_at: z.string(),
-  updated_at: z.string(),
   ended_at: z.string().optional(),
   tools: z.array(FakerTool),
   calls: z.array(FakerCall),
@@ -98,35 +97,78 @@ export function newSessionId(now: Date): string {
   return `faker-${stamp}-${randomHex(3)}`;
 }
 
+/** The format version a session file's first line carries (`stn_faker_session: 1`). */
+const FORMAT = 1;
+
 /**
- * The recorder of one running session: `save` rewrites its file with everything so far; saves are
- * serialised, so concurrent calls never interleave a write.
+ * The recorder of one running session. Its file is created at the first call (a client that only lists the
+ * tools leaves none); lines are appended one at a time, in order, so concurrent calls never interleave.
  */
 export class SessionRecorder {
   readonly session: FakerSession;
   readonly path: string;
   #chain: Promise<void> = Promise.resolve();
+  #dir: string;
 
   constructor(home: string, session: FakerSession) {
     this.session = session;
-    const dir = sessionsDir(home);
-    makePrivateDir(dir);
-    this.path = join(dir, `${session.id}.json`);
+    this.#dir = sessionsDir(home);
+    this.path = join(this.#dir, `${session.id}.jsonl`);
   }
 
-  /** Records a finished call (its seq is assigned here) and saves. */
+  /** Records a finished call (its seq is assigned here); resolves once its line is written. */
   record(call: Omit<FakerCall, "seq">): Promise<void> {
-    this.session.calls.push({ seq: this.session.calls.length + 1, ...call });
-    return this.save();
+    const numbered = { seq: this.session.calls.length + 1, ...call };
+    this.session.calls.push(numbered);
+    return this.#append(numbered.seq === 1 ? [this.#header(), { call: numbered }] : [{ call: numbered }]);
   }
 
-  /** Writes the session file whole (the last state wins). */
-  save(): Promise<void> {
-    this.session.updated_at = new Date().toISOString();
-    const text = JSON.stringify(this.session, null, 2) + "\n";
-    this.#chain = this.#chain.then(() => writeFileAtomic(this.path, text, { mode: PRIVATE_FILE_MODE }));
+  /** Records the session's end, when it recorded any call. */
+  end(): Promise<void> {
+    if (this.session.calls.length === 0) return this.#chain;
+    this.session.ended_at = new Date().toISOString();
+    return this.#append([{ ended_at: this.session.ended_at }]);
+  }
+
+  #header(): Record<string, unknown> {
+    const { calls: _, ended_at: _end, ...header } = this.session;
+    return { stn_faker_session: FORMAT, ...header };
+  }
+
+  #append(lines: Record<string, unknown>[]): Promise<void> {
+    const text = lines.map((l) => JSON.stringify(l) + "\n").join("");
+    this.#chain = this.#chain.then(async () => {
+      if (!text.includes('"stn_faker_session"')) {
+        return await Deno.writeTextFile(this.path, text, { append: true });
+      }
+      makePrivateDir(this.#dir);
+      createPrivateFile(this.path);
+      await Deno.writeTextFile(this.path, text, { append: true });
+    });
     return this.#chain;
   }
+}
+
+/** The lines of a session file as a session: a last line cut short is left out. */
+function sessionOf(text: string): unknown {
+  const lines = text.split("\n").filter((l) => l.trim());
+  const parsed: Record<string, unknown>[] = [];
+  lines.forEach((line, i) => {
+    try {
+      parsed.push(JSON.parse(line));
+    } catch (err) {
+      if (i < lines.length - 1) throw new Error(`line ${i + 1}: ${errorMessage(err)}`);
+    }
+  });
+  const [head, ...rest] = parsed;
+  if (head?.stn_faker_session !== FORMAT) throw new Error(`line 1 is not a stn faker session header`);
+  const { stn_faker_session: _, ...header } = head;
+  const end = rest.find((l) => "ended_at" in l);
+  return {
+    ...header,
+    ...(end && { ended_at: end.ended_at }),
+    calls: rest.filter((l) => "call" in l).map((l) => l.call),
+  };
 }
 
 function notFound(id: string): StationError {
@@ -139,7 +181,7 @@ function notFound(id: string): StationError {
 /** Reads one session; an unknown id is `faker_session_not_found`, an unreadable file `faker_session_invalid`. */
 export async function readSession(home: string, id: string): Promise<FakerSession> {
   if (!ID.test(id)) throw notFound(id);
-  const path = join(sessionsDir(home), `${id}.json`);
+  const path = join(sessionsDir(home), `${id}.jsonl`);
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -149,9 +191,9 @@ export async function readSession(home: string, id: string): Promise<FakerSessio
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = sessionOf(text);
   } catch (err) {
-    throw new StationError("faker_session_invalid", `${path} is not JSON: ${errorMessage(err)}`);
+    throw new StationError("faker_session_invalid", `${path}: ${errorMessage(err)}`);
   }
   const parsed = FakerSession.safeParse(data);
   if (!parsed.success) {
@@ -170,8 +212,8 @@ export async function listSessions(home: string): Promise<SessionSummary[]> {
   const ids: string[] = [];
   try {
     for await (const e of Deno.readDir(sessionsDir(home))) {
-      const id = e.name.replace(/\.json$/, "");
-      if (e.isFile && e.name.endsWith(".json") && ID.test(id)) ids.push(id);
+      const id = e.name.replace(/\.jsonl$/, "");
+      if (e.isFile && e.name.endsWith(".jsonl") && ID.test(id)) ids.push(id);
     }
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return [];

@@ -61,17 +61,18 @@ const FAKER_SESSION = "faker-20260101-000000-abcdef";
 function fakerSession(dir: string): string {
   Deno.mkdirSync(dir, { recursive: true });
   const at = "2026-01-01T00:00:00.000Z";
-  Deno.writeTextFileSync(
-    `${dir}/${FAKER_SESSION}.json`,
-    JSON.stringify({
+  const lines = [
+    {
+      stn_faker_session: 1,
       id: FAKER_SESSION,
       mode: "passthrough",
       server: { command: "true", args: [], env_keys: [] },
       name: "stn-faker",
       started_at: at,
-      updated_at: at,
       tools: [{ name: "echo", description: "", input_schema: { type: "object" } }],
-      calls: [{
+    },
+    {
+      call: {
         seq: 1,
         tool: "echo",
         args: {},
@@ -79,8 +80,13 @@ function fakerSession(dir: string): string {
         duration_ms: 1,
         source: "real",
         answer: { content: [{ type: "text", text: "hi" }] },
-      }],
-    }),
+      },
+    },
+    { ended_at: at },
+  ];
+  Deno.writeTextFileSync(
+    `${dir}/${FAKER_SESSION}.jsonl`,
+    lines.map((l) => JSON.stringify(l) + "\n").join(""),
   );
   return "--limit=5";
 }

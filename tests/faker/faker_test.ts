@@ -110,8 +110,13 @@ Deno.test("stn faker: --passthrough returns the real server's answers unchanged,
     ]);
     assertEquals(session.calls[1].answer.content, [{ type: "text", text: "hello\n" }]);
     assertEquals(session.calls[1].answer.structured_content, { content: "hello\n" });
-    const mode = Deno.statSync(home.path("faker/sessions", `${session.id}.json`)).mode! & 0o777;
+    const mode = Deno.statSync(home.path("faker/sessions", `${session.id}.jsonl`)).mode! & 0o777;
     assertEquals(mode, 0o600, "a session file is private");
+    // A line cut short (a crash mid-write) is the last one: the session still reads, without it.
+    const file = home.path("faker/sessions", `${session.id}.jsonl`);
+    Deno.writeTextFileSync(file, '{"call": {"seq": 4, "tool": "list_dir', { append: true });
+    const torn = await stnJson(home, ["faker", "sessions", "view", session.id]);
+    assertEquals(torn.calls.length, 3);
   } finally {
     await model.close();
     await home.cleanup();
