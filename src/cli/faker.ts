@@ -157,7 +157,9 @@ function sessionText(s: FakerSession): string[] {
     `#${c.seq} ${c.tool} ${JSON.stringify(c.args)} — ${c.source}${
       c.answer.is_error ? ", error" : ""
     }, ${c.duration_ms} ms`,
-    ...c.answer.content.map((b) => `  ${b.type === "text" ? String(b.text) : JSON.stringify(b)}`),
+    ...c.answer.content.flatMap((b) =>
+      (b.type === "text" ? String(b.text) : JSON.stringify(b)).split("\n").map((l) => `  ${l}`)
+    ),
   ]);
   return [...head, ...calls];
 }

@@ -55,7 +55,9 @@ export function sessionSpec(session: FakerSession): string {
     tools[t.name] = { description: t.description, input_schema: withoutDraft(t.input_schema), ...answer };
   }
   const text =
-    `# stn mock spec of faker session ${session.id} (${session.mode}, ${session.calls.length} calls)\n` +
+    `# stn mock spec of faker session ${session.id} (${session.mode}, ${session.calls.length} call${
+      session.calls.length === 1 ? "" : "s"
+    })\n` +
     stringify({ name: session.name, tools }, { lineWidth: 0, aliasDuplicateObjects: false });
   parseMockSpec(text, `${session.id}.yaml`);
   return text;
