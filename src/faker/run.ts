@@ -147,7 +147,7 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
         args: argsFlag(flags.args),
         env: { ...Deno.env.toObject(), ...env },
       },
-      { server: name, timeoutMs: START_TIMEOUT_MS },
+      { server: flags.command!, timeoutMs: START_TIMEOUT_MS },
     );
     try {
       ({ tools, listing } = await realTools(connection));
