@@ -15,6 +15,8 @@ Modes (every call and answer is recorded as a session under $STATION_HOME/faker/
                                                writes in the shape of the real answer (the tool's output
                                                schema, else the real answer's JSON, else text)
   --standalone --tools FILE                    no real server: FILE's tools, every answer written by the model
+  --standalone --faker-id ID --ai-instruction  no real server: tools the model invents (once, then kept in
+                                               $STATION_HOME/faker/tools/ID.yaml), every answer generated
 
 The model is ai.model of config.yaml (or --ai-model, or the template's), through the same providers as
 agents; it needs the provider's key in the faker's environment.
@@ -55,6 +57,11 @@ export function fakerCommand(program: Command): void {
     )
     .option("--standalone", "no real server: serve the tools of --tools FILE, every answer generated")
     .option("--tools <file>", "--standalone: the tools to serve (a `stn mock` spec; answers are not used)")
+    .option(
+      "--faker-id <id>",
+      "--standalone without --tools: the model invents the tools from --ai-instruction once, kept in " +
+        "$STATION_HOME/faker/tools/<id>.yaml for every later run with this id",
+    )
     .addHelpText("after", HELP)
     .action(async (opts: FakerFlags, cmd: Command) => {
       if (opts.aiTemplate === "list") return await listTemplates(cmd);

@@ -70,9 +70,14 @@ export function generationPrompt(r: GenerateRequest): string {
   return parts.filter(Boolean).join("\n\n");
 }
 
+/** A model's answer without the code fences models put around JSON however they are asked. */
+export function withoutFences(text: string): string {
+  return text.trim().replace(/^```(?:json)?\s*\n?/, "").replace(/\n?```$/, "").trim();
+}
+
 /** The value of a model's answer, or what is wrong with it. */
 function valueOf(text: string, shape: AnswerShape): { value: unknown } | { problem: string } {
-  const body = text.trim().replace(/^```(?:json)?\s*\n?/, "").replace(/\n?```$/, "").trim();
+  const body = withoutFences(text);
   let value: unknown;
   try {
     value = JSON.parse(body);

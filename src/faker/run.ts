@@ -12,6 +12,7 @@ import { serveCatalogStdio } from "../mcp/server/mod.ts";
 import type { McpToolSpec } from "../mcp/server/tool.ts";
 import { fakerCatalog, type Listing } from "./proxy.ts";
 import { type FakerSession, type FakerTool, newSessionId, SessionRecorder } from "./session.ts";
+import { inventedTools } from "./invent.ts";
 import { template } from "./templates.ts";
 import { parseToolsFile } from "./tools_file.ts";
 
@@ -29,6 +30,8 @@ export interface FakerFlags {
   aiTemplate?: string;
   standalone?: boolean;
   tools?: string;
+  /** --standalone without --tools: the id the invented tools are kept under. */
+  fakerId?: string;
 }
 
 /** How long the real server may take to start and answer the MCP handshake (npx may fetch it first). */
@@ -45,16 +48,31 @@ export function fakerMode(f: FakerFlags): FakerSession["mode"] {
         "--standalone serves a tools file with no real server: --command, --args, --env and --passthrough do not apply",
       );
     }
-    if (f.tools === undefined) {
+    if ((f.tools === undefined) === (f.fakerId === undefined)) {
       throw usageError(
         "invalid_usage",
-        "--standalone needs --tools FILE: the tools to serve (a `stn mock` spec; the model writes the answers)",
+        "--standalone needs --tools FILE (the tools to serve, a `stn mock` spec) or --faker-id ID (tools the " +
+          "model invents from --ai-instruction, kept for the next run), not both",
         "docs/faker.md#standalone",
+      );
+    }
+    if (f.fakerId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(f.fakerId)) {
+      throw usageError(
+        "invalid_usage",
+        `--faker-id ${f.fakerId}: use letters, digits, _ . - (it names a file)`,
+      );
+    }
+    if (f.fakerId !== undefined && f.aiInstruction === undefined && f.aiTemplate === undefined) {
+      throw usageError(
+        "invalid_usage",
+        "--faker-id needs --ai-instruction (or --ai-template): what the server's tools are for",
       );
     }
     return "standalone";
   }
-  if (f.tools !== undefined) throw usageError("invalid_usage", "--tools FILE goes with --standalone");
+  if (f.tools !== undefined || f.fakerId !== undefined) {
+    throw usageError("invalid_usage", "--tools FILE and --faker-id go with --standalone");
+  }
   if (f.command === undefined) {
     throw usageError(
       "invalid_usage",
@@ -112,14 +130,14 @@ async function realTools(connection: McpConnection) {
 }
 
 /** The tools file of --standalone, read and checked. */
-async function toolsFile(path: string): Promise<{ name: string; tools: FakerTool[] }> {
+async function toolsFile(path: string): Promise<{ name: string; tools: FakerTool[]; file: string }> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
   } catch (err) {
     throw usageError("invalid_usage", `--tools ${path}: cannot read: ${errorMessage(err)}`);
   }
-  return parseToolsFile(text, path);
+  return { ...parseToolsFile(text, path), file: path };
 }
 
 /** Runs the faker the flags describe until its client closes stdin; the session file is left behind. */
@@ -129,12 +147,17 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
   const chosen = flags.aiTemplate === undefined ? undefined : template(config.values, flags.aiTemplate);
   const instruction = [chosen?.instruction, flags.aiInstruction].filter(Boolean).join("\n\n") || undefined;
   const now = new Date();
-  const file = mode === "standalone" ? await toolsFile(flags.tools!) : undefined;
+  const given = flags.tools === undefined ? undefined : await toolsFile(flags.tools);
   let model: ResolvedModel | undefined;
   if (mode !== "passthrough") {
     // A missing key or an unknown provider stops the faker before the real server starts.
     model = createModels(config.values.ai, Deno.env.toObject()).resolve(flags.aiModel ?? chosen?.model);
   }
+  const file = flags.fakerId === undefined ? given : await inventedTools(model!, {
+    home: config.paths.home,
+    fakerId: flags.fakerId,
+    instruction: instruction!,
+  });
   const name = file?.name ?? "stn-faker";
   let connection: McpConnection | undefined;
   let tools = file?.tools ?? [];
@@ -163,7 +186,7 @@ export async function runFaker(flags: FakerFlags, config: LoadedConfig): Promise
     ...(connection && {
       server: { command: flags.command!, args: argsFlag(flags.args), env_keys: Object.keys(env).sort() },
     }),
-    ...(flags.tools !== undefined && { tools_file: flags.tools }),
+    ...(file && { tools_file: file.file }),
     name,
     ...(instruction && { instruction }),
     ...(model && { model: model.id }),

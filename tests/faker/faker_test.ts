@@ -292,6 +292,62 @@ tools:
   }
 });
 
+Deno.test("stn faker --standalone --faker-id: the model invents the tools once; later runs serve the kept file", async () => {
+  const home = await tempHome();
+  const model = startModelServer();
+  home.writeConfig(`ai:\n  base_url: ${model.url}\n  api_key: sk-test\n`);
+  const tools = {
+    tools: {
+      get_alarm: {
+        description: "One CloudWatch alarm",
+        input_schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+        output_schema: {
+          type: "object",
+          properties: { state: { enum: ["OK", "ALARM"] } },
+          required: ["state"],
+        },
+      },
+    },
+  };
+  model.script(
+    { text: '{"tools": {"bad name!": {}}}' },
+    { text: JSON.stringify(tools) },
+    { text: '{"state": "ALARM"}' },
+  );
+  const args = [
+    ...STN_RUN_ARGS,
+    MAIN,
+    "faker",
+    "--standalone",
+    "--faker-id",
+    "cw",
+    "--ai-instruction",
+    "AWS CloudWatch alarms",
+  ];
+  let client: SdkClient;
+  try {
+    client = await connect(Deno.execPath(), args, home.env);
+    assertEquals((await client.listTools()).tools.map((t: { name: string }) => t.name), ["get_alarm"]);
+    assert(String(model.requests[0].body.messages.at(-1).content).includes("AWS CloudWatch alarms"));
+    const told = String(model.requests[1].body.messages.at(-1).content);
+    assert(told.includes("letters, digits"), `told what was wrong: ${told}`);
+    const alarm = await client.callTool({ name: "get_alarm", arguments: { name: "cpu-high" } });
+    assertEquals(alarm.structuredContent, { state: "ALARM" });
+    await client.close();
+    const kept = Deno.readTextFileSync(home.path("faker/tools/cw.yaml"));
+    assert(kept.includes("get_alarm") && kept.startsWith("# Tools openai/"), kept);
+
+    // The same id again: the kept tools, no model call to invent them.
+    client = await connect(Deno.execPath(), args, home.env);
+    assertEquals((await client.listTools()).tools.map((t: { name: string }) => t.name), ["get_alarm"]);
+    assertEquals(model.requests.length, 3);
+  } finally {
+    await client?.close();
+    await model.close();
+    await home.cleanup();
+  }
+});
+
 Deno.test("stn faker: bad flags and unknown sessions are clear errors", async () => {
   const home = await tempHome();
   try {
@@ -300,6 +356,7 @@ Deno.test("stn faker: bad flags and unknown sessions are clear errors", async ()
       [["faker", "--command", "x", "--passthrough", "--ai-enabled"], 2, "does not go with"],
       [["faker", "--command", "x", "--env", "NOEQUALS"], 2, "expected KEY=VALUE"],
       [["faker", "--standalone"], 2, "needs --tools"],
+      [["faker", "--standalone", "--faker-id", "x"], 2, "--faker-id needs --ai-instruction"],
       [["faker", "--command", "x", "--ai-template", "nope"], 2, "no such template"],
       [["faker", "sessions", "view", "faker-20260101-000000-abcdef"], 1, "no faker session"],
     ];
