@@ -55,7 +55,10 @@ export function fakerCommand(program: Command): void {
       "--ai-template <name>",
       "a named instruction (`stn faker templates` lists them; `list` too) (implies --ai-enabled)",
     )
-    .option("--standalone", "no real server: serve the tools of --tools FILE, every answer generated")
+    .option(
+      "--standalone",
+      "no real server: serve the tools of --tools FILE (or --faker-id), every answer generated",
+    )
     .option("--tools <file>", "--standalone: the tools to serve (a `stn mock` spec; answers are not used)")
     .option(
       "--faker-id <id>",
