@@ -237,6 +237,18 @@ export const ERROR_CODES = {
   ],
   mock_tool_failed: [502, 1, "a mocked MCP tool answered with the error its spec gives (`error:`)"],
   mock_input_invalid: [400, 1, "a call to a mocked MCP tool has arguments its input_schema does not allow"],
+  faker_session_not_found: [404, 1, "no `stn faker` session with that id under $STATION_HOME/faker/sessions"],
+  faker_session_invalid: [500, 1, "a `stn faker` session file does not read as one"],
+  faker_tools_invalid: [
+    400,
+    2,
+    "a `stn faker --tools` file does not validate (each issue with file:line:col)",
+  ],
+  faker_generation_failed: [
+    502,
+    1,
+    "`stn faker` got no usable data from the model (its call failed, or twice off the shape)",
+  ],
   // Agent runs
   agent_run_not_found: [404, 1, "no agent run with that id"],
   test_run_not_found: [404, 1, "no test run with that id (the station keeps its last 50, until it stops)"],

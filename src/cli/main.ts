@@ -22,6 +22,7 @@ import { CliExit, disableColor, note, renderError } from "./output.ts";
 import { translateStationHabits } from "./station_habits.ts";
 import { useRuntime } from "./context.ts";
 import { mcpCommand } from "./mcp.ts";
+import { fakerCommand } from "./faker.ts";
 import { mockCommand } from "./mock.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
@@ -104,6 +105,7 @@ export function buildProgram(runtime?: Runtime): Command {
   bundleCommand(program);
   mcpCommand(program);
   mockCommand(program);
+  fakerCommand(program);
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

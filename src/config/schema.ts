@@ -260,6 +260,19 @@ export const ConfigSchema = z.strictObject({
         "event (a name, may hold ${…} over the body), data and id (JSONata over the body, $headers)}; see docs/events.md",
     ),
   }).prefault({}),
+  faker: z.strictObject({
+    templates: z.record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "template names match [a-z0-9][a-z0-9_-]*"),
+      z.strictObject({
+        instruction: z.string().min(1),
+        description: z.string().default(""),
+        model: z.string().min(1).optional(),
+      }),
+    ).default({}).describe(
+      "`stn faker --ai-template NAME` instructions: name → {instruction, description, model (provider/name)}; " +
+        "they add to and override the built-in ones (`stn faker templates` lists them; docs/faker.md)",
+    ),
+  }).prefault({}),
   log: z.strictObject({
     level: z.enum(LOG_LEVELS).default("info").describe("debug, info, warn, error or silent"),
     format: z.enum(LOG_FORMATS).default("text").describe(

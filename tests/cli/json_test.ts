@@ -56,6 +56,42 @@ function isError(doc: { error?: { code?: unknown } }): boolean {
   return Object.keys(doc).length === 1 && typeof doc.error?.code === "string";
 }
 
+/** A recorded `stn faker` session (its file as `stn faker` writes it), for the session commands' rows. */
+const FAKER_SESSION = "faker-20260101-000000-abcdef";
+
+function fakerSession(dir: string): string {
+  Deno.mkdirSync(dir, { recursive: true });
+  const at = "2026-01-01T00:00:00.000Z";
+  const lines = [
+    {
+      stn_faker_session: 1,
+      id: FAKER_SESSION,
+      mode: "passthrough",
+      server: { command: "true", args: [], env_keys: [] },
+      name: "stn-faker",
+      started_at: at,
+      tools: [{ name: "echo", description: "", input_schema: { type: "object" } }],
+    },
+    {
+      call: {
+        seq: 1,
+        tool: "echo",
+        args: {},
+        at,
+        duration_ms: 1,
+        source: "real",
+        answer: { content: [{ type: "text", text: "hi" }] },
+      },
+    },
+    { ended_at: at },
+  ];
+  Deno.writeTextFileSync(
+    `${dir}/${FAKER_SESSION}.jsonl`,
+    lines.map((l) => JSON.stringify(l) + "\n").join(""),
+  );
+  return "--limit=5";
+}
+
 const GATE = "states:\n  - id: ask\n    type: human_approval\n    message: go?\n    next: done\n" +
   "  - id: done\n    type: transform\n    expression: \"{'by': ask.decided_by}\"\n";
 
@@ -278,6 +314,14 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
     { cmd: "mock", args: () => ["aws-cost-explorer"], ok: false, code: 2 },
+    { cmd: "faker templates", ok: true },
+    { cmd: "faker templates", args: () => ["--config", p("nope.yaml")], ok: false, code: 2 },
+    { cmd: "faker sessions list", args: () => [fakerSession(p("faker/sessions"))], ok: true },
+    { cmd: "faker sessions list", args: () => ["--limit", "0"], ok: false, code: 2 },
+    { cmd: "faker sessions view", args: () => [FAKER_SESSION], ok: true },
+    { cmd: "faker sessions view", args: () => ["faker-20260101-000000-000000"], ok: false },
+    { cmd: "faker sessions export", args: () => [FAKER_SESSION], ok: true },
+    { cmd: "faker sessions export", args: () => [FAKER_SESSION, "-o", p("data.txt")], ok: false },
     { cmd: "mcp approve", args: () => ["nope"], ok: false },
     {
       cmd: "mcp approve",
