@@ -238,6 +238,9 @@ export class EngineCore {
         queueMicrotask(() => this.#after.armTimers());
       } else if (c.kind === "request_wait") {
         queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
+      } else if (c.kind === "reopen_run") {
+        // A retried run goes on with the definition it was given, not the cached one it ended with.
+        this.#definitions.delete(c.runId);
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);
