@@ -262,6 +262,10 @@ export function workflowRunCommands(workflow: Command): void {
                   : String(r.workflow_version),
               ],
               ["status", r.status],
+              ...(r.parent_run_id
+                ? [["forked from", `${r.parent_run_id} at ${r.forked_from}`] as [string, string]]
+                : []),
+              ...(r.forks?.length ? [["forks", r.forks.join(", ")] as [string, string]] : []),
               ["created", r.created_at],
               ["completed", r.completed_at ?? "-"],
               ["trace", r.trace_id ?? "-"],
@@ -275,7 +279,7 @@ export function workflowRunCommands(workflow: Command): void {
                 s.path,
                 s.type,
                 String(s.attempt),
-                s.status,
+                s.reused ? `${s.status} (reused from ${s.reused_from?.run_id ?? "the parent"})` : s.status,
                 s.duration_ms === null ? "-" : formatDuration(s.duration_ms),
                 s.error ? `${s.error.code}: ${s.error.message}` : s.waiting_for ?? "",
               ]),
