@@ -239,8 +239,7 @@ export class EngineCore {
       } else if (c.kind === "request_wait") {
         queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
       } else if (c.kind === "reopen_run") {
-        // A retried run goes on with the definition it was given, not the cached one it ended with.
-        this.#definitions.delete(c.runId);
+        this.#definitions.delete(c.runId); // a retried run goes on with the definition it was given
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);

@@ -31,7 +31,7 @@ const pipeline = def({
   states: [
     { id: "plan", type: "transform", expression: "1", next: "build" },
     { id: "build", type: "transform", expression: "2", next: "sum" },
-    { id: "sum", type: "transform", expression: "$sum(items.price) + \"x\"" },
+    { id: "sum", type: "transform", expression: '$sum(items.price) + "x"' },
   ],
 });
 const fixed = def({
