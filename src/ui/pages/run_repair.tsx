@@ -30,7 +30,7 @@ export function Lineage(props: { run: RunView; forks: RunView[] }) {
         ? (
           <>
             <dt>Forks</dt>
-            <dd>{forks.map((f, i) => <>{i ? ", " : ""}{runLink(f.run_id)}</>)}</dd>
+            <dd>{forks.map((f, i) => <span key={f.run_id}>{i ? ", " : ""}{runLink(f.run_id)}</span>)}</dd>
           </>
         )
         : null}
@@ -122,7 +122,7 @@ export function ExpressionBox(props: { run: RunView; steps: StepView[] }) {
           Against the data this step saw
           <select name="step">
             <option value="">the run's data now</option>
-            {paths.map((p) => <option value={p}>{p}</option>)}
+            {paths.map((p) => <option key={p} value={p}>{p}</option>)}
           </select>
         </label>
         <button type="submit">Evaluate</button>
