@@ -62,6 +62,8 @@ Deno.test("dashboard in Chromium: a run page evaluates expressions, retries a fa
     const loadRow = page.locator("tbody tr", { hasText: "reused from" });
     assertMatch(await loadRow.textContent() ?? "", /load/);
     assertEquals((await runSteps(client, forkId)).filter((s) => s.reused).map((s) => s.path), ["load"]);
+    const log = page.getByRole("list", { name: "Events" });
+    assert(await waitFor(async () => /step_completed · load \(reused\)/.test(await log.textContent() ?? "")));
     await b.screenshot(page, "forked-run", { fullPage: true });
     await page.getByRole("link", { name: run.id }).first().click();
     await page.waitForURL(`**/ui/runs/${run.id}`);

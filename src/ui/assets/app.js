@@ -84,7 +84,8 @@ function followEvents(list) {
     if (seen.has(e.seq)) return;
     seen.add(e.seq);
     const item = document.createElement("li");
-    item.textContent = `#${e.seq} ${e.time.slice(11, 19)} ${e.type}${e.step ? " · " + e.step : ""}`;
+    const reused = e.data && e.data.reused ? " (reused)" : "";
+    item.textContent = `#${e.seq} ${e.time.slice(11, 19)} ${e.type}${e.step ? " · " + e.step : ""}${reused}`;
     list.append(item);
     document.body.dispatchEvent(new CustomEvent("run-event"));
     // Closed unless more follows soon: a retried run's log goes on after the terminal event it had.
