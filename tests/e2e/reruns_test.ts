@@ -103,8 +103,8 @@ Deno.test("reruns: retry after a fix costs no model call and no sandbox exec; fo
       { env },
     );
     assertEquals(bad.code, 1);
-    assertStringIncludes(bad.stderr, "at position 11");
-    assertStringIncludes(bad.stderr, `  $sum(items.price\n             ^`);
+    assertStringIncludes(bad.stderr, "at position 16");
+    assertStringIncludes(bad.stderr, `  $sum(items.price\n                  ^`);
 
     // A definition that drops a completed step is refused; the fixed one completes the same run.
     const dropped = { ...fixed, states: fixed.states.slice(1) };
