@@ -152,6 +152,21 @@ export const ERROR_CODES = {
   run_finished: [409, 1, "the run has already ended"],
   no_worker: [504, 1, "a step's task queue had no live worker within the step's timeout"],
   run_not_paused: [409, 1, "resume asked of a run that is not paused"],
+  run_not_retryable: [
+    409,
+    1,
+    "retry asked of a run that is not failed or canceled, or has no step left to retry",
+  ],
+  definition_incompatible: [
+    422,
+    1,
+    "a retry's or fork's definition lacks a completed step's id, changes its type, or lacks the step to resume at",
+  ],
+  step_not_in_run: [
+    404,
+    1,
+    "the run has no attempt of that step (fork and eval name a step the run reached)",
+  ],
   approval_not_found: [404, 1, "no approval with that id"],
   approval_decided: [409, 1, "the approval was already decided"],
   hook_not_found: [404, 1, "no webhook of that name is configured (events.hooks)"],

@@ -31,6 +31,7 @@ import { statusCommand } from "./status.ts";
 import { upCommands } from "./up.ts";
 import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
+import { workflowRerunCommands } from "./reruns.ts";
 import { syncCommand } from "./sync.ts";
 import { testCommand } from "./test.ts";
 import { evalCommand } from "./eval.ts";
@@ -95,6 +96,7 @@ export function buildProgram(runtime?: Runtime): Command {
   filesCommand(program);
   const workflow = workflowCommand(program);
   workflowRunCommands(workflow);
+  workflowRerunCommands(workflow);
   workflowSignalCommand(workflow);
   eventsCommand(program);
   agentRunCommands(registerAgentCommands(program));

@@ -32,7 +32,7 @@ import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
 const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
 
 /** Reads --input: inline JSON, `@file`, or `-` for stdin. */
-async function readInput(raw: string | undefined): Promise<Record<string, unknown>> {
+export async function readInput(raw: string | undefined): Promise<Record<string, unknown>> {
   if (raw === undefined) return {};
   let text = raw;
   if (raw === "-") text = await readLocalText("-");
@@ -58,7 +58,7 @@ function looksLikeFile(target: string): boolean {
 }
 
 /** Loads a definition file for `run`, printing each validation problem like `stn workflow validate`. */
-async function definitionFromFile(path: string): Promise<unknown> {
+export async function definitionFromFile(path: string): Promise<unknown> {
   const { validateSource } = await import("../workflows/definition/load.ts");
   const result = validateSource(await readLocalText(path), { fileName: path });
   if (!result.valid) {
@@ -85,7 +85,7 @@ function describeEvent(e: RunEvent, style: Style): string {
 }
 
 /** Shows a finished run: its result on stdout (the whole run with --json), or fails with exit 3 or 4. */
-function finish(run: RunView, json: boolean): void {
+export function finish(run: RunView, json: boolean): void {
   if (run.status === "completed") {
     return render(run, { json, text: (r) => JSON.stringify(r.result, null, 2) });
   }
@@ -272,6 +272,10 @@ export function workflowRunCommands(workflow: Command): void {
                   : String(r.workflow_version),
               ],
               ["status", r.status],
+              ...(r.parent_run_id
+                ? [["forked from", `${r.parent_run_id} at ${r.forked_from}`] as [string, string]]
+                : []),
+              ...(r.forks?.length ? [["forks", r.forks.join(", ")] as [string, string]] : []),
               ["created", r.created_at],
               ["completed", r.completed_at ?? "-"],
               ["trace", r.trace_id ?? "-"],
@@ -285,7 +289,7 @@ export function workflowRunCommands(workflow: Command): void {
                 s.path,
                 s.type,
                 String(s.attempt),
-                s.status,
+                s.reused ? `${s.status} (reused from ${s.reused_from?.run_id ?? "the parent"})` : s.status,
                 s.duration_ms === null ? "-" : formatDuration(s.duration_ms),
                 s.error ? `${s.error.code}: ${s.error.message}` : s.waiting_for ?? "",
               ]),

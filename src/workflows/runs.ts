@@ -8,6 +8,7 @@ import {
   type ApprovalStatus,
   type ApprovalView,
   approvalView,
+  type AttemptRow,
   type Engine,
   type EventQuery,
   eventView,
@@ -43,6 +44,11 @@ export class WorkflowRuns {
     return run;
   }
 
+  /** The runs forked from a run, oldest first. */
+  forks(runId: string): RunView[] {
+    return this.#engine.reads.runs.forks(runId).map(runView);
+  }
+
   /** A page of runs, newest first. */
   list(q: RunQuery): { runs: RunView[]; nextCursor: string | null } {
     const page = this.#engine.reads.runs.list(q);
@@ -51,12 +57,14 @@ export class WorkflowRuns {
 
   /** A run's steps; with `waitingFor`, each scheduled step that no live process serves says why. */
   steps(runId: string, opts: { waitingFor?: boolean } = {}): ListedStep[] {
-    const attempts = this.#engine.reads.attempts.list(runId);
-    if (!opts.waitingFor) return attempts.map(stepView);
+    const reads = this.#engine.reads;
+    const view = (a: AttemptRow) => stepView(a, reads.attempts.get);
+    const attempts = reads.attempts.list(runId);
+    if (!opts.waitingFor) return attempts.map(view);
     const served = this.#engine.servedQueues();
     return attempts.map((a) => {
       const why = this.#engine.waitingFor(a, served);
-      return why ? { ...stepView(a), waiting_for: why } : stepView(a);
+      return why ? { ...view(a), waiting_for: why } : view(a);
     });
   }
 

@@ -234,7 +234,10 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     const broken = await startRun(ts.client, { workflowId: "broken", input: {} });
     await page.goto(`${url}/ui/runs/${broken.id}`);
     await page.locator("#run-live [role=alert]", { hasText: "Run failed" }).waitFor({ timeout: 10_000 });
-    assertMatch(await page.locator("#run-live [role=alert]").textContent() ?? "", /boom/);
+    assertMatch(
+      await page.locator("#run-live [role=alert]", { hasText: "Run failed" }).textContent() ?? "",
+      /boom/,
+    );
     // The runs list picks up a new run by itself (htmx polls it), without a reload.
     await page.goto(`${url}/ui/runs`);
     await page.evaluate("globalThis.marker = 2");

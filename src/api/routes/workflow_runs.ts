@@ -23,6 +23,7 @@ import { startOnce } from "../idempotency.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
+import { addRerunRoutes } from "./workflow_reruns.ts";
 
 type StartBody = z.output<typeof StartRunBody>;
 
@@ -198,6 +199,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   const keys = new IdempotencyKeys(ctx.db);
 
   openapi(app, startRun, async (c) => c.json(await start(ctx, keys, c, c.req.valid("json")), 201));
+  addRerunRoutes(ctx, app);
 
   openapi(app, listRuns, (c) => {
     const q = c.req.valid("query");
@@ -212,7 +214,8 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, getRun, (c) => {
     const run = requireRun(ctx, c.req.valid("param").run_id);
-    return c.json({ ...runView(run), definition: JSON.parse(run.definition) }, 200);
+    const forks = ctx.runs.forks(run.id).map((f) => f.run_id);
+    return c.json({ ...runView(run), definition: JSON.parse(run.definition), forks }, 200);
   });
   openapi(
     app,

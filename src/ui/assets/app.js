@@ -54,6 +54,13 @@ document.addEventListener("submit", async (event) => {
     const body = await res.json().catch(() => null);
     if (!res.ok) {
       alert.textContent = errorText(body, res.status);
+      const stale = form.dataset.show && document.getElementById(form.dataset.show);
+      if (stale) stale.textContent = "";
+      return;
+    }
+    const shown = form.dataset.show && document.getElementById(form.dataset.show);
+    if (shown) {
+      shown.textContent = JSON.stringify(body.value, null, 2);
       return;
     }
     const then = form.dataset.then;
@@ -71,15 +78,19 @@ const TERMINAL = ["run_completed", "run_failed", "run_canceled"];
 function followEvents(list) {
   const source = new EventSource(list.dataset.sse);
   const seen = new Set();
+  let closing;
   source.onmessage = (message) => {
     const e = JSON.parse(message.data);
     if (seen.has(e.seq)) return;
     seen.add(e.seq);
     const item = document.createElement("li");
-    item.textContent = `#${e.seq} ${e.time.slice(11, 19)} ${e.type}${e.step ? " · " + e.step : ""}`;
+    const reused = e.data && e.data.reused ? " (reused)" : "";
+    item.textContent = `#${e.seq} ${e.time.slice(11, 19)} ${e.type}${e.step ? " · " + e.step : ""}${reused}`;
     list.append(item);
     document.body.dispatchEvent(new CustomEvent("run-event"));
-    if (TERMINAL.includes(e.type)) source.close();
+    // Closed unless more follows soon: a retried run's log goes on after the terminal event it had.
+    clearTimeout(closing);
+    if (TERMINAL.includes(e.type)) closing = setTimeout(() => source.close(), 1000);
   };
   source.onerror = () => {
     if (source.readyState === EventSource.CLOSED) list.dataset.state = "closed";

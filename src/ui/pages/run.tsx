@@ -10,6 +10,8 @@ import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
 import { DecisionForm } from "./approval_form.tsx";
 import { AgentRunTable } from "./agent_runs.tsx";
+import type { AgentRun } from "../../contract/agent_runs.ts";
+import { ExpressionBox, Lineage, RetryButton, StepRepair, stoppedAt } from "./run_repair.tsx";
 
 function requireRun(ctx: StationContext, id: string) {
   const run = ctx.runs.get(id);
@@ -43,8 +45,9 @@ function Controls(props: { run: RunView }) {
 }
 
 /** Each attempt of each step: a bar on the run's time axis, its duration, status and error. */
-function Timeline(props: { steps: StepView[]; now: number }) {
-  const { steps, now } = props;
+function Timeline(props: { run: RunView; steps: StepView[]; now: number; parentAgents: AgentRun[] }) {
+  const { run, steps, now } = props;
+  const stopped = stoppedAt(run, steps);
   if (steps.length === 0) return <p class="muted">No step has been scheduled yet.</p>;
   const starts = steps.map((s) => Date.parse(s.started_at ?? s.created_at));
   const t0 = Math.min(...starts);
@@ -62,6 +65,7 @@ function Timeline(props: { steps: StepView[]; now: number }) {
           <th scope="col">Duration</th>
           <th scope="col">Timeline</th>
           <th scope="col">Output or error</th>
+          <th scope="col">Repair</th>
         </tr>
       </thead>
       <tbody>
@@ -99,6 +103,18 @@ function Timeline(props: { steps: StepView[]; now: number }) {
                   )
                   : null}
               </td>
+              <td>
+                <StepRepair
+                  run={run}
+                  step={s}
+                  stoppedAt={s === stopped}
+                  parentAgent={s.reused_from && s.type === "agent"
+                    ? props.parentAgents.find((r) =>
+                      r.step_path === s.reused_from!.path && r.step_attempt === s.reused_from!.attempt
+                    )
+                    : undefined}
+                />
+              </td>
             </tr>
           );
         })}
@@ -114,6 +130,7 @@ function Live(props: { ctx: StationContext; id: string }) {
   const steps = runs.steps(run.id);
   const pending = runs.approvals({ runId: run.id, status: "pending" });
   const agentRuns = agents.ofWorkflowRun(run.id);
+  const parentAgents = run.parent_run_id ? agents.ofWorkflowRun(run.parent_run_id) : [];
   return (
     <>
       <dl class="facts">
@@ -141,7 +158,9 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
+      <Lineage run={run} forks={runs.forks(run.id)} />
       <Controls run={run} />
+      <RetryButton run={run} />
       {pending.map((a) => (
         <section aria-label={`Approval ${a.id}`}>
           <h2>Waiting for approval: {a.step_id}</h2>
@@ -150,7 +169,7 @@ function Live(props: { ctx: StationContext; id: string }) {
         </section>
       ))}
       <h2>Steps</h2>
-      <Timeline steps={steps} now={Date.now()} />
+      <Timeline run={run} steps={steps} now={Date.now()} parentAgents={parentAgents} />
       {agentRuns.length > 0
         ? (
           <>
@@ -197,6 +216,7 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
         </div>
         <h2>Input</h2>
         <Json value={run.input} label="Run input" />
+        <ExpressionBox run={run} steps={ctx.runs.steps(run.id)} />
         <h2 id="events-title">Events</h2>
         <ol class="events" aria-labelledby="events-title" data-sse={`/ui/runs/${run.id}/events`}></ol>
       </Layout>,

@@ -19,7 +19,7 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
       case "create_run":
         sql.run(
           `INSERT INTO workflow_runs (id, workflow_id, workflow_version, definition, status, input, traceparent,
-             created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+             created_at, updated_at, parent_run_id, forked_from) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
           c.runId,
           c.definition.id,
           c.workflowVersion,
@@ -28,11 +28,42 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
           c.traceparent,
           c.at,
           c.at,
+          c.parent?.runId ?? null,
+          c.parent?.step ?? null,
         );
         sql.run(
           "INSERT INTO run_scopes (run_id, scope, status, context) VALUES (?, '', 'running', ?)",
           c.runId,
           JSON.stringify(c.context),
+        );
+        break;
+      case "reopen_run":
+        sql.run(
+          `UPDATE workflow_runs SET status = 'running', result = NULL, error = NULL, completed_at = NULL,
+             definition = ?, workflow_version = ?, updated_at = ? WHERE id = ?`,
+          JSON.stringify(c.definition),
+          c.workflowVersion,
+          c.at,
+          c.runId,
+        );
+        sql.run("UPDATE run_scopes SET status = 'running' WHERE run_id = ? AND scope = ''", c.runId);
+        break;
+      case "reuse_attempt":
+        ids.set(
+          c.ref,
+          sql.insert(
+            `INSERT INTO step_attempts (run_id, scope, path, step_id, step_type, visit, attempt, status, output,
+               reused_from, created_at, completed_at) VALUES (?, '', ?, ?, ?, ?, 1, 'completed', ?, ?, ?, ?)`,
+            c.runId,
+            c.path,
+            c.stepId,
+            c.stepType,
+            c.visit,
+            json(c.output),
+            c.reusedFrom,
+            c.at,
+            c.at,
+          ),
         );
         break;
       case "mark_run_started":

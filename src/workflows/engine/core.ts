@@ -238,6 +238,8 @@ export class EngineCore {
         queueMicrotask(() => this.#after.armTimers());
       } else if (c.kind === "request_wait") {
         queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
+      } else if (c.kind === "reopen_run") {
+        this.#definitions.delete(c.runId); // a retried run goes on with the definition it was given
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);

@@ -15,6 +15,8 @@ import { Idleness } from "./idle.ts";
 import type { ApprovalRow, AttemptRow, RunRow } from "./ledger.ts";
 import { RemoteWorkers, type WorkerView } from "./remote.ts";
 import { Repository } from "./repository.ts";
+import { type ForkOptions, Reruns, type WithDefinition } from "./reruns.ts";
+import type { Scope } from "../steps/types.ts";
 import {
   type SendEventRequest,
   type SendEventResult,
@@ -27,11 +29,13 @@ import { Timers } from "./timers.ts";
 export type {
   EngineOptions,
   EngineStats,
+  ForkOptions,
   SendEventRequest,
   SendEventResult,
   SignalRequest,
   SignalResult,
   StartRunRequest,
+  WithDefinition,
   WorkerView,
 };
 
@@ -55,6 +59,7 @@ export class Engine {
   #consumer: Consumer;
   #timers: Timers;
   #control: Control;
+  #reruns: Reruns;
   #signals: Signals;
   #remote: RemoteWorkers;
   #idle: Idleness;
@@ -73,6 +78,7 @@ export class Engine {
     this.#consumer = new Consumer(this.#core);
     this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
+    this.#reruns = new Reruns(this.#core);
     this.#signals = new Signals(this.#core);
     this.#remote = new RemoteWorkers(this.#core, (a) => this.#consumer.runClaimed(a));
     this.#idle = new Idleness(db, this.#core, (a) => this.#remote.waitingFor(a));
@@ -196,6 +202,21 @@ export class Engine {
   /** Resumes a paused run exactly where it stopped. */
   resume(runId: string): Promise<RunRow> {
     return this.#control.resume(runId);
+  }
+
+  /** Continues a failed or canceled run from the step it stopped at, with the given definition (a retry). */
+  retry(runId: string, opts?: WithDefinition): Promise<RunRow> {
+    return this.#reruns.retry(runId, opts);
+  }
+
+  /** Starts a run linked to `parentId` that reuses its completed steps before `opts.step` (a fork). */
+  fork(parentId: string, opts: ForkOptions): Promise<RunRow> {
+    return this.#reruns.fork(parentId, opts);
+  }
+
+  /** The data context a step of a run saw (the run's context now without a step). */
+  contextAt(runId: string, step?: string): Promise<Scope> {
+    return this.#reruns.contextAt(runId, step);
   }
 
   /** Records an event sent to everyone: resumes the waits it matches and starts its triggered runs. */

@@ -74,6 +74,25 @@ export class Repository {
     /** One run. */
     get: (id: string): RunRow | undefined =>
       this.#sql.get<RunRow>("SELECT * FROM workflow_runs WHERE id = ?", id),
+    /** The runs forked from a run, oldest first. */
+    forks: (parentId: string): RunRow[] =>
+      this.#sql.all<RunRow>("SELECT * FROM workflow_runs WHERE parent_run_id = ? ORDER BY id", parentId),
+    /**
+     * Runs of a workflow that ended in `status` at or after `since` (ISO), oldest first, each with when it was
+     * last retried at or after `since` (null when not): what a bulk retry picks from.
+     */
+    ended: (
+      q: { workflowId: string; status: RunStatus; since: string },
+    ): (RunRow & { retried_at: string | null })[] =>
+      this.#sql.all(
+        `SELECT r.*, (SELECT MAX(e.time) FROM run_events e WHERE e.run_id = r.id AND e.type = 'run_retried'
+           AND e.time >= ?) AS retried_at
+         FROM workflow_runs r WHERE r.workflow_id = ? AND r.status = ? AND r.completed_at >= ? ORDER BY r.id`,
+        q.since,
+        q.workflowId,
+        q.status,
+        q.since,
+      ),
     /** A page of runs, newest first. */
     list: (q: RunQuery): RunPage => {
       const where: string[] = [];
