@@ -10,6 +10,7 @@ import { VERSION } from "../version.ts";
 import { bundleCommand } from "./bundle.ts";
 import { registerAgentCommands } from "./agent.ts";
 import { completionsCommand } from "./completions.ts";
+import { completeNamesCommand } from "./complete_names.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
@@ -101,6 +102,7 @@ export function buildProgram(runtime?: Runtime): Command {
   mcpCommand(program);
   mockCommand(program);
   completionsCommand(program);
+  completeNamesCommand(program);
   exitOverrideAll(program);
   return program;
 }

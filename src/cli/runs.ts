@@ -20,6 +20,7 @@ import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fields, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
+import { watchFlag, watchList } from "./watch.ts";
 
 /** One event as a log line, styled for the stream it goes to. */
 export function describeEvent(e: RunEvent, style: Style): string {
@@ -36,32 +37,48 @@ export function describeEvent(e: RunEvent, style: Style): string {
 
 /** Adds runs, inspect, logs, cancel/pause/resume and approvals to the `workflow` command group. */
 export function workflowRunCommands(workflow: Command): void {
-  pageFlags(
+  const runRow = (r: RunView) => [r.run_id, r.workflow_id, r.status, r.created_at, r.error?.message ?? ""];
+  const RUN_HEADER = ["RUN", "WORKFLOW", "STATUS", "CREATED", "ERROR"];
+  watchFlag(pageFlags(
     workflow.command("runs")
       .description("list runs, newest first (one page; --cursor for the next, --all for every page)")
       .option("--workflow <id>", "only runs of this workflow")
       .option("--status <status>", "only runs with this status"),
     20,
-  ).action(
+  )).action(
     async (
-      opts: { workflow?: string; status?: string; limit: string; cursor?: string; all?: boolean },
+      opts: {
+        workflow?: string;
+        status?: string;
+        limit: string;
+        cursor?: string;
+        all?: boolean;
+        watch?: boolean;
+      },
       cmd,
     ) => {
       await withStation(cmd, async (client) => {
-        const page = await readPages<"runs", RunView>(
-          opts,
-          "runs",
-          (cursor, limit) =>
-            listRuns(client, { workflow_id: opts.workflow, status: opts.status, limit, cursor }),
-        );
-        render(page, {
+        const read = () =>
+          readPages<"runs", RunView>(
+            opts,
+            "runs",
+            (cursor, limit) =>
+              listRuns(client, { workflow_id: opts.workflow, status: opts.status, limit, cursor }),
+          );
+        if (opts.watch) {
+          return await watchList({
+            json: jsonMode(cmd),
+            read: async () => (await read()).runs,
+            key: (r) => r.run_id,
+            header: RUN_HEADER,
+            row: runRow,
+          });
+        }
+        render(await read(), {
           json: jsonMode(cmd),
           text: (p) => {
             moreNote(p.next_cursor);
-            return table(
-              ["RUN", "WORKFLOW", "STATUS", "CREATED", "ERROR"],
-              p.runs.map((r) => [r.id, r.workflow_id, r.status, r.created_at, r.error?.message ?? ""]),
-            );
+            return table(RUN_HEADER, p.runs.map(runRow));
           },
         });
       });

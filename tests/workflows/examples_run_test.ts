@@ -138,6 +138,7 @@ Deno.test("every example workflow runs to completion as shipped (agents, approva
       ci_event: (outputs["deploy-on-ci.workflow.yaml"] as { ci_event: string }).ci_event,
     });
     assertEquals((outputs["on-push.workflow.yaml"] as { build: string }).build, "acme/api@0123456");
+    // The join keys each branch's last output by branch name; the agent's verdict counts too.
     assertEquals(
       (outputs["parallel-health-check.workflow.yaml"] as { all_healthy: boolean }).all_healthy,
       true,
