@@ -73,7 +73,7 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
     const stn = (...args: string[]) => runStn(args, { env });
     try {
       let runId = "";
-      await t.step("stn run is workflow run: the stored workflow run by id, --wait prints the run", async () => {
+      await t.step("stn run is workflow run: a stored workflow by id", async () => {
         assertEquals((await stn("workflow", "apply", file)).code, 0);
         const r = await stn("run", "hello", "--wait", "-o", "json");
         assertEquals(r.code, 0, r.stderr);
