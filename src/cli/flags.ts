@@ -81,7 +81,7 @@ export function outputFormatArgs(args: string[]): { args: string[]; yaml: boolea
       out.push(own[i]);
       continue;
     }
-    if (spaced !== undefined && !format(inline)) i++;
+    if (spaced !== undefined) i++;
     if (f === "yaml") yaml = true;
     if (f !== "table" && !out.includes("--json")) out.push("--json");
   }

@@ -1,5 +1,6 @@
 import { parse } from "yaml";
 import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
+import { outputFormatArgs } from "../../src/cli/flags.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { childEnv, MAIN, runStn, startServe, waitFor } from "../helpers/stn.ts";
@@ -166,4 +167,38 @@ Deno.test("stn completions powershell: a native completer with the command table
   } finally {
     await home.cleanup();
   }
+});
+
+Deno.test("-o: json, yaml and table are formats anywhere before --; any other value stays a command's file", () => {
+  const rewrite = (...args: string[]) => outputFormatArgs(args);
+  assertEquals(rewrite("workflow", "runs", "-o", "json"), {
+    args: ["workflow", "runs", "--json"],
+    yaml: false,
+  });
+  assertEquals(rewrite("-o=yaml", "workers"), { args: ["--json", "workers"], yaml: true });
+  assertEquals(rewrite("workers", "--output=table"), { args: ["workers"], yaml: false });
+  assertEquals(rewrite("workers", "-ojson"), { args: ["workers", "--json"], yaml: false });
+  assertEquals(rewrite("files", "download", "k", "-o", "out.json").args, [
+    "files",
+    "download",
+    "k",
+    "-o",
+    "out.json",
+  ]);
+  assertEquals(rewrite("files", "download", "k", "-o", "./json").args, [
+    "files",
+    "download",
+    "k",
+    "-o",
+    "./json",
+  ]);
+  assertEquals(rewrite("sandbox", "exec", "id", "--", "tool", "-o", "json").args, [
+    "sandbox",
+    "exec",
+    "id",
+    "--",
+    "tool",
+    "-o",
+    "json",
+  ]);
 });
