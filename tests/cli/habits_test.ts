@@ -3,6 +3,7 @@ import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { outputFormatArgs } from "../../src/cli/flags.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { childEnv, MAIN, runStn, startServe, waitFor } from "../helpers/stn.ts";
 
 /** Habits from gh/kubectl/docker: -o FORMAT, stn run, --watch, completion of the station's names. */
@@ -44,6 +45,30 @@ async function bashComplete(script: string, line: string, env: Record<string, st
   return dec.decode(out.stdout).split("\n").filter(Boolean);
 }
 
+/** `stn ARGS… --watch` in the background: what it printed so far, and Ctrl-C (its exit code). */
+function watching(args: string[], env: Record<string, string>) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...STN_RUN_ARGS, MAIN, ...args, "--watch"],
+    env: childEnv(env),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  let out = "";
+  const reading = (async () => {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) out += chunk;
+  })();
+  return {
+    out: () => out,
+    interrupt: async () => {
+      child.kill("SIGINT");
+      const { code } = await child.status;
+      await reading;
+      return code;
+    },
+  };
+}
+
 Deno.test("-o json|yaml|table, stn run, --watch and completion of names against a running station", async (t) => {
   const home = await tempHome();
   const file = home.path("hello.workflow.yaml");
@@ -51,6 +76,13 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
   const bin = stnOnPath(home.path("."));
   const script = home.path("stn.bash");
   const noStation = { ...home.env, PATH: `${bin}:${Deno.env.get("PATH")}` };
+  const model = startModelServer();
+  model.route(() => ({ text: "hi" }));
+  home.writeConfig(
+    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  );
+  Deno.mkdirSync(home.path("environments/default/agents"), { recursive: true });
+  Deno.writeTextFileSync(home.path("environments/default/agents/Greeter.prompt"), "{{userInput}}\n");
   try {
     Deno.writeTextFileSync(script, (await runStn(["completions", "bash"], { env: home.env })).stdout);
     await t.step(
@@ -118,25 +150,15 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
       await t.step(
         "workflow runs --watch: the list, then a line per new or changed run; Ctrl-C ends it (exit 0)",
         async () => {
-          const child = new Deno.Command(Deno.execPath(), {
-            args: [...STN_RUN_ARGS, MAIN, "workflow", "runs", "--watch"],
-            env: childEnv(env),
-            clearEnv: true,
-            stdout: "piped",
-            stderr: "piped",
-          }).spawn();
-          let out = "";
-          const reading = (async () => {
-            for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) out += chunk;
-          })();
-          assert(await waitFor(() => out.includes(runId), 30_000), `the first listing: ${out}`);
+          const watch = watching(["workflow", "runs"], env);
+          assert(
+            await waitFor(() => watch.out().includes(runId), 30_000),
+            `the first listing: ${watch.out()}`,
+          );
           const second = JSON.parse((await stn("run", "hello", "--json")).stdout).run_id;
-          assert(await waitFor(() => out.includes(second), 30_000), `the new run appended: ${out}`);
-          child.kill("SIGINT");
-          const status = await child.status;
-          await reading;
-          await child.stderr.cancel();
-          assertEquals(status.code, 0);
+          assert(await waitFor(() => watch.out().includes(second), 30_000), `appended: ${watch.out()}`);
+          assertEquals(await watch.interrupt(), 0);
+          const out = watch.out();
           const lines = out.trim().split("\n");
           assertEquals(lines[0].split(/\s+/).slice(0, 3), ["RUN", "WORKFLOW", "STATUS"]);
           assertEquals(
@@ -146,8 +168,23 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
           );
         },
       );
+
+      await t.step("agent runs --watch --json: one JSON object per new or changed run (NDJSON)", async () => {
+        const watch = watching(["agent", "runs", "--json"], env);
+        const ran = await stn("agent", "run", "Greeter", "hello there", "--json");
+        assertEquals(ran.code, 0, ran.stderr);
+        const agentRun = JSON.parse(ran.stdout).run_id;
+        assert(await waitFor(() => watch.out().includes(agentRun), 30_000), watch.out());
+        assertEquals(await watch.interrupt(), 0);
+        const lines = watch.out().trim().split("\n").map((l) => JSON.parse(l));
+        assertEquals(lines.filter((r) => r.run_id === agentRun).map((r) => r.status).at(-1), "completed");
+        const withStation = { ...noStation, STATION_URL: serve.url };
+        assertEquals(await bashComplete(script, "stn agent show ", withStation), ["Greeter"]);
+        assertEquals(await bashComplete(script, "stn agent inspect ", withStation), [agentRun]);
+      });
     } finally {
       await serve.stop();
+      await model.close();
     }
   } finally {
     await home.cleanup();
