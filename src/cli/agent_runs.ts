@@ -16,6 +16,7 @@ import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
+import { watchFlag, watchList } from "./watch.ts";
 
 /** --var k=v, repeatable: the value as JSON when it parses (numbers, booleans, objects), else as text. */
 function collectVar(raw: string, vars: Record<string, unknown>): Record<string, unknown> {
@@ -150,42 +151,61 @@ export function agentRunCommands(agent: Command): Command {
       });
     });
 
-  pageFlags(
+  const runRow = (r: AgentRun) => [
+    r.run_id,
+    r.agent,
+    r.status,
+    r.finish_reason ?? "-",
+    String(r.turns),
+    String(r.usage.total_tokens),
+    r.started_at,
+  ];
+  const RUN_HEADER = ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "STARTED"];
+  watchFlag(pageFlags(
     agent.command("runs")
       .description("list agent runs, newest first")
       .option("--agent <name>", "only runs of this agent")
       .option("--status <status>", "running, completed, failed or canceled"),
     50,
-  ).action(
-    async (opts: { agent?: string; status?: string; limit: string; cursor?: string; all?: boolean }, cmd) => {
+  )).action(
+    async (
+      opts: {
+        agent?: string;
+        status?: string;
+        limit: string;
+        cursor?: string;
+        all?: boolean;
+        watch?: boolean;
+      },
+      cmd,
+    ) => {
       await withStation(cmd, async (client) => {
-        const page = await readPages<"runs", AgentRun>(
-          opts,
-          "runs",
-          (cursor, limit) =>
-            listAgentRuns(client, {
-              agent: opts.agent,
-              status: opts.status as AgentRun["status"],
-              cursor,
-              limit,
-            }),
-        );
-        render(page, {
+        const read = () =>
+          readPages<"runs", AgentRun>(
+            opts,
+            "runs",
+            (cursor, limit) =>
+              listAgentRuns(client, {
+                agent: opts.agent,
+                status: opts.status as AgentRun["status"],
+                cursor,
+                limit,
+              }),
+          );
+        if (opts.watch) {
+          return await watchList({
+            json: jsonMode(cmd),
+            read: async () => (await read()).runs,
+            key: (r) => r.run_id,
+            header: RUN_HEADER,
+            row: runRow,
+          });
+        }
+        render(await read(), {
           json: jsonMode(cmd),
           text: (p) => {
             moreNote(p.next_cursor);
-            return table(
-              ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "STARTED"],
-              p.runs.map((r) => [
-                r.run_id,
-                r.agent,
-                r.status,
-                r.finish_reason ?? "-",
-                String(r.turns),
-                String(r.usage.total_tokens),
-                r.started_at,
-              ]),
-            );
+            return table(RUN_HEADER, p.runs.map(runRow));
           },
         });
       });

@@ -1,8 +1,10 @@
-/** `stn completions bash|zsh|fish`: completion scripts generated from the command tree. */
+/** `stn completions bash|zsh|fish|powershell`: completion scripts generated from the command tree. */
 
-import type { Command, Option } from "commander";
+import type { Argument, Command, Option } from "commander";
 import { usageError } from "../errors.ts";
+import type { NameKind } from "./complete_names.ts";
 import { jsonMode } from "./context.ts";
+import { powershell } from "./completions_powershell.ts";
 import { render } from "./output.ts";
 
 /** One command path (`""` for stn itself, `"workflow approvals"`, …) with what can follow it. */
@@ -10,6 +12,19 @@ interface Node {
   path: string;
   children: string[];
   options: string[];
+  /** What each positional argument names, for `stn __complete` (`-`: nothing the station lists). */
+  args: (NameKind | "-")[];
+}
+
+/** The names an argument stands for, by its name and its command (a `<run>` of `agent …` is an agent run). */
+function argumentKind(path: string, arg: string): NameKind | "-" {
+  const agent = path.startsWith("agent");
+  if (arg === "run") return agent ? "agent-runs" : "runs";
+  if (arg === "workflow" || (arg === "id" && path.startsWith("workflow"))) return "workflows";
+  if (arg === "name" && agent) return "agents";
+  if (["env", "environment", "from"].includes(arg)) return "environments";
+  if (arg === "key" || arg === "file_key") return "files";
+  return "-";
 }
 
 /**
@@ -27,6 +42,7 @@ function nodes(program: Command): Node[] {
       path,
       children: subs.flatMap((c) => [c.name(), ...c.aliases()]),
       options: [...new Set([...flagsOf(cmd), ...globals, "--help"])],
+      args: (cmd.registeredArguments as readonly Argument[]).map((a) => argumentKind(path, a.name())),
     });
     for (const sub of subs) {
       for (const name of [sub.name(), ...sub.aliases()]) walk(sub, path ? `${path} ${name}` : name);
@@ -55,16 +71,24 @@ function bash(table: Node[]): string {
 #   source <(stn completions bash)
 ${caseFunction("_stn_children", table, (n) => n.children)}
 ${caseFunction("_stn_options", table, (n) => n.options)}
+${caseFunction("_stn_args", table, (n) => n.args)}
 _stn() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" cmdpath="" w i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" cmdpath="" w i n=0 kids kind
+  local -a kinds
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
-    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
+    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; n=0
+    elif [[ "$w" != -* ]]; then n=$((n + 1)); fi
   done
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(_stn_options "$cmdpath")" -- "$cur"))
-  else
-    COMPREPLY=($(compgen -W "$(_stn_children "$cmdpath")" -- "$cur"))
+    return
+  fi
+  kids="$(_stn_children "$cmdpath")"
+  if [[ -n "$kids" ]]; then COMPREPLY=($(compgen -W "$kids" -- "$cur")); return; fi
+  kinds=($(_stn_args "$cmdpath")); kind="\${kinds[n]}"
+  if [[ -n "$kind" && "$kind" != "-" ]]; then
+    COMPREPLY=($(compgen -W "$("\${COMP_WORDS[0]}" __complete "$kind" 2>/dev/null)" -- "$cur"))
   fi
 }
 complete -o default -F _stn stn
@@ -77,18 +101,27 @@ function zsh(table: Node[]): string {
 #   source <(stn completions zsh)    (after compinit)
 ${caseFunction("_stn_children", table, (n) => n.children)}
 ${caseFunction("_stn_options", table, (n) => n.options)}
+${caseFunction("_stn_args", table, (n) => n.args)}
 _stn() {
-  local cmdpath="" w i
-  local -a kids
+  local cmdpath="" w i n=1 kind
+  local -a kids kinds found
   for ((i = 2; i < CURRENT; i++)); do
     w="\${words[i]}"
-    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
+    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; n=1
+    elif [[ "$w" != -* ]]; then n=$((n + 1)); fi
   done
   if [[ "\${words[CURRENT]}" == -* ]]; then
     compadd -- \${=$(_stn_options "$cmdpath")}
+    return
+  fi
+  kids=(\${=$(_stn_children "$cmdpath")})
+  if (( \${#kids} )); then compadd -- $kids; return; fi
+  kinds=(\${=$(_stn_args "$cmdpath")}); kind="\${kinds[n]}"
+  if [[ -n "$kind" && "$kind" != "-" ]]; then
+    found=(\${(f)"$(\${words[1]} __complete $kind 2>/dev/null)"})
+    compadd -- $found
   else
-    kids=(\${=$(_stn_children "$cmdpath")})
-    if (( \${#kids} )); then compadd -- $kids; else _files; fi
+    _files
   fi
 }
 compdef _stn stn
@@ -110,6 +143,24 @@ function fish(table: Node[]): string {
 #   stn completions fish | source
 ${sw("__stn_children", (n) => n.children)}
 ${sw("__stn_options", (n) => n.options)}
+${sw("__stn_args", (n) => n.args)}
+function __stn_names
+    set -l words (commandline -opc)
+    set -l cmdpath ''
+    set -l n 1
+    for w in $words[2..-1]
+        if contains -- $w (__stn_children "$cmdpath")
+            set cmdpath (string trim -- "$cmdpath $w")
+            set n 1
+        else if not string match -q -- "-*" $w
+            set n (math $n + 1)
+        end
+    end
+    set -l kinds (__stn_args "$cmdpath")
+    if test (count $kinds) -ge $n; and test "$kinds[$n]" != "-"
+        $words[1] __complete $kinds[$n] 2>/dev/null
+    end
+end
 function __stn_path
     set -l cmdpath ''
     for w in (commandline -opc)[2..-1]
@@ -121,27 +172,33 @@ function __stn_path
 end
 complete -c stn -n 'count (__stn_children (__stn_path)) >/dev/null' -f -a '(__stn_children (__stn_path))'
 complete -c stn -n 'string match -q -- "-*" (commandline -ct)' -a '(__stn_options (__stn_path))'
+complete -c stn -n 'not count (__stn_children (__stn_path)) >/dev/null' -f -a '(__stn_names)'
 `;
 }
 
-const SHELLS = { bash, zsh, fish } as const;
+const SHELLS = { bash, zsh, fish, powershell } as const;
 
 /** The completion script for a shell, generated from the command tree. */
 export function completionScript(program: Command, shell: keyof typeof SHELLS): string {
   return SHELLS[shell](nodes(program));
 }
 
-/** `stn completions bash|zsh|fish`: prints a completion script built from the command tree. */
+/** `stn completions bash|zsh|fish|powershell`: prints a completion script built from the command tree. */
 export function completionsCommand(program: Command): void {
   program.command("completions")
     .description("print a shell completion script: source <(stn completions bash), see docs/cli.md")
-    .argument("<shell>", "bash, zsh or fish")
+    .argument("<shell>", "bash, zsh, fish or powershell")
+    .addHelpText(
+      "after",
+      "\nBesides commands and flags, the scripts complete run ids, workflow, agent and environment names and file" +
+        "\nkeys, asked of the station the CLI talks to (`stn __complete KIND`); with none running they offer nothing.",
+    )
     .action((shell: string, _opts: unknown, cmd: Command) => {
       if (!(shell in SHELLS)) {
         throw usageError(
           "invalid_shell",
           `no completion for ${JSON.stringify(shell)}`,
-          "use bash, zsh or fish",
+          "use bash, zsh, fish or powershell",
         );
       }
       const script = completionScript(program, shell as keyof typeof SHELLS);

@@ -8,7 +8,7 @@ import { errorMessage, StationError, usageError } from "../errors.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalText } from "./local_files.ts";
 import { note, render, table } from "./output.ts";
-import { definitionFromFile, finish, readInput } from "./runs.ts";
+import { definitionFromFile, finish, readInput } from "./run.ts";
 
 /** --version N as a number, or a usage error. */
 function versionFlag(raw: string | undefined): number | undefined {

@@ -21,6 +21,14 @@ import {
   stepView,
 } from "./engine/mod.ts";
 
+/** A pending timer of a run: the step it belongs to, what it does when it fires, and when. */
+export interface PendingTimer {
+  step: string;
+  /** `timer` (a timer step), `approval_timeout`, `wait_timeout`, `retry`, `step_timeout`. */
+  kind: string;
+  fires_at: string;
+}
+
 /** A step as the API lists it: with why it waits, when no live process serves its queue. */
 export type ListedStep = StepView & { waiting_for?: string };
 
@@ -66,6 +74,18 @@ export class WorkflowRuns {
       const why = this.#engine.waitingFor(a, served);
       return why ? { ...view(a), waiting_for: why } : view(a);
     });
+  }
+
+  /** The run's timers that have yet to fire, earliest first, each with its step's path. */
+  pendingTimers(runId: string): PendingTimer[] {
+    const reads = this.#engine.reads;
+    return reads.timers.list({ runId, status: "pending" })
+      .sort((a, b) => a.fire_at - b.fire_at)
+      .map((t) => ({
+        step: reads.attempts.get(t.attempt_id)?.path ?? "?",
+        kind: t.kind,
+        fires_at: new Date(t.fire_at).toISOString(),
+      }));
   }
 
   /** Approvals, of one run and/or in one status. */

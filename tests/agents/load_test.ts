@@ -357,7 +357,14 @@ Deno.test("agent loader: Station-style files load, with warnings only for what s
 
 Deno.test("agent loader: the example environment's agents are valid without warnings, its tools are the fs server's", async () => {
   const agents = await loadAgentsFolder(join(EXAMPLE, "agents"), { environment: "default" });
-  assertEquals(agents.map((a) => a.name), ["assistant", "data-analyst", "file-auditor"]);
+  assertEquals(agents.map((a) => a.name), [
+    "assistant",
+    "cost-analyzer",
+    "data-analyst",
+    "digest-writer",
+    "file-auditor",
+    "incident-analyst",
+  ]);
   for (const a of agents) assertEquals([a.errors, a.warnings], [[], []], a.name);
   const byName = Object.fromEntries(agents.map((a) => [a.name, a.definition!]));
   assert(byName["data-analyst"].sandbox?.session === "workflow");

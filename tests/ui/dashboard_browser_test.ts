@@ -194,7 +194,7 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.goto(`${url}/ui/runs?workflow=greet&status=completed`);
     assertEquals(await page.locator("#runs tbody tr").count(), 1);
     await page.goto(`${url}/ui/runs?workflow=greet&status=failed`);
-    await page.getByText("No runs match.").waitFor();
+    await page.getByText("No runs match this search.").waitFor();
 
     // An approval: decided on the approvals page with a comment; the run goes on.
     const ship = await startRun(ts.client, { workflowId: "ship", input: {} });

@@ -12,6 +12,7 @@ import { DecisionForm } from "./approval_form.tsx";
 import { AgentRunTable } from "./agent_runs.tsx";
 import type { AgentRun } from "../../contract/agent_runs.ts";
 import { ExpressionBox, Lineage, RetryButton, StepRepair, stoppedAt } from "./run_repair.tsx";
+import { awaitedEvent, Decisions, EventForms, RunAgain, Timers } from "./run_actions.tsx";
 
 function requireRun(ctx: StationContext, id: string) {
   const run = ctx.runs.get(id);
@@ -128,7 +129,8 @@ function Live(props: { ctx: StationContext; id: string }) {
   const { runs, agentRuns: agents } = props.ctx;
   const run = runView(requireRun(props.ctx, props.id));
   const steps = runs.steps(run.id);
-  const pending = runs.approvals({ runId: run.id, status: "pending" });
+  const approvals = runs.approvals({ runId: run.id });
+  const pending = approvals.filter((a) => a.status === "pending");
   const agentRuns = agents.ofWorkflowRun(run.id);
   const parentAgents = run.parent_run_id ? agents.ofWorkflowRun(run.parent_run_id) : [];
   return (
@@ -161,6 +163,8 @@ function Live(props: { ctx: StationContext; id: string }) {
       <Lineage run={run} forks={runs.forks(run.id)} />
       <Controls run={run} />
       <RetryButton run={run} />
+      <Decisions approvals={approvals} />
+      <Timers timers={runs.pendingTimers(run.id)} />
       {pending.map((a) => (
         <section aria-label={`Approval ${a.id}`}>
           <h2>Waiting for approval: {a.step_id}</h2>
@@ -208,7 +212,9 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
   });
 
   ui.get("/runs/:id", (c) => {
-    const run = runView(requireRun(ctx, c.req.param("id")));
+    const row = requireRun(ctx, c.req.param("id"));
+    const run = runView(row);
+    const ended = (TERMINAL_RUN as readonly string[]).includes(run.status);
     return c.html(
       <Layout title={`Run ${run.id}`} section="runs" page={page(c)}>
         <div id="run-live" hx-get={`/ui/runs/${run.id}/live`} hx-trigger="run-event from:body delay:200ms">
@@ -217,6 +223,20 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
         <h2>Input</h2>
         <Json value={run.input} label="Run input" />
         <ExpressionBox run={run} steps={ctx.runs.steps(run.id)} />
+        {ended ? null : (
+          <section aria-labelledby="send-title">
+            <h2 id="send-title">Send an event or a signal</h2>
+            <p class="muted">
+              An event goes to every run waiting for it (and starts the workflows it triggers); a signal goes
+              to this run only, kept until one of its steps waits for it.
+            </p>
+            <EventForms runId={run.id} event={awaitedEvent(row.definition, ctx.runs.steps(run.id))} />
+          </section>
+        )}
+        <section aria-labelledby="again-title">
+          <h2 id="again-title">Run again</h2>
+          <RunAgain run={run} row={row} />
+        </section>
         <h2 id="events-title">Events</h2>
         <ol class="events" aria-labelledby="events-title" data-sse={`/ui/runs/${run.id}/events`}></ol>
       </Layout>,

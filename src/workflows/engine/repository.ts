@@ -24,11 +24,15 @@ import type {
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
 
-/** Which runs to list, newest first; `cursor` is the last id of the previous page. */
+/**
+ * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
+ * sort by creation time, so `minId` (inclusive) and `cursor` (exclusive) also bound the creation time.
+ */
 export interface RunQuery {
   workflowId?: string;
   status?: RunStatus;
   cursor?: string;
+  minId?: string;
   limit: number;
 }
 
@@ -100,6 +104,7 @@ export class Repository {
       if (q.workflowId) where.push("workflow_id = ?"), params.push(q.workflowId);
       if (q.status) where.push("status = ?"), params.push(q.status);
       if (q.cursor) where.push("id < ?"), params.push(q.cursor);
+      if (q.minId) where.push("id >= ?"), params.push(q.minId);
       const rows = this.#sql.all<RunRow>(
         `SELECT * FROM workflow_runs ${
           where.length ? "WHERE " + where.join(" AND ") : ""
