@@ -99,7 +99,7 @@ export function awaitedEvent(definition: string, steps: StepView[]): string | un
   const waiting = steps.find((s) => s.type === "await" && !s.completed_at);
   if (!waiting) return undefined;
   let found: string | undefined;
-  JSON.parse(definition, (key, value) => {
+  JSON.parse(definition, (_key, value) => {
     if (value && typeof value === "object" && value.type === "await" && value.id === waiting.step_id) {
       found ??= typeof value.event === "string" ? value.event : undefined;
     }
