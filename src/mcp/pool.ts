@@ -107,6 +107,12 @@ export class McpPool {
     };
   }
 
+  /** Stops sharing a server (its entry now says `per_run`): its connections close with their last lease. */
+  drop(environment: string, server: string): void {
+    const slot = this.#slots.get(`${environment}\u0000${server}`);
+    if (slot) this.#retire(slot);
+  }
+
   /** Connections up now, per `environment/server` (for tests and status). */
   counts(): Record<string, number> {
     const out: Record<string, number> = {};

@@ -116,6 +116,7 @@ async function connect(
     });
   const { pool } = options;
   if (!pool || template.entry.per_run === true) {
+    pool?.drop(server.environment, server.name);
     const conn = await start(options.signal);
     return { call: (tool, args, signal) => conn.callTool(tool, args, { signal }), close: () => conn.close() };
   }
