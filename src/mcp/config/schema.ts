@@ -9,7 +9,7 @@ import { z } from "zod";
 /** A scalar written where a string belongs (`"PORT": 8080`) is taken as its text. */
 const Text = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 
-/** `per_run: true`: the server keeps state per run, so each agent run gets its own (docs/mcp.md#pooling). */
+/** `per_run: true`: the server keeps state per run, so each agent run gets its own (docs/mcp-servers.md#pooling). */
 const PerRun = z.boolean().optional();
 
 /** A server started as a child process, speaking MCP on its stdin/stdout. */
