@@ -366,6 +366,11 @@ export const ERROR_CODES = {
   invalid_station_url: [400, 2, "--station / STATION_URL is not a URL or host:port"],
   stdin_twice: [400, 2, "`-` (stdin) was given more than once"],
   invalid_limit: [400, 2, "--limit is not a positive integer"],
+  upload_incomplete: [
+    500,
+    1,
+    "`stn files upload --recursive`: some files were not uploaded (details.failed says which and why; the rest are stored)",
+  ],
   json_with_stdout: [400, 2, "--json cannot be used when stdout carries a file's bytes"],
   invalid_shell: [400, 2, "completions are for bash, zsh or fish"],
   doctor_failed: [503, 1, "`stn doctor`: something a default command needs is missing (details.checks)"],

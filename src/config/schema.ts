@@ -230,6 +230,14 @@ export const ConfigSchema = z.strictObject({
       ),
     }).optional().describe("agent context windows (docs/agents.md#context-window)"),
   }).prefault({}),
+  mcp: z.strictObject({
+    pool_max: z.int().min(1).max(16).default(1).describe(
+      "processes (connections) per MCP server shared by agent runs; another starts only while all are busy",
+    ),
+    idle_timeout: durationSchema.default(5 * 60_000).describe(
+      "a shared MCP server with no run using it is stopped after this long (started again on the next run)",
+    ),
+  }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
       "the default environment: created empty at start when missing, and the one a bare `stn sync` syncs",

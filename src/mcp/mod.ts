@@ -4,6 +4,8 @@
  */
 export { exposedToolName, knownMcpTools, listMcpServers, listMcpTools } from "./catalogue.ts";
 export type { McpServerRecord, McpToolRecord } from "./catalogue.ts";
+export { McpPool } from "./pool.ts";
+export type { McpPoolSettings } from "./pool.ts";
 export { syncMcpServers } from "./sync.ts";
 export type { McpSyncOptions, McpSyncTarget } from "./sync.ts";
 export { mcpToolSpecs, openMcpToolbox } from "./toolbox.ts";

@@ -4,17 +4,21 @@ import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
 import { didYouMean } from "../lib/did_you_mean.ts";
 import { listMcpServers, listMcpTools, type McpServerRecord, type McpToolRecord } from "./catalogue.ts";
-import { connectMcpServer, type McpConnection } from "./client/mod.ts";
+import { connectMcpServer } from "./client/mod.ts";
 import { readMcpConfigFile } from "./config/files.ts";
 import { masker } from "../environment_files/placeholders.ts";
 import { renderServer } from "./config/render.ts";
 import { readVariables, variableSource } from "../environment_files/variables.ts";
 import { isApproved, untrustedError } from "./trust.ts";
+import { sha256 } from "../files/checksum.ts";
+import type { McpPool } from "./pool.ts";
 
 /**
  * The MCP tools of one agent run: the servers offering the requested tools are connected (their configs
  * read again and rendered only now, so secrets live in memory for the run and nowhere else) and their
- * tools handed over as AgentTools. `close()` ends every connection.
+ * tools handed over as AgentTools. With a pool (a station's), servers are leased from it and shared
+ * across runs, except those whose entry says `per_run: true`; `close()` releases the leases and ends the
+ * run's own connections. The config check and the approval gate hold on every open, pooled or not.
  */
 
 /** Options of openMcpToolbox. */
@@ -25,6 +29,14 @@ export interface McpToolboxOptions {
   variables?: Record<string, string>;
   /** Time per server to start and complete the handshake (default 60 s). */
   timeoutMs?: number;
+  /** Shared connections; without one every server is connected for this run alone. */
+  pool?: McpPool;
+}
+
+/** A server opened for a run: pooled (a lease) or its own connection. */
+interface OpenServer {
+  call(tool: string, args: unknown, signal: AbortSignal): Promise<string>;
+  close(): Promise<void>;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -74,13 +86,13 @@ function resolveTools(db: Database, environment: string, names: string[]): McpTo
 
 /**
  * Reads a server's config file again, checks it is the one synced and that its launch is approved, fills
- * its placeholders and connects.
+ * its placeholders and connects — or leases it from the pool, keyed by what would be started.
  */
 async function connect(
   db: Database,
   server: McpServerRecord,
   options: McpToolboxOptions,
-): Promise<McpConnection> {
+): Promise<OpenServer> {
   const changed = (why: string) =>
     new StationError("mcp_config_changed", `MCP server ${server.name}: ${why} since the last sync`, {
       hint: `run \`stn sync ${server.environment}\` so the tools agents use match the config`,
@@ -95,12 +107,32 @@ async function connect(
   const envDir = environmentDirOf(server.config_file);
   const vars = variableSource(envDir, await readVariables(envDir), options.variables);
   const { spec, secrets } = renderServer(template, vars);
-  return await connectMcpServer(spec, {
+  const start = (signal?: AbortSignal) =>
+    connectMcpServer(spec, {
+      server: server.name,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      signal,
+      mask: masker(secrets),
+    });
+  const { pool } = options;
+  if (!pool || template.entry.per_run === true) {
+    pool?.drop(server.environment, server.name);
+    const conn = await start(options.signal);
+    return { call: (tool, args, signal) => conn.callTool(tool, args, { signal }), close: () => conn.close() };
+  }
+  const lease = await pool.lease({
+    environment: server.environment,
     server: server.name,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    // The rendered spec (secrets included) only as a digest: a new placeholder value means a new process.
+    key: `${server.config_checksum} ${sha256().update(JSON.stringify(spec)).digest("hex")}`,
+    // Shared: one run's cancellation must not abort a start others wait for.
+    start: () => start(),
     signal: options.signal,
-    mask: masker(secrets),
   });
+  return {
+    call: (tool, args, signal) => lease.callTool(tool, args, { signal }),
+    close: () => Promise.resolve(lease.release()),
+  };
 }
 
 /** The MCP tools `toolNames` as the synced catalogue describes them, without connecting (for tool doubles). */
@@ -129,7 +161,7 @@ export async function openMcpToolbox(
   const serverNames = [...new Set(wanted.map((t) => t.server))];
   const servers = listMcpServers(db, environment).filter((s) => serverNames.includes(s.name));
   const opened = await Promise.allSettled(servers.map((s) => connect(db, s, options)));
-  const connections = new Map<string, McpConnection>();
+  const connections = new Map<string, OpenServer>();
   opened.forEach((r, i) => r.status === "fulfilled" && connections.set(servers[i].name, r.value));
   const close = async () => {
     await Promise.allSettled([...connections.values()].map((c) => c.close()));
@@ -145,7 +177,7 @@ export async function openMcpToolbox(
       name: t.exposed_name,
       description: t.description,
       inputSchema: t.input_schema,
-      call: (args, signal) => conn.callTool(t.name, args, { signal }),
+      call: (args, signal) => conn.call(t.name, args, signal),
       server: t.server,
     };
   });

@@ -2,7 +2,7 @@
 
 import { join } from "node:path";
 import { getAgent } from "../agents/store.ts";
-import { mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
+import { McpPool, mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
 import { listAgents } from "../agents/store.ts";
 import { AgentService } from "../agents/service.ts";
@@ -199,13 +199,17 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       });
     }
     const workflows = new WorkflowStore(db);
+    // MCP servers shared across agent runs; closed after the agent runs stop (closers run in reverse).
+    const mcpPool = new McpPool({ max: config.values.mcp.pool_max, idleMs: config.values.mcp.idle_timeout });
+    closers.push({ name: "MCP server pool", close: () => mcpPool.close() });
     const agents = new AgentService({
       db,
       config: config.values,
       env: Deno.env.toObject(),
       // Agents as `stn sync` (or this start) stored them, with their MCP tools from the synced catalogue.
       source: (environment, name) => getAgent(db, environment, name),
-      mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
+      mcpTools: (environment, def, signal) =>
+        openMcpToolbox(db, environment, def.tools, { signal, pool: mcpPool }),
       mcpToolSpecs: (environment, def) => mcpToolSpecs(db, environment, def.tools),
       sandbox,
       debug: config.values.log.agent_turns,

@@ -116,6 +116,10 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
     );
   }
 
+  let ended!: () => void;
+  const closed = new Promise<void>((resolve) => (ended = resolve));
+  client.onclose = () => ended();
+
   /** A StationError for a failed request, or the caller's cancellation. */
   const requestError = (err: unknown, what: string, opts: McpRequestOptions): StationError => {
     if (opts.signal?.aborted) {
@@ -201,6 +205,7 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
     },
     stderr,
     close: () => closeQuietly(client, transport),
+    closed,
   };
 }
 

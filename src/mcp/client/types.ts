@@ -51,4 +51,6 @@ export interface McpConnection {
   stderr(): string;
   /** Ends the connection; a stdio server's process is stopped. */
   close(): Promise<void>;
+  /** Settles when the connection ended, by close() or because the server went away (its process died). */
+  readonly closed: Promise<void>;
 }
