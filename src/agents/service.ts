@@ -13,6 +13,7 @@ import { contextPlan } from "./context.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
+import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
 import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
@@ -59,6 +60,8 @@ export interface AgentRunRequest {
   claim?: (runId: string) => string | undefined;
   /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
   doubles?: RunDoubles;
+  /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
+  maxCost?: number;
 }
 
 /** A run that has started, and its end. */
@@ -112,6 +115,8 @@ export class AgentService {
       output_schema: def.output_schema,
       timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
       context: contextPlan(def.context, this.#o.config.agents.context, model.id),
+      price: priceOf(model.id, this.#o.config.ai.prices),
+      max_cost: lowestBudget(def.max_cost, req.maxCost),
     };
     let replayed = false;
     const run = this.ledger.create({
@@ -319,9 +324,7 @@ export class AgentService {
           throw new StationError(
             "agent_tools_unavailable",
             `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
-            {
-              hint: "start Docker and check `stn doctor` (sandbox.enabled)",
-            },
+            { hint: "start Docker and check `stn doctor` (sandbox.enabled)" },
           );
         }
         boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));

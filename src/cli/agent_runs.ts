@@ -11,6 +11,7 @@ import {
 import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { formatUsd } from "../telemetry/cost.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
@@ -87,7 +88,8 @@ function answerLines(run: AgentRun): string[] {
 
 function usageText(run: AgentRun): string {
   const u = run.usage;
-  return `${u.input_tokens} in (${u.cached_tokens} cached) / ${u.output_tokens} out / ${u.total_tokens} total`;
+  return `${u.input_tokens} in (${u.cached_tokens} cached) / ${u.output_tokens} out / ${u.total_tokens} total` +
+    (run.cost_usd === null ? "" : ` (${formatUsd(run.cost_usd)})`);
 }
 
 /** Adds `run`, `runs` and `inspect` to the `stn agent` command group. */
@@ -175,7 +177,7 @@ export function agentRunCommands(agent: Command): Command {
           text: (p) => {
             moreNote(p.next_cursor);
             return table(
-              ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "STARTED"],
+              ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "COST", "STARTED"],
               p.runs.map((r) => [
                 r.run_id,
                 r.agent,
@@ -183,6 +185,7 @@ export function agentRunCommands(agent: Command): Command {
                 r.finish_reason ?? "-",
                 String(r.turns),
                 String(r.usage.total_tokens),
+                formatUsd(r.cost_usd),
                 r.started_at,
               ]),
             );
@@ -210,7 +213,7 @@ export function agentRunCommands(agent: Command): Command {
 /** A workflow run's agent runs as a table: step, agent, status, turns, tokens, tool calls. */
 export function agentRunTable(runs: AgentRun[]): string[] {
   return table(
-    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "TOOL CALLS"],
+    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "COST", "TOOL CALLS"],
     runs.map((r) => [
       r.run_id,
       r.step_path ?? "-",
@@ -218,6 +221,7 @@ export function agentRunTable(runs: AgentRun[]): string[] {
       `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`,
       String(r.turns),
       `${r.usage.input_tokens}/${r.usage.output_tokens}`,
+      formatUsd(r.cost_usd),
       r.tool_calls.map((c) => c.name + (c.error ? "!" : "")).join(", ") || "-",
     ]),
   );
