@@ -19,3 +19,4 @@ export * from "./environments.ts";
 export * from "./workers.ts";
 export * from "./idempotency.ts";
 export * from "./cassette.ts";
+export * from "./evals.ts";

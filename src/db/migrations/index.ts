@@ -11,6 +11,7 @@ import m0014 from "./0014_agent_schedules.ts";
 import m0015 from "./0015_idempotency.ts";
 import m0017 from "./0017_mcp_approvals.ts";
 import m0020 from "./0020_agent_tool_call_detail.ts";
+import m0021 from "./0021_evals.ts";
 import m0022 from "./0022_agent_cost.ts";
 
 /**
@@ -30,5 +31,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0015,
   m0017,
   m0020,
+  m0021,
   m0022,
 ];
