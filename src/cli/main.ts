@@ -13,6 +13,7 @@ import { completionsCommand } from "./completions.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
+import { evalReportCommand } from "./eval_report.ts";
 import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
 import { shortFlagHelp } from "./flags.ts";
@@ -97,6 +98,8 @@ export function buildProgram(runtime?: Runtime): Command {
   bundleCommand(program);
   mcpCommand(program);
   mockCommand(program);
+  // `stn eval` (issue 29): its run, compare and dataset commands join this group (src/cli/eval*.ts).
+  evalReportCommand(program.command("eval").description("evaluate agents and workflows against datasets"));
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

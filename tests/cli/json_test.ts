@@ -4,6 +4,7 @@ import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
+import { sampleEvalRun } from "../helpers/eval_runs.ts";
 import type { Command } from "commander";
 
 /** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
@@ -268,6 +269,15 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
       },
       ok: true,
     },
+    {
+      cmd: "eval report",
+      args: () => {
+        Deno.writeTextFileSync(p("eval.json"), JSON.stringify(sampleEvalRun(3)));
+        return [p("eval.json"), "-o", p("report.md")];
+      },
+      ok: true,
+    },
+    { cmd: "eval report", args: () => [p("eval.json"), "-o", p("report.txt")], ok: false, code: 2 },
     { cmd: "test", args: () => [p("ok.test.yaml")], ok: true },
     { cmd: "test", args: () => [p("bad.test.yaml")], ok: false, code: 2 },
   ];
