@@ -1,5 +1,5 @@
 /**
- * `stn eval report <eval> -o report.html|report.md`: an eval run written as a self-contained HTML page or as
+ * `stn eval report <eval> -o FILE`: an eval run written as a self-contained HTML page (a .html file) or as
  * Markdown, from the station (an eval run id) or from a file holding an eval run (`stn eval run --json`).
  */
 
@@ -27,7 +27,7 @@ function formatOf(output: string, flag: string | undefined): Format {
     flag
       ? `--format ${flag}: write html or md`
       : `-o ${output}: the file's extension says neither HTML nor Markdown`,
-    "name the file report.html or report.md, or pass --format html|md",
+    "end the file name in .html or .md, or pass --format html|md",
   );
 }
 
@@ -69,7 +69,10 @@ export function evalReportCommand(group: Command): Command {
       "write an eval run's report: aggregates, score charts, each case's answer, scores and tool calls",
     )
     .argument("<eval>", "an eval run id (eval_…), or a JSON file holding an eval run (`stn eval run --json`)")
-    .requiredOption("-o, --output <file>", "the report file: report.html (self-contained page) or report.md")
+    .requiredOption(
+      "-o, --output <file>",
+      "the report file: a .html file (a self-contained page) or a .md file",
+    )
     .option("--format <format>", "html or md (default: from the file's extension)")
     .addHelpText(
       "after",

@@ -1,5 +1,5 @@
 /**
- * `stn eval report -o report.html`: an eval run as one self-contained HTML file — its styles inline, its
+ * `stn eval report` to a .html file: an eval run as one self-contained HTML file — its styles inline, its
  * charts inline SVG, no script and no external asset — so it opens anywhere, offline, and can be attached to
  * a pull request or mailed.
  */

@@ -1,5 +1,5 @@
 /**
- * `stn eval report -o report.md`: an eval run as Markdown (GitHub-flavoured tables), for a pull request's
+ * `stn eval report` to a .md file: an eval run as Markdown (GitHub-flavoured tables), for a pull request's
  * comment or a job summary: the same sections as the HTML report, its charts as text bars.
  */
 
