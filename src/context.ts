@@ -15,6 +15,7 @@ import type { z } from "zod";
 import type { Recorder } from "./agents/doubles.ts";
 import type { Cassette } from "./contract/cassette.ts";
 import type { StartTestRunBody, TestRun } from "./contract/tests.ts";
+import type { EvalService } from "./evals/service.ts";
 
 /** What the running station hands to the API and its services. Later parts add theirs here. */
 export interface StationContext {
@@ -73,6 +74,8 @@ export interface StationContext {
       api: (req: Request) => Response | Promise<Response>,
     ): Promise<{ run: TestRun; done: Promise<TestRun> }>;
   };
+  /** Eval runs (docs/evals.md): datasets run as agent or workflow runs, scored, compared; durable. */
+  evals: EvalService;
   /** Aborted when the station begins to stop; long-lived handlers (streams) end on it. */
   shutdown: AbortSignal;
 }

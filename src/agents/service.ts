@@ -62,6 +62,8 @@ export interface AgentRunRequest {
   doubles?: RunDoubles;
   /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
   maxCost?: number;
+  /** Run on this model instead of the agent's (`stn eval run --model`). */
+  model?: string;
 }
 
 /** A run that has started, and its end. */
@@ -106,7 +108,9 @@ export class AgentService {
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
     const def = this.#definition(req.environment, req.agent);
-    const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(def.model);
+    const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(
+      req.model ?? def.model,
+    );
     const variables = req.variables ?? {};
     const prompt = await renderAgentPrompt(def, req.task, variables);
     const plan: RunPlan = {
@@ -225,12 +229,8 @@ export class AgentService {
       def = this.#definition(run.environment, run.agent);
     } catch (err) {
       const e = err as StationError;
-      this.ledger.finish(run.id, {
-        status: "failed",
-        finish_reason: "error",
-        response: "",
-        error: { code: e.code, message: e.message },
-      });
+      const error = { code: e.code, message: e.message };
+      this.ledger.finish(run.id, { status: "failed", finish_reason: "error", response: "", error });
       return Promise.resolve(this.ledger.get(run.id)!);
     }
     this.ledger.event(run.id, "run_resumed", { turns: run.turns });

@@ -30,6 +30,7 @@ import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
 import { syncCommand } from "./sync.ts";
 import { testCommand } from "./test.ts";
+import { evalCommand } from "./eval.ts";
 import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
@@ -94,12 +95,11 @@ export function buildProgram(runtime?: Runtime): Command {
   agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
   testCommand(program);
+  evalReportCommand(evalCommand(program));
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);
   mockCommand(program);
-  // `stn eval` (issue 29): its run, compare and dataset commands join this group (src/cli/eval*.ts).
-  evalReportCommand(program.command("eval").description("evaluate agents and workflows against datasets"));
   completionsCommand(program);
   exitOverrideAll(program);
   return program;

@@ -262,8 +262,8 @@ export const EvalRunList = z.looseObject({
 }).meta({ id: "EvalRunList" });
 export type EvalRunList = z.infer<typeof EvalRunList>;
 
-/** POST /api/v1/evals */
-export const StartEvalBody = z.strictObject({
+/** The fields of POST /api/v1/evals (the MCP tool adds `wait`). */
+export const StartEvalFields = z.strictObject({
   target: z.string().min(1).describe("the agent or workflow to evaluate"),
   kind: z.enum(["agent", "workflow"]).optional().describe("default: an agent of that name, else a workflow"),
   environment: Name.optional().describe("default: workflows.environment"),
@@ -280,9 +280,13 @@ export const StartEvalBody = z.strictObject({
   ),
   baseline: z.string().min(1).optional().describe("an earlier eval run to compare with when done"),
   max_regression: z.number().min(0).max(1).default(0.05),
-}).refine((b) => (b.dataset === undefined) !== (b.dataset_file === undefined), {
-  message: "send exactly one of dataset and dataset_file",
-}).meta({ id: "StartEvalBody" });
+});
+
+/** POST /api/v1/evals */
+export const StartEvalBody = StartEvalFields.refine(
+  (b) => (b.dataset === undefined) !== (b.dataset_file === undefined),
+  { message: "send exactly one of dataset and dataset_file" },
+).meta({ id: "StartEvalBody" });
 export type StartEvalBody = z.input<typeof StartEvalBody>;
 
 export const StartEvalQuery = z.object({
@@ -329,6 +333,7 @@ export const GeneratedDataset = z.looseObject({
   cases: z.array(EvalCaseInput),
   file_name: z.string().describe("the suggested file in environments/<env>/evals/"),
   total_tokens: z.number(),
+  skipped: z.number().describe("cases the model wrote that did not validate, left out"),
 }).meta({ id: "GeneratedDataset" });
 export type GeneratedDataset = z.infer<typeof GeneratedDataset>;
 

@@ -41,6 +41,7 @@ import type { StationContext } from "../context.ts";
 import { removeServerFile, writeServerFile } from "../config/server_file.ts";
 import { TestRuns } from "../testing/runs.ts";
 import { Recordings, recordingSettings } from "../testing/recordings.ts";
+import { EvalService } from "../evals/service.ts";
 
 export interface StartStationOptions {
   /** Write run/server.json so CLI commands can find this server (stn serve), or not (embedded mode). */
@@ -229,6 +230,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     // Registered after the NATS connection, so it stops before the connection drains.
     closers.push({ name: "workflow engine", close: () => engine.stop() });
     // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.
+    // Stops after the agent runs (closers run in reverse): the eval runs' cases see their runs stop, not end.
+    const evals = new EvalService({ db });
+    closers.push({ name: "eval runs", close: () => evals.stop() });
     agents.resumeOrphans();
     closers.push({ name: "agent runs", close: () => agents.stop() });
 
@@ -256,7 +260,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       }),
       durable,
       tests: new TestRuns(),
+      evals,
     };
+    evals.resume(ctx);
     if (config.values.workflows.sync_on_start) {
       await syncAtStart(db, workflows, {
         environmentsDir: config.paths.environments,

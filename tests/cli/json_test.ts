@@ -62,7 +62,9 @@ const GATE = "states:\n  - id: ask\n    type: human_approval\n    message: go?\n
 Deno.test('--json: every command prints one JSON object, {"error": …} on failure with the same exit code', async () => {
   const home = await tempHome();
   const model = startModelServer();
-  model.route(() => ({ text: "hello" }));
+  model.route((r) =>
+    JSON.stringify(r.body).includes("evaluation datasets") ? { text: '[{"task": "hi"}]' } : { text: "hello" }
+  );
   home.writeConfig(`${SANDBOX_CONFIG}\nai:\n  base_url: ${model.url}\n  api_key: sk-test\n`);
   Deno.mkdirSync(home.path("environments/default/agents"), { recursive: true });
   Deno.writeTextFileSync(home.path("environments/default/agents/Greeter.prompt"), "{{userInput}}\n");
@@ -88,7 +90,9 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     "cases:\n  - name: greets\n    agent: Greeter\n    task: hi\n    expect: { output: '$ = \"hello\"' }\n",
   );
   Deno.writeTextFileSync(p("bad.test.yaml"), "cases:\n  - name: no target\n");
-  let agentRun = "";
+  Deno.writeTextFileSync(p("qa.jsonl"), '{"task": "hi", "expected": "hello"}\n');
+  Deno.writeTextFileSync(p("bad.jsonl"), '{"task": "hi"}\n{"expected": 1}\n');
+  let agentRun = "", evalId = "";
   let run = "", run2 = "", run3 = "", approval = "", approval2 = "", key = "", key2 = "", sbx = "";
   const pendingApproval = (runId: () => string) => async () => {
     const url = `${serve.url}/api/v1/workflow-approvals?status=pending&run_id=${runId()}`;
@@ -269,6 +273,21 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
       },
       ok: true,
     },
+    { cmd: "test", args: () => [p("ok.test.yaml")], ok: true },
+    { cmd: "test", args: () => [p("bad.test.yaml")], ok: false, code: 2 },
+    {
+      cmd: "eval run",
+      args: () => ["Greeter", "--dataset", p("qa.jsonl")],
+      ok: true,
+      keep: (o) => (evalId = o.eval_id),
+    },
+    { cmd: "eval run", args: () => ["Greeter", "--dataset", p("bad.jsonl")], ok: false, code: 2 },
+    { cmd: "eval list", ok: true },
+    { cmd: "eval list", args: () => ["--limit", "0"], ok: false, code: 2 },
+    { cmd: "eval show", args: () => [evalId], ok: true },
+    { cmd: "eval show", args: () => ["eval_nope"], ok: false },
+    { cmd: "eval report", args: () => [evalId, "-o", p("report.html")], ok: true },
+    { cmd: "eval report", args: () => ["eval_nope", "-o", p("nope.html")], ok: false },
     {
       cmd: "eval report",
       args: () => {
@@ -278,8 +297,17 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
       ok: true,
     },
     { cmd: "eval report", args: () => [p("eval.json"), "-o", p("report.txt")], ok: false, code: 2 },
-    { cmd: "test", args: () => [p("ok.test.yaml")], ok: true },
-    { cmd: "test", args: () => [p("bad.test.yaml")], ok: false, code: 2 },
+    { cmd: "eval compare", args: () => [evalId, evalId], ok: true },
+    { cmd: "eval compare", args: () => ["eval_nope", evalId], ok: false },
+    { cmd: "eval datasets", ok: true },
+    { cmd: "eval datasets", args: () => ["--env", "../x"], ok: false },
+    { cmd: "eval generate", args: () => ["Greeter", "--count", "1", "-o", p("gen.jsonl")], ok: true },
+    {
+      cmd: "eval generate",
+      args: () => ["Greeter", "--count", "1", "-o", p("gen.jsonl")],
+      ok: false,
+      code: 2,
+    },
   ];
 
   try {

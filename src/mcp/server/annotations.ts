@@ -50,11 +50,17 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   list_environments: "GET /api/v1/environments",
   run_tests: "POST /api/v1/tests",
   get_test_run: "GET /api/v1/tests/{id}",
+  run_eval: "POST /api/v1/evals",
+  get_eval: "GET /api/v1/evals/{eval_id}",
+  list_evals: "GET /api/v1/evals",
+  compare_evals: "GET /api/v1/evals/compare",
+  list_eval_datasets: "GET /api/v1/eval-datasets",
+  generate_eval_dataset: "POST /api/v1/eval-datasets/generate",
   sync_environment: "POST /api/v1/sync",
 };
 
-/** POST operations that only read (validation answers issues and stores nothing). */
-const READING_POSTS = new Set(["validate_workflow"]);
+/** POST operations that only read (validation answers issues, generation answers cases: they store nothing). */
+const READING_POSTS = new Set(["validate_workflow", "generate_eval_dataset"]);
 /** POST operations that end something for good: a client should ask first. */
 const ENDING_POSTS = new Set(["cancel_workflow_run", "reject_workflow_step", "cancel_agent_run"]);
 

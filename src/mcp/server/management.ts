@@ -4,6 +4,7 @@ import { toolAnnotations } from "./annotations.ts";
 import { agentManagementTools } from "./management_agents.ts";
 import { environmentTools } from "./management_environments.ts";
 import { testTools } from "./management_tests.ts";
+import { evalTools } from "./management_evals.ts";
 import { fileTools } from "./management_files.ts";
 import { sandboxTools } from "./management_sandboxes.ts";
 import { workflowTools } from "./management_workflows.ts";
@@ -28,6 +29,7 @@ export function managementTools(client: StationClient): McpToolSpec[] {
     ...sandboxTools(client),
     ...environmentTools(client),
     ...testTools(client),
+    ...evalTools(client),
   ].map((t) => ({ ...t, annotations: toolAnnotations(t.name) }));
 }
 
