@@ -74,8 +74,8 @@ export class AgentLedger {
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
            parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
-           started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           started_at, cost_usd)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -93,6 +93,7 @@ export class AgentLedger {
         trigger,
         at,
         at,
+        r.priced ? 0 : null,
       );
       this.#event(id, "run_started", {
         agent: r.agent,
@@ -296,12 +297,13 @@ export class AgentLedger {
     );
   }
 
-  /** What each workflow run's agent runs cost (USD): 0 when it started none, null when none has a price. */
+  /** What each workflow run's agent runs cost (USD): 0 when it started none, null when one has no price. */
   workflowRunCosts(workflowRunIds: string[]): Map<string, number | null> {
     const costs = new Map<string, number | null>(workflowRunIds.map((id) => [id, 0]));
     for (
       const r of this.#q.all<{ id: string; cost: number | null }>(
-        `SELECT workflow_run_id AS id, SUM(cost_usd) AS cost FROM agent_runs
+        `SELECT workflow_run_id AS id, CASE WHEN COUNT(cost_usd) = COUNT(*) THEN SUM(cost_usd) END AS cost
+         FROM agent_runs
          WHERE workflow_run_id IN (SELECT value FROM json_each(?)) GROUP BY workflow_run_id`,
         JSON.stringify(workflowRunIds),
       )

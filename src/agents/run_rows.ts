@@ -106,6 +106,8 @@ export interface NewRun {
   parentCallId?: string;
   step?: { runId: string; path: string; visit: number; attempt: number };
   traceId?: string;
+  /** Its model has a price (docs/agents.md#cost): its cost starts at 0, else it stays null (unknown). */
+  priced?: boolean;
   /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
   trigger?: RunTrigger;
   /**

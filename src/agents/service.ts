@@ -135,6 +135,7 @@ export class AgentService {
       step: req.step,
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
+      priced: plan.price !== undefined,
       claim: req.claim && ((id) => {
         const found = req.claim!(id);
         replayed = found !== undefined;

@@ -84,6 +84,8 @@ export interface CaseEnd {
   score: number | null;
   totalTokens: number;
   judgeTokens: number;
+  /** Its run's cost and the judge's (USD); null when a model has no price. */
+  costUsd: number | null;
   durationMs: number | null;
   toolCalls: Array<{ name: string; status: string; error: string | null }>;
 }
@@ -206,7 +208,7 @@ export class EvalLedger {
   finishCase(key: CaseKey, end: CaseEnd): void {
     this.#q.run(
       `UPDATE eval_cases SET status = ?, answer = ?, result = ?, error = ?, scores = ?, score = ?, total_tokens = ?,
-         judge_tokens = ?, duration_ms = ?, tool_calls = ?, started_at = COALESCE(started_at, ?), ended_at = ?
+         judge_tokens = ?, cost_usd = ?, duration_ms = ?, tool_calls = ?, started_at = COALESCE(started_at, ?), ended_at = ?
        WHERE eval_id = ? AND idx = ? AND repeat = ?`,
       end.status,
       end.answer,
@@ -216,6 +218,7 @@ export class EvalLedger {
       end.score,
       end.totalTokens,
       end.judgeTokens,
+      end.costUsd,
       end.durationMs,
       JSON.stringify(end.toolCalls),
       now(),

@@ -87,6 +87,20 @@ export function lowestBudget(...budgets: (number | undefined)[]): number | undef
   return set.length ? Math.min(...set) : undefined;
 }
 
+/** What one recorded model call cost at `prices` (a judge's, a generator's); null when its model has no price. */
+export function callCost(
+  call: { model: string; input_tokens: number; output_tokens: number },
+  prices: Readonly<Record<string, ModelPrice>> = {},
+): number | null {
+  const price = priceOf(call.model, prices);
+  return price ? costOf({ ...call, cached_tokens: 0 }, price) : null;
+}
+
+/** The sum of costs: unknown (null) when any of them is, 0 for none. */
+export function sumCosts(costs: (number | null)[]): number | null {
+  return costs.some((c) => c === null) ? null : (costs as number[]).reduce((a, b) => a + b, 0);
+}
+
 /** A cost as people read it: `$0.000123`, `$1.25`; `-` when unknown (no price for the model). */
 export function formatUsd(usd: number | null | undefined): string {
   if (usd === null || usd === undefined) return "-";
