@@ -90,6 +90,15 @@ Deno.test("evals in Chromium: a real 20-case eval's report file and the dashboar
     assertEquals(second.code, 1, second.stderr);
     const headId: string = JSON.parse(second.stdout).error.details.eval_id;
 
+    // The API answers the report too: Markdown or HTML; a bad format or an unknown eval run is a clear 4xx.
+    const md = await fetch(`${serve.url}/api/v1/evals/${a.eval_id}/report?format=md`);
+    assertEquals([md.status, md.headers.get("content-type")], [200, "text/markdown; charset=utf-8"]);
+    assertMatch(await md.text(), /^<!-- stn eval report -->\n# Eval report: Answerer\n/);
+    const pdf = await fetch(`${serve.url}/api/v1/evals/${a.eval_id}/report?format=pdf`);
+    assertEquals([pdf.status, (await pdf.json()).error.code], [400, "invalid_request"]);
+    const none = await fetch(`${serve.url}/api/v1/evals/eval_nope/report`);
+    assertEquals([none.status, (await none.json()).error.code], [404, "eval_not_found"]);
+
     // The report file, fetched by id from the station and opened as a user opens an attachment.
     const report = home.path("report.html");
     const wrote = await runStn(["eval", "report", a.eval_id, "-o", report], { env: home.env });
