@@ -6,6 +6,7 @@
  */
 
 import type { z } from "zod";
+import type { DoublesRegistry, ToolDoubles } from "../agents/doubles.ts";
 import { createModels, type Models } from "../agents/providers.ts";
 import { getAgent } from "../agents/store.ts";
 import type {
@@ -17,22 +18,27 @@ import type {
   GeneratedDataset,
   StartEvalBody,
 } from "../contract/evals.ts";
-import type { StationContext } from "../context.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { callCost, type ModelPrice, sumCosts } from "../telemetry/cost.ts";
-import { CaseTools } from "../testing/mocks.ts";
 import { mean } from "./aggregate.ts";
 import { compareEvals } from "./compare.ts";
 import { checkDataset, datasetDir, listDatasets, readEnvironmentDataset } from "./dataset.ts";
 import { generateDataset } from "./generate.ts";
-import { judgeCase } from "./judge.ts";
 import { type CaseKey, type EvalCaseRow, EvalLedger, type EvalRunRow } from "./ledger.ts";
-import { scoreExpected, scoreMeasure, scorersOf, scoreSchema, scoreTools } from "./scorers.ts";
-import { type CaseTarget, caseTask, runEvalCase } from "./target.ts";
+import { scorersOf } from "./scorers.ts";
+import { scoreCase } from "./score_case.ts";
+import { type CaseTarget, type EvalStation, runEvalCase } from "./target.ts";
 import { evalView } from "./views.ts";
 
 type StartBody = z.output<typeof StartEvalBody>;
+
+/** What an EvalService is made of. */
+export interface EvalServiceOptions {
+  db: EvalStation["db"];
+  /** The tool doubles of a dataset's `mocks` (the test runner's, handed in by the station: live for the rest). */
+  toolDoubles: (mocks: NonNullable<EvalDataset["mocks"]>) => ToolDoubles;
+}
 
 /** Eval runs: start, wait, read, resume, stop. */
 export class EvalService {
@@ -41,16 +47,19 @@ export class EvalService {
   #stopping = false;
   #models?: Models;
 
-  constructor(ctx: Pick<StationContext, "db">) {
-    this.ledger = new EvalLedger(ctx.db);
+  #toolDoubles: EvalServiceOptions["toolDoubles"];
+
+  constructor(o: EvalServiceOptions) {
+    this.ledger = new EvalLedger(o.db);
+    this.#toolDoubles = o.toolDoubles;
   }
 
-  #modelsOf(ctx: StationContext): Models {
+  #modelsOf(ctx: EvalStation): Models {
     return this.#models ??= createModels(ctx.config.values.ai, Deno.env.toObject());
   }
 
   /** Checks the target and the dataset, records the eval run and starts its cases. */
-  async start(ctx: StationContext, body: StartBody): Promise<EvalRun> {
+  async start(ctx: EvalStation, body: StartBody): Promise<EvalRun> {
     const environment = body.environment ?? ctx.config.values.workflows.environment;
     const kind = body.kind ?? (getAgent(ctx.db, environment, body.target) ? "agent" : "workflow");
     const agent = kind === "agent" ? getAgent(ctx.db, environment, body.target) : undefined;
@@ -102,8 +111,23 @@ export class EvalService {
     return this.view(row.id, false);
   }
 
+  /**
+   * Before the agent runs resume (AgentService.resumeOrphans): the dataset mocks of the cases whose runs a crash
+   * interrupted, registered again under those runs, so a resumed run's tools are doubled as before.
+   */
+  restoreDoubles(registry: DoublesRegistry): void {
+    for (const id of this.ledger.running()) {
+      const dataset = JSON.parse(this.ledger.get(id)!.dataset) as EvalDataset;
+      if (!dataset.mocks) continue;
+      const tools = this.#toolDoubles(dataset.mocks);
+      for (const c of this.ledger.cases(id)) {
+        if (c.status === "running" && c.run_id) registry.register(c.run_id, { tools });
+      }
+    }
+  }
+
   /** Resumes the eval runs a crash or a stop left running. */
-  resume(ctx: StationContext): void {
+  resume(ctx: EvalStation): void {
     for (const id of this.ledger.running()) if (!this.#active.has(id)) this.#launch(ctx, id);
   }
 
@@ -127,14 +151,14 @@ export class EvalService {
   }
 
   /** The dataset files of an environment's evals/ folder. */
-  async datasets(ctx: StationContext, environment?: string) {
+  async datasets(ctx: EvalStation, environment?: string) {
     const env = environment ?? ctx.config.values.workflows.environment;
     const files = await listDatasets(datasetDir(ctx.config.paths.environments, env));
     return files.map((f) => ({ ...f, environment: env }));
   }
 
   /** Has the model write a dataset for an agent (returned for review, not saved). */
-  async generate(ctx: StationContext, body: z.output<typeof GenerateDatasetBody>): Promise<GeneratedDataset> {
+  async generate(ctx: EvalStation, body: z.output<typeof GenerateDatasetBody>): Promise<GeneratedDataset> {
     const environment = body.environment ?? ctx.config.values.workflows.environment;
     const def = getAgent(ctx.db, environment, body.agent);
     if (!def) {
@@ -157,7 +181,7 @@ export class EvalService {
     }
   }
 
-  #launch(ctx: StationContext, id: string): void {
+  #launch(ctx: EvalStation, id: string): void {
     const done = this.#drive(ctx, id).catch((err) => {
       if (this.#stopping) return;
       log.error("an eval run failed", { eval: id, error: errorMessage(err) });
@@ -170,7 +194,7 @@ export class EvalService {
     this.#active.set(id, done);
   }
 
-  async #drive(ctx: StationContext, id: string): Promise<void> {
+  async #drive(ctx: EvalStation, id: string): Promise<void> {
     const row = this.ledger.get(id)!;
     const dataset = JSON.parse(row.dataset) as EvalDataset;
     const target: CaseTarget = {
@@ -181,14 +205,14 @@ export class EvalService {
       environment: row.environment,
       model: row.model ?? undefined,
       maxCost: dataset.max_cost,
-      doubles: dataset.mocks ? { tools: new CaseTools({ mocks: dataset.mocks, live: true }) } : undefined,
+      doubles: dataset.mocks ? { tools: this.#toolDoubles(dataset.mocks) } : undefined,
     };
     const todo = this.ledger.cases(id).filter((c) => c.status === "pending" || c.status === "running");
     // Cases whose runs a crash interrupted first: their runs are already going again.
     todo.sort((a, b) => Number(b.run_id !== null) - Number(a.run_id !== null));
     let next = 0;
     const worker = async () => {
-      while (!this.#stopping && next < todo.length) await this.#case(ctx, row, dataset, target, todo[next++]);
+      while (!this.#stopping && next < todo.length) await this.#case(row, dataset, target, todo[next++]);
     };
     await Promise.all(Array.from({ length: Math.min(row.concurrency, todo.length) }, worker));
     if (this.#stopping) return;
@@ -200,12 +224,12 @@ export class EvalService {
   }
 
   async #case(
-    ctx: StationContext,
     row: EvalRunRow,
     dataset: EvalDataset,
     target: CaseTarget,
     c: EvalCaseRow,
   ): Promise<void> {
+    const { ctx } = target;
     const key: CaseKey = { evalId: row.id, idx: c.idx, repeat: c.repeat };
     const input = dataset.cases[c.idx];
     let observed;
@@ -231,35 +255,14 @@ export class EvalService {
     }
     // A run the station's stop interrupted is not an answer: the case goes on at the next start.
     if (this.#stopping || ctx.shutdown.aborted) return;
-    const scores: EvalScore[] = [];
-    for (const name of scorersOf(dataset, observed.outputSchema !== undefined)) {
-      if (name === "expected") scores.push(await scoreExpected(input, observed));
-      if (name === "schema") scores.push(scoreSchema(observed));
-      if (name === "tools") scores.push(scoreTools(input, dataset, observed));
-      if (name === "latency") {
-        scores.push(
-          scoreMeasure("latency", observed.durationMs, input.max_latency_ms ?? dataset.max_latency_ms),
-        );
-      }
-      if (name === "tokens") {
-        scores.push(scoreMeasure("tokens", observed.totalTokens, input.max_tokens ?? dataset.max_tokens));
-      }
-      if (name === "judge") {
-        const judge = {
-          models: this.#modelsOf(ctx),
-          model: row.judge_model ?? undefined,
-          dataset,
-          signal: ctx.shutdown,
-        };
-        scores.push(
-          await judgeCase(
-            judge,
-            { ...input, task: caseTask(input) },
-            observed.completed ? observed.answer : null,
-          ),
-        );
-      }
-    }
+    const judge = {
+      models: this.#modelsOf(ctx),
+      model: row.judge_model ?? undefined,
+      dataset,
+      signal: ctx.shutdown,
+      prices: ctx.config.values.ai.prices,
+    };
+    const scores = await scoreCase(judge, input, observed);
     if (this.#stopping || ctx.shutdown.aborted) return;
     const failed = !observed.completed || scores.some((s) => s.error);
     this.ledger.finishCase(key, {

@@ -6,13 +6,15 @@
 
 import type { AgentRun } from "../contract/agent_runs.ts";
 import type { EvalCaseInput } from "../contract/evals.ts";
-import type { StationContext } from "../context.ts";
+import type { AgentRuns } from "../agents/runs.ts";
+import type { AgentService } from "../agents/service.ts";
+import type { WorkflowRuns } from "../workflows/runs.ts";
 import type { RunDoubles } from "../agents/doubles.ts";
 import type { RunPlan } from "../agents/loop.ts";
 import { sleep } from "../lib/async.ts";
 import { sumCosts } from "../telemetry/cost.ts";
 import { TERMINAL_RUN } from "../workflows/engine/mod.ts";
-import { startWorkflowRun } from "../workflows/service.ts";
+import { startWorkflowRun, type WorkflowServices } from "../workflows/service.ts";
 import type { CaseKey, EvalKind, EvalLedger } from "./ledger.ts";
 import type { Observed } from "./scorers.ts";
 
@@ -31,9 +33,21 @@ export function caseInput(c: EvalCaseInput): Record<string, unknown> {
   return c.vars ?? { task: c.task };
 }
 
+/**
+ * The parts of the station evals use (the StationContext has them; named here so evals/ sits below context.ts):
+ * what starts workflow runs, the agent service, the read services, and the stop signal.
+ */
+export interface EvalStation extends WorkflowServices {
+  agents: AgentService;
+  agentRuns: AgentRuns;
+  runs: WorkflowRuns;
+  /** Aborted when the station begins to stop: the eval's cases stop waiting, to resume at the next start. */
+  shutdown: AbortSignal;
+}
+
 /** What the cases of one eval run run against. */
 export interface CaseTarget {
-  ctx: StationContext;
+  ctx: EvalStation;
   ledger: EvalLedger;
   kind: EvalKind;
   target: string;
@@ -74,6 +88,8 @@ async function agentCase(
     doubles: t.doubles,
     claim: (id) => t.ledger.claim(key, id),
   })).done;
+  // A resumed run's doubles were registered again at the start (EvalService.restoreDoubles): they go now.
+  if (runId && t.doubles) agents.doubles.release(runId);
   const run = agentRuns.view(ended);
   const plan = JSON.parse(ended.plan) as RunPlan;
   return {

@@ -42,6 +42,7 @@ import { removeServerFile, writeServerFile } from "../config/server_file.ts";
 import { TestRuns } from "../testing/runs.ts";
 import { Recordings, recordingSettings } from "../testing/recordings.ts";
 import { EvalService } from "../evals/service.ts";
+import { CaseTools } from "../testing/mocks.ts";
 
 export interface StartStationOptions {
   /** Write run/server.json so CLI commands can find this server (stn serve), or not (embedded mode). */
@@ -231,8 +232,9 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     closers.push({ name: "workflow engine", close: () => engine.stop() });
     // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.
     // Stops after the agent runs (closers run in reverse): the eval runs' cases see their runs stop, not end.
-    const evals = new EvalService({ db });
+    const evals = new EvalService({ db, toolDoubles: (mocks) => new CaseTools({ mocks, live: true }) });
     closers.push({ name: "eval runs", close: () => evals.stop() });
+    evals.restoreDoubles(agents.doubles);
     agents.resumeOrphans();
     closers.push({ name: "agent runs", close: () => agents.stop() });
 

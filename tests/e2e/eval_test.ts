@@ -1,10 +1,12 @@
 import { StationClient } from "../../src/client/http.ts";
 import { getEval, startEval } from "../../src/client/evals.ts";
+import type { EvalRun } from "../../src/contract/evals.ts";
 import { listAgentRuns } from "../../src/client/agent_runs.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { type ModelRequest, type Reply, startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
 
 /** A station home with the scripted model as ai.base_url, an agent and optional workflows. */
 async function homeWith(modelUrl: string, files: Record<string, string> = {}) {
@@ -73,48 +75,41 @@ Deno.test("e2e: stn eval run — 20 cases at concurrency 5, each an agent run; t
       env: home.env,
     });
     assertEquals(run.code, 0, run.stderr);
-    const out = JSON.parse(run.stdout);
+    const out: EvalRun = JSON.parse(run.stdout);
+    const cases = out.cases!;
     assertEquals(most, 5, "five agent calls in flight at once, never more");
     assertEquals([out.status, out.cases_total, out.cases_done, out.kind], ["completed", 20, 20, "agent"]);
     assert(out.eval_id.startsWith("eval_"));
     // Tokens: each case's run (10 in + 3 out), plus the judge's calls, recorded with their scores.
-    const judged = out.cases.flatMap((c: { scores: { judge: { total_tokens: number } | null }[] }) =>
-      c.scores.flatMap((s) => s.judge ? [s.judge.total_tokens] : [])
-    );
+    const judged = cases.flatMap((c) => c.scores.flatMap((s) => s.judge ? [s.judge.total_tokens] : []));
     assertEquals(judged.length, 20);
-    assertEquals(out.cases.map((c: { total_tokens: number }) => c.total_tokens), Array(20).fill(13));
-    assertEquals(out.total_tokens, 20 * 13 + judged.reduce((a: number, b: number) => a + b, 0));
-    const byId = new Map(out.cases.map((c: { case_id: string }) => [c.case_id, c]));
+    assertEquals(cases.map((c) => c.total_tokens), Array(20).fill(13));
+    assertEquals(out.total_tokens, 20 * 13 + judged.reduce((a, b) => a + b, 0));
+    const byId = new Map(cases.map((c) => [c.case_id, c]));
     // Every case: its own agent run, visible in the agent runs like any other.
-    const runIds = out.cases.map((c: { run_id: string }) => c.run_id);
+    const runIds = cases.map((c) => c.run_id);
     assertEquals(new Set(runIds).size, 20);
     const listed =
       (await listAgentRuns(new StationClient(serve.url), { agent: "Answerer", limit: 100 })).runs;
     assertEquals(new Set(listed.map((r) => r.run_id)), new Set(runIds));
     // The judge's score and reasoning come from its answers; q7's malformed answer is that case's error.
-    // deno-lint-ignore no-explicit-any -- the case JSON, read field by field
-    const judgeOf = (id: string) =>
-      (byId.get(id) as any).scores.find((s: { scorer: string }) => s.scorer === "judge");
+    const judgeOf = (id: string) => byId.get(id)!.scores.find((s) => s.scorer === "judge")!;
     assertEquals([judgeOf("c1").score, judgeOf("c1").reasoning, judgeOf("c1").passed], [
       0.9,
       "judged q1",
       true,
     ]);
-    assertEquals(judgeOf("c1").judge.answer, JSON.stringify({ score: 0.9, reasoning: "judged q1" }));
-    assertEquals([judgeOf("c3").score, judgeOf("c3").passed], [0.2, false]);
-    // deno-lint-ignore no-explicit-any -- as above
-    assertEquals((byId.get("c3") as any).status, "failed");
-    assertEquals([judgeOf("c7").error.code, judgeOf("c7").judge.answer], [
-      "eval_judge_invalid",
-      "I think it is fine",
-    ]);
-    // deno-lint-ignore no-explicit-any -- as above
-    assertEquals((byId.get("c7") as any).status, "error");
+    assertEquals(judgeOf("c1").judge?.answer, JSON.stringify({ score: 0.9, reasoning: "judged q1" }));
+    assertEquals([judgeOf("c3").score, judgeOf("c3").passed, byId.get("c3")!.status], [0.2, false, "failed"]);
+    assertEquals(
+      [judgeOf("c7").error?.code, judgeOf("c7").judge?.answer, byId.get("c7")!.status],
+      ["eval_judge_invalid", "I think it is fine", "error"],
+    );
     const a = out.aggregates;
     assertEquals([a.cases, a.passed, a.failed, a.errors], [20, 18, 1, 1]);
-    const judge = a.scorers.find((s: { scorer: string }) => s.scorer === "judge");
+    const judge = a.scorers.find((s) => s.scorer === "judge")!;
     assertEquals([judge.count, judge.errors, judge.p50], [19, 1, 0.9]);
-    const expected = a.scorers.find((s: { scorer: string }) => s.scorer === "expected");
+    const expected = a.scorers.find((s) => s.scorer === "expected")!;
     assertEquals([expected.mean, expected.pass_rate], [1, 1]);
 
     const show = await runStn(["eval", "show", out.eval_id], { env: home.env });
@@ -299,6 +294,60 @@ Deno.test("e2e: --baseline with a worse-answering model exits 1 naming the regre
       path: "Answerer.edge_cases.jsonl",
       cases: 2,
     });
+  } finally {
+    await serve.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("e2e: a dataset's mocks answer the agent's MCP tools, the unmocked ones stay live; tool scorer and tool effectiveness", async () => {
+  const model = startModelServer();
+  const home = await homeWith(model.url, {
+    "agents/Lookup.prompt":
+      '---\nmodel: openai/test-model\ntools: ["__echo", "__fail"]\nmax_steps: 3\n---\n' +
+      '{{role "system"}}\nYou look things up.\n{{role "user"}}\n{{userInput}}\n',
+  });
+  const callLog = home.path("calls.log");
+  Deno.mkdirSync(home.path("environments", "default", "mcp-configs"));
+  Deno.writeTextFileSync(
+    home.path("environments", "default", "mcp-configs", "servers.json"),
+    JSON.stringify({ mcpServers: { local: stdioServerEntry({ env: { MCP_TEST_CALL_LOG: callLog } }) } }),
+  );
+  model.route((r) => {
+    const results = r.body.messages.filter((m: { role: string }) => m.role === "tool");
+    if (results.length) {
+      return { text: `found: ${results.map((m: { content: string }) => m.content).join(" | ")}` };
+    }
+    return { calls: [{ name: "__echo", args: { text: "live?" } }, { name: "__fail", args: {} }] };
+  });
+  Deno.writeTextFileSync(
+    home.path("lookup.yaml"),
+    "mocks:\n  __echo: { result: mocked-echo }\ntools: { required: [__echo], forbidden: [__nope] }\n" +
+      "cases:\n  - { id: one, task: find it, expected: { contains: mocked-echo } }\n",
+  );
+  const serve = await startServe({ env: home.env, home: home.home, timeoutMs: 60_000 });
+  const cli = { env: { ...home.env, STATION_URL: serve.url } };
+  try {
+    const sync = await runStn(["sync", "--trust"], cli);
+    assertEquals(sync.code, 0, sync.stderr);
+    const ran = await runStn(["eval", "run", "Lookup", "--dataset", home.path("lookup.yaml"), "--json"], cli);
+    assertEquals(ran.code, 0, ran.stderr);
+    const out: EvalRun = JSON.parse(ran.stdout);
+    const c = out.cases![0];
+    assertEquals(c.status, "passed", JSON.stringify(c));
+    assertEquals(c.tool_calls.map((t) => [t.name, t.status]), [["__echo", "completed"], [
+      "__fail",
+      "failed",
+    ]]);
+    // The mocked tool never reached the server; the unmocked one did.
+    const logged = Deno.readTextFileSync(callLog).trim().split("\n").map((l) => l.split(" ")[0]);
+    assertEquals(logged, ["fail"]);
+    assertEquals(c.scores.find((s) => s.scorer === "tools")!.score, 1);
+    assertEquals(out.aggregates.tools.map((t) => [t.tool, t.calls, t.success_rate, t.errors.length]), [
+      ["__echo", 1, 1, 0],
+      ["__fail", 1, 0, 1],
+    ]);
   } finally {
     await serve.stop();
     await model.close();

@@ -138,6 +138,11 @@ Deno.test("evals in Chromium: a real 20-case eval's report file and the dashboar
     assertEquals(await page.getByRole("img", { name: /^judge: scores: 19 value\(s\)/ }).count(), 1);
     assertMatch(await page.locator("dl.facts").first().textContent() ?? "", /Cost\$0\.00448/);
     await b.screenshot(page, "dashboard-eval");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Markdown" }).click(),
+    ]);
+    assertEquals(download.suggestedFilename(), `${a.eval_id}.md`);
     const c2 = page.locator("details#case-1-0");
     await c2.locator("summary").click();
     await c2.getByRole("link", { name: a.cases[1].run_id }).click();

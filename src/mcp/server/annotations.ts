@@ -59,8 +59,8 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   sync_environment: "POST /api/v1/sync",
 };
 
-/** POST operations that only read (validation answers issues, generation answers cases: they store nothing). */
-const READING_POSTS = new Set(["validate_workflow", "generate_eval_dataset"]);
+/** POST operations that only read (validation answers issues and stores nothing). */
+const READING_POSTS = new Set(["validate_workflow"]);
 /** POST operations that end something for good: a client should ask first. */
 const ENDING_POSTS = new Set(["cancel_workflow_run", "reject_workflow_step", "cancel_agent_run"]);
 

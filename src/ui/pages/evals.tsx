@@ -50,13 +50,11 @@ export function addEvalRoutes(ui: Hono, ctx: StationContext, page: (c: Context) 
       </Layout>,
     );
   });
-  ui.get("/evals/:id/report.html", async (c) => {
+  ui.get("/evals/:id/report", async (c) => {
     const run = ctx.evals.view(c.req.param("id"));
-    return c.body(await evalReportHtml(run), 200, download(run, "html", "text/html; charset=utf-8"));
-  });
-  ui.get("/evals/:id/report.md", (c) => {
-    const run = ctx.evals.view(c.req.param("id"));
-    return c.body(evalReportMarkdown(run), 200, download(run, "md", "text/markdown; charset=utf-8"));
+    return c.req.query("format") === "md"
+      ? c.body(evalReportMarkdown(run), 200, download(run, "md", "text/markdown; charset=utf-8"))
+      : c.body(await evalReportHtml(run), 200, download(run, "html", "text/html; charset=utf-8"));
   });
   ui.get("/evals/:id", (c) => {
     const run = ctx.evals.view(c.req.param("id"));
@@ -69,8 +67,8 @@ export function addEvalRoutes(ui: Hono, ctx: StationContext, page: (c: Context) 
       <Layout title={`Eval run ${run.eval_id}`} section="evals" page={page(c)}>
         <EvalFacts run={run} />
         <p>
-          Report: <a href={`/ui/evals/${run.eval_id}/report.html`}>HTML</a> ·{" "}
-          <a href={`/ui/evals/${run.eval_id}/report.md`}>Markdown</a>
+          Report: <a href={`/ui/evals/${run.eval_id}/report`}>HTML</a> ·{" "}
+          <a href={`/ui/evals/${run.eval_id}/report?format=md`}>Markdown</a>
         </p>
         {others.length ? <CompareForm runs={others} head={run.eval_id} /> : null}
         {compare
