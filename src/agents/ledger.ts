@@ -302,9 +302,12 @@ export class AgentLedger {
     const costs = new Map<string, number | null>(workflowRunIds.map((id) => [id, 0]));
     for (
       const r of this.#q.all<{ id: string; cost: number | null }>(
-        `SELECT workflow_run_id AS id, CASE WHEN COUNT(cost_usd) = COUNT(*) THEN SUM(cost_usd) END AS cost
-         FROM agent_runs
-         WHERE workflow_run_id IN (SELECT value FROM json_each(?)) GROUP BY workflow_run_id`,
+        // Its steps' runs and, through parent_run_id, the child agents' runs under them.
+        `WITH RECURSIVE tree (id, wf, cost) AS (
+           SELECT id, workflow_run_id, cost_usd FROM agent_runs
+           WHERE workflow_run_id IN (SELECT value FROM json_each(?))
+           UNION SELECT a.id, tree.wf, a.cost_usd FROM agent_runs a JOIN tree ON a.parent_run_id = tree.id)
+         SELECT wf AS id, CASE WHEN COUNT(cost) = COUNT(*) THEN SUM(cost) END AS cost FROM tree GROUP BY wf`,
         JSON.stringify(workflowRunIds),
       )
     ) costs.set(r.id, r.cost);

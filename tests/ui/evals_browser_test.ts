@@ -90,6 +90,20 @@ Deno.test("evals in Chromium: a real 20-case eval's report file and the dashboar
     assertEquals(second.code, 1, second.stderr);
     const headId: string = JSON.parse(second.stdout).error.details.eval_id;
 
+    // /metrics counts what the agent's calls and the judge's cost, by model and agent (40 cases, both evals).
+    const metrics = await (await fetch(`${serve.url}/metrics`)).text();
+    const series = (agent: string) =>
+      Number(
+        new RegExp(`^stn_agent_cost_usd_total\\{model="openai/test-model",agent="${agent}"\\} (\\S+)$`, "m")
+          .exec(metrics)?.[1],
+      );
+    const runOnly = (RUN.input * PRICE.input + RUN.output * PRICE.output) / 1e6;
+    assert(Math.abs(series("Answerer") - 40 * runOnly) < 1e-9, `Answerer: ${series("Answerer")}`);
+    assert(
+      Math.abs(series("eval:judge") - 40 * (CASE_COST - runOnly)) < 1e-9,
+      `judge: ${series("eval:judge")}`,
+    );
+
     // The API answers the report too: Markdown or HTML; a bad format or an unknown eval run is a clear 4xx.
     const md = await fetch(`${serve.url}/api/v1/evals/${a.eval_id}/report?format=md`);
     assertEquals([md.status, md.headers.get("content-type")], [200, "text/markdown; charset=utf-8"]);
