@@ -50,6 +50,11 @@ export const TOOL_ERROR_CODES = {
   ],
   agent_max_steps: [422, 3, "the agent used all its max_steps turns without a final answer"],
   agent_timeout: [504, 1, "the agent run passed its timeout"],
+  budget_exceeded: [
+    422,
+    1,
+    "the agent run's recorded cost passed its budget (max_cost in the .prompt, or the eval's), so it stopped",
+  ],
   agent_run_failed: [422, 1, "the agent run failed (details.run)"],
   context_overflow: [
     422,

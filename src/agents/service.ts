@@ -13,6 +13,7 @@ import { contextPlan } from "./context.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
+import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
 import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
@@ -59,6 +60,8 @@ export interface AgentRunRequest {
   claim?: (runId: string) => string | undefined;
   /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
   doubles?: RunDoubles;
+  /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
+  maxCost?: number;
   /** Run on this model instead of the agent's (`stn eval run --model`). */
   model?: string;
 }
@@ -116,6 +119,8 @@ export class AgentService {
       output_schema: def.output_schema,
       timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
       context: contextPlan(def.context, this.#o.config.agents.context, model.id),
+      price: priceOf(model.id, this.#o.config.ai.prices),
+      max_cost: lowestBudget(def.max_cost, req.maxCost),
     };
     let replayed = false;
     const run = this.ledger.create({
@@ -130,6 +135,7 @@ export class AgentService {
       step: req.step,
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
+      priced: plan.price !== undefined,
       claim: req.claim && ((id) => {
         const found = req.claim!(id);
         replayed = found !== undefined;
@@ -224,12 +230,8 @@ export class AgentService {
       def = this.#definition(run.environment, run.agent);
     } catch (err) {
       const e = err as StationError;
-      this.ledger.finish(run.id, {
-        status: "failed",
-        finish_reason: "error",
-        response: "",
-        error: { code: e.code, message: e.message },
-      });
+      const error = { code: e.code, message: e.message };
+      this.ledger.finish(run.id, { status: "failed", finish_reason: "error", response: "", error });
       return Promise.resolve(this.ledger.get(run.id)!);
     }
     this.ledger.event(run.id, "run_resumed", { turns: run.turns });
@@ -323,9 +325,7 @@ export class AgentService {
           throw new StationError(
             "agent_tools_unavailable",
             `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
-            {
-              hint: "start Docker and check `stn doctor` (sandbox.enabled)",
-            },
+            { hint: "start Docker and check `stn doctor` (sandbox.enabled)" },
           );
         }
         boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));

@@ -255,7 +255,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
-      runs: new WorkflowRuns(engine),
+      runs: new WorkflowRuns(engine, (ids) => agents.ledger.workflowRunCosts(ids)),
       agents,
       agentRuns: new AgentRuns(agents.ledger),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),

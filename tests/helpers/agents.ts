@@ -4,6 +4,7 @@ import type { AgentDefinition } from "../../src/agents/types.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
+import type { ModelPrice } from "../../src/telemetry/cost.ts";
 
 /**
  * An agent definition as loading a `.prompt` file produces it (the loader is another module's; the
@@ -61,6 +62,8 @@ export async function agentHarness(
     sandbox?: SandboxService;
     /** `agents.max_tool_output` (default 1024 bytes, so cuts show with small outputs). */
     maxToolOutput?: number;
+    /** `ai.prices` (docs/agents.md#cost). */
+    prices?: Record<string, ModelPrice>;
   } = {},
 ): Promise<AgentHarness> {
   const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
@@ -77,6 +80,7 @@ export async function agentHarness(
           model: "openai/test-model",
           base_url: baseUrl,
           api_key: "sk-test",
+          prices: options.prices ?? {},
         },
         agents: { max_tool_output: options.maxToolOutput ?? 1024, default_max_steps: 5, timeout: 60_000 },
       },

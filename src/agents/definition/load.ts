@@ -332,6 +332,7 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     schedule: fm.schedule && AgentScheduleSchema.parse(fm.schedule),
     timeout_ms: fm.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(fm.timeout),
     context: fm.context,
+    max_cost: fm.max_cost,
     source: text,
     extra,
   });

@@ -95,6 +95,8 @@ export const FrontMatter = z.looseObject({
   timeout: Timeout.optional(),
   /** stn's own: the run's context window (docs/agents.md#context-window). */
   context: ContextSettings.optional(),
+  /** stn's own: the run's budget in USD (docs/agents.md#cost). */
+  max_cost: z.number().positive().optional(),
 });
 export type FrontMatter = z.infer<typeof FrontMatter>;
 
