@@ -129,6 +129,11 @@ export const ERROR_CODES = {
     1,
     "a bundle would take over a stored workflow of the same id: install with --force",
   ],
+  bundle_variables_missing: [
+    400,
+    1,
+    "a non-interactive install lacks values for variables its MCP configs use: --var NAME=VALUE (details.missing)",
+  ],
   // Agent definitions
   agent_not_found: [
     404,

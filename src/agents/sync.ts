@@ -34,6 +34,8 @@ export interface AgentSyncReport {
 export interface SyncAgentsOptions {
   /** The environment's MCP tools (exposed name → server); without it `tools` are not checked. */
   knownTools?: ReadonlyMap<string, string>;
+  /** MCP servers not discovered yet: a tool missing from the catalogue is a warning while any is. */
+  pendingServers?: readonly string[];
   /** `agents.default_max_steps`, when configured. */
   defaultMaxSteps?: number;
 }

@@ -228,7 +228,7 @@ Deno.test("env vars and bundles through the real stn: secrets masked in CLI, API
     await t.step(
       "install into a new environment on a fresh home: same agents and workflows, variables missing",
       async () => {
-        const r = await ok(b, ["bundle", "install", bundle, "shared"]);
+        const r = await ok(b, ["bundle", "install", bundle, "shared", "--defer-variables"]);
         assertStringIncludes(r.stdout, "installed environment shared");
         assertStringIncludes(r.stdout, "variables still to set: FILESYSTEM_ROOT, GITHUB_TOKEN");
         assertStringIncludes(r.stdout, "stn env vars set shared GITHUB_TOKEN -");
