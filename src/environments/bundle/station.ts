@@ -1,6 +1,6 @@
 /**
  * Bundles in Station's layout (the Go project's `stn bundle create`): `manifest.json` of its own form
- * (`version`, `bundle: {name, …}`, no checksums) or none, agents under `agents/`, MCP configs as `*.json`
+ * (`version`, `bundle: {name, …}`, no checksums), agents under `agents/`, MCP configs as `*.json`
  * at the top (usually `template.json`, `{{ .VAR }}` placeholders), workflows under `workflows/` in
  * Station's dialect, and folders stn has no use for (`reports/`, `datasets/`). They are read into stn's
  * layout: agents and configs as they are, workflows through `stn workflow migrate`, everything else left
@@ -25,21 +25,16 @@ interface StationManifest {
   bundle?: { name?: unknown; description?: unknown; station_version?: unknown; created_at?: unknown };
 }
 
-/**
- * True when the archive is in Station's layout: its manifest is Station's form (no `format`, a `bundle`
- * object), or it has no manifest and holds Station's files (agents/*.prompt or a top-level *.json).
- */
+/** True when the archive's manifest is Station's form: no `format`, a `bundle` object (name, description, …). */
 export function isStationBundle(files: ReadonlyMap<string, Uint8Array>): boolean {
   const raw = files.get(MANIFEST);
-  if (raw) {
-    try {
-      const m = JSON.parse(text(raw));
-      return isObj(m) && m.format === undefined && isObj(m.bundle);
-    } catch {
-      return false;
-    }
+  if (!raw) return false;
+  try {
+    const m = JSON.parse(text(raw));
+    return isObj(m) && m.format === undefined && isObj(m.bundle);
+  } catch {
+    return false;
   }
-  return [...files.keys()].some((p) => /^agents\/[^/]+\.prompt$/.test(p) || /^[^/]+\.json$/.test(p));
 }
 
 const WORKFLOW = /^workflows\/[^/]+\.workflow\.(yaml|yml|json)$/;
@@ -73,13 +68,8 @@ export function convertStationBundle(
   members: ReadonlyMap<string, Uint8Array>,
   now: Date = new Date(),
 ): ConvertedStationBundle {
-  let sm: StationManifest = {};
-  try {
-    const raw = members.get(MANIFEST);
-    if (raw) sm = JSON.parse(text(raw));
-  } catch {
-    // isStationBundle only passes a manifest that parses; an absent one leaves the defaults.
-  }
+  // isStationBundle passed: the manifest is there and parses.
+  const sm: StationManifest = JSON.parse(text(members.get(MANIFEST)!));
   const files = new Map<string, Uint8Array>();
   const station: StationBundle = {
     format: "station",
@@ -119,7 +109,7 @@ export function convertStationBundle(
   station.notes.push(...held.servers.flatMap(demoMockNote));
   const configs = station.mcp_configs.map((p) => parseMcpConfig(p, text(files.get(p)!)));
   const str = (v: unknown) => typeof v === "string" && v.trim() ? v.trim() : undefined;
-  const name = str(sm.bundle?.name) ?? "station-bundle";
+  const name = str(sm.bundle?.name) ?? "station-bundle"; // checked as an environment name on install
   const manifest: BundleManifest = {
     format: "stn-bundle/1",
     name,
