@@ -57,6 +57,7 @@ export async function syncAgents(
     invalid: [],
     warnings: [],
   };
+  let dropped = false;
   transaction(db, () => {
     const stored = storedDefinitions(db, environment);
     const now = new Date().toISOString();
@@ -64,6 +65,8 @@ export async function syncAgents(
       if (agent.warnings.length) report.warnings.push({ file: agent.path, warnings: agent.warnings });
       if (!agent.definition) {
         report.invalid.push({ file: agent.path, errors: agent.errors });
+        // Its last good version must not stay runnable: `agent list` shows the agent as invalid instead.
+        if (stored.has(agent.name)) deleteAgent(db, environment, agent.name), dropped = true;
         continue;
       }
       const entry = { name: agent.name, file: agent.path };
@@ -82,6 +85,6 @@ export async function syncAgents(
       report.deleted.push(name);
     }
   });
-  if (report.created.length || report.updated.length || report.deleted.length) agentsChanged(db);
+  if (report.created.length || report.updated.length || report.deleted.length || dropped) agentsChanged(db);
   return report;
 }
