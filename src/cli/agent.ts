@@ -112,7 +112,7 @@ export function registerAgentCommands(program: Command): Command {
                 ],
               ),
               // Why each cannot run, one line each.
-              ...r.agents.filter((a) => a.problem).map((a) => `${a.name}: pending: ${a.problem}`),
+              ...r.agents.filter((a) => a.problem).map((a) => `${a.name}: ${a.status}: ${a.problem}`),
               ...r.invalid.map((a) => `${a.name}: invalid: ${a.problem}`),
             ].join("\n"),
       });

@@ -24,10 +24,11 @@ export type Agent = z.infer<typeof Agent>;
 /** One line of GET /api/v1/agents. */
 export const AgentSummary = z.looseObject({
   name: z.string(),
-  status: z.enum(["ok", "pending"]).describe(
-    "pending: it names MCP tools the catalogue lacks (servers not approved or discovered yet); it cannot run",
+  status: z.enum(["ok", "pending", "invalid"]).describe(
+    "pending: it names MCP tools the catalogue lacks while servers are not discovered yet; invalid: no " +
+      "discovered server offers them; either way it cannot run",
   ),
-  problem: z.string().nullable().describe("why it is pending"),
+  problem: z.string().nullable().describe("why it cannot run"),
   environment: z.string(),
   description: z.string(),
   model: z.string().nullable().describe("provider/name; null: the configured ai.model"),

@@ -1,7 +1,8 @@
 /**
  * Whether an environment's agents can run, from the agents table, the MCP tool catalogue and the files:
- * a stored agent whose tools the catalogue lacks is pending (its servers are not discovered yet), a file
- * sync refused is invalid (with its first problem), and a name with no file is simply not there. `agent
+ * a stored agent whose tools the catalogue lacks is pending (its servers are not discovered yet) or
+ * invalid (every server is discovered and none offers them), a file sync refused is invalid (with its
+ * first problem), and a name with no file is simply not there. `agent
  * list` shows the first two; starting a run refuses both, naming the reason.
  */
 
@@ -11,14 +12,39 @@ import { getStoredAgent, listAgents } from "../agents/store.ts";
 import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
 import { didYouMean } from "../lib/did_you_mean.ts";
-import { knownMcpTools } from "../mcp/mod.ts";
+import { knownMcpTools, listMcpServers } from "../mcp/mod.ts";
 import { catalogueTools } from "./status.ts";
 
-/** The tools of an agent the environment's catalogue does not offer (yet). */
-export function undiscoveredTools(db: Database, environment: string, tools: readonly string[]): string[] {
-  if (!tools.length) return [];
-  const known = knownMcpTools(db, environment);
-  return tools.filter((t) => !known.has(t));
+/** Whether a stored agent's MCP tools are there: ok, pending (servers not discovered yet) or invalid (unknown). */
+export interface ToolReadiness {
+  status: "ok" | "pending" | "invalid";
+  /** Why it cannot run (null when ok). */
+  problem: string | null;
+  /** The tools the catalogue lacks. */
+  missing: string[];
+}
+
+/**
+ * The tools of an agent against the catalogue: those it lacks are pending while a server of the
+ * environment is not discovered (unapproved, failed, never started), and unknown once every one is.
+ */
+export function toolReadiness(db: Database, environment: string, tools: readonly string[]): ToolReadiness {
+  const known = tools.length ? knownMcpTools(db, environment) : new Map();
+  const missing = tools.filter((t) => !known.has(t));
+  if (!missing.length) return { status: "ok", problem: null, missing };
+  const waiting = listMcpServers(db, environment).filter((s) => s.error || !s.discovered_at).map((s) =>
+    s.name
+  );
+  if (waiting.length) {
+    return {
+      status: "pending",
+      problem: `tools not discovered yet: ${missing.join(", ")} (servers not discovered: ${
+        waiting.join(", ")
+      })`,
+      missing,
+    };
+  }
+  return { status: "invalid", problem: `no MCP server offers ${missing.join(", ")}`, missing };
 }
 
 /** The agent files of an environment that are not stored, each with the first problem sync found in it. */
@@ -48,20 +74,23 @@ export async function requireRunnable(
   const { environment, name } = target;
   const stored = getStoredAgent(db, environment, name);
   if (stored) {
-    const missing = undiscoveredTools(db, environment, stored.definition.tools);
-    if (!missing.length) return;
-    throw new StationError(
-      "agent_tools_pending",
-      `agent \`${name}\` cannot run yet: the tool catalogue of \`${environment}\` lacks ${
-        missing.join(", ")
-      }`,
-      {
-        hint:
-          `approve its MCP servers (\`stn env trust ${environment}\`) and run \`stn sync ${environment}\`; ` +
-          "`stn env show` says which servers are not discovered",
-        details: { agent: name, environment, tools: missing },
-      },
-    );
+    const tools = toolReadiness(db, environment, stored.definition.tools);
+    if (tools.status === "ok") return;
+    const details = { agent: name, environment, tools: tools.missing };
+    if (tools.status === "invalid") {
+      throw new StationError(
+        "agent_invalid",
+        `agent \`${name}\` in environment \`${environment}\`: ${tools.problem}`,
+        {
+          hint: "tools are named `__<tool>` as the servers list them (`stn env show` lists the servers)",
+          details,
+        },
+      );
+    }
+    throw new StationError("agent_tools_pending", `agent \`${name}\` cannot run yet: ${tools.problem}`, {
+      hint: `approve its MCP servers (\`stn env trust ${environment}\`) and run \`stn sync ${environment}\``,
+      details,
+    });
   }
   const invalid = (await invalidAgents(db, environmentsDir, environment)).get(name);
   if (invalid) {

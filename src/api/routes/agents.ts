@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { getStoredAgent, listAgents } from "../../agents/store.ts";
 import { AgentEnvironmentQuery, AgentList, AgentNameParam, AgentShow } from "../../contract/agents.ts";
 import { StationError } from "../../errors.ts";
-import { invalidAgents, requireRunnable, undiscoveredTools } from "../../environments/agent_status.ts";
+import { invalidAgents, requireRunnable, toolReadiness } from "../../environments/agent_status.ts";
 import type { StationContext } from "../../context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
@@ -41,11 +41,11 @@ export function agentRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, listRoute, async (c) => {
     const environment = envOf(c.req.valid("query"));
     const agents = listAgents(ctx.db, environment).map(({ definition: d, updated_at }) => {
-      const pending = undiscoveredTools(ctx.db, environment, d.tools);
+      const tools = toolReadiness(ctx.db, environment, d.tools);
       return {
         name: d.name,
-        status: pending.length ? "pending" as const : "ok" as const,
-        problem: pending.length ? `tools not discovered yet: ${pending.join(", ")}` : null,
+        status: tools.status,
+        problem: tools.problem,
         environment: d.environment,
         description: d.description,
         model: d.model ?? null,
