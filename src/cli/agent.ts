@@ -97,7 +97,7 @@ export function registerAgentCommands(program: Command): Command {
           r.agents.length + r.invalid.length === 0
             ? `no agents in environment ${r.environment} (add environments/${r.environment}/agents/<Name>.prompt and run \`stn sync\`)`
             : [
-              table(
+              ...table(
                 ["NAME", "STATUS", "MODEL", "STEPS", "TOOLS", "DESCRIPTION"],
                 [
                   ...r.agents.map((a) => [
@@ -114,7 +114,7 @@ export function registerAgentCommands(program: Command): Command {
               // Why each cannot run, one line each.
               ...r.agents.filter((a) => a.problem).map((a) => `${a.name}: ${a.status}: ${a.problem}`),
               ...r.invalid.map((a) => `${a.name}: invalid: ${a.problem}`),
-            ].join("\n"),
+            ],
       });
     });
 
