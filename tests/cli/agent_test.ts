@@ -93,7 +93,10 @@ Deno.test("stn sync, agent list and agent show through the real stn (embedded ru
       ["greeter", "ok", "(default)", "2", "0", "Greets people"],
       ["bad", "invalid", "-", "-", "-", "-"],
     ]);
-    assertStringIncludes(list.stdout, "bad: invalid: bad.prompt:2:1: invalid_value: `max_steps` must be a number, not a list");
+    assertStringIncludes(
+      list.stdout,
+      "bad: invalid: bad.prompt:2:1: invalid_value: `max_steps` must be a number, not a list",
+    );
     const listJson = JSON.parse((await runStn(["--json", "agent", "list"], { env: home.env })).stdout);
     assertEquals(listJson.agents.map((a: { name: string }) => a.name), ["greeter"]);
     assertEquals(listJson.invalid.map((a: { name: string }) => a.name), ["bad"]);
