@@ -1,6 +1,9 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
+import { installBundle } from "../../src/environments/bundle/install.ts";
+import { StationError } from "../../src/errors.ts";
+import { assert, assertEquals, assertRejects, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { runStn, startServe } from "../helpers/stn.ts";
 import { tarGz } from "./bundle_fixtures.ts";
@@ -140,5 +143,47 @@ Deno.test("station bundles: a templated config asks for its variables; workflows
     }
   } finally {
     await home.cleanup();
+  }
+});
+
+Deno.test("station bundles: Station's layout loosens nothing — links, climbing names and stray files are refused or left out", async () => {
+  const root = await Deno.makeTempDir();
+  const envs = join(root, "environments");
+  const manifest = (name: string) => ({
+    name: "manifest.json",
+    body: JSON.stringify({ version: "1.0", bundle: { name } }),
+  });
+  const agent = { name: "agents/a.prompt", body: "---\nmodel: openai/x\n---\n{{userInput}}\n" };
+  try {
+    const refused = async (members: Parameters<typeof tarGz>[0], code: string) => {
+      const bytes = await tarGz(members);
+      const err = await assertRejects(() => installBundle(envs, bytes), StationError);
+      assertEquals((err as StationError).code, code);
+      assert(!existsSync(envs) || [...Deno.readDirSync(envs)].length === 0, "nothing written");
+    };
+    await refused([manifest("ops"), agent, {
+      name: "agents/b.prompt",
+      type: "symlink",
+      linkname: "/etc/shadow",
+    }], "bundle_invalid");
+    await refused([manifest("ops"), agent, { name: "../escape.json", body: "{}" }], "bundle_invalid");
+    await refused([manifest("../up"), agent], "invalid_environment");
+
+    // A script, a JSON file that is no MCP config (Station's faker-config.json): left out, named, never written.
+    const installed = await installBundle(
+      envs,
+      await tarGz([manifest("ops"), agent, { name: "run.sh", body: "rm -rf ~" }, {
+        name: "faker-config.json",
+        body: '{"faker": {}}',
+      }]),
+    );
+    assertEquals(installed.files, ["agents/a.prompt"]);
+    assertEquals(installed.station!.left_out.map((l) => [l.path, l.reason]), [
+      ["faker-config.json", 'not an MCP config (no "mcpServers" object)'],
+      ["run.sh", "not an agent, MCP config or workflow"],
+    ]);
+    assert(!existsSync(join(envs, "ops", "run.sh")));
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });

@@ -45,7 +45,7 @@ function leftOut(path: string, bytes: Uint8Array): string | undefined {
   if (/^variables\.ya?ml$/.test(path)) {
     return "variable values are the installer's: --var NAME=VALUE or `stn env vars set`";
   }
-  if (/^[^/]+\.json$/.test(path)) {
+  if (/^(mcp-configs\/)?[^/]+\.json$/.test(path)) {
     const read = parseMcpConfigFile(path, bytes);
     return "servers" in read
       ? undefined
