@@ -15,6 +15,7 @@ import { errorMessage, StationError, usageError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";
 import { formatInvalid } from "../workflows/definition/format.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
+import { readHidden } from "./hidden_input.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalBytes } from "./local_files.ts";
 import { agentSyncLines } from "./agent.ts";
@@ -138,11 +139,9 @@ async function askValues(bytes: Uint8Array, given: Record<string, string>): Prom
   const values = { ...given };
   for (const v of manifest.variables) {
     if (Object.hasOwn(values, v.name) || Deno.env.get(v.name) !== undefined) continue;
-    const answer = prompt(
-      `${v.name}${v.secret ? " (secret: typed in clear)" : ""}, used by ${
-        v.used_by.join(", ")
-      } (empty: set later):`,
-    );
+    const question = `${v.name}, used by ${v.used_by.join(", ")} (empty: set later):`;
+    // A secret is read without echo, so it shows neither on the screen nor in a terminal recording.
+    const answer = v.secret ? await readHidden(`${question} [hidden]`) : prompt(question);
     if (answer) values[v.name] = answer;
   }
   return values;

@@ -5,7 +5,8 @@ import { installBundle } from "../../src/environments/bundle/install.ts";
 import { StationError } from "../../src/errors.ts";
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
-import { runStn, startServe } from "../helpers/stn.ts";
+import { childEnv, MAIN, runStn, startServe } from "../helpers/stn.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { tarGz } from "./bundle_fixtures.ts";
 
 /** Station's own bundles (fixtures/station_bundles/README.md). */
@@ -185,5 +186,52 @@ Deno.test("station bundles: Station's layout loosens nothing — links, climbing
     assert(!existsSync(join(envs, "ops", "run.sh")));
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("station bundles: on a terminal, install asks for each missing variable, a secret without echo", async () => {
+  const home = await tempHome();
+  try {
+    const file = home.path("vault.tar.gz");
+    const template = {
+      mcpServers: {
+        vault: {
+          command: "vault-mcp",
+          env: { API_TOKEN: "{{ .API_TOKEN }}", DB_PASSWORD: "{{ .DB_PASSWORD }}" },
+        },
+      },
+    };
+    Deno.writeFileSync(
+      file,
+      await tarGz([
+        { name: "manifest.json", body: JSON.stringify({ version: "1.0", bundle: { name: "vault" } }) },
+        { name: "template.json", body: JSON.stringify(template) },
+      ]),
+    );
+    // `script` gives stn a pseudo-terminal: the answers are typed into it.
+    const line = [Deno.execPath(), ...STN_RUN_ARGS, MAIN, "bundle", "install", file].join(" ");
+    const child = new Deno.Command("script", {
+      args: ["-qec", line, "/dev/null"],
+      env: childEnv(home.env),
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode("tok-123\n\n"));
+    await writer.close();
+    const out = await child.output();
+    const printed = new TextDecoder().decode(out.stdout);
+    assertEquals(out.code, 0, printed);
+    assertStringIncludes(printed, "API_TOKEN, used by template.json (empty: set later): [hidden]");
+    // The empty answer leaves DB_PASSWORD for later: installed, and listed to set.
+    assertStringIncludes(printed, "variables still to set: DB_PASSWORD");
+    assertEquals(
+      Deno.readTextFileSync(home.path("environments", "vault", "variables.yml")),
+      "API_TOKEN: tok-123\n",
+    );
+  } finally {
+    await home.cleanup();
   }
 });
