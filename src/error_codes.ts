@@ -142,6 +142,11 @@ export const ERROR_CODES = {
     1,
     "a bundle would take over a stored workflow of the same id: install with --force",
   ],
+  bundle_variables_missing: [
+    400,
+    1,
+    "a non-interactive install lacks values for variables its MCP configs use: --var NAME=VALUE (details.missing)",
+  ],
   // Agent definitions
   agent_not_found: [
     404,
@@ -149,6 +154,11 @@ export const ERROR_CODES = {
     "no agent with that name in the environment (agents are synced from agents/*.prompt)",
   ],
   agent_invalid: [422, 1, "an agent `.prompt` file is invalid (details lists each issue)"],
+  agent_tools_pending: [
+    409,
+    1,
+    "an agent names MCP tools the environment's catalogue lacks: its servers are not approved or discovered yet",
+  ],
   no_agent_files: [400, 2, "`stn agent validate` found no `.prompt` files to check"],
   // Runs, approvals, events and signals
   run_not_found: [404, 1, "no workflow run with that id"],

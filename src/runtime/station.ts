@@ -1,6 +1,7 @@
 /** Assembling a station from its parts, in start order, and stopping them in reverse (startStation). */
 
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { getAgent } from "../agents/store.ts";
 import { McpPool, mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
@@ -262,6 +263,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       references: () => ({
         environment: config.values.workflows.environment,
         agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
+        // Not stored but its file is there: sync refused it (`stn agent validate` says why).
+        invalidAgent: (env: string, name: string) =>
+          existsSync(join(config.paths.environments, env, "agents", `${name}.prompt`))
+            ? `agents/${name}.prompt did not pass \`stn sync\``
+            : undefined,
         sandbox: config.values.sandbox,
       }),
       durable,

@@ -311,7 +311,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "bundle create", args: () => ["nope", "-o", p("nope.tar.gz")], ok: false },
     { cmd: "bundle inspect", args: () => [p("default.tar.gz")], ok: true },
     { cmd: "bundle inspect", args: () => [p("data.txt")], ok: false },
-    { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: true },
+    { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported", "--defer-variables"], ok: true },
     { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: false },
     { cmd: "agent run", args: () => ["Greeter", "hi"], ok: true, keep: (o) => (agentRun = o.run_id) },
     { cmd: "agent run", args: () => ["Nobody", "hi"], ok: false },

@@ -119,7 +119,10 @@ Deno.test("e2e: stn agent run / runs / inspect and the agent-runs API through a 
 
     const missing = await runStn(["agent", "run", "Nobody", "x"], { env: home.env });
     assertEquals(missing.code, 1);
-    assertStringIncludes(missing.stderr, "no agent Nobody in environment default");
+    assertStringIncludes(
+      missing.stderr,
+      "no agent `Nobody` in environment `default` (no file agents/Nobody.prompt)",
+    );
   } finally {
     await serve.stop();
     await model.close();
