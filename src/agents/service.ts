@@ -38,6 +38,8 @@ export interface AgentServiceOptions {
   environment?: string;
   /** Stamps runs and their events: the engine's clock (a virtual one in tests); default the wall clock. */
   clock?: Clock;
+  /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each turn. */
+  durable?: () => Promise<void>;
 }
 
 /** What starts (or finds) an agent run. */
@@ -262,6 +264,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
+          durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;
       } catch (err) {

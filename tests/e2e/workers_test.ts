@@ -132,8 +132,7 @@ Deno.test("workers: a station with no local workers, stn worker processes on a 3
       return { runs, perSecond: n / ((last - io.openedAt) / 1000) };
     };
 
-    const exactlyOnce = (runs: string[], paths: string[]) =>
-      exactlyOnceIn(home.path("stn.db"), runs, paths);
+    const exactlyOnce = (runs: string[], paths: string[]) => exactlyOnceIn(home.path("stn.db"), runs, paths);
 
     await t.step("300 runs: every step exactly once; 3 workers ≥ 2.4× one worker's throughput", async () => {
       const one = await batch(fetchFlow("solo", "solo"), 60);

@@ -22,6 +22,7 @@ import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { type Slot, Slots } from "./slots.ts";
 import type { Prepared } from "./transitions.ts";
+import { type LedgerSync, type StartCounts, StepGate } from "./step_sync.ts";
 
 /** Engine settings (config section `engine`). */
 export interface EngineOptions {
@@ -43,15 +44,14 @@ export interface EngineOptions {
   clock?: Clock;
   /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
   eventRetentionMs?: number;
-  /**
-   * Resolves once the ledger's commits so far are on disk (`ledger.durability`); a step message is acked, and a
-   * worker's outcome answered, only then. Default: at once.
-   */
-  durable?: () => Promise<void>;
+  /** The ledger's sync: step messages are acked, workers' outcomes answered, once it covers them (default: none). */
+  ledger?: LedgerSync;
+  /** `ledger.durability: step`: a step starts only once what it follows from is on disk (step_sync.ts). */
+  stepDurability?: boolean;
 }
 
 /** Counters for tests and benchmarks. */
-export interface EngineStats {
+export interface EngineStats extends StartCounts {
   executed: number;
   dropped: number;
   /** Outcomes recorded for remote workers. */
@@ -91,7 +91,9 @@ export class EngineCore {
   readonly opts: EngineOptions;
   readonly clock: Clock;
   readonly dispatch: Dispatcher;
-  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0 };
+  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0, started: 0, unsynced: 0 };
+  /** Where every step execution starts: under `ledger.durability: step`, once what it follows from is synced. */
+  readonly gate: StepGate;
   /** This process's identity in attempt claims. */
   readonly owner = ulid();
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
@@ -117,6 +119,7 @@ export class EngineCore {
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
     this.slots = new Slots(opts.workers);
+    this.gate = new StepGate(this.stats, opts.ledger, opts.stepDurability);
   }
 
   /** Whether the engine is stopping: nothing new is claimed, fired or offered. */
