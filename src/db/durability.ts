@@ -46,6 +46,8 @@ class WalSync implements Durability {
   /** `total_changes()` when the last finished sync began: no commit since then, no sync needed. */
   synced = -1;
   #running?: Promise<void>;
+  /** `total_changes()` when the sync in flight began: it covers every commit up to there. */
+  #runningFrom = -1;
   #queued?: Promise<void>;
   syncs = 0;
 
@@ -62,8 +64,9 @@ class WalSync implements Durability {
     const changes = this.written();
     if (changes === this.synced) return Promise.resolve();
     if (!this.#running) return this.#start(changes);
-    // The sync in flight may have begun before this commit was written: the next one covers it, and every
-    // commit that waits meanwhile shares it.
+    if (changes <= this.#runningFrom) return this.#running; // begun after this commit was written
+    // The sync in flight began before this commit was written: the next one covers it, and every commit
+    // that waits meanwhile shares it.
     return this.#queued ??= this.#running.catch(() => {}).then(() => {
       this.#queued = undefined;
       return this.durable();
@@ -77,6 +80,7 @@ class WalSync implements Durability {
       if (this.#running === run) this.#running = undefined;
     });
     this.#running = run;
+    this.#runningFrom = changes;
     return run;
   }
 
