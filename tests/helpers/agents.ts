@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { AgentService, type AgentSource, type McpTools } from "../../src/agents/service.ts";
 import type { AgentDefinition } from "../../src/agents/types.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
+import { type Durability, processDurability, walDurability } from "../../src/db/durability.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
 
@@ -43,6 +44,8 @@ You are a careful assistant.
 
 export interface AgentHarness {
   db: Database;
+  /** The ledger's sync the services wait for (`ledger.durability`: fsync with `durability`, else normal). */
+  sync: Durability;
   service: AgentService;
   defs: Map<string, AgentDefinition>;
   /** A second service on the same ledger (a restarted station). */
@@ -61,10 +64,13 @@ export async function agentHarness(
     sandbox?: SandboxService;
     /** `agents.max_tool_output` (default 1024 bytes, so cuts show with small outputs). */
     maxToolOutput?: number;
+    /** The services wait for WAL syncs of the ledger, as under `ledger.durability: fsync` or `step`. */
+    durability?: boolean;
   } = {},
 ): Promise<AgentHarness> {
   const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
   const db = openDatabase(join(dir, "station.db"));
+  const sync = options.durability ? walDurability(db, join(dir, "station.db")) : processDurability;
   const byName = new Map(defs.map((d) => [d.name, d]));
   const source: AgentSource = (_env, name) => byName.get(name);
   const services: AgentService[] = [];
@@ -85,6 +91,7 @@ export async function agentHarness(
       mcpTools: options.mcpTools ?? ((env, def, signal) => openMcpToolbox(db, env, def.tools, { signal })),
       mcpToolSpecs: (env, def) => mcpToolSpecs(db, env, def.tools),
       sandbox: options.sandbox,
+      durable: () => sync.durable(),
     });
     services.push(s);
     return s;
@@ -92,11 +99,13 @@ export async function agentHarness(
   const service = make();
   return {
     db,
+    sync,
     service,
     defs: byName,
     restart: make,
     close: async () => {
       for (const s of services) await s.stop();
+      sync.close();
       db.close();
       await Deno.remove(dir, { recursive: true });
     },
