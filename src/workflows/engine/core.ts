@@ -92,8 +92,7 @@ export class EngineCore {
   readonly clock: Clock;
   readonly dispatch: Dispatcher;
   readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0, started: 0, unsynced: 0 };
-  /** Where every step execution starts: under `ledger.durability: step`, once what it follows from is synced. */
-  readonly gate: StepGate;
+  readonly gate: StepGate; // every step execution starts through it (step_sync.ts)
   /** This process's identity in attempt claims. */
   readonly owner = ulid();
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
