@@ -5,16 +5,19 @@ import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startServe, waitFor } from "../helpers/stn.ts";
 
-// A chain long enough that every kill lands mid-chain, and a foreach whose iterations run side by side.
+// A chain with a durable timer halfway, so every kill lands mid-run, and a foreach whose iterations run side by side.
 const chain = {
   id: "chain",
-  states: Array.from({ length: 30 }, (_, i) => ({
-    id: `s${i}`,
-    type: "transform",
-    expression: "{'n': n + 1}",
-    output: { n: "$.n" },
-    ...(i < 29 ? { next: `s${i + 1}` } : {}),
-  })),
+  states: [
+    ...Array.from({ length: 30 }, (_, i) => ({
+      id: `s${i}`,
+      type: "transform",
+      expression: "{'n': n + 1}",
+      output: { n: "$.n" },
+      ...(i < 29 ? { next: i === 14 ? "pause" : `s${i + 1}` } : {}),
+    })),
+    { id: "pause", type: "timer", duration: "1s", next: "s15" },
+  ],
 };
 const loop = {
   id: "loop",
@@ -31,6 +34,8 @@ const loop = {
     },
   }],
 };
+
+const TERMINAL = ["completed", "failed", "canceled"];
 
 /** The station's sync counters from /metrics. */
 async function counters(url: string): Promise<{ syncs: number; started: number; unsynced: number }> {
@@ -68,7 +73,7 @@ Deno.test("crash: a kill -9 loop under ledger.durability: step loses no run, com
         expected.set(ids.at(-1)!, { count: 3, results: [1, 4, i * i].map((v) => ({ v })) });
       }
       await new Promise((r) => setTimeout(r, 50 + Math.random() * 250));
-      for (const id of ids) if ((await getRun(client, id)).status === "running") interrupted++;
+      for (const id of ids) if (!TERMINAL.includes((await getRun(client, id)).status)) interrupted++;
       // Read just before the kill: every step this process started so far, against the sync counter.
       const c = await counters(serve.url);
       assertEquals(c.unsynced, 0, `round ${round}: steps started before their sync`);
@@ -81,7 +86,7 @@ Deno.test("crash: a kill -9 loop under ledger.durability: step loses no run, com
     const client = new StationClient(serve.url);
     const done = await waitFor(async () => {
       for (const id of expected.keys()) {
-        if (!["completed", "failed", "canceled"].includes((await getRun(client, id)).status)) return false;
+        if (!TERMINAL.includes((await getRun(client, id)).status)) return false;
       }
       return true;
     }, 60_000);
@@ -101,17 +106,17 @@ Deno.test("crash: a kill -9 loop under ledger.durability: step loses no run, com
       }
       assertEquals(
         completed.size,
-        { chain: 30, loop: 7 }[run.workflow_id as "chain"],
+        { chain: 31, loop: 7 }[run.workflow_id as "chain"],
         `${run.workflow_id} ${id}`,
       );
     }
     const last = await counters(serve.url);
     assertEquals(last.unsynced, 0, "after the last restart: steps started before their sync");
     console.log(
-      `runs: ${expected.size}, ${interrupted} running at a kill; steps started: ${started + last.started}, ` +
+      `runs: ${expected.size}, ${interrupted} unfinished at a kill; steps started: ${started + last.started}, ` +
         "none before its sync",
     );
-    assert(interrupted >= 3, `the kills should interrupt runs (${interrupted} were running at one)`);
+    assert(interrupted >= 3, `the kills should interrupt runs (${interrupted} were unfinished at one)`);
   } finally {
     await serve.stop();
     await home.cleanup();
