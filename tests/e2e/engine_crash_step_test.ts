@@ -113,7 +113,9 @@ Deno.test("crash: a kill -9 loop under ledger.durability: step loses no run, com
     const last = await counters(serve.url);
     assertEquals(last.unsynced, 0, "after the last restart: steps started before their sync");
     console.log(
-      `runs: ${expected.size}, ${interrupted} unfinished at a kill; steps started: ${started + last.started}, ` +
+      `runs: ${expected.size}, ${interrupted} unfinished at a kill; steps started: ${
+        started + last.started
+      }, ` +
         "none before its sync",
     );
     assert(interrupted >= 3, `the kills should interrupt runs (${interrupted} were unfinished at one)`);
