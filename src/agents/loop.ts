@@ -58,6 +58,11 @@ export interface LoopOptions {
   maxToolOutput: number;
   /** log.agent_turns (STATION_DEBUG=true): one stderr line per turn. */
   debug: boolean;
+  /**
+   * Resolves once the ledger's commits so far are on disk (`ledger.durability` fsync or step): each model call
+   * and tool call waits for it, so none begins before the turns and results it follows from are synced.
+   */
+  durable?: () => Promise<void>;
 }
 
 interface Call {
@@ -245,6 +250,7 @@ async function modelTurn(
   o: LoopOptions,
 ): Promise<{ messages: ModelMessage[]; text: string; input: number; cost: number }> {
   o.ledger.event(run.id, "turn_started", { turn });
+  await o.durable?.();
   const started = performance.now();
   const r = await generateText({
     model: o.model,
@@ -318,6 +324,7 @@ async function runTool(
     }
     const input = checkToolInput(call.input, t.inputSchema);
     if ("problem" in input) throw new Error(input.problem);
+    await o.durable?.();
     text = await t.run(input.value, o.signal, call.id);
   } catch (err) {
     // An abort ends the run (the call stays `running`, so a resume runs it again), and so does a RunFailure;

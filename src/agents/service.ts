@@ -39,6 +39,8 @@ export interface AgentServiceOptions {
   environment?: string;
   /** Stamps runs and their events: the engine's clock (a virtual one in tests); default the wall clock. */
   clock?: Clock;
+  /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each turn. */
+  durable?: () => Promise<void>;
 }
 
 /** What starts (or finds) an agent run. */
@@ -76,10 +78,9 @@ const CHILD_TASK_MAX = 10_000;
 const MAX_DEPTH = 5;
 
 /**
- * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents):
- * checks the agent, its model's key and its input BEFORE a run exists, records the run, gathers its
- * tools (MCP, sandbox, child agents), runs THE loop under its timeout and cancel signal, and resumes
- * the runs a crash left `running`.
+ * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
+ * agent, its model's key and its input BEFORE a run exists, records the run, gathers its tools (MCP, sandbox,
+ * child agents), runs THE loop under its timeout and cancel signal, and resumes the runs a crash left `running`.
  */
 export class AgentService {
   readonly ledger: AgentLedger;
@@ -268,6 +269,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
+          durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;
       } catch (err) {
@@ -296,10 +298,7 @@ export class AgentService {
     return done;
   }
 
-  /**
-   * The run's tools: MCP tools it lists, sandbox tools when it has `sandbox:`, its child agents. Under
-   * tool doubles the MCP servers start only when a call goes live.
-   */
+  /** The run's tools: its MCP tools, sandbox tools with `sandbox:`, child agents (doubled: MCP started lazily). */
   async #tools(
     run: AgentRunRow,
     def: AgentDefinition,

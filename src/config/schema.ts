@@ -166,8 +166,8 @@ export const ConfigSchema = z.strictObject({
     }).prefault({}),
   }).prefault({}),
   ledger: z.strictObject({
-    durability: z.enum(["normal", "fsync"]).default("fsync").describe(
-      "fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
+    durability: z.enum(["normal", "fsync", "step"]).default("fsync").describe(
+      "step: fsync, and no step (nor agent turn) starts before the outcomes and decisions it follows from are on disk, so after a power loss at most the steps that were running run again; fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
     ),
   }).prefault({}),
   engine: z.strictObject({

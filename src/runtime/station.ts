@@ -138,7 +138,8 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
   try {
     const db: Database = openDatabase(config.paths.db);
     closers.push({ name: "ledger", close: () => db.close() });
-    const durability = config.values.ledger.durability === "fsync" && config.paths.db !== ":memory:"
+    const level = config.values.ledger.durability;
+    const durability = level !== "normal" && config.paths.db !== ":memory:"
       ? walDurability(db, config.paths.db)
       : processDurability;
     closers.push({ name: "ledger sync", close: () => durability.close() });
@@ -216,6 +217,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       debug: config.values.log.agent_turns,
       environment: config.values.workflows.environment,
       clock,
+      durable,
     });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
@@ -229,7 +231,8 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       eventRetentionMs: config.values.events.retention,
       sandbox,
       agents,
-      durable,
+      ledger: durability,
+      stepDurability: level === "step",
       clock,
     });
     await engine.start();
