@@ -93,7 +93,7 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
         assertEquals([r.code, r.stdout, r.stderr], [0, "", ""]);
         let started = true;
         try {
-          Deno.statSync(home.path("station.db"));
+          Deno.statSync(home.path("stn.db"));
         } catch {
           started = false;
         }

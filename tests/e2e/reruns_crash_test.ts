@@ -77,7 +77,7 @@ Deno.test("crash: a bulk retry of 50 runs killed with kill -9, run twice more, r
     assertEquals(await countFailed(client), 50, "a dry run retries nothing");
 
     // Kill as soon as the ledger holds the first retry, so the kill lands inside the bulk retry when it can.
-    const ledger = new DatabaseSync(home.path("station.db"), { readOnly: true });
+    const ledger = new DatabaseSync(home.path("stn.db"), { readOnly: true });
     const retriedNow = () =>
       (ledger.prepare("SELECT COUNT(*) AS n FROM run_events WHERE type = 'run_retried'").get() as {
         n: number;
