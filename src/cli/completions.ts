@@ -133,9 +133,11 @@ function fish(table: Node[]): string {
     [
       `function ${name}`,
       `    switch "$argv[1]"`,
-      ...table.flatMap((
-        n,
-      ) => [`        case ${quote(n.path)}`, `            printf '%s\\n' ${words(n).map(quote).join(" ")}`]),
+      // A case with no words prints nothing: `printf '%s\\n'` alone would print one empty line, a word.
+      ...table.flatMap((n) => [
+        `        case ${quote(n.path)}`,
+        ...(words(n).length ? [`            printf '%s\\n' ${words(n).map(quote).join(" ")}`] : []),
+      ]),
       `    end`,
       `end`,
     ].join("\n");
@@ -144,11 +146,10 @@ function fish(table: Node[]): string {
 ${sw("__stn_children", (n) => n.children)}
 ${sw("__stn_options", (n) => n.options)}
 ${sw("__stn_args", (n) => n.args)}
-function __stn_names
-    set -l words (commandline -opc)
+function __stn_kind
     set -l cmdpath ''
     set -l n 1
-    for w in $words[2..-1]
+    for w in (commandline -opc)[2..-1]
         if contains -- $w (__stn_children "$cmdpath")
             set cmdpath (string trim -- "$cmdpath $w")
             set n 1
@@ -157,9 +158,11 @@ function __stn_names
         end
     end
     set -l kinds (__stn_args "$cmdpath")
-    if test (count $kinds) -ge $n; and test "$kinds[$n]" != "-"
-        $words[1] __complete $kinds[$n] 2>/dev/null
-    end
+    test (count $kinds) -ge $n; and test "$kinds[$n]" != "-"; and echo $kinds[$n]
+end
+function __stn_names
+    set -l words (commandline -opc)
+    $words[1] __complete (__stn_kind) 2>/dev/null
 end
 function __stn_path
     set -l cmdpath ''
@@ -172,7 +175,8 @@ function __stn_path
 end
 complete -c stn -n 'count (__stn_children (__stn_path)) >/dev/null' -f -a '(__stn_children (__stn_path))'
 complete -c stn -n 'string match -q -- "-*" (commandline -ct)' -a '(__stn_options (__stn_path))'
-complete -c stn -n 'not count (__stn_children (__stn_path)) >/dev/null' -f -a '(__stn_names)'
+# Only where the station has names: elsewhere (a file argument) fish offers file names.
+complete -c stn -n '__stn_kind >/dev/null' -f -a '(__stn_names)'
 `;
 }
 

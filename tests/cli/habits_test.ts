@@ -4,23 +4,11 @@ import { outputFormatArgs } from "../../src/cli/flags.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startModelServer } from "../helpers/model_server.ts";
-import { childEnv, MAIN, runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { childEnv, MAIN, runStn, startServe, stnOnPath, waitFor } from "../helpers/stn.ts";
 
 /** Habits from gh/kubectl/docker: -o FORMAT, stn run, --watch, completion of the station's names. */
 
 const HELLO = "id: hello\nstates:\n  - id: say\n    type: inject\n    data: {greeting: hi}\n";
-
-/** A `stn` on PATH that runs this checkout, as scripts/install puts one there. */
-function stnOnPath(dir: string): string {
-  const bin = `${dir}/bin`;
-  Deno.mkdirSync(bin, { recursive: true });
-  Deno.writeTextFileSync(
-    `${bin}/stn`,
-    `#!/bin/sh\nexec "${Deno.execPath()}" ${STN_RUN_ARGS.join(" ")} "${MAIN}" "$@"\n`,
-    { mode: 0o755 },
-  );
-  return bin;
-}
 
 /** What bash's completion function offers for a command line, with `stn` on PATH. */
 async function bashComplete(script: string, line: string, env: Record<string, string>): Promise<string[]> {
