@@ -3,47 +3,13 @@ import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { outputFormatArgs } from "../../src/cli/flags.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
+import { completeIn } from "../helpers/shell_completion.ts";
 import { startModelServer } from "../helpers/model_server.ts";
-import { childEnv, MAIN, runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { childEnv, MAIN, runStn, startServe, stnOnPath, waitFor } from "../helpers/stn.ts";
 
 /** Habits from gh/kubectl/docker: -o FORMAT, stn run, --watch, completion of the station's names. */
 
 const HELLO = "id: hello\nstates:\n  - id: say\n    type: inject\n    data: {greeting: hi}\n";
-
-/** A `stn` on PATH that runs this checkout, as scripts/install puts one there. */
-function stnOnPath(dir: string): string {
-  const bin = `${dir}/bin`;
-  Deno.mkdirSync(bin, { recursive: true });
-  Deno.writeTextFileSync(
-    `${bin}/stn`,
-    `#!/bin/sh\nexec "${Deno.execPath()}" ${STN_RUN_ARGS.join(" ")} "${MAIN}" "$@"\n`,
-    { mode: 0o755 },
-  );
-  return bin;
-}
-
-/** What bash's completion function offers for a command line, with `stn` on PATH. */
-async function bashComplete(script: string, line: string, env: Record<string, string>): Promise<string[]> {
-  const out = await new Deno.Command("bash", {
-    args: [
-      "-c",
-      `source "$1"; COMP_WORDS=($2); COMP_CWORD=\${#COMP_WORDS[@]}; ` +
-      `[[ "$2" == *" " ]] && COMP_WORDS+=("") || COMP_CWORD=$((COMP_CWORD - 1)); ` +
-      `_stn; printf '%s\\n' "\${COMPREPLY[@]}"`,
-      "bash",
-      script,
-      line,
-    ],
-    env: childEnv(env),
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  assertEquals(out.code, 0, dec.decode(out.stderr));
-  assertEquals(dec.decode(out.stderr), "", "completion prints nothing on stderr");
-  return dec.decode(out.stdout).split("\n").filter(Boolean);
-}
 
 /** `stn ARGS… --watch` in the background: what it printed so far, and Ctrl-C (its exit code). */
 function watching(args: string[], env: Record<string, string>) {
@@ -88,7 +54,7 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
     await t.step(
       "completion with no station running offers nothing, silently (never starts one)",
       async () => {
-        assertEquals(await bashComplete(script, "stn workflow show ", noStation), []);
+        assertEquals(await completeIn("bash", script, "stn workflow show ", noStation), []);
         const r = await runStn(["__complete", "workflows"], { env: home.env });
         assertEquals([r.code, r.stdout, r.stderr], [0, "", ""]);
         let started = true;
@@ -138,10 +104,10 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
         "completion offers the station's workflows, run ids, agents and environments",
         async () => {
           const withStation = { ...noStation, STATION_URL: serve.url };
-          assertEquals(await bashComplete(script, "stn workflow show ", withStation), ["hello"]);
-          assertEquals(await bashComplete(script, "stn run h", withStation), ["hello"]);
-          assertEquals(await bashComplete(script, "stn workflow inspect ", withStation), [runId]);
-          assertEquals(await bashComplete(script, "stn env show ", withStation), ["default"]);
+          assertEquals(await completeIn("bash", script, "stn workflow show ", withStation), ["hello"]);
+          assertEquals(await completeIn("bash", script, "stn run h", withStation), ["hello"]);
+          assertEquals(await completeIn("bash", script, "stn workflow inspect ", withStation), [runId]);
+          assertEquals(await completeIn("bash", script, "stn env show ", withStation), ["default"]);
           const names = JSON.parse((await stn("__complete", "runs", "--json")).stdout);
           assertEquals(names, { kind: "runs", names: [runId] });
         },
@@ -183,8 +149,8 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
         const lines = watch.out().trim().split("\n").map((l) => JSON.parse(l));
         assertEquals(lines.filter((r) => r.run_id === agentRun).map((r) => r.status).at(-1), "completed");
         const withStation = { ...noStation, STATION_URL: serve.url };
-        assertEquals(await bashComplete(script, "stn agent show ", withStation), ["Greeter"]);
-        assertEquals(await bashComplete(script, "stn agent inspect ", withStation), [agentRun]);
+        assertEquals(await completeIn("bash", script, "stn agent show ", withStation), ["Greeter"]);
+        assertEquals(await completeIn("bash", script, "stn agent inspect ", withStation), [agentRun]);
       });
     } finally {
       await serve.stop();
@@ -202,7 +168,8 @@ Deno.test("stn completions powershell: a native completer with the command table
     assertEquals(r.code, 0, r.stderr);
     assertStringIncludes(r.stdout, "Register-ArgumentCompleter -Native -CommandName stn");
     assertStringIncludes(r.stdout, "'workflow inspect' = @{ children = @(); options = @(");
-    assertStringIncludes(r.stdout, "args = @('runs') }");
+    assertStringIncludes(r.stdout, "args = @('runs'); values = @(");
+    assertStringIncludes(r.stdout, "'--env:environments'");
     assertStringIncludes(r.stdout, "'agent show' = @{");
     assertStringIncludes(r.stdout, "__complete $node.args[$n]");
   } finally {

@@ -55,6 +55,7 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   get_test_run: "GET /api/v1/tests/{id}",
   run_eval: "POST /api/v1/evals",
   get_eval: "GET /api/v1/evals/{eval_id}",
+  get_eval_report: "GET /api/v1/evals/{eval_id}/report",
   list_evals: "GET /api/v1/evals",
   compare_evals: "GET /api/v1/evals/compare",
   list_eval_datasets: "GET /api/v1/eval-datasets",
