@@ -1,3 +1,4 @@
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { join } from "node:path";
 import { getAgent, listAgents } from "../client/agents.ts";
@@ -40,7 +41,10 @@ interface FileReport {
 async function validateTargets(files: string[], environment: string, cmd: Command): Promise<string[]> {
   if (files.length === 0) {
     const dir = join(commandConfig(cmd).paths.environments, environment, "agents");
-    const { promptFiles } = await import("../agents/definition/mod.ts");
+    const { promptFiles } = await lazyImport<typeof import("../agents/definition/mod.ts")>(
+      "../agents/definition/mod.ts",
+      import.meta.url,
+    );
     const found = await promptFiles(dir);
     if (found.length) return found;
     throw usageError(
@@ -77,7 +81,10 @@ function validateText(report: { files: FileReport[] }, style: Style): string[] {
 async function validateAgents(files: string[], opts: EnvOption, cmd: Command): Promise<void> {
   const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
   const targets = await validateTargets(files, environment, cmd);
-  const { loadAgentFiles } = await import("../agents/definition/mod.ts");
+  const { loadAgentFiles } = await lazyImport<typeof import("../agents/definition/mod.ts")>(
+    "../agents/definition/mod.ts",
+    import.meta.url,
+  );
   const results: FileReport[] = (await loadAgentFiles(targets, { environment })).map((a) => ({
     file: a.path,
     name: a.name,

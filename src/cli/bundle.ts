@@ -1,5 +1,6 @@
 /** `stn bundle create|inspect|install`: an environment packed as a .tar.gz, and installing one. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";
@@ -173,7 +174,10 @@ export function bundleCommand(program: Command): void {
             }),
           NO_SYNC,
         );
-        const { readBundle } = await import("../environments/bundle/unpack.ts");
+        const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+          "../environments/bundle/unpack.ts",
+          import.meta.url,
+        );
         const { manifest, servers } = await readBundle(bytes);
         try {
           await writeFileAtomic(target, bytes);
@@ -200,7 +204,10 @@ export function bundleCommand(program: Command): void {
         "the command line each MCP server really runs; installs nothing",
     )
     .action(async (file: string, _o: unknown, cmd: Command) => {
-      const { readBundle } = await import("../environments/bundle/unpack.ts");
+      const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+        "../environments/bundle/unpack.ts",
+        import.meta.url,
+      );
       const { manifest, servers } = await readBundle(await bundleBytes(file));
       render({ valid: true, manifest, servers }, {
         json: jsonMode(cmd),
