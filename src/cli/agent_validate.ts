@@ -5,6 +5,7 @@
  * the tools are named unchecked in a warning.
  */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { join } from "node:path";
 import { showEnvironment } from "../client/environments.ts";
@@ -68,7 +69,10 @@ interface FileReport {
 async function validateTargets(files: string[], environment: string, cmd: Command): Promise<string[]> {
   if (files.length === 0) {
     const dir = join(commandConfig(cmd).paths.environments, environment, "agents");
-    const { promptFiles } = await import("../agents/definition/mod.ts");
+    const { promptFiles } = await lazyImport<typeof import("../agents/definition/mod.ts")>(
+      "../agents/definition/mod.ts",
+      import.meta.url,
+    );
     const found = await promptFiles(dir);
     if (found.length) return found;
     throw usageError(
@@ -105,7 +109,10 @@ function validateText(report: { files: FileReport[] }, style: Style): string[] {
 export async function validateAgents(files: string[], opts: { env?: string }, cmd: Command): Promise<void> {
   const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
   const targets = await validateTargets(files, environment, cmd);
-  const { loadAgentFiles } = await import("../agents/definition/mod.ts");
+  const { loadAgentFiles } = await lazyImport<typeof import("../agents/definition/mod.ts")>(
+    "../agents/definition/mod.ts",
+    import.meta.url,
+  );
   const loaded = await loadAgentFiles(targets, { environment });
   const results: FileReport[] = loaded.map((a) => ({
     file: a.path,

@@ -1,5 +1,6 @@
 /** `stn bundle create|inspect|install`: an environment packed as a .tar.gz, and installing one. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";
@@ -134,7 +135,10 @@ function collectValue(raw: string, vars: Record<string, string>): Record<string,
 
 /** Asks on the terminal for each variable the bundle uses that has no value yet; empty answers are left to set later. */
 async function askValues(bytes: Uint8Array, given: Record<string, string>): Promise<Record<string, string>> {
-  const { readBundle } = await import("../environments/bundle/unpack.ts");
+  const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+    "../environments/bundle/unpack.ts",
+    import.meta.url,
+  );
   const { manifest } = await readBundle(bytes);
   const values = { ...given };
   for (const v of manifest.variables) {
@@ -221,7 +225,10 @@ export function bundleCommand(program: Command): void {
             }),
           NO_SYNC,
         );
-        const { readBundle } = await import("../environments/bundle/unpack.ts");
+        const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+          "../environments/bundle/unpack.ts",
+          import.meta.url,
+        );
         const { manifest, servers } = await readBundle(bytes);
         try {
           await writeFileAtomic(target, bytes);
@@ -248,7 +255,10 @@ export function bundleCommand(program: Command): void {
         "the command line each MCP server really runs; installs nothing",
     )
     .action(async (file: string, _o: unknown, cmd: Command) => {
-      const { readBundle } = await import("../environments/bundle/unpack.ts");
+      const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+        "../environments/bundle/unpack.ts",
+        import.meta.url,
+      );
       const { manifest, servers, station } = await readBundle(await bundleBytes(file));
       render({ valid: true, manifest, servers, ...(station ? { station } : {}) }, {
         json: jsonMode(cmd),

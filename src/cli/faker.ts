@@ -1,5 +1,6 @@
 /** `stn faker`: the MCP proxy that fakes tool answers, its recorded sessions and their export (docs/faker.md). */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
@@ -69,7 +70,10 @@ export function fakerCommand(program: Command): void {
     .action(async (opts: FakerFlags, cmd: Command) => {
       if (opts.aiTemplate === "list") return await listTemplates(cmd);
       // The proxy's modules (MCP client and server, the AI SDK) load only for this command.
-      const { runFaker } = await import("../faker/mod.ts");
+      const { runFaker } = await lazyImport<typeof import("../faker/mod.ts")>(
+        "../faker/mod.ts",
+        import.meta.url,
+      );
       await runFaker(opts, commandConfig(cmd));
     });
 
@@ -86,7 +90,10 @@ export function fakerCommand(program: Command): void {
       if (opts.limit !== undefined && (typeof limit !== "number" || limit < 1)) {
         throw usageError("invalid_usage", `--limit ${opts.limit} is not a positive number`);
       }
-      const { listSessions } = await import("../faker/mod.ts");
+      const { listSessions } = await lazyImport<typeof import("../faker/mod.ts")>(
+        "../faker/mod.ts",
+        import.meta.url,
+      );
       const all = await listSessions(commandConfig(cmd).paths.home);
       const list = typeof limit === "number" ? all.slice(0, limit) : all;
       render({ sessions: list }, {
@@ -103,7 +110,10 @@ export function fakerCommand(program: Command): void {
   sessions.command("view <id>")
     .description("show a session: what it fronted, and every call with its answer")
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const { readSession } = await import("../faker/mod.ts");
+      const { readSession } = await lazyImport<typeof import("../faker/mod.ts")>(
+        "../faker/mod.ts",
+        import.meta.url,
+      );
       const session = await readSession(commandConfig(cmd).paths.home, id);
       render(session, { json: jsonMode(cmd), text: sessionText });
     });
@@ -115,7 +125,10 @@ export function fakerCommand(program: Command): void {
     .option("-o, --output <file>", "write the spec to this file (default: stdout)")
     .option("-f, --force", "replace the output file if it exists")
     .action(async (id: string, opts: { output?: string; force?: boolean }, cmd: Command) => {
-      const { readSession, sessionSpec } = await import("../faker/mod.ts");
+      const { readSession, sessionSpec } = await lazyImport<typeof import("../faker/mod.ts")>(
+        "../faker/mod.ts",
+        import.meta.url,
+      );
       const spec = sessionSpec(await readSession(commandConfig(cmd).paths.home, id));
       if (opts.output === undefined) {
         return render({ spec }, { json: jsonMode(cmd), text: (r) => r.spec.trimEnd() });
@@ -135,7 +148,10 @@ export function fakerCommand(program: Command): void {
 }
 
 async function listTemplates(cmd: Command): Promise<void> {
-  const { templates } = await import("../faker/mod.ts");
+  const { templates } = await lazyImport<typeof import("../faker/mod.ts")>(
+    "../faker/mod.ts",
+    import.meta.url,
+  );
   const list = templates(commandConfig(cmd).values);
   render({ templates: list }, {
     json: jsonMode(cmd),

@@ -1,5 +1,6 @@
 /** `stn files …`: upload, download, list, stat and delete stored files, streamed with progress. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { deleteFile, downloadFile, fileInfo, listFiles, pruneFiles, uploadFile } from "../client/files.ts";
@@ -106,7 +107,10 @@ async function uploadRecursive(
   });
   if (!stat.isDirectory) throw new StationError("not_a_file", `${dir} is not a folder`, { hint: "drop -r" });
   const ttl = ttlFlag(opts);
-  const { uploadDir } = await import("./files_upload_dir.ts");
+  const { uploadDir } = await lazyImport<typeof import("./files_upload_dir.ts")>(
+    "./files_upload_dir.ts",
+    import.meta.url,
+  );
   await withStation(cmd, async (client) => {
     const result = await uploadDir(client, dir, {
       keyPrefix: opts.keyPrefix,
@@ -152,7 +156,10 @@ async function download(
   }
   if (opts.output && !toStdout && !opts.force && await exists(opts.output)) throw fileExists(opts.output);
   // node:crypto is loaded by the command that hashes, not by every command (main.ts's static imports).
-  const { sha256 } = await import("../files/checksum.ts");
+  const { sha256 } = await lazyImport<typeof import("../files/checksum.ts")>(
+    "../files/checksum.ts",
+    import.meta.url,
+  );
   await withStation(cmd, async (client) => {
     // The bytes are checked below against the stored checksum, so the server need not check them too.
     const res = await downloadFile(client, key, { verifies: true });

@@ -1,5 +1,6 @@
 /** `stn workflow retry|fork|eval` (alias `debug-expression`): repairing runs from the CLI. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { bulkRetryRuns, evalInRun, forkRun, retryRun, waitForRun } from "../client/workflow_runs.ts";
 import type { StationClient } from "../client/http.ts";
@@ -225,7 +226,10 @@ export function workflowRerunCommands(workflow: Command): void {
         try {
           let value: unknown;
           if (opts.run === undefined) {
-            const { contextScope, evaluate } = await import("../workflows/expr.ts");
+            const { contextScope, evaluate } = await lazyImport<typeof import("../workflows/expr.ts")>(
+              "../workflows/expr.ts",
+              import.meta.url,
+            );
             const scope = input !== null && typeof input === "object" && !Array.isArray(input)
               ? contextScope(input as Record<string, unknown>)
               : { data: input, bindings: {} };

@@ -1,5 +1,6 @@
 /** `stn workflow run` and its shortcut `stn run`: start a run of a stored workflow or a definition file. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { getRunCassette, startRun, waitForRun } from "../client/workflow_runs.ts";
 import type { Run as RunView } from "../contract/runs.ts";
@@ -44,7 +45,10 @@ function looksLikeFile(target: string): boolean {
 
 /** Loads a definition file for `run`, printing each validation problem like `stn workflow validate`. */
 export async function definitionFromFile(path: string): Promise<unknown> {
-  const { validateSource } = await import("../workflows/definition/load.ts");
+  const { validateSource } = await lazyImport<typeof import("../workflows/definition/load.ts")>(
+    "../workflows/definition/load.ts",
+    import.meta.url,
+  );
   const result = validateSource(await readLocalText(path), { fileName: path });
   if (!result.valid) {
     note((style) => result.errors.flatMap((e) => issueLines(path, e, "error", style)));
