@@ -8,6 +8,9 @@ import { type TempHome, tempHome } from "../helpers/home.ts";
 import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
 import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { stationId } from "../../src/sandbox/ledger.ts";
+import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox/backend.ts";
 
 // Agent steps run on `stn worker`s (docs/workers.md#agent-steps): the loop, the model calls and the MCP
 // servers on the worker, every turn and tool call committed by the station before the loop goes on.
@@ -130,6 +133,100 @@ Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes t
     await serve.stop();
     await nats.stop();
     await model.close();
+    await home.cleanup();
+  }
+});
+
+Deno.test("workers: agent steps of one run go to both workers; their sandboxes are created by the workers, not the station", async () => {
+  const model = startModelServer();
+  const home = await tempHome();
+  home.writeConfig(
+    `${SANDBOX_CONFIG}ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\n`,
+  );
+  Deno.mkdirSync(home.path("environments", "default", "agents"), { recursive: true });
+  Deno.writeTextFileSync(
+    home.path("environments", "default", "agents", "Boxer.prompt"),
+    "---\nmodel: openai/test-model\nsandbox: {mode: code, session: workflow}\nmax_steps: 4\n---\n{{userInput}}\n",
+  );
+  // Both branches' first model calls are held until both arrived (one worker each, at concurrency 1); their
+  // second ones until the test has seen both sandboxes.
+  let bothAsked!: () => void;
+  const asked = new Promise<void>((r) => (bothAsked = r));
+  let seen!: () => void;
+  const looked = new Promise<void>((r) => (seen = r));
+  model.route((r) => {
+    const first = turnOf(r) === 0;
+    if (first && model.requests.filter((q) => turnOf(q) === 0).length === 2) bothAsked();
+    return first
+      ? { hold: asked, calls: [{ name: "sandbox_exec", args: { cmd: "echo hi" } }] }
+      : { hold: looked, text: "boxed" };
+  });
+  const nats = await singleNats();
+  const serve = await startServe({
+    env: home.env,
+    home: home.home,
+    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
+  });
+  const workers = ["w-1", "w-2"].map((name) =>
+    startWorkerProcess({ env: home.env, natsUrl: nats.url, name, args: ["--concurrency", "1"] })
+  );
+  const backend = testBackend();
+  try {
+    const client = new StationClient(serve.url);
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000),
+      workers.map((w) => w.stderr()).join("\n"),
+    );
+    const listed = (await listWorkers(client)).workers;
+    const run = await startRun(client, {
+      definition: {
+        id: "boxes",
+        states: [{
+          id: "par",
+          type: "parallel",
+          branches: ["a", "b"].map((name) => ({
+            name,
+            states: [{ id: `box_${name}`, type: "agent", agent: "Boxer", task: `box ${name}` }],
+          })),
+        }],
+      },
+      input: {},
+    });
+    assert(
+      await waitFor(() => model.requests.filter((q) => turnOf(q) === 1).length === 2, 60_000),
+      workers.map((w) => w.stderr()).join("\n"),
+    );
+    // The run's sandboxes: one per worker, each labelled with the worker's own sandbox id, not the station's.
+    const containers = await backend.listManaged({ "dev.stn.run": run.id });
+    const creators = new Set(containers.map((c) => c.labels["dev.stn.station"]));
+    const db = openDatabase(home.path("stn.db"));
+    const station = stationId(db);
+    db.close();
+    assertEquals([containers.length, creators.size, creators.has(station)], [2, 2, false]);
+    seen();
+
+    const ended = await waitForRun(client, run.id, { timeoutMs: 60_000 });
+    assertEquals(ended?.status, "completed", serve.stderr().slice(-3000));
+    const events = [];
+    for await (const e of runEvents(client, run.id, { follow: false })) events.push(e);
+    const owners = new Map(
+      events.filter((e) => e.type === "step_started" && e.step?.includes("box_"))
+        .map((e) => [e.step, (e.data as { owner: string }).owner]),
+    );
+    assertEquals(owners.size, 2);
+    assertEquals(new Set(owners.values()), new Set(listed.map((w) => w.id)), "one agent step on each worker");
+    assert(
+      await waitFor(async () => (await backend.listManaged({ "dev.stn.run": run.id })).length === 0, 20_000),
+      "the workers remove the run's sandboxes when it ends",
+    );
+  } finally {
+    bothAsked();
+    seen();
+    for (const w of workers) await w.stop();
+    await serve.stop();
+    await nats.stop();
+    await model.close();
+    await removeStationContainers(home.path("stn.db"));
     await home.cleanup();
   }
 });
