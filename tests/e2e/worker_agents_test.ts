@@ -230,3 +230,56 @@ Deno.test("workers: agent steps of one run go to both workers; their sandboxes a
     await home.cleanup();
   }
 });
+
+Deno.test("workers: an MCP server whose command the worker's machine lacks fails the agent step, naming the worker", async () => {
+  const model = startModelServer();
+  model.route(() => ({ text: "never asked" }));
+  const home = await tempHome();
+  home.writeConfig(`ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\n`);
+  // `stn-test-mcp` is on the station's PATH only (as if installed on the station's machine alone).
+  const bin = home.path("bin");
+  Deno.mkdirSync(bin);
+  const entry = stdioServerEntry();
+  Deno.writeTextFileSync(`${bin}/stn-test-mcp`, `#!/bin/sh\nexec ${entry.command} ${entry.args.join(" ")}\n`);
+  Deno.chmodSync(`${bin}/stn-test-mcp`, 0o755);
+  const stationEnv = { ...home.env, PATH: `${bin}:${Deno.env.get("PATH")}` };
+  const env = home.path("environments", "default");
+  Deno.mkdirSync(`${env}/agents`, { recursive: true });
+  Deno.writeTextFileSync(`${env}/agents/Looper.prompt`, '---\ntools: ["__echo"]\n---\n{{userInput}}\n');
+  Deno.writeTextFileSync(
+    `${env}/servers.json`,
+    JSON.stringify({ mcpServers: { local: { command: "stn-test-mcp" } } }),
+  );
+  const sync = await runStn(["sync", "--trust"], { env: stationEnv });
+  assertEquals(sync.code, 0, sync.stderr);
+  const nats = await singleNats();
+  const serve = await startServe({
+    env: stationEnv,
+    home: home.home,
+    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
+  });
+  const worker = startWorkerProcess({ env: home.env, natsUrl: nats.url, name: "bare-1" });
+  try {
+    const client = new StationClient(serve.url);
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 1, 20_000),
+      worker.stderr(),
+    );
+    const run = await startRun(client, {
+      definition: { id: "bare", states: [{ id: "ask", type: "agent", agent: "Looper", task: "echo" }] },
+      input: {},
+    });
+    const ended = await waitForRun(client, run.id, { timeoutMs: 60_000 });
+    assertEquals(ended?.status, "failed");
+    const [step] = await runSteps(client, run.id);
+    assert(step.error?.message.includes("on worker bare-1"), JSON.stringify(step.error));
+    assert(step.error?.message.includes("stn-test-mcp"), JSON.stringify(step.error));
+    assertEquals(model.requests.length, 0, "the model is not asked without the agent's tools");
+  } finally {
+    await worker.stop();
+    await serve.stop();
+    await nats.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
