@@ -34,7 +34,13 @@ model.route((r) => {
     ? { calls: [{ name: "__echo", args: { x: String(results) } }] }
     : { text: "done" };
 });
-const ai = { provider: "openai" as const, model: "openai/bench", base_url: model.url, api_key: "sk-bench" };
+const ai = {
+  provider: "openai" as const,
+  model: "openai/bench",
+  base_url: model.url,
+  api_key: "sk-bench",
+  prices: {},
+};
 const echo = (args: unknown) => Promise.resolve(JSON.stringify(args));
 
 const dir = await Deno.makeTempDir({ prefix: "stn-bench-agents-" });
@@ -123,7 +129,16 @@ const t = performance.now();
 for (let turn = 1; turn <= N; turn++) {
   ledger.event(run.id, "turn_started", { turn });
   ledger.turnCompleted(
-    { run_id: run.id, turn, messages, text: "", finish_reason: "tool-calls", duration_ms: 1, ...usage },
+    {
+      run_id: run.id,
+      turn,
+      messages,
+      text: "",
+      finish_reason: "tool-calls",
+      duration_ms: 1,
+      cost_usd: null,
+      ...usage,
+    },
     { turn, usage },
   );
   ledger.toolStarted({

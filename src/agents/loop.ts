@@ -12,13 +12,14 @@ import {
 import { errorMessage, StationError } from "../errors.ts";
 import { type ContextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
-import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow, TurnRow } from "./ledger.ts";
+import type { AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
+import type { LoopLedger, LoopTool } from "./loop_io.ts";
 import type { RenderedPrompt } from "./render.ts";
-import type { AgentTool } from "./types.ts";
 import { cutToolOutput } from "./tool_output.ts";
 import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
+import { costOf, type ModelPrice } from "../telemetry/cost.ts";
 
 /**
  * A tool's error that fails the run instead of going back to the model (a test double with no answer for
@@ -33,42 +34,10 @@ export interface RunPlan extends RenderedPrompt {
   timeout_ms: number;
   /** The context window settings (absent on runs started before them: the model's defaults). */
   context?: ContextPlan;
-}
-
-/** A tool as the loop runs it: the call id lets a child agent's run be linked to the call that started it. */
-export interface LoopTool {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  run(args: unknown, signal: AbortSignal, callId: string): Promise<string>;
-  /** The MCP server serving it, when one does (for its span). */
-  server?: string;
-}
-
-type Awaitable<T> = T | Promise<T>;
-type Write<K extends keyof AgentLedger> = AgentLedger[K] extends (...a: infer A) => unknown
-  ? (...a: A) => Awaitable<unknown>
-  : never;
-
-/**
- * What the loop reads and writes of its run: the station's AgentLedger itself, or on a `stn worker` a
- * client whose every write returns once the station committed it (docs/design/agents.md#durable-turns).
- */
-export interface LoopLedger {
-  turns(runId: string): Awaitable<TurnRow[]>;
-  toolCalls(runId: string): Awaitable<ToolCallRow[]>;
-  get(id: string): Awaitable<AgentRunRow | undefined>;
-  event: Write<"event">;
-  turnCompleted: Write<"turnCompleted">;
-  contextCompacted: Write<"contextCompacted">;
-  toolStarted: Write<"toolStarted">;
-  toolFinished: Write<"toolFinished">;
-  finish: Write<"finish">;
-}
-
-/** An agent tool (MCP, sandbox) as the loop runs it. */
-export function loopTool(t: AgentTool): LoopTool {
-  return { ...t, run: (args, signal) => t.call(args, signal) };
+  /** The model's price when the run started (docs/agents.md#cost); absent: unknown, the run has no cost. */
+  price?: ModelPrice;
+  /** The budget in USD: past it, the run ends `budget_exceeded` instead of calling the model again. */
+  max_cost?: number;
 }
 
 export interface LoopOptions {
@@ -80,6 +49,11 @@ export interface LoopOptions {
   maxToolOutput: number;
   /** log.agent_turns (STATION_DEBUG=true): one stderr line per turn. */
   debug: boolean;
+  /**
+   * Resolves once the ledger's commits so far are on disk (`ledger.durability` fsync or step): each model call
+   * and tool call waits for it, so none begins before the turns and results it follows from are synced.
+   */
+  durable?: () => Promise<void>;
 }
 
 interface Call {
@@ -125,6 +99,8 @@ export async function runLoop(
   let lastText = "";
   // The input tokens the provider reported for the last turn: the base of the next request's estimate.
   let reportedInput = 0;
+  // What the turns so far cost (recorded ones included), against the plan's max_cost.
+  let spent = 0;
   const end = async (
     finish: FinishReason,
     response: string,
@@ -144,6 +120,15 @@ export async function runLoop(
           },
         });
       }
+      if (plan.max_cost !== undefined && spent > plan.max_cost) {
+        return end("error", lastText, {
+          error: {
+            code: "budget_exceeded",
+            message: `the run cost $${spent.toFixed(6)} in ${turn - 1} turn(s), past its budget max_cost ` +
+              `$${plan.max_cost}`,
+          },
+        });
+      }
       const done = stored[turn - 1];
       // The context is fitted before every turn, so a replay rebuilds the history a new turn would have sent.
       const fit = context.before(turn, messages, done ? undefined : reportedInput);
@@ -151,13 +136,19 @@ export async function runLoop(
         await ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
       }
       const step = done
-        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text, input: done.input_tokens }
+        ? {
+          messages: JSON.parse(done.messages) as ModelMessage[],
+          text: done.text,
+          input: done.input_tokens,
+          cost: done.cost_usd ?? 0,
+        }
         : await traceModelCall(
           { runId: run.id, model: run.model, turn },
           (span) => modelTurn({ run, plan, turn, messages, tools: toolSet, span }, o),
         );
       messages.push(...step.messages);
       reportedInput = step.input;
+      spent += step.cost;
       if (step.text) lastText = step.text;
       const calls = toolCallsOf(step.messages);
       if (calls.length > 0) {
@@ -248,8 +239,9 @@ interface TurnInput {
 async function modelTurn(
   { run, plan, turn, messages, tools, span }: TurnInput,
   o: LoopOptions,
-): Promise<{ messages: ModelMessage[]; text: string; input: number }> {
+): Promise<{ messages: ModelMessage[]; text: string; input: number; cost: number }> {
   await o.ledger.event(run.id, "turn_started", { turn });
+  await o.durable?.();
   const started = performance.now();
   const r = await generateText({
     model: o.model,
@@ -264,7 +256,8 @@ async function modelTurn(
     cached_tokens: r.usage.inputTokenDetails?.cacheReadTokens ?? 0,
     total_tokens: r.usage.totalTokens ?? (r.usage.inputTokens ?? 0) + (r.usage.outputTokens ?? 0),
   };
-  recordModelCall(span, run.model, usage, r.finishReason);
+  const cost_usd = plan.price ? costOf(usage, plan.price) : null;
+  recordModelCall(span, run, { ...usage, cost_usd }, r.finishReason);
   const out = withRawInvalidInputs(r.response.messages as ModelMessage[], r.content);
   const names = toolCallsOf(out).map((c) => c.name);
   await o.ledger.turnCompleted({
@@ -275,14 +268,15 @@ async function modelTurn(
     finish_reason: r.finishReason,
     duration_ms: Math.round(performance.now() - started),
     ...usage,
-  }, { turn, text: r.text.slice(0, 200), tool_calls: names, finish_reason: r.finishReason, usage });
+    cost_usd,
+  }, { turn, text: r.text.slice(0, 200), tool_calls: names, finish_reason: r.finishReason, usage, cost_usd });
   if (o.debug) {
     console.error(
       `[agent ${run.id}] turn ${turn} model=${run.model} tokens in=${usage.input_tokens} out=${usage.output_tokens}` +
         ` cached=${usage.cached_tokens} tools=${names.join(",") || "-"}`,
     );
   }
-  return { messages: out, text: r.text, input: usage.input_tokens };
+  return { messages: out, text: r.text, input: usage.input_tokens, cost: cost_usd ?? 0 };
 }
 
 /** One tool call of a turn, with its checkpointed row when an earlier attempt got that far. */
@@ -321,6 +315,7 @@ async function runTool(
     }
     const input = checkToolInput(call.input, t.inputSchema);
     if ("problem" in input) throw new Error(input.problem);
+    await o.durable?.();
     text = await t.run(input.value, o.signal, call.id);
   } catch (err) {
     // An abort ends the run (the call stays `running`, so a resume runs it again), and so does a RunFailure;

@@ -23,6 +23,8 @@ export interface AgentHostOptions {
   holds(claim: StepClaim): boolean;
   /** The checked, rendered MCP plan of an agent's tools, for a worker to start (mcp/toolbox.ts). */
   mcpPlan(environment: string, def: AgentDefinition): Promise<unknown>;
+  /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each answer. */
+  durable?: () => Promise<void>;
 }
 
 /**
@@ -58,6 +60,8 @@ export class AgentHost {
     let reply: unknown;
     try {
       reply = await handle(msg.json());
+      // A worker moves on (calls the model, runs the tool) once answered: what it follows from is synced first.
+      await this.#o.durable?.();
     } catch (err) {
       log.warn("agent step request refused", { subject: msg.subject, error: errorMessage(err) });
       // A StationError's own code (claim_lost, agent_not_found, …); a malformed request is invalid_request.

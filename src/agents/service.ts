@@ -10,10 +10,12 @@ import type { SandboxService } from "../sandbox/service.ts";
 import { type Clock, systemClock } from "../lib/clock.ts";
 import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { contextPlan } from "./context.ts";
-import { type LoopTool, loopTool, runLoop, type RunPlan } from "./loop.ts";
+import { runLoop, type RunPlan } from "./loop.ts";
+import { type LoopTool, loopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { runSignal } from "./run_signal.ts";
+import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
 import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
@@ -39,6 +41,8 @@ export interface AgentServiceOptions {
   environment?: string;
   /** Stamps runs and their events: the engine's clock (a virtual one in tests); default the wall clock. */
   clock?: Clock;
+  /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each turn. */
+  durable?: () => Promise<void>;
 }
 
 /** What starts (or finds) an agent run. */
@@ -60,6 +64,8 @@ export interface AgentRunRequest {
   claim?: (runId: string) => string | undefined;
   /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
   doubles?: RunDoubles;
+  /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
+  maxCost?: number;
   /** Run on this model instead of the agent's (`stn eval run --model`). */
   model?: string;
 }
@@ -74,10 +80,9 @@ const CHILD_TASK_MAX = 10_000;
 const MAX_DEPTH = 5;
 
 /**
- * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents):
- * checks the agent, its model's key and its input BEFORE a run exists, records the run, gathers its
- * tools (MCP, sandbox, child agents), runs THE loop under its timeout and cancel signal, and resumes
- * the runs a crash left `running`.
+ * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
+ * agent, its model's key and its input BEFORE a run exists, records the run, gathers its tools (MCP, sandbox,
+ * child agents), runs THE loop under its timeout and cancel signal, and resumes the runs a crash left `running`.
  */
 export class AgentService {
   readonly ledger: AgentLedger;
@@ -141,6 +146,8 @@ export class AgentService {
       output_schema: def.output_schema,
       timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
       context: contextPlan(def.context, this.#o.config.agents.context, model.id),
+      price: priceOf(model.id, this.#o.config.ai.prices),
+      max_cost: lowestBudget(def.max_cost, req.maxCost),
     };
     let replayed = false;
     const run = this.ledger.create({
@@ -155,6 +162,7 @@ export class AgentService {
       step: req.step,
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
+      priced: plan.price !== undefined,
       claim: req.claim && ((id) => {
         const found = req.claim!(id);
         replayed = found !== undefined;
@@ -277,6 +285,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
+          durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;
       } catch (err) {
@@ -304,10 +313,7 @@ export class AgentService {
     return done;
   }
 
-  /**
-   * The run's tools: MCP tools it lists, sandbox tools when it has `sandbox:`, its child agents. Under
-   * tool doubles the MCP servers start only when a call goes live.
-   */
+  /** The run's tools: its MCP tools, sandbox tools with `sandbox:`, child agents (doubled: MCP started lazily). */
   async #tools(
     run: AgentRunRow,
     def: AgentDefinition,
@@ -333,9 +339,7 @@ export class AgentService {
           throw new StationError(
             "agent_tools_unavailable",
             `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
-            {
-              hint: "start Docker and check `stn doctor` (sandbox.enabled)",
-            },
+            { hint: "start Docker and check `stn doctor` (sandbox.enabled)" },
           );
         }
         boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));

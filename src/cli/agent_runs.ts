@@ -11,6 +11,7 @@ import {
 import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { formatUsd } from "../telemetry/cost.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
@@ -88,7 +89,8 @@ function answerLines(run: AgentRun): string[] {
 
 function usageText(run: AgentRun): string {
   const u = run.usage;
-  return `${u.input_tokens} in (${u.cached_tokens} cached) / ${u.output_tokens} out / ${u.total_tokens} total`;
+  return `${u.input_tokens} in (${u.cached_tokens} cached) / ${u.output_tokens} out / ${u.total_tokens} total` +
+    (run.cost_usd === null ? "" : ` (${formatUsd(run.cost_usd)})`);
 }
 
 /** Adds `run`, `runs` and `inspect` to the `stn agent` command group. */
@@ -158,9 +160,10 @@ export function agentRunCommands(agent: Command): Command {
     r.finish_reason ?? "-",
     String(r.turns),
     String(r.usage.total_tokens),
+    formatUsd(r.cost_usd),
     r.started_at,
   ];
-  const RUN_HEADER = ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "STARTED"];
+  const RUN_HEADER = ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "COST", "STARTED"];
   watchFlag(pageFlags(
     agent.command("runs")
       .description("list agent runs, newest first")
@@ -230,7 +233,7 @@ export function agentRunCommands(agent: Command): Command {
 /** A workflow run's agent runs as a table: step, agent, status, turns, tokens, tool calls. */
 export function agentRunTable(runs: AgentRun[]): string[] {
   return table(
-    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "TOOL CALLS"],
+    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "COST", "TOOL CALLS"],
     runs.map((r) => [
       r.run_id,
       r.step_path ?? "-",
@@ -238,6 +241,7 @@ export function agentRunTable(runs: AgentRun[]): string[] {
       `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`,
       String(r.turns),
       `${r.usage.input_tokens}/${r.usage.output_tokens}`,
+      formatUsd(r.cost_usd),
       r.tool_calls.map((c) => c.name + (c.error ? "!" : "")).join(", ") || "-",
     ]),
   );

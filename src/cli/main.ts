@@ -15,6 +15,7 @@ import { completeNamesCommand } from "./complete_names.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
+import { evalReportCommand } from "./eval_report.ts";
 import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
 import { importCommand } from "./import.ts";
@@ -106,7 +107,7 @@ export function buildProgram(runtime?: Runtime): Command {
   agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
   testCommand(program);
-  evalCommand(program);
+  evalReportCommand(evalCommand(program));
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);

@@ -16,6 +16,7 @@ import {
 import { runSignals } from "../client/events.ts";
 import { usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { formatUsd } from "../telemetry/cost.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fields, render, renderLine, type Style, table } from "./output.ts";
@@ -126,6 +127,7 @@ export function workflowRunCommands(workflow: Command): void {
               ["created", r.created_at],
               ["completed", r.completed_at ?? "-"],
               ["trace", r.trace_id ?? "-"],
+              ...(r.agent_runs.length ? [["cost", formatUsd(r.cost_usd)] as [string, string]] : []),
               ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
               ...(r.status === "completed" ? [["result", JSON.stringify(r.result)] as [string, string]] : []),
             ]),

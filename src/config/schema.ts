@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { durationSchema } from "../lib/duration.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
+import { ModelPrice } from "../telemetry/cost.ts";
 
 const port = z.int().min(0).max(65535);
 
@@ -165,8 +166,8 @@ export const ConfigSchema = z.strictObject({
     }).prefault({}),
   }).prefault({}),
   ledger: z.strictObject({
-    durability: z.enum(["normal", "fsync"]).default("fsync").describe(
-      "fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
+    durability: z.enum(["normal", "fsync", "step"]).default("fsync").describe(
+      "step: fsync, and no step (nor agent turn) starts before the outcomes and decisions it follows from are on disk, so after a power loss at most the steps that were running run again; fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
     ),
   }).prefault({}),
   engine: z.strictObject({
@@ -204,6 +205,11 @@ export const ConfigSchema = z.strictObject({
     api_key: z.string().min(1).optional().describe(
       "API key of ai.provider (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY)",
     ),
+    prices: z.record(z.string().regex(/^[^/\s]+\/\S+$/, "a model id: provider/name"), ModelPrice).default({})
+      .describe(
+        "USD per million tokens by model id: {input_per_million, output_per_million, cached_input_per_million?}; " +
+          "merged over the built-in prices of common OpenAI, Anthropic and Gemini models (docs/agents.md#cost)",
+      ),
   }).prefault({}),
   agents: z.strictObject({
     max_tool_output: z.int().min(256).default(10_240).describe(

@@ -33,6 +33,10 @@ export const Run = z.looseObject({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   trace_id: z.string().nullable().describe("the OpenTelemetry trace of the run (docs/observability.md)"),
+  cost_usd: z.number().nullable().describe(
+    "what its agent steps' runs (and their child agents') cost in USD (docs/agents.md#cost); null when none " +
+      "has a known price",
+  ),
   definition: z.unknown().optional().describe(
     "the exact definition the run runs (GET of one run); workflow_version is null for a one-off file run",
   ),

@@ -1,6 +1,7 @@
 /** Assembling a station from its parts, in start order, and stopping them in reverse (startStation). */
 
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { getAgent } from "../agents/store.ts";
 import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
@@ -138,7 +139,8 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
   try {
     const db: Database = openDatabase(config.paths.db);
     closers.push({ name: "ledger", close: () => db.close() });
-    const durability = config.values.ledger.durability === "fsync" && config.paths.db !== ":memory:"
+    const level = config.values.ledger.durability;
+    const durability = level !== "normal" && config.paths.db !== ":memory:"
       ? walDurability(db, config.paths.db)
       : processDurability;
     closers.push({ name: "ledger sync", close: () => durability.close() });
@@ -216,6 +218,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       debug: config.values.log.agent_turns,
       environment: config.values.workflows.environment,
       clock,
+      durable,
     });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
@@ -229,7 +232,8 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       eventRetentionMs: config.values.events.retention,
       sandbox,
       agents,
-      durable,
+      ledger: durability,
+      stepDurability: level === "step",
       clock,
     });
     await engine.start();
@@ -239,6 +243,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       agents,
       holds: ({ worker, ...step }) => engine.holds(worker, step),
       mcpPlan: (environment, def) => planMcpToolbox(db, environment, def.tools),
+      durable,
     });
     agentHost.start();
     closers.push({ name: "agent steps of workers", close: () => Promise.resolve(agentHost.stop()) });
@@ -265,13 +270,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
-      runs: new WorkflowRuns(engine),
+      runs: new WorkflowRuns(engine, (ids) => agents.ledger.workflowRunCosts(ids)),
       agents,
       agentRuns: new AgentRuns(agents.ledger),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),
       references: () => ({
         environment: config.values.workflows.environment,
         agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
+        // Not stored but its file is there: sync refused it (`stn agent validate` says why).
+        invalidAgent: (env: string, name: string) =>
+          existsSync(join(config.paths.environments, env, "agents", `${name}.prompt`))
+            ? `agents/${name}.prompt did not pass \`stn sync\``
+            : undefined,
         sandbox: config.values.sandbox,
       }),
       durable,

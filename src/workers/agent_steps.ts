@@ -3,7 +3,8 @@
 import { hostname } from "node:os";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { AgentRunRow, ToolCallRow } from "../agents/ledger.ts";
-import { type LoopLedger, type LoopTool, loopTool, runLoop } from "../agents/loop.ts";
+import { runLoop } from "../agents/loop.ts";
+import { type LoopLedger, type LoopTool, loopTool } from "../agents/loop_io.ts";
 import { createModels, type Models } from "../agents/providers.ts";
 import {
   AGENT_START_SUBJECT,

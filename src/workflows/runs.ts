@@ -32,12 +32,25 @@ export interface PendingTimer {
 /** A step as the API lists it: with why it waits, when no live process serves its queue. */
 export type ListedStep = StepView & { waiting_for?: string };
 
+/** What workflow runs' agent runs cost (USD) by run id: the agent ledger's sum (docs/agents.md#cost). */
+export type RunCosts = (runIds: string[]) => Map<string, number | null>;
+
+/** A workflow run as the API shows it, with what its agent steps cost. */
+export type CostedRunView = RunView & { cost_usd: number | null };
+
 /** The read side of workflow runs. */
 export class WorkflowRuns {
   #engine: Engine;
+  #costs: RunCosts;
 
-  constructor(engine: Engine) {
+  constructor(engine: Engine, costs: RunCosts = (ids) => new Map(ids.map((id) => [id, null]))) {
     this.#engine = engine;
+    this.#costs = costs;
+  }
+
+  /** A run's API view: its row's, and what its agent steps (and their child agents) cost. */
+  view(run: RunRow): CostedRunView {
+    return { ...runView(run), cost_usd: this.#costs([run.id]).get(run.id) ?? null };
   }
 
   /** A run's ledger row, or undefined. */
@@ -58,9 +71,13 @@ export class WorkflowRuns {
   }
 
   /** A page of runs, newest first. */
-  list(q: RunQuery): { runs: RunView[]; nextCursor: string | null } {
+  list(q: RunQuery): { runs: CostedRunView[]; nextCursor: string | null } {
     const page = this.#engine.reads.runs.list(q);
-    return { runs: page.runs.map(runView), nextCursor: page.nextCursor };
+    const costs = this.#costs(page.runs.map((r) => r.id));
+    return {
+      runs: page.runs.map((r) => ({ ...runView(r), cost_usd: costs.get(r.id) ?? null })),
+      nextCursor: page.nextCursor,
+    };
   }
 
   /** A run's steps; with `waitingFor`, each scheduled step that no live process serves says why. */

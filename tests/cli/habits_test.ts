@@ -174,7 +174,11 @@ Deno.test("-o json|yaml|table, stn run, --watch and completion of names against 
         const ran = await stn("agent", "run", "Greeter", "hello there", "--json");
         assertEquals(ran.code, 0, ran.stderr);
         const agentRun = JSON.parse(ran.stdout).run_id;
-        assert(await waitFor(() => watch.out().includes(agentRun), 30_000), watch.out());
+        // The run ended before `agent run` returned, but the watch may first have seen it running: it
+        // prints the change on a later poll.
+        const statuses = () =>
+          watch.out().trim().split("\n").filter((l) => l.includes(agentRun)).map((l) => JSON.parse(l).status);
+        assert(await waitFor(() => statuses().includes("completed"), 30_000), watch.out());
         assertEquals(await watch.interrupt(), 0);
         const lines = watch.out().trim().split("\n").map((l) => JSON.parse(l));
         assertEquals(lines.filter((r) => r.run_id === agentRun).map((r) => r.status).at(-1), "completed");

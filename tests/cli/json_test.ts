@@ -5,6 +5,7 @@ import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
 import { stationHome } from "../helpers/station_home.ts";
+import { sampleEvalRun } from "../helpers/eval_runs.ts";
 import type { Command } from "commander";
 
 /** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
@@ -310,7 +311,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "bundle create", args: () => ["nope", "-o", p("nope.tar.gz")], ok: false },
     { cmd: "bundle inspect", args: () => [p("default.tar.gz")], ok: true },
     { cmd: "bundle inspect", args: () => [p("data.txt")], ok: false },
-    { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: true },
+    { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported", "--defer-variables"], ok: true },
     { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: false },
     { cmd: "agent run", args: () => ["Greeter", "hi"], ok: true, keep: (o) => (agentRun = o.run_id) },
     { cmd: "agent run", args: () => ["Nobody", "hi"], ok: false },
@@ -359,6 +360,17 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "eval list", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "eval show", args: () => [evalId], ok: true },
     { cmd: "eval show", args: () => ["eval_nope"], ok: false },
+    { cmd: "eval report", args: () => [evalId, "-o", p("report.html")], ok: true },
+    { cmd: "eval report", args: () => ["eval_nope", "-o", p("nope.html")], ok: false },
+    {
+      cmd: "eval report",
+      args: () => {
+        Deno.writeTextFileSync(p("eval.json"), JSON.stringify(sampleEvalRun(3)));
+        return [p("eval.json"), "-o", p("report.md")];
+      },
+      ok: true,
+    },
+    { cmd: "eval report", args: () => [p("eval.json"), "-o", p("report.txt")], ok: false, code: 2 },
     { cmd: "eval compare", args: () => [evalId, evalId], ok: true },
     { cmd: "eval compare", args: () => ["eval_nope", evalId], ok: false },
     { cmd: "eval datasets", ok: true },

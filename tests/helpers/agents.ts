@@ -2,8 +2,10 @@ import { join } from "node:path";
 import { AgentService, type AgentSource, type McpTools } from "../../src/agents/service.ts";
 import type { AgentDefinition } from "../../src/agents/types.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
+import { type Durability, processDurability, walDurability } from "../../src/db/durability.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
+import type { ModelPrice } from "../../src/telemetry/cost.ts";
 
 /**
  * An agent definition as loading a `.prompt` file produces it (the loader is another module's; the
@@ -43,6 +45,8 @@ You are a careful assistant.
 
 export interface AgentHarness {
   db: Database;
+  /** The ledger's sync the services wait for (`ledger.durability`: fsync with `durability`, else normal). */
+  sync: Durability;
   service: AgentService;
   defs: Map<string, AgentDefinition>;
   /** A second service on the same ledger (a restarted station). */
@@ -61,10 +65,15 @@ export async function agentHarness(
     sandbox?: SandboxService;
     /** `agents.max_tool_output` (default 1024 bytes, so cuts show with small outputs). */
     maxToolOutput?: number;
+    /** `ai.prices` (docs/agents.md#cost). */
+    prices?: Record<string, ModelPrice>;
+    /** The services wait for WAL syncs of the ledger, as under `ledger.durability: fsync` or `step`. */
+    durability?: boolean;
   } = {},
 ): Promise<AgentHarness> {
   const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
   const db = openDatabase(join(dir, "station.db"));
+  const sync = options.durability ? walDurability(db, join(dir, "station.db")) : processDurability;
   const byName = new Map(defs.map((d) => [d.name, d]));
   const source: AgentSource = (_env, name) => byName.get(name);
   const services: AgentService[] = [];
@@ -77,6 +86,7 @@ export async function agentHarness(
           model: "openai/test-model",
           base_url: baseUrl,
           api_key: "sk-test",
+          prices: options.prices ?? {},
         },
         agents: { max_tool_output: options.maxToolOutput ?? 1024, default_max_steps: 5, timeout: 60_000 },
       },
@@ -85,6 +95,7 @@ export async function agentHarness(
       mcpTools: options.mcpTools ?? ((env, def, signal) => openMcpToolbox(db, env, def.tools, { signal })),
       mcpToolSpecs: (env, def) => mcpToolSpecs(db, env, def.tools),
       sandbox: options.sandbox,
+      durable: () => sync.durable(),
     });
     services.push(s);
     return s;
@@ -92,11 +103,13 @@ export async function agentHarness(
   const service = make();
   return {
     db,
+    sync,
     service,
     defs: byName,
     restart: make,
     close: async () => {
       for (const s of services) await s.stop();
+      sync.close();
       db.close();
       await Deno.remove(dir, { recursive: true });
     },

@@ -274,8 +274,8 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     assertMatch(await call.textContent() ?? "", /500 bytes\s*truncated/);
     assertEquals(
       await page.locator("table.usage tbody td").allTextContents(),
-      ["320", "40", "120", "360"],
-      "usage in, out, cached, total over both turns",
+      ["320", "40", "120", "360", "-"],
+      "usage in, out, cached, total over both turns; no cost (the test model has no price)",
     );
     assertMatch(await page.getByLabel("The model's text in turn 1").textContent() ?? "", /Let me ask Helper/);
     assertMatch(await page.getByLabel("Agent response").textContent() ?? "", /The plan is ready/);

@@ -9,7 +9,6 @@ import {
 } from "../../contract/reruns.ts";
 import { Run, RunIdParam } from "../../contract/runs.ts";
 import type { StationContext } from "../../context.ts";
-import { runView } from "../../workflows/engine/mod.ts";
 import { bulkRetry, evalAgainstRun, forkWorkflowRun, retryWorkflowRun } from "../../workflows/reruns.ts";
 import { errors, json, openapi } from "../openapi.ts";
 
@@ -85,11 +84,11 @@ export function addRerunRoutes(ctx: StationContext, app: OpenAPIHono): void {
   openapi(app, bulk, async (c) => c.json(await bulkRetry(ctx, c.req.valid("json")), 200));
   openapi(app, retry, async (c) => {
     const run = await retryWorkflowRun(ctx, c.req.valid("param").run_id, c.req.valid("json"));
-    return c.json(runView(run), 200);
+    return c.json(ctx.runs.view(run), 200);
   });
   openapi(app, fork, async (c) => {
     const run = await forkWorkflowRun(ctx, c.req.valid("param").run_id, c.req.valid("json"));
-    return c.json(runView(run), 201);
+    return c.json(ctx.runs.view(run), 201);
   });
   openapi(app, evalRoute, async (c) => {
     const result = await evalAgainstRun(ctx, c.req.valid("param").run_id, c.req.valid("json"));

@@ -17,7 +17,7 @@ import { WorkflowIdParam } from "../../contract/workflows.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../context.ts";
-import { type RunRow, runView } from "../../workflows/engine/mod.ts";
+import type { RunRow } from "../../workflows/engine/mod.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
@@ -59,7 +59,7 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
       }),
   });
   if (recorder && !recordings.has(run.id)) recordings.keep(run.id, recorder);
-  return runView(run);
+  return ctx.runs.view(run);
 }
 
 const tags = ["runs"];
@@ -215,7 +215,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, getRun, (c) => {
     const run = requireRun(ctx, c.req.valid("param").run_id);
     const forks = ctx.runs.forks(run.id).map((f) => f.run_id);
-    return c.json({ ...runView(run), definition: JSON.parse(run.definition), forks }, 200);
+    return c.json({ ...ctx.runs.view(run), definition: JSON.parse(run.definition), forks }, 200);
   });
   openapi(
     app,
@@ -239,17 +239,17 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, cancelRun, (c) => {
     const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
-    return c.json(runView(engine.cancel(runId, c.req.valid("json").reason)), 200);
+    return c.json(ctx.runs.view(engine.cancel(runId, c.req.valid("json").reason)), 200);
   });
   openapi(app, control("pause"), (c) => {
     const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
-    return c.json(runView(engine.pause(runId)), 200);
+    return c.json(ctx.runs.view(engine.pause(runId)), 200);
   });
   openapi(app, control("resume"), async (c) => {
     const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
-    return c.json(runView(await engine.resume(runId)), 200);
+    return c.json(ctx.runs.view(await engine.resume(runId)), 200);
   });
   return app;
 }

@@ -4,6 +4,7 @@ import type { Context, Hono } from "hono";
 import { listAgents } from "../../agents/store.ts";
 import { type AgentRun, AgentRunStatus } from "../../contract/agent_runs.ts";
 import type { StationContext } from "../../context.ts";
+import { formatUsd } from "../../telemetry/cost.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
 import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
@@ -42,6 +43,7 @@ export function AgentRunTable(props: { runs: AgentRun[]; caption: string; step?:
           <th scope="col">Status</th>
           <th scope="col">Turns</th>
           <th scope="col">Tokens</th>
+          <th scope="col">Cost</th>
           {props.step ? null : <th scope="col">Started by</th>}
           <th scope="col">Started</th>
           <th scope="col">Duration</th>
@@ -64,6 +66,7 @@ export function AgentRunTable(props: { runs: AgentRun[]; caption: string; step?:
             </td>
             <td>{r.turns}</td>
             <td>{r.usage.total_tokens}</td>
+            <td>{formatUsd(r.cost_usd)}</td>
             {props.step ? null : (
               <td>
                 <StartedBy run={r} />

@@ -5,6 +5,7 @@ import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../context.ts";
+import { formatUsd } from "../../telemetry/cost.ts";
 import { type RunView, runView, type StepView, TERMINAL_RUN } from "../../workflows/engine/mod.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
@@ -127,7 +128,7 @@ function Timeline(props: { run: RunView; steps: StepView[]; now: number; parentA
 /** The parts of a run page that change: status, controls, pending approvals, timeline, result. */
 function Live(props: { ctx: StationContext; id: string }) {
   const { runs, agentRuns: agents } = props.ctx;
-  const run = runView(requireRun(props.ctx, props.id));
+  const run = runs.view(requireRun(props.ctx, props.id));
   const steps = runs.steps(run.id);
   const approvals = runs.approvals({ runId: run.id });
   const pending = approvals.filter((a) => a.status === "pending");
@@ -151,6 +152,14 @@ function Live(props: { ctx: StationContext; id: string }) {
         </dd>
         <dt>Duration</dt>
         <dd>{formatDuration(span(run.started_at, run.completed_at))}</dd>
+        {agentRuns.length
+          ? (
+            <>
+              <dt>Cost</dt>
+              <dd>{formatUsd(run.cost_usd)}</dd>
+            </>
+          )
+          : null}
       </dl>
       {run.error
         ? (

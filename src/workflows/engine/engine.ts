@@ -81,7 +81,7 @@ export class Engine {
     this.#control = new Control(this.#core);
     this.#reruns = new Reruns(this.#core);
     this.#signals = new Signals(this.#core);
-    this.#remote = new RemoteWorkers(this.#core, (a) => this.#consumer.runClaimed(a));
+    this.#remote = new RemoteWorkers(this.#core, (a, mark) => this.#consumer.runClaimed(a, { mark }));
     this.#idle = new Idleness(db, this.#core, (a) => this.#remote.waitingFor(a));
   }
 
@@ -103,6 +103,11 @@ export class Engine {
   /** Counters for tests and benchmarks. */
   get stats(): EngineStats {
     return this.#core.stats;
+  }
+
+  /** Syncs of the ledger's WAL so far (`ledger.durability` fsync or step; 0 under normal). */
+  get syncs(): number {
+    return this.#core.gate.syncs;
   }
 
   /** This process's identity in attempt claims. */

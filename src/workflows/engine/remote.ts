@@ -55,9 +55,9 @@ export class RemoteWorkers {
   #offRunEnd?: () => void;
   #startedAt = 0;
   /** Runs an attempt the station has claimed for itself (the local consumer's path). */
-  #runHere: (attempt: AttemptRow) => Promise<boolean>;
+  #runHere: (attempt: AttemptRow, mark: number) => Promise<boolean>;
 
-  constructor(core: EngineCore, runHere: (attempt: AttemptRow) => Promise<boolean>) {
+  constructor(core: EngineCore, runHere: (attempt: AttemptRow, mark: number) => Promise<boolean>) {
     this.#core = core;
     this.#runHere = runHere;
   }
@@ -166,8 +166,9 @@ export class RemoteWorkers {
     if (decision.kind === "busy") return decision;
     const attempt = decision.attempt;
     core.notify(attempt.run_id);
+    const mark = core.gate.mark();
     if (here) {
-      void core.track(this.#runHere(attempt).then(() => {}));
+      void core.track(core.gate.ready().then(() => this.#runHere(attempt, mark)).then(() => {}));
       return { kind: "settled" };
     }
     const state = core.stateOf(attempt);
@@ -177,6 +178,9 @@ export class RemoteWorkers {
       return { kind: "settled" };
     }
     const def = core.definition(attempt.run_id);
+    // The worker starts the step on this answer: under `ledger.durability: step`, only once its claim is synced.
+    await core.gate.ready();
+    core.gate.started(mark);
     return {
       kind: "run",
       state,
@@ -227,7 +231,7 @@ export class RemoteWorkers {
     });
     if (recorded) {
       core.stats.remote++;
-      await core.opts.durable?.();
+      await core.opts.ledger?.durable();
     }
     return { recorded };
   }
