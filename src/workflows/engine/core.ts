@@ -110,10 +110,7 @@ export class EngineCore {
   #endHooks = new Set<(runId: string) => void>();
 
   constructor(repo: Repository, nc: NatsConnection, opts: EngineOptions, after: AfterCommit = NO_EFFECTS) {
-    this.repo = repo;
-    this.#after = after;
-    this.nc = nc;
-    this.opts = opts;
+    [this.repo, this.#after, this.nc, this.opts] = [repo, after, nc, opts];
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
     this.slots = new Slots(opts.workers);
