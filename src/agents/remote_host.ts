@@ -104,7 +104,10 @@ export class AgentHost {
     ) {
       throw new StationError("agent_run_not_found", `agent run ${req.run_id} is not step ${claim.path}'s`);
     }
-    (ledger[req.op] as (...a: unknown[]) => unknown).apply(ledger, req.args);
+    // A worker re-sends a write whose answer it lost: a turn already recorded is not recorded twice.
+    const turn = req.op === "turnCompleted" ? (req.args[0] as { turn?: number }).turn : undefined;
+    const again = turn !== undefined && ledger.turns(run.id).some((t) => t.turn === turn);
+    if (!again) (ledger[req.op] as (...a: unknown[]) => unknown).apply(ledger, req.args);
     if (req.op !== "finish") return { ok: true };
     return { ok: true, run: ledger.get(run.id), tool_calls: ledger.toolCalls(run.id) };
   }
