@@ -92,10 +92,11 @@ Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes t
       input: {},
     });
     await model.waitForRequests(3, 30_000);
-    const holder = (await listWorkers(client)).workers.find((w) =>
-      w.in_flight.some((f) => f.run_id === run.id)
-    );
-    assert(holder, "a worker holds the agent step");
+    // Which worker holds it, as its heartbeats (every lease/3) tell the station; it holds it until killed.
+    const holds = async () =>
+      (await listWorkers(client)).workers.find((w) => w.in_flight.some((f) => f.run_id === run.id));
+    assert(await waitFor(async () => (await holds()) !== undefined, 10_000), "a worker holds the agent step");
+    const holder = (await holds())!;
     const victim = workers.find((w) => w.name === holder.name)!;
     assertEquals((await victim.stop("SIGKILL")).signal, "SIGKILL");
     workerGone();
