@@ -12,7 +12,8 @@ import {
 import { errorMessage, StationError } from "../errors.ts";
 import { type ContextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
-import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
+import type { AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
+import type { LoopLedger, LoopTool } from "./loop_io.ts";
 import type { RenderedPrompt } from "./render.ts";
 import { cutToolOutput } from "./tool_output.ts";
 import { checkToolInput } from "./tool_input.ts";
@@ -39,18 +40,8 @@ export interface RunPlan extends RenderedPrompt {
   max_cost?: number;
 }
 
-/** A tool as the loop runs it: the call id lets a child agent's run be linked to the call that started it. */
-export interface LoopTool {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  run(args: unknown, signal: AbortSignal, callId: string): Promise<string>;
-  /** The MCP server serving it, when one does (for its span). */
-  server?: string;
-}
-
 export interface LoopOptions {
-  ledger: AgentLedger;
+  ledger: LoopLedger;
   model: LanguageModel;
   tools: LoopTool[];
   /** Aborted by cancel (reason code `canceled`), the timeout (`agent_timeout`) or shutdown (`shutdown`). */
@@ -88,8 +79,8 @@ export async function runLoop(
   o: LoopOptions,
 ): Promise<AgentRunRow | undefined> {
   const { ledger, signal } = o;
-  const stored = ledger.turns(run.id);
-  const recordedCalls = ledger.toolCalls(run.id);
+  const stored = await ledger.turns(run.id);
+  const recordedCalls = await ledger.toolCalls(run.id);
   const results = new Map(recordedCalls.map((c) => [c.call_id, c]));
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const toolSet: ToolSet = Object.fromEntries(
@@ -110,19 +101,19 @@ export async function runLoop(
   let reportedInput = 0;
   // What the turns so far cost (recorded ones included), against the plan's max_cost.
   let spent = 0;
-  const end = (
+  const end = async (
     finish: FinishReason,
     response: string,
     extra: { result?: unknown; error?: RunError } = {},
   ) => {
     const status = finish === "stop" || finish === "max_steps" ? "completed" : "failed";
-    ledger.finish(run.id, { status, finish_reason: finish, response, ...extra });
-    return ledger.get(run.id);
+    await ledger.finish(run.id, { status, finish_reason: finish, response, ...extra });
+    return await ledger.get(run.id);
   };
   try {
     for (let turn = 1;; turn++) {
       if (turn > plan.max_steps + allowance) {
-        return end("max_steps", lastText, {
+        return await end("max_steps", lastText, {
           error: {
             code: "agent_max_steps",
             message: `the agent used its ${plan.max_steps} turns (max_steps)`,
@@ -142,7 +133,7 @@ export async function runLoop(
       // The context is fitted before every turn, so a replay rebuilds the history a new turn would have sent.
       const fit = context.before(turn, messages, done ? undefined : reportedInput);
       if (fit?.removed.length) {
-        ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
+        await ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
       }
       const step = done
         ? {
@@ -196,11 +187,11 @@ export async function runLoop(
         });
         continue;
       }
-      if (!plan.output_schema) return end("stop", step.text);
+      if (!plan.output_schema) return await end("stop", step.text);
       const problem = outputProblemOf(step.text, plan.output_schema);
-      if (problem === null) return end("stop", step.text, { result: parseJson(step.text) });
+      if (problem === null) return await end("stop", step.text, { result: parseJson(step.text) });
       if (repaired) {
-        return end("output_invalid", step.text, {
+        return await end("output_invalid", step.text, {
           error: {
             code: "agent_output_invalid",
             message: `the final answer does not match the output schema: ${problem}`,
@@ -216,19 +207,19 @@ export async function runLoop(
     const code = reason instanceof StationError ? reason.code : undefined;
     if (code === "shutdown") return undefined;
     if (code === "agent_timeout") {
-      return end("timeout", lastText, { error: { code, message: errorMessage(reason) } });
+      return await end("timeout", lastText, { error: { code, message: errorMessage(reason) } });
     }
     if (signal.aborted) {
-      ledger.finish(run.id, {
+      await ledger.finish(run.id, {
         status: "canceled",
         finish_reason: "canceled",
         response: lastText,
         error: { code: "canceled", message: reason instanceof Error ? reason.message : "agent run canceled" },
       });
-      return ledger.get(run.id);
+      return await ledger.get(run.id);
     }
     const e = err instanceof StationError ? err : context.overflowOf(err);
-    return end("error", lastText, {
+    return await end("error", lastText, {
       error: { code: e?.code ?? "model_error", message: e?.message ?? errorMessage(err) },
     });
   }
@@ -249,7 +240,7 @@ async function modelTurn(
   { run, plan, turn, messages, tools, span }: TurnInput,
   o: LoopOptions,
 ): Promise<{ messages: ModelMessage[]; text: string; input: number; cost: number }> {
-  o.ledger.event(run.id, "turn_started", { turn });
+  await o.ledger.event(run.id, "turn_started", { turn });
   await o.durable?.();
   const started = performance.now();
   const r = await generateText({
@@ -269,7 +260,7 @@ async function modelTurn(
   recordModelCall(span, run, { ...usage, cost_usd }, r.finishReason);
   const out = withRawInvalidInputs(r.response.messages as ModelMessage[], r.content);
   const names = toolCallsOf(out).map((c) => c.name);
-  o.ledger.turnCompleted({
+  await o.ledger.turnCompleted({
     run_id: run.id,
     turn,
     messages: JSON.stringify(out),
@@ -305,7 +296,7 @@ async function runTool(
   o: LoopOptions,
 ): Promise<string> {
   if (done && done.status !== "running") return done.output ?? "";
-  o.ledger.toolStarted({
+  await o.ledger.toolStarted({
     run_id: runId,
     call_id: call.id,
     turn,
@@ -334,7 +325,7 @@ async function runTool(
     text = JSON.stringify({ error });
   }
   const cut = cutToolOutput(text, o.maxToolOutput);
-  o.ledger.toolFinished(runId, call.id, {
+  await o.ledger.toolFinished(runId, call.id, {
     output: cut.text,
     output_bytes: cut.bytes,
     truncated: cut.truncated,

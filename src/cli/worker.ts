@@ -85,19 +85,21 @@ export function workerCommand(program: Command): void {
 
 /** `stn workers`: the live workers of the station, and the queues whose steps wait for one. */
 export function workersCommand(program: Command): void {
-  const HEADER = ["NAME", "ID", "QUEUES", "IN FLIGHT", "LAST HEARTBEAT", "STATE"];
+  const HEADER = ["NAME", "ID", "QUEUES", "IN FLIGHT", "AGENT STEPS", "LAST HEARTBEAT", "STATE"];
   const row = (w: WorkerList["workers"][number]) => [
     w.name,
     w.id,
     w.queues.join(","),
     `${w.in_flight.length}/${w.concurrency}`,
+    // Agent steps share its slots; "station": it hands them to the station (an older worker).
+    w.agents ? `up to ${w.concurrency}` : "station",
     w.last_heartbeat,
     w.draining ? "draining" : "running",
   ];
   watchFlag(
     program.command("workers")
       .description(
-        "list the live `stn worker` processes: queues, concurrency, in-flight steps, last heartbeat",
+        "list the live `stn worker` processes: queues, concurrency, in-flight steps, agent steps, last heartbeat",
       ),
   ).action(async (opts: { watch?: boolean }, cmd: Command) => {
     await withStation(cmd, async (client) => {

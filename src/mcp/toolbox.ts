@@ -4,7 +4,7 @@ import type { Database } from "../db/database.ts";
 import { StationError } from "../errors.ts";
 import { didYouMean } from "../lib/did_you_mean.ts";
 import { listMcpServers, listMcpTools, type McpServerRecord, type McpToolRecord } from "./catalogue.ts";
-import { connectMcpServer } from "./client/mod.ts";
+import { connectMcpServer, type McpServerSpec } from "./client/mod.ts";
 import { readMcpConfigFile } from "./config/files.ts";
 import { masker } from "../environment_files/placeholders.ts";
 import { renderServer } from "./config/render.ts";
@@ -85,14 +85,29 @@ function resolveTools(db: Database, environment: string, names: string[]): McpTo
 }
 
 /**
- * Reads a server's config file again, checks it is the one synced and that its launch is approved, fills
- * its placeholders and connects — or leases it from the pool, keyed by what would be started.
+ * What starts one MCP server for a run, checked and rendered by the station: a `stn worker` receives it
+ * over NATS and starts the server itself (docs/workers.md#agent-steps). `spec` holds filled secrets.
  */
-async function connect(
+export interface McpLaunch {
+  environment: string;
+  server: string;
+  spec: McpServerSpec;
+  /** Filled secret values, masked out of the server's errors. */
+  secrets: string[];
+  per_run: boolean;
+  /** The pool key: the synced config and a digest of the rendered spec (a new secret: a new process). */
+  key: string;
+}
+
+/**
+ * Reads a server's config file again, checks it is the one synced and that its launch is approved, and
+ * fills its placeholders.
+ */
+async function launchOf(
   db: Database,
   server: McpServerRecord,
   options: McpToolboxOptions,
-): Promise<OpenServer> {
+): Promise<McpLaunch> {
   const changed = (why: string) =>
     new StationError("mcp_config_changed", `MCP server ${server.name}: ${why} since the last sync`, {
       hint: `run \`stn sync ${server.environment}\` so the tools agents use match the config`,
@@ -107,24 +122,35 @@ async function connect(
   const envDir = environmentDirOf(server.config_file);
   const vars = variableSource(envDir, await readVariables(envDir), options.variables);
   const { spec, secrets } = renderServer(template, vars);
+  return {
+    environment: server.environment,
+    server: server.name,
+    spec,
+    secrets: [...secrets],
+    per_run: template.entry.per_run === true,
+    key: `${server.config_checksum} ${sha256().update(JSON.stringify(spec)).digest("hex")}`,
+  };
+}
+
+/** Connects a checked launch — or leases it from the pool, keyed by what would be started. */
+async function connect(launch: McpLaunch, options: McpToolboxOptions): Promise<OpenServer> {
   const start = (signal?: AbortSignal) =>
-    connectMcpServer(spec, {
-      server: server.name,
+    connectMcpServer(launch.spec, {
+      server: launch.server,
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       signal,
-      mask: masker(secrets),
+      mask: masker(launch.secrets),
     });
   const { pool } = options;
-  if (!pool || template.entry.per_run === true) {
-    pool?.drop(server.environment, server.name);
+  if (!pool || launch.per_run) {
+    pool?.drop(launch.environment, launch.server);
     const conn = await start(options.signal);
     return { call: (tool, args, signal) => conn.callTool(tool, args, { signal }), close: () => conn.close() };
   }
   const lease = await pool.lease({
-    environment: server.environment,
-    server: server.name,
-    // The rendered spec (secrets included) only as a digest: a new placeholder value means a new process.
-    key: `${server.config_checksum} ${sha256().update(JSON.stringify(spec)).digest("hex")}`,
+    environment: launch.environment,
+    server: launch.server,
+    key: launch.key,
     // Shared: one run's cancellation must not abort a start others wait for.
     start: () => start(),
     signal: options.signal,
@@ -149,20 +175,46 @@ export function mcpToolSpecs(
   }));
 }
 
-/** Opens the MCP tools `toolNames` (exposed names, `__<tool>`) of an environment for one run. */
-export async function openMcpToolbox(
+/** The MCP tools an agent lists, with the checked launches of the servers offering them. */
+export interface McpToolboxPlan {
+  tools: (Omit<AgentTool, "call"> & { tool: string; server: string })[];
+  launches: McpLaunch[];
+}
+
+/**
+ * Plans the MCP tools `toolNames` (exposed names, `__<tool>`) of an environment for one run: the tools and
+ * the launches of their servers, each checked (synced, approved) and rendered — nothing started yet.
+ */
+export async function planMcpToolbox(
   db: Database,
   environment: string,
   toolNames: string[],
   options: McpToolboxOptions = {},
-): Promise<Toolbox> {
+): Promise<McpToolboxPlan> {
   const wanted = resolveTools(db, environment, [...new Set(toolNames)]);
-  if (options.signal?.aborted) throw new StationError("canceled", "opening MCP tools was canceled");
   const serverNames = [...new Set(wanted.map((t) => t.server))];
   const servers = listMcpServers(db, environment).filter((s) => serverNames.includes(s.name));
-  const opened = await Promise.allSettled(servers.map((s) => connect(db, s, options)));
+  return {
+    tools: wanted.map((t) => ({
+      name: t.exposed_name,
+      tool: t.name,
+      description: t.description,
+      inputSchema: t.input_schema,
+      server: t.server,
+    })),
+    launches: await Promise.all(servers.map((s) => launchOf(db, s, options))),
+  };
+}
+
+/** Starts (or leases) the servers of a plan and hands their tools over as AgentTools; `close()` ends them. */
+export async function openPlannedToolbox(
+  plan: McpToolboxPlan,
+  options: McpToolboxOptions = {},
+): Promise<Toolbox> {
+  if (options.signal?.aborted) throw new StationError("canceled", "opening MCP tools was canceled");
+  const opened = await Promise.allSettled(plan.launches.map((l) => connect(l, options)));
   const connections = new Map<string, OpenServer>();
-  opened.forEach((r, i) => r.status === "fulfilled" && connections.set(servers[i].name, r.value));
+  opened.forEach((r, i) => r.status === "fulfilled" && connections.set(plan.launches[i].server, r.value));
   const close = async () => {
     await Promise.allSettled([...connections.values()].map((c) => c.close()));
   };
@@ -171,15 +223,20 @@ export async function openMcpToolbox(
     await close();
     throw failed.reason;
   }
-  const tools: AgentTool[] = wanted.map((t) => {
+  const tools: AgentTool[] = plan.tools.map(({ tool, ...t }) => {
     const conn = connections.get(t.server)!;
-    return {
-      name: t.exposed_name,
-      description: t.description,
-      inputSchema: t.input_schema,
-      call: (args, signal) => conn.call(t.name, args, signal),
-      server: t.server,
-    };
+    return { ...t, call: (args, signal) => conn.call(tool, args, signal) };
   });
   return { tools, close };
+}
+
+/** Opens the MCP tools `toolNames` (exposed names, `__<tool>`) of an environment for one run. */
+export async function openMcpToolbox(
+  db: Database,
+  environment: string,
+  toolNames: string[],
+  options: McpToolboxOptions = {},
+): Promise<Toolbox> {
+  if (options.signal?.aborted) throw new StationError("canceled", "opening MCP tools was canceled");
+  return await openPlannedToolbox(await planMcpToolbox(db, environment, toolNames, options), options);
 }

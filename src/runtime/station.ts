@@ -3,9 +3,10 @@
 import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { getAgent } from "../agents/store.ts";
-import { McpPool, mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
+import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
 import { listAgents } from "../agents/store.ts";
+import { AgentHost } from "../agents/remote_host.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -236,6 +237,16 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       clock,
     });
     await engine.start();
+    // Agent steps `stn worker`s run: the station creates their runs and commits their loops' writes.
+    const agentHost = new AgentHost({
+      nc,
+      agents,
+      holds: ({ worker, ...step }) => engine.holds(worker, step),
+      mcpPlan: (environment, def) => planMcpToolbox(db, environment, def.tools),
+      durable,
+    });
+    agentHost.start();
+    closers.push({ name: "agent steps of workers", close: () => Promise.resolve(agentHost.stop()) });
     // Registered after the NATS connection, so it stops before the connection drains.
     closers.push({ name: "workflow engine", close: () => engine.stop() });
     // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.

@@ -14,6 +14,7 @@ import { defaultReplicas, provisionQueue, provisionStream, type QueueInfo, queue
 import { Idleness } from "./idle.ts";
 import type { ApprovalRow, AttemptRow, RunRow } from "./ledger.ts";
 import { RemoteWorkers, type WorkerView } from "./remote.ts";
+import type { StepRef } from "./remote_protocol.ts";
 import { Repository } from "./repository.ts";
 import { type ForkOptions, Reruns, type WithDefinition } from "./reruns.ts";
 import type { Scope } from "../steps/types.ts";
@@ -152,6 +153,11 @@ export class Engine {
   }
 
   /** The live `stn worker` processes (those that sent a heartbeat within the lease). */
+  /** Whether a `stn worker` holds the claim of exactly this step attempt (fencing its agent run's writes). */
+  holds(worker: string, step: StepRef): boolean {
+    return this.#remote.holds(worker, step);
+  }
+
   workers(): WorkerView[] {
     return this.#remote.list();
   }

@@ -60,7 +60,7 @@ const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome>
     signal: ctx.signal,
   });
   if (run.status === "completed" && (run.finish_reason === "stop" || run.response)) {
-    return { kind: "completed", output: stepOutput(run, ctx.agents.ledger.toolCalls(run.id)) };
+    return { kind: "completed", output: stepOutput(run, await ctx.agents.ledger.toolCalls(run.id)) };
   }
   const error = run.error ? JSON.parse(run.error) as { code: string; message: string } : undefined;
   return {
@@ -107,7 +107,7 @@ function stepOutput(run: AgentStepRun, calls: AgentStepToolCall[]): Record<strin
 
 export const agent: StepType<AgentState> = {
   type: "agent",
-  station: true,
+  station: "unless_agent_worker",
   schema,
   notes: (s) => [
     ...(typeof s.agent === "string" && AGENT_REF.test(s.agent)
