@@ -60,6 +60,9 @@ const span = (from: string, to: string | null) => to === null ? null : Date.pars
 
 const TERMINAL = new Set(["completed", "failed", "canceled"]);
 
+/** Idle checks in a row, with nothing due, before a waiting run is taken to be stuck. */
+const STUCK_CHECKS = 3;
+
 const usageTokens = (r: AgentRun) => r.usage.total_tokens;
 
 /** What an agent run did, as the assertions read it. */
@@ -125,6 +128,7 @@ async function drive(
   const decided = new Set<string>();
   let eventsSent = false;
   let stop = false;
+  let stuckChecks = 0;
   const deliver = async (id: string): Promise<boolean> => {
     if ((await getRun(target.client, id)).status !== "waiting") return false;
     let delivered = await decide(target, c, id, decided) > 0;
@@ -165,8 +169,17 @@ async function drive(
         return true;
       }
       if (await deliver(run.id)) return true;
-      // Idle, nothing to deliver and no timer due: nothing will ever move this run on.
-      if (time.nextDue() === null && status === "waiting") stop = true;
+      if (time.nextDue() !== null || status !== "waiting") {
+        stuckChecks = 0;
+        return false;
+      }
+      // Idle, nothing to deliver and no timer due: nothing will ever move this run on — once that holds a few
+      // times in a row, since a timer the last commit set (an approval's timeout) is armed just after it.
+      if (++stuckChecks < STUCK_CHECKS) {
+        await sleep(10);
+        return true;
+      }
+      stop = true;
       return false;
     },
   });
