@@ -20,7 +20,7 @@ import { runSignals } from "../client/events.ts";
 import { errorMessage, StationError, usageError } from "../errors.ts";
 import { formatDuration, parseDuration } from "../lib/duration.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
-import { idempotencyKeyFlag } from "./flags.ts";
+import { idempotencyKeyFlag, priorityFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { issueLines, versionFlag } from "./workflow.ts";
 import { readLocalText } from "./local_files.ts";
@@ -122,6 +122,10 @@ export function workflowRunCommands(workflow: Command): void {
       "start at most one run per key within 24 h: a repeat answers the run the key started",
     )
     .option("--record <file>", `${RECORD_HELP}; implies --wait`)
+    .option(
+      "--priority <n>",
+      "0 (last) to 9 (first) when concurrency slots are scarce (default: the workflow's)",
+    )
     .addHelpText(
       "after",
       "\nA file runs once: it is not stored as a workflow, so its schedule and triggers stay off and" +
@@ -145,6 +149,7 @@ export function workflowRunCommands(workflow: Command): void {
           timeout?: string;
           idempotencyKey?: string;
           record?: string;
+          priority?: string;
         },
         cmd,
       ) => {
@@ -180,6 +185,7 @@ export function workflowRunCommands(workflow: Command): void {
           input,
           trigger: "manual" as const,
           ...(recordTo ? { record: true } : {}),
+          ...(opts.priority !== undefined ? { priority: priorityFlag(opts.priority) } : {}),
         };
         const json = jsonMode(cmd);
         await withStation(cmd, async (client, where) => {

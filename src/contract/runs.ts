@@ -7,6 +7,7 @@ export const RunStatus = z.enum([
   "pending",
   "running",
   "waiting",
+  "waiting_for_concurrency",
   "paused",
   "completed",
   "failed",
@@ -91,6 +92,9 @@ export const StartRunBody = z.strictObject({
   ),
   record: z.boolean().optional().describe(
     "record its agent runs' model and tool calls: GET /api/v1/workflow-runs/{run_id}/cassette answers the cassette",
+  ),
+  priority: z.int().min(0).max(9).optional().describe(
+    "0 (last) to 9 (first) when concurrency slots are scarce; default the workflow's `priority`, else 5",
   ),
 }).meta({ id: "StartRunBody" });
 export type StartRunBody = z.input<typeof StartRunBody>;

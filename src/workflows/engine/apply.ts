@@ -323,6 +323,25 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
           c.signalRowId,
         );
         break;
+      case "enqueue_concurrency":
+        for (const slot of c.slots) {
+          sql.run(
+            "INSERT INTO run_concurrency (run_id, key, lim, priority, queued_ms, status) VALUES (?, ?, ?, ?, ?, ?)",
+            c.runId,
+            slot.key,
+            slot.limit,
+            c.priority,
+            c.queuedMs,
+            c.held ? "held" : "waiting",
+          );
+        }
+        break;
+      case "acquire_concurrency":
+        sql.run("UPDATE run_concurrency SET status = 'held' WHERE run_id = ?", c.runId);
+        break;
+      case "release_concurrency":
+        sql.run("DELETE FROM run_concurrency WHERE run_id = ?", c.runId);
+        break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });
         break;

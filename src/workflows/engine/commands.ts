@@ -1,5 +1,6 @@
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Scope } from "../steps/types.ts";
+import type { KeySlot } from "./concurrency.ts";
 import type { FanoutMeta, RunStatus, StepError, TimerKind } from "./ledger.ts";
 
 /**
@@ -156,6 +157,19 @@ export type Command =
   }
   /** A kept signal is consumed by a wait that started after it arrived. */
   | { kind: "consume_signal"; signalRowId: number; attemptId: number }
+  /** Records the concurrency keys a run holds (`held`) or waits for, with its priority. */
+  | {
+    kind: "enqueue_concurrency";
+    runId: string;
+    slots: KeySlot[];
+    priority: number;
+    queuedMs: number;
+    held: boolean;
+  }
+  /** A waiting run now holds its keys. */
+  | { kind: "acquire_concurrency"; runId: string }
+  /** A run ended: it holds and waits for no key any more. */
+  | { kind: "release_concurrency"; runId: string }
   /** After commit: publish "run this attempt now". */
   | { kind: "dispatch"; attemptId: number; runId: string; path: string; attempt: number };
 

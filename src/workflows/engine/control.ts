@@ -12,6 +12,7 @@ import { checkInput } from "../json_schema.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import type { RunState } from "./run_state.ts";
 import { createRun } from "./transitions.ts";
+import { runAdmission } from "./admission.ts";
 import type { RunTrigger } from "../trigger.ts";
 
 /** How a run is started. */
@@ -27,6 +28,8 @@ export interface StartRunRequest {
    * creating nothing (an idempotent start whose key already started one), or undefined to go on.
    */
   claim?: (runId: string) => string | undefined;
+  /** Overrides the workflow's `priority` (0–9) when concurrency slots are scarce. */
+  priority?: number;
 }
 
 /** The subject prefix on which a cancel reaches every engine process (`<prefix>.<run id>`). */
@@ -55,6 +58,7 @@ export class Control {
     const def = req.definition;
     const input = checkInput(def, req.input);
     const traceparent = currentTraceparent() ?? newTraceparent(req.traceparent);
+    const admission = await runAdmission(def, input, req.priority);
     let existing: string | undefined;
     const messages = await core.commitSoon(() => {
       existing = req.claim?.(id);
@@ -67,6 +71,7 @@ export class Control {
           input,
           traceparent,
           trigger: req.trigger,
+          concurrency: admission && { ...admission, usage: (key) => core.repo.concurrency.usage(key) },
         },
         core.env(),
       );

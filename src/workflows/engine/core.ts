@@ -21,6 +21,7 @@ import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { type Slot, Slots } from "./slots.ts";
+import { Admission } from "./admission.ts";
 import type { Prepared } from "./transitions.ts";
 
 /** Engine settings (config section `engine`). */
@@ -82,8 +83,8 @@ const EAGER_STREAK = 16;
 
 /**
  * What the engine's parts (consumer, timers, control) share: the repository, the clock, this
- * process's in-flight steps, the definition cache, and the after-commit effects (watchers, run-end
- * hooks, aborts, publishing).
+ * process's in-flight steps, the definition cache, and the after-commit effects (watchers,
+ * run-end hooks, aborts, publishing).
  */
 export class EngineCore {
   readonly repo: Repository;
@@ -97,6 +98,8 @@ export class EngineCore {
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
   /** The steps this process executes at once (`workers`): pulled messages and eager claims share them. */
   readonly slots: Slots;
+  /** Admits runs waiting for concurrency keys when a run gives its keys back. */
+  readonly admission: Admission;
   readonly #after: AfterCommit;
   #stopping = false;
   #handlers = new Set<Promise<void>>();
@@ -117,13 +120,13 @@ export class EngineCore {
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
     this.slots = new Slots(opts.workers);
+    this.admission = new Admission({ repo, snapshot: (id) => this.snapshot(id), env: () => this.env() });
   }
 
   /** Whether the engine is stopping: nothing new is claimed, fired or offered. */
   get stopping(): boolean {
     return this.#stopping;
   }
-
   /** Marks the engine stopping (Engine.stop); there is no way back. */
   stop(): void {
     this.#stopping = true;
@@ -220,7 +223,10 @@ export class EngineCore {
     // Freed here, with no await before the claims below, so the first step it dispatches can take it.
     opts.slot?.free();
     const commands = decide();
+    const freed = this.admission.releasing(commands);
     const messages = this.repo.apply(commands);
+    const admitted = this.admission.admit(freed);
+    commands.push(...admitted.commands), messages.push(...admitted.messages);
     return {
       commands,
       messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,
@@ -238,6 +244,8 @@ export class EngineCore {
         queueMicrotask(() => this.#after.armTimers());
       } else if (c.kind === "request_wait") {
         queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
+      } else if (c.kind === "acquire_concurrency") {
+        this.#watchers.notify(c.runId); // an admitted run's followers (its own commit notifies the others)
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);
@@ -295,11 +303,8 @@ export class EngineCore {
 
   /** The definition of a run row, through the cache. */
   definitionOf(run: RunRow): WorkflowDefinition {
-    let def = this.#definitions.get(run.id);
-    if (!def) {
-      def = JSON.parse(run.definition) as WorkflowDefinition;
-      this.#definitions.set(run.id, def);
-    }
+    const def = this.#definitions.get(run.id) ?? JSON.parse(run.definition) as WorkflowDefinition;
+    this.#definitions.set(run.id, def);
     return def;
   }
 
@@ -315,7 +320,6 @@ export class EngineCore {
   scope(runId: string, scope: string): Scope {
     return JSON.parse(this.repo.scopes.get(runId, scope)!.context) as Scope;
   }
-
   /** The async part of recording an outcome (expressions in `output` mappings), done before the transaction. */
   async prepare(attempt: AttemptRow, state: State, outcome: Outcome): Promise<Prepared> {
     if (outcome.kind !== "completed") return { outcome, state };
@@ -347,7 +351,6 @@ export class EngineCore {
   settled(): Promise<unknown> {
     return Promise.allSettled([...this.#handlers]);
   }
-
   /** Publishes step messages (after their transaction committed), each on its step's task queue. */
   async publishAll(messages: StepMessage[], traceparent: string | null): Promise<void> {
     await Promise.all(messages.map((m) => this.dispatch.publish(m, traceparent, this.queueOf(m.id))));

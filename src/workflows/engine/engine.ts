@@ -119,6 +119,8 @@ export class Engine {
       callback: (_err, msg) => core.abortRun(msg.subject.slice(CANCEL_SUBJECT.length + 1)),
     });
     if (core.opts.workers > 0) await this.#consumer.start();
+    // Runs left waiting for keys nobody holds any more start now (normally the commit freeing a key admits).
+    await core.publishAll(core.repo.transaction(() => core.admission.admitAll()).messages, null);
     this.#remote.start();
     await this.#timers.start();
     await this.#signals.start();

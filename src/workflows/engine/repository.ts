@@ -23,6 +23,7 @@ import type {
   WaitRow,
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
+import type { KeyUsage, Waiter } from "./concurrency.ts";
 
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
 export interface RunQuery {
@@ -69,6 +70,35 @@ export class Repository {
   apply(commands: Command[]): StepMessage[] {
     return applyCommands(this.#sql, commands);
   }
+
+  readonly concurrency = {
+    /** How many runs hold and wait for a key. */
+    usage: (key: string): KeyUsage => {
+      const rows = this.#sql.all<{ status: string; n: number }>(
+        "SELECT status, COUNT(*) AS n FROM run_concurrency WHERE key = ? GROUP BY status",
+        key,
+      );
+      const n = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
+      return { held: n("held"), waiting: n("waiting") };
+    },
+    /** The keys a run holds or waits for. */
+    keysOf: (runId: string): string[] =>
+      this.#sql.all<{ key: string }>("SELECT key FROM run_concurrency WHERE run_id = ?", runId).map((r) =>
+        r.key
+      ),
+    /** Every waiting row of the runs waiting for any of the keys. */
+    waitersFor: (keys: string[]): Waiter[] =>
+      this.#sql.all<Waiter>(
+        `SELECT seq, run_id, key, lim, priority, queued_ms FROM run_concurrency WHERE status = 'waiting' AND run_id IN
+           (SELECT run_id FROM run_concurrency WHERE status = 'waiting' AND key IN (SELECT value FROM json_each(?)))
+         ORDER BY seq`,
+        JSON.stringify(keys),
+      ),
+    /** The keys some run waits for. */
+    waitedFor: (): string[] =>
+      this.#sql.all<{ key: string }>("SELECT DISTINCT key FROM run_concurrency WHERE status = 'waiting'")
+        .map((r) => r.key),
+  };
 
   readonly runs = {
     /** One run. */

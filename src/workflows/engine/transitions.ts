@@ -6,6 +6,7 @@ import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
 import { addTimer, park } from "./parking.ts";
 import type { RunTrigger } from "../trigger.ts";
+import { blockedKeys, type KeySlot, type KeyUsage } from "./concurrency.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
@@ -42,6 +43,15 @@ export interface NewRun {
   traceparent: string;
   /** What started the run (`workflow.trigger`). */
   trigger?: RunTrigger;
+  /** The run's concurrency keys (evaluated), its priority, and how busy each key is now. */
+  concurrency?: NewRunConcurrency;
+}
+
+/** The concurrency part of a new run. */
+export interface NewRunConcurrency {
+  slots: KeySlot[];
+  priority: number;
+  usage: (key: string) => KeyUsage;
 }
 
 /** Creates a run and schedules its first step. */
@@ -87,7 +97,43 @@ export function createRun(req: NewRun, env: TransitionEnv): Command[] {
     at,
   });
   t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });
+  const c = req.concurrency;
+  if (c?.slots.length) {
+    const blocked = blockedKeys(c.slots, c.usage);
+    const held = blocked.length === 0;
+    t.emit({
+      kind: "enqueue_concurrency",
+      runId: req.id,
+      slots: c.slots,
+      priority: c.priority,
+      queuedMs: env.now,
+      held,
+    });
+    if (!held) {
+      t.emit({ kind: "set_run_status", runId: req.id, status: "waiting_for_concurrency", at });
+      const key = blocked[0].key;
+      t.event("run_waiting_for_concurrency", null, {
+        key,
+        position: c.usage(key).waiting + 1,
+        priority: c.priority,
+      });
+      return t.commands;
+    }
+  }
   dispatch(t, schedule(t, "", blockStart(req.definition as Block), { attempt: 1 }));
+  return t.commands;
+}
+
+/** Admits a run that waited for concurrency: it holds its keys and its first step is scheduled. */
+export function admitRun(state: RunState, env: TransitionEnv): Command[] {
+  const t = new Transition(state, env);
+  const run = state.run;
+  t.emit({ kind: "acquire_concurrency", runId: run.id });
+  if (run.status === "waiting_for_concurrency") {
+    t.emit({ kind: "set_run_status", runId: run.id, status: "pending", at: t.at });
+  }
+  t.event("run_admitted", null);
+  dispatch(t, schedule(t, "", blockStart(state.definition as Block), { attempt: 1 }));
   return t.commands;
 }
 
@@ -337,6 +383,7 @@ export function finishRun(t: Transition, status: RunStatus, result: unknown, err
   const run = t.state.run;
   t.emit({ kind: "cancel_open_scopes", runId: run.id });
   t.emit({ kind: "finish_run", runId: run.id, status, result, error, at: t.at });
+  if (t.state.definition.concurrency) t.emit({ kind: "release_concurrency", runId: run.id });
   t.event(`run_${status}`, null, status === "completed" ? { result } : { error });
 }
 

@@ -1,0 +1,91 @@
+/**
+ * Concurrency admission against the ledger (docs/workflows.md#flow-control): a run's keys evaluated from its
+ * input, and, when a run that held keys ends, the waiting runs that now fit admitted in the same transaction.
+ * The decisions are the pure functions of `concurrency.ts` and `transitions.ts`.
+ */
+
+import { renderString } from "../expr.ts";
+import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
+import type { WorkflowDefinition } from "../definition/schema.ts";
+import type { Command } from "./commands.ts";
+import { type KeySlot, pickAdmissions } from "./concurrency.ts";
+import type { StepMessage } from "./dispatch.ts";
+import type { Repository } from "./repository.ts";
+import type { RunState, TransitionEnv } from "./run_state.ts";
+import { admitRun } from "./transitions.ts";
+
+/** A run's concurrency keys and priority, before its start is committed. */
+export interface RunAdmission {
+  slots: KeySlot[];
+  priority: number;
+}
+
+/** Evaluates a definition's concurrency keys over a run's input (keys are per workflow: `<id>` or `<id>/<value>`). */
+export async function runAdmission(
+  def: WorkflowDefinition,
+  input: Record<string, unknown>,
+  priority?: number,
+): Promise<RunAdmission | undefined> {
+  if (!def.concurrency) return undefined;
+  const byKey = new Map<string, number>();
+  for (const c of def.concurrency) {
+    let key = def.id;
+    if (c.key !== undefined) {
+      const v = await renderString(c.key, { data: { ...input, input }, bindings: { input } });
+      key += `/${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
+    }
+    byKey.set(key, Math.min(c.limit, byKey.get(key) ?? Infinity));
+  }
+  return {
+    slots: [...byKey].map(([key, limit]) => ({ key, limit })),
+    priority: priority ?? def.priority ?? DEFAULT_PRIORITY,
+  };
+}
+
+/** What admission needs from the engine core. */
+export interface AdmissionDeps {
+  repo: Repository;
+  snapshot: (runId: string) => RunState | undefined;
+  env: () => TransitionEnv;
+}
+
+/** Admits waiting runs when keys free up, inside the transaction that freed them. */
+export class Admission {
+  #deps: AdmissionDeps;
+
+  constructor(deps: AdmissionDeps) {
+    this.#deps = deps;
+  }
+
+  /** The keys the runs ended by these commands hold (read before the commands are applied). */
+  releasing(commands: Command[]): string[] {
+    const keys: string[] = [];
+    for (const c of commands) {
+      if (c.kind === "release_concurrency") keys.push(...this.#deps.repo.concurrency.keysOf(c.runId));
+    }
+    return keys;
+  }
+
+  /** Admits the runs waiting for these keys that fit now; returns their commands (applied) and step messages. */
+  admit(keys: string[]): { commands: Command[]; messages: StepMessage[] } {
+    const out = { commands: [] as Command[], messages: [] as StepMessage[] };
+    if (keys.length === 0) return out;
+    const { repo, snapshot, env } = this.#deps;
+    const waiters = repo.concurrency.waitersFor(keys);
+    if (waiters.length === 0) return out;
+    const e = env();
+    for (const runId of pickAdmissions(waiters, (k) => repo.concurrency.usage(k).held, e.now)) {
+      const state = snapshot(runId);
+      if (!state) continue;
+      const commands = admitRun(state, e);
+      out.commands.push(...commands);
+      out.messages.push(...repo.apply(commands));
+    }
+    return out;
+  }
+
+  /** Admits whatever fits on every key some run waits for (at engine start). */
+  admitAll(): { commands: Command[]; messages: StepMessage[] } {
+    return this.admit(this.#deps.repo.concurrency.waitedFor());
+  }
+}
