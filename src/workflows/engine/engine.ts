@@ -38,7 +38,16 @@ export type {
 /** The ledger reads the engine offers its callers (API routes, event streams): typed, read-only. */
 export type LedgerReads = Pick<
   Repository,
-  "runs" | "attempts" | "scopes" | "events" | "approvals" | "timers" | "waits" | "signals" | "eventLog"
+  | "runs"
+  | "attempts"
+  | "scopes"
+  | "events"
+  | "approvals"
+  | "timers"
+  | "waits"
+  | "signals"
+  | "eventLog"
+  | "concurrency"
 >;
 
 /**
