@@ -8,11 +8,14 @@ import { renderString } from "../expr.ts";
 import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
-import { type KeySlot, pickAdmissions } from "./concurrency.ts";
+import { type KeySlot, pickAdmissions, type Waiter } from "./concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { admitRun } from "./transitions.ts";
+
+/** How many waiters per key the start-up pass reads (a newer definition may have raised a key's limit). */
+const ADMIT_AT_START = 1000;
 
 /** A run's concurrency keys and priority, before its start is committed. */
 export interface RunAdmission {
@@ -66,15 +69,24 @@ export class Admission {
     return keys;
   }
 
-  /** Admits the runs waiting for these keys that fit now; returns their commands (applied) and step messages. */
-  admit(keys: string[]): { commands: Command[]; messages: StepMessage[] } {
+  /**
+   * Admits the runs waiting for these keys that fit now; returns their commands (applied) and step messages. A
+   * key given n times (n runs released it) has at most n slots more, so only its first n waiters are read.
+   */
+  admit(keys: string[], perKey?: number): { commands: Command[]; messages: StepMessage[] } {
     const out = { commands: [] as Command[], messages: [] as StepMessage[] };
-    if (keys.length === 0) return out;
     const { repo, snapshot, env } = this.#deps;
-    const waiters = repo.concurrency.waitersFor(keys);
-    if (waiters.length === 0) return out;
     const e = env();
-    for (const runId of pickAdmissions(waiters, (k) => repo.concurrency.usage(k).held, e.now)) {
+    const freed = new Map<string, number>();
+    for (const k of keys) freed.set(k, (freed.get(k) ?? 0) + 1);
+    const waiters = new Map<number, Waiter>();
+    for (const [key, n] of freed) {
+      if (repo.concurrency.usage(key).waiting === 0) continue;
+      for (const w of repo.concurrency.firstWaiting(key, perKey ?? n, e.now)) waiters.set(w.seq, w);
+    }
+    if (waiters.size === 0) return out;
+    const ordered = [...waiters.values()].sort((a, b) => a.seq - b.seq);
+    for (const runId of pickAdmissions(ordered, (k) => repo.concurrency.usage(k).held, e.now)) {
       const state = snapshot(runId);
       if (!state) continue;
       const commands = admitRun(state, e);
@@ -86,6 +98,6 @@ export class Admission {
 
   /** Admits whatever fits on every key some run waits for (at engine start). */
   admitAll(): { commands: Command[]; messages: StepMessage[] } {
-    return this.admit(this.#deps.repo.concurrency.waitedFor());
+    return this.admit(this.#deps.repo.concurrency.waitedFor(), ADMIT_AT_START);
   }
 }

@@ -334,13 +334,39 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
             c.queuedMs,
             c.held ? "held" : "waiting",
           );
+          sql.run(
+            `INSERT INTO concurrency_keys (key, held, waiting) VALUES (?, ?, ?)
+             ON CONFLICT (key) DO UPDATE SET held = held + excluded.held, waiting = waiting + excluded.waiting`,
+            slot.key,
+            c.held ? 1 : 0,
+            c.held ? 0 : 1,
+          );
         }
         break;
       case "acquire_concurrency":
+        sql.run(
+          `UPDATE concurrency_keys SET held = held + 1, waiting = waiting - 1
+           WHERE key IN (SELECT key FROM run_concurrency WHERE run_id = ? AND status = 'waiting')`,
+          c.runId,
+        );
         sql.run("UPDATE run_concurrency SET status = 'held' WHERE run_id = ?", c.runId);
         break;
       case "release_concurrency":
-        sql.run("DELETE FROM run_concurrency WHERE run_id = ?", c.runId);
+        for (
+          const r of sql.all<{ key: string; status: string }>(
+            "DELETE FROM run_concurrency WHERE run_id = ? RETURNING key, status",
+            c.runId,
+          )
+        ) {
+          const [held, waiting] = r.status === "held" ? [1, 0] : [0, 1];
+          sql.run(
+            "UPDATE concurrency_keys SET held = held - ?, waiting = waiting - ? WHERE key = ?",
+            held,
+            waiting,
+            r.key,
+          );
+          sql.run("DELETE FROM concurrency_keys WHERE key = ? AND held <= 0 AND waiting <= 0", r.key);
+        }
         break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });

@@ -23,7 +23,7 @@ import type {
   WaitRow,
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
-import type { KeyUsage, Waiter } from "./concurrency.ts";
+import { AGING_MS, type KeyUsage, type Waiter } from "./concurrency.ts";
 
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
 export interface RunQuery {
@@ -74,30 +74,31 @@ export class Repository {
   readonly concurrency = {
     /** How many runs hold and wait for a key. */
     usage: (key: string): KeyUsage => {
-      const rows = this.#sql.all<{ status: string; n: number }>(
-        "SELECT status, COUNT(*) AS n FROM run_concurrency WHERE key = ? GROUP BY status",
-        key,
-      );
-      const n = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
-      return { held: n("held"), waiting: n("waiting") };
+      const row = this.#sql.get<KeyUsage>("SELECT held, waiting FROM concurrency_keys WHERE key = ?", key);
+      return { held: row?.held ?? 0, waiting: row?.waiting ?? 0 };
     },
     /** The keys a run holds or waits for. */
     keysOf: (runId: string): string[] =>
       this.#sql.all<{ key: string }>("SELECT key FROM run_concurrency WHERE run_id = ?", runId).map((r) =>
         r.key
       ),
-    /** Every waiting row of the runs waiting for any of the keys. */
-    waitersFor: (keys: string[]): Waiter[] =>
+    /**
+     * The first `n` runs waiting for a key, best ranked first (priority aged at `now`, then arrival), with every
+     * key each of them waits for: the only runs that can take the key's `n` free slots.
+     */
+    firstWaiting: (key: string, n: number, now: number): Waiter[] =>
       this.#sql.all<Waiter>(
         `SELECT seq, run_id, key, lim, priority, queued_ms FROM run_concurrency WHERE status = 'waiting' AND run_id IN
-           (SELECT run_id FROM run_concurrency WHERE status = 'waiting' AND key IN (SELECT value FROM json_each(?)))
-         ORDER BY seq`,
-        JSON.stringify(keys),
+           (SELECT run_id FROM run_concurrency WHERE key = ? AND status = 'waiting'
+            ORDER BY priority + MAX(0, ? - queued_ms) / ? DESC, seq LIMIT ?)`,
+        key,
+        now,
+        AGING_MS,
+        n,
       ),
     /** The keys some run waits for. */
     waitedFor: (): string[] =>
-      this.#sql.all<{ key: string }>("SELECT DISTINCT key FROM run_concurrency WHERE status = 'waiting'")
-        .map((r) => r.key),
+      this.#sql.all<{ key: string }>("SELECT key FROM concurrency_keys WHERE waiting > 0").map((r) => r.key),
   };
 
   readonly runs = {
