@@ -34,7 +34,13 @@ model.route((r) => {
     ? { calls: [{ name: "__echo", args: { x: String(results) } }] }
     : { text: "done" };
 });
-const ai = { provider: "openai" as const, model: "openai/bench", base_url: model.url, api_key: "sk-bench" };
+const ai = {
+  provider: "openai" as const,
+  model: "openai/bench",
+  base_url: model.url,
+  api_key: "sk-bench",
+  limits: {},
+};
 const echo = (args: unknown) => Promise.resolve(JSON.stringify(args));
 
 const dir = await Deno.makeTempDir({ prefix: "stn-bench-agents-" });

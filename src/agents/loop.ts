@@ -18,6 +18,7 @@ import { cutToolOutput } from "./tool_output.ts";
 import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
+import type { ModelThrottle } from "./throttle.ts";
 
 /**
  * A tool's error that fails the run instead of going back to the model (a test double with no answer for
@@ -53,6 +54,8 @@ export interface LoopOptions {
   maxToolOutput: number;
   /** log.agent_turns (STATION_DEBUG=true): one stderr line per turn. */
   debug: boolean;
+  /** `ai.limits`: spaces the model calls and waits out a provider's Retry-After. */
+  throttle?: ModelThrottle;
 }
 
 interface Call {
@@ -224,13 +227,26 @@ async function modelTurn(
 ): Promise<{ messages: ModelMessage[]; text: string; input: number }> {
   o.ledger.event(run.id, "turn_started", { turn });
   const started = performance.now();
-  const r = await generateText({
-    model: o.model,
-    system: plan.system,
-    messages,
-    tools,
-    abortSignal: o.signal,
-  });
+  const limited = o.throttle && o.throttle.keysOf(run.model).length > 0;
+  const call = () =>
+    generateText({
+      model: o.model,
+      system: plan.system,
+      messages,
+      tools,
+      abortSignal: o.signal,
+      // A limited model's 429/503 are waited out by the throttle, durably, instead of the SDK's two retries.
+      ...(limited ? { maxRetries: 0 } : {}),
+    });
+  const r = limited
+    ? await o.throttle!.call(run.model, {
+      signal: o.signal,
+      onWait: (w) => o.ledger.event(run.id, "model_throttled", { turn, ...w }),
+    }, async () => {
+      const r = await call();
+      return { value: r, tokens: r.usage.totalTokens ?? 0 };
+    })
+    : await call();
   const usage = {
     input_tokens: r.usage.inputTokens ?? 0,
     output_tokens: r.usage.outputTokens ?? 0,

@@ -12,6 +12,7 @@ import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { contextPlan } from "./context.ts";
 import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
 import { createModels, type Models } from "./providers.ts";
+import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
@@ -82,6 +83,7 @@ export class AgentService {
   readonly ledger: AgentLedger;
   #o: AgentServiceOptions;
   #models: Models;
+  #throttle: ModelThrottle;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
   #stopping = false;
   /** The environment of an agent named without one. */
@@ -92,6 +94,7 @@ export class AgentService {
   constructor(o: AgentServiceOptions) {
     this.#o = o;
     this.ledger = new AgentLedger(o.db, o.clock);
+    this.#throttle = new ModelThrottle(o.db, o.config.ai.limits, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
   }
@@ -239,13 +242,8 @@ export class AgentService {
 
   #launch(run: AgentRunRow, plan: RunPlan, def: AgentDefinition, outer?: AbortSignal): Promise<AgentRunRow> {
     const abort = new AbortController();
-    const timer = setTimeout(
-      () =>
-        abort.abort(
-          new StationError("agent_timeout", `the agent run passed its timeout of ${plan.timeout_ms}ms`),
-        ),
-      plan.timeout_ms,
-    );
+    const late = `the agent run passed its timeout of ${plan.timeout_ms}ms`;
+    const timer = setTimeout(() => abort.abort(new StationError("agent_timeout", late)), plan.timeout_ms);
     const onOuter = () => abort.abort(outerReason(outer!.reason));
     if (outer?.aborted) onOuter();
     else outer?.addEventListener("abort", onOuter, { once: true });
@@ -266,6 +264,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
+          throttle: this.#throttle,
         });
         return ended ?? this.ledger.get(run.id)!;
       } catch (err) {

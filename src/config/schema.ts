@@ -204,6 +204,17 @@ export const ConfigSchema = z.strictObject({
     api_key: z.string().min(1).optional().describe(
       "API key of ai.provider (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY)",
     ),
+    limits: z.record(
+      z.string().min(1),
+      z.strictObject({
+        requests_per_minute: z.int().min(1).optional(),
+        tokens_per_minute: z.int().min(1).optional(),
+        concurrency: z.int().min(1).optional(),
+      }),
+    ).default({}).describe(
+      'per model ("openai/gpt-4o-mini") or provider ("openai"): requests_per_minute, tokens_per_minute, ' +
+        "concurrency; calls wait for capacity and a 429/503's Retry-After instead of failing",
+    ),
   }).prefault({}),
   agents: z.strictObject({
     max_tool_output: z.int().min(256).default(10_240).describe(

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { AgentService, type AgentSource, type McpTools } from "../../src/agents/service.ts";
 import type { AgentDefinition } from "../../src/agents/types.ts";
+import type { Config } from "../../src/config/schema.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
@@ -61,6 +62,8 @@ export async function agentHarness(
     sandbox?: SandboxService;
     /** `agents.max_tool_output` (default 1024 bytes, so cuts show with small outputs). */
     maxToolOutput?: number;
+    /** `ai.limits`. */
+    limits?: Config["ai"]["limits"];
   } = {},
 ): Promise<AgentHarness> {
   const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
@@ -77,6 +80,7 @@ export async function agentHarness(
           model: "openai/test-model",
           base_url: baseUrl,
           api_key: "sk-test",
+          limits: options.limits ?? {},
         },
         agents: { max_tool_output: options.maxToolOutput ?? 1024, default_max_steps: 5, timeout: 60_000 },
       },

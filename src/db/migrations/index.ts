@@ -12,7 +12,7 @@ import m0015 from "./0015_idempotency.ts";
 import m0017 from "./0017_mcp_approvals.ts";
 import m0020 from "./0020_agent_tool_call_detail.ts";
 import m0021 from "./0021_evals.ts";
-import m0025 from "./0025_run_concurrency.ts";
+import m0025 from "./0025_flow_control.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that

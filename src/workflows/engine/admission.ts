@@ -60,18 +60,10 @@ export class Admission {
     this.#deps = deps;
   }
 
-  /** The keys the runs ended by these commands hold (read before the commands are applied). */
-  releasing(commands: Command[]): string[] {
-    const keys: string[] = [];
-    for (const c of commands) {
-      if (c.kind === "release_concurrency") keys.push(...this.#deps.repo.concurrency.keysOf(c.runId));
-    }
-    return keys;
-  }
-
   /**
    * Admits the runs waiting for these keys that fit now; returns their commands (applied) and step messages. A
-   * key given n times (n runs released it) has at most n slots more, so only its first n waiters are read.
+   * key given n times (n runs released it) has at most n slots more, so only its first n waiters are read
+   * (`perKey` overrides n).
    */
   admit(keys: string[], perKey?: number): { commands: Command[]; messages: StepMessage[] } {
     const out = { commands: [] as Command[], messages: [] as StepMessage[] };
@@ -81,7 +73,6 @@ export class Admission {
     for (const k of keys) freed.set(k, (freed.get(k) ?? 0) + 1);
     const waiters = new Map<number, Waiter>();
     for (const [key, n] of freed) {
-      if (repo.concurrency.usage(key).waiting === 0) continue;
       for (const w of repo.concurrency.firstWaiting(key, perKey ?? n, e.now)) waiters.set(w.seq, w);
     }
     if (waiters.size === 0) return out;

@@ -1,15 +1,17 @@
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Statements } from "../../db/statements.ts";
+import type { KeyUsage } from "./concurrency.ts";
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
 /**
  * Writes a command list to the ledger, in order (the caller holds the transaction). Attempts
  * created by the list get their rowid here, and later commands' temporary ids are mapped to it.
- * Returns the `dispatch` commands as step messages.
+ * Returns the `dispatch` commands as step messages; `freed` gets each key a released run held or waited for
+ * that runs still wait for (once per run released).
  */
-export function applyCommands(sql: Statements, commands: Command[]): StepMessage[] {
+export function applyCommands(sql: Statements, commands: Command[], freed?: string[]): StepMessage[] {
   const ids = new Map<number, number>();
   const id = (n: number) => (n < 0 ? ids.get(n)! : n);
   const out: StepMessage[] = [];
@@ -359,13 +361,14 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
           )
         ) {
           const [held, waiting] = r.status === "held" ? [1, 0] : [0, 1];
-          sql.run(
-            "UPDATE concurrency_keys SET held = held - ?, waiting = waiting - ? WHERE key = ?",
+          const left = sql.get<KeyUsage>(
+            "UPDATE concurrency_keys SET held = held - ?, waiting = waiting - ? WHERE key = ? RETURNING held, waiting",
             held,
             waiting,
             r.key,
           );
-          sql.run("DELETE FROM concurrency_keys WHERE key = ? AND held <= 0 AND waiting <= 0", r.key);
+          if (left && left.waiting > 0) freed?.push(r.key);
+          else if (left && left.held <= 0) sql.run("DELETE FROM concurrency_keys WHERE key = ?", r.key);
         }
         break;
       case "dispatch":

@@ -223,8 +223,8 @@ export class EngineCore {
     // Freed here, with no await before the claims below, so the first step it dispatches can take it.
     opts.slot?.free();
     const commands = decide();
-    const freed = this.admission.releasing(commands);
-    const messages = this.repo.apply(commands);
+    const freed: string[] = [];
+    const messages = this.repo.apply(commands, freed);
     const admitted = this.admission.admit(freed);
     commands.push(...admitted.commands), messages.push(...admitted.messages);
     return {

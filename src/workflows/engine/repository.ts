@@ -66,9 +66,12 @@ export class Repository {
     return transaction(this.#sql.db, fn);
   }
 
-  /** Applies a command list (call inside `transaction`); returns the step messages to publish after commit. */
-  apply(commands: Command[]): StepMessage[] {
-    return applyCommands(this.#sql, commands);
+  /**
+   * Applies a command list (call inside `transaction`); returns the step messages to publish after commit.
+   * `freed` gets the concurrency keys released runs leave to waiting ones.
+   */
+  apply(commands: Command[], freed?: string[]): StepMessage[] {
+    return applyCommands(this.#sql, commands, freed);
   }
 
   readonly concurrency = {
@@ -77,11 +80,6 @@ export class Repository {
       const row = this.#sql.get<KeyUsage>("SELECT held, waiting FROM concurrency_keys WHERE key = ?", key);
       return { held: row?.held ?? 0, waiting: row?.waiting ?? 0 };
     },
-    /** The keys a run holds or waits for. */
-    keysOf: (runId: string): string[] =>
-      this.#sql.all<{ key: string }>("SELECT key FROM run_concurrency WHERE run_id = ?", runId).map((r) =>
-        r.key
-      ),
     /**
      * The first `n` runs waiting for a key, best ranked first (priority aged at `now`, then arrival), with every
      * key each of them waits for: the only runs that can take the key's `n` free slots.

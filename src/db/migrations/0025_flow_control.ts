@@ -5,11 +5,13 @@ import type { Migration } from "../migrate.ts";
  * waits for (`waiting`), written in the transaction that starts, admits or ends the run, so the limits hold
  * across every stn process and restart. `seq` orders the waiters (FIFO within a priority). `concurrency_keys`
  * counts each busy key's holders and waiters (kept by the same writes), so admitting a run reads one row per key
- * however many runs hold it; a key nobody holds or waits for has no row.
+ * however many runs hold it; a key nobody holds or waits for has no row. `model_limits` keeps each limited model's
+ * next free request slot, when its spent tokens are paid off, and a provider's Retry-After (ai.limits), so a
+ * model call's wait survives a restart and holds for every process on the ledger.
  */
 export default {
   version: 25,
-  name: "run_concurrency",
+  name: "flow_control",
   sql: `
     CREATE TABLE run_concurrency (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -22,6 +24,12 @@ export default {
       UNIQUE (run_id, key)
     );
     CREATE INDEX run_concurrency_by_key ON run_concurrency (key, status, seq);
+    CREATE TABLE model_limits (
+      key TEXT PRIMARY KEY,
+      next_ms INTEGER NOT NULL DEFAULT 0,
+      tokens_ms INTEGER NOT NULL DEFAULT 0,
+      blocked_until_ms INTEGER NOT NULL DEFAULT 0
+    );
     CREATE TABLE concurrency_keys (
       key TEXT PRIMARY KEY,
       held INTEGER NOT NULL,
