@@ -111,15 +111,39 @@ export class ModelThrottle {
       if (!w) return;
       await this.#wait(w, run);
       // A reserved request slot is this call's once waited for; another wait reserves nothing and is checked again.
-      if (w.reason === "requests_per_minute") return;
+      if (w.reason === "requests_per_minute") return await this.#spaced(key, limit.requests_per_minute!, run);
+    }
+  }
+
+  /**
+   * Sends no sooner than one interval after the key's last call went: timers that fire late (a busy machine)
+   * would otherwise let reserved slots go out together, above the rate.
+   */
+  async #spaced(key: string, rpm: number, run: { signal: AbortSignal }): Promise<void> {
+    for (;;) {
+      const now = this.#clock.now();
+      const wait = transaction(this.#sql.db, () => {
+        const { sent_ms } = this.#sql.get<{ sent_ms: number }>(
+          "SELECT sent_ms FROM model_limits WHERE key = ?",
+          key,
+        )!;
+        const due = sent_ms + MINUTE / rpm;
+        if (due > now) return due - now;
+        this.#sql.run("UPDATE model_limits SET sent_ms = ? WHERE key = ?", now, key);
+        return 0;
+      });
+      if (wait === 0) return;
+      await sleep(wait, run.signal);
     }
   }
 
   /** Takes the next request slot when the tokens and Retry-After allow (inside a transaction); else why not. */
   #reserve(key: string, limit: ModelLimit, now: number): ThrottleWait | undefined {
     this.#sql.run("INSERT INTO model_limits (key) VALUES (?) ON CONFLICT (key) DO NOTHING", key);
-    const row = this.#sql.get<{ next_ms: number; tokens_ms: number; blocked_until_ms: number }>(
-      "SELECT next_ms, tokens_ms, blocked_until_ms FROM model_limits WHERE key = ?",
+    const row = this.#sql.get<
+      { next_ms: number; sent_ms: number; tokens_ms: number; blocked_until_ms: number }
+    >(
+      "SELECT next_ms, sent_ms, tokens_ms, blocked_until_ms FROM model_limits WHERE key = ?",
       key,
     )!;
     if (row.blocked_until_ms > now) {
@@ -130,14 +154,14 @@ export class ModelThrottle {
     }
     if (limit.requests_per_minute === undefined) return undefined;
     // The slot is reserved now and waited for after the commit, so concurrent callers queue one interval apart.
+    const interval = MINUTE / limit.requests_per_minute;
     const slot = Math.max(now, row.next_ms);
-    this.#sql.run(
-      "UPDATE model_limits SET next_ms = ? WHERE key = ?",
-      slot + MINUTE / limit.requests_per_minute,
-      key,
-    );
-    if (slot <= now) return undefined;
-    return { key, reason: "requests_per_minute", wait_ms: slot - now };
+    this.#sql.run("UPDATE model_limits SET next_ms = ? WHERE key = ?", slot + interval, key);
+    if (slot <= now && row.sent_ms + interval <= now) {
+      this.#sql.run("UPDATE model_limits SET sent_ms = ? WHERE key = ?", now, key);
+      return undefined;
+    }
+    return { key, reason: "requests_per_minute", wait_ms: Math.max(0, slot - now) };
   }
 
   /** Records a call's tokens: the key's token budget is paid off that much later. */

@@ -27,6 +27,7 @@ export default {
     CREATE TABLE model_limits (
       key TEXT PRIMARY KEY,
       next_ms INTEGER NOT NULL DEFAULT 0,
+      sent_ms INTEGER NOT NULL DEFAULT 0,
       tokens_ms INTEGER NOT NULL DEFAULT 0,
       blocked_until_ms INTEGER NOT NULL DEFAULT 0
     );
