@@ -34,6 +34,9 @@ export const Run = z.looseObject({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   trace_id: z.string().nullable().describe("the OpenTelemetry trace of the run (docs/observability.md)"),
+  waiting_for: z.object({ key: z.string(), position: z.number() }).optional().describe(
+    "GET of one run waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
+  ),
   definition: z.unknown().optional().describe(
     "the exact definition the run runs (GET of one run); workflow_version is null for a one-off file run",
   ),

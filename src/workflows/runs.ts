@@ -43,6 +43,13 @@ export class WorkflowRuns {
     return run;
   }
 
+  /** Why a run waits for concurrency: the first key it waits for and its place there (1 = next); else undefined. */
+  waitingFor(run: RunRow): { key: string; position: number } | undefined {
+    return run.status === "waiting_for_concurrency"
+      ? this.#engine.reads.concurrency.position(run.id)
+      : undefined;
+  }
+
   /** A page of runs, newest first. */
   list(q: RunQuery): { runs: RunView[]; nextCursor: string | null } {
     const page = this.#engine.reads.runs.list(q);

@@ -212,7 +212,12 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, getRun, (c) => {
     const run = requireRun(ctx, c.req.valid("param").run_id);
-    return c.json({ ...runView(run), definition: JSON.parse(run.definition) }, 200);
+    const waiting = ctx.runs.waitingFor(run);
+    return c.json({
+      ...runView(run),
+      ...(waiting ? { waiting_for: waiting } : {}),
+      definition: JSON.parse(run.definition),
+    }, 200);
   });
   openapi(
     app,

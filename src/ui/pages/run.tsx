@@ -114,12 +114,14 @@ function Live(props: { ctx: StationContext; id: string }) {
   const steps = runs.steps(run.id);
   const pending = runs.approvals({ runId: run.id, status: "pending" });
   const agentRuns = agents.ofWorkflowRun(run.id);
+  const waiting = runs.waitingFor(requireRun(props.ctx, props.id));
   return (
     <>
       <dl class="facts">
         <dt>Status</dt>
         <dd>
           <Status status={run.status} />
+          {waiting ? ` — waiting for concurrency key ${waiting.key}, position ${waiting.position}` : ""}
         </dd>
         <dt>Workflow</dt>
         <dd>

@@ -94,6 +94,22 @@ export class Repository {
         AGING_MS,
         n,
       ),
+    /** Runs waiting for concurrency keys, per workflow. */
+    waitingRuns: (): { workflow_id: string; n: number }[] =>
+      this.#sql.all<{ workflow_id: string; n: number }>(
+        `SELECT workflow_id, COUNT(*) AS n FROM workflow_runs WHERE status = 'waiting_for_concurrency'
+         GROUP BY workflow_id`,
+      ).map((r) => ({ ...r })),
+    /** A waiting run's place in the queue of the first key it waits for (1 = next), and that key. */
+    position: (runId: string): { key: string; position: number } | undefined => {
+      const row = this.#sql.get<{ key: string; position: number }>(
+        `SELECT w.key, (SELECT COUNT(*) FROM run_concurrency o WHERE o.key = w.key AND o.status = 'waiting'
+           AND o.seq <= w.seq) AS position
+         FROM run_concurrency w WHERE w.run_id = ? AND w.status = 'waiting' ORDER BY w.seq LIMIT 1`,
+        runId,
+      );
+      return row && { ...row };
+    },
     /** The keys some run waits for. */
     waitedFor: (): string[] =>
       this.#sql.all<{ key: string }>("SELECT key FROM concurrency_keys WHERE waiting > 0").map((r) => r.key),
