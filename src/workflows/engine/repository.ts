@@ -23,7 +23,7 @@ import type {
   WaitRow,
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
-import { AGING_MS, type KeyUsage, type Waiter } from "./concurrency.ts";
+import { ConcurrencyReads } from "./concurrency_reads.ts";
 
 /** Which runs to list, newest first; `cursor` is the last id of the previous page. */
 export interface RunQuery {
@@ -59,6 +59,7 @@ export class Repository {
 
   constructor(db: Database) {
     this.#sql = new Statements(db);
+    this.concurrency = new ConcurrencyReads(this.#sql);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -74,46 +75,8 @@ export class Repository {
     return applyCommands(this.#sql, commands, freed);
   }
 
-  readonly concurrency = {
-    /** How many runs hold and wait for a key. */
-    usage: (key: string): KeyUsage => {
-      const row = this.#sql.get<KeyUsage>("SELECT held, waiting FROM concurrency_keys WHERE key = ?", key);
-      return { held: row?.held ?? 0, waiting: row?.waiting ?? 0 };
-    },
-    /**
-     * The first `n` runs waiting for a key, best ranked first (priority aged at `now`, then arrival), with every
-     * key each of them waits for: the only runs that can take the key's `n` free slots.
-     */
-    firstWaiting: (key: string, n: number, now: number): Waiter[] =>
-      this.#sql.all<Waiter>(
-        `SELECT seq, run_id, key, lim, priority, queued_ms FROM run_concurrency WHERE status = 'waiting' AND run_id IN
-           (SELECT run_id FROM run_concurrency WHERE key = ? AND status = 'waiting'
-            ORDER BY priority + MAX(0, ? - queued_ms) / ? DESC, seq LIMIT ?)`,
-        key,
-        now,
-        AGING_MS,
-        n,
-      ),
-    /** Runs waiting for concurrency keys, per workflow. */
-    waitingRuns: (): { workflow_id: string; n: number }[] =>
-      this.#sql.all<{ workflow_id: string; n: number }>(
-        `SELECT workflow_id, COUNT(*) AS n FROM workflow_runs WHERE status = 'waiting_for_concurrency'
-         GROUP BY workflow_id`,
-      ).map((r) => ({ ...r })),
-    /** A waiting run's place in the queue of the first key it waits for (1 = next), and that key. */
-    position: (runId: string): { key: string; position: number } | undefined => {
-      const row = this.#sql.get<{ key: string; position: number }>(
-        `SELECT w.key, (SELECT COUNT(*) FROM run_concurrency o WHERE o.key = w.key AND o.status = 'waiting'
-           AND o.seq <= w.seq) AS position
-         FROM run_concurrency w WHERE w.run_id = ? AND w.status = 'waiting' ORDER BY w.seq LIMIT 1`,
-        runId,
-      );
-      return row && { ...row };
-    },
-    /** The keys some run waits for. */
-    waitedFor: (): string[] =>
-      this.#sql.all<{ key: string }>("SELECT key FROM concurrency_keys WHERE waiting > 0").map((r) => r.key),
-  };
+  /** Concurrency keys: how busy each is, who waits (`run_concurrency`, `concurrency_keys`). */
+  readonly concurrency: ConcurrencyReads;
 
   readonly runs = {
     /** One run. */
