@@ -45,6 +45,12 @@ export async function runAdmission(
   };
 }
 
+/** What admitting runs wrote: its commands (already applied) and the step messages to publish. */
+export interface Admitted {
+  commands: Command[];
+  messages: StepMessage[];
+}
+
 /** What admission needs from the engine core. */
 export interface AdmissionDeps {
   repo: Repository;
@@ -61,12 +67,11 @@ export class Admission {
   }
 
   /**
-   * Admits the runs waiting for these keys that fit now; returns their commands (applied) and step messages. A
+   * Admits the runs waiting for these keys that fit now; adds their commands (applied) and step messages to `out`. A
    * key given n times (n runs released it) has at most n slots more, so only its first n waiters are read
    * (`perKey` overrides n).
    */
-  admit(keys: string[], perKey?: number): { commands: Command[]; messages: StepMessage[] } {
-    const out = { commands: [] as Command[], messages: [] as StepMessage[] };
+  admit(keys: string[], out: Admitted = { commands: [], messages: [] }, perKey?: number): Admitted {
     const { repo, snapshot, env } = this.#deps;
     const e = env();
     const freed = new Map<string, number>();
@@ -88,7 +93,7 @@ export class Admission {
   }
 
   /** Admits whatever fits on every key some run waits for (at engine start). */
-  admitAll(): { commands: Command[]; messages: StepMessage[] } {
-    return this.admit(this.#deps.repo.concurrency.waitedFor(), ADMIT_AT_START);
+  admitAll(): Admitted {
+    return this.admit(this.#deps.repo.concurrency.waitedFor(), undefined, ADMIT_AT_START);
   }
 }

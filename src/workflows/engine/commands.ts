@@ -1,6 +1,5 @@
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Scope } from "../steps/types.ts";
-import type { KeySlot } from "./concurrency.ts";
 import type { FanoutMeta, RunStatus, StepError, TimerKind } from "./ledger.ts";
 
 /**
@@ -161,7 +160,7 @@ export type Command =
   | {
     kind: "enqueue_concurrency";
     runId: string;
-    slots: KeySlot[];
+    slots: { key: string; limit: number }[];
     priority: number;
     queuedMs: number;
     held: boolean;

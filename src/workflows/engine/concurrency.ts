@@ -5,6 +5,8 @@
  * blocked run blocks the ones ranked after it, so a key is served first-in first-out among equals.
  */
 
+import type { Transition } from "./run_state.ts";
+
 /** One key a run holds or waits for, and the limit its workflow gives it. */
 export interface KeySlot {
   key: string;
@@ -66,4 +68,36 @@ export function pickAdmissions(waiters: Waiter[], held: (key: string) => number,
     admitted.push(ws[0].run_id);
   }
   return admitted;
+}
+
+/** The concurrency part of a new run: its keys (evaluated), its priority, and how busy each key is now. */
+export interface NewRunConcurrency {
+  slots: KeySlot[];
+  priority: number;
+  usage: (key: string) => KeyUsage;
+}
+
+/** Records a new run's keys: held when they all have room, else waited for (status and event); true when held. */
+export function enqueueRun(t: Transition, c: NewRunConcurrency): boolean {
+  if (c.slots.length === 0) return true;
+  const runId = t.state.run.id;
+  const blocked = blockedKeys(c.slots, c.usage);
+  const held = blocked.length === 0;
+  t.emit({
+    kind: "enqueue_concurrency",
+    runId,
+    slots: c.slots,
+    priority: c.priority,
+    queuedMs: t.env.now,
+    held,
+  });
+  if (held) return true;
+  t.emit({ kind: "set_run_status", runId, status: "waiting_for_concurrency", at: t.at });
+  const key = blocked[0].key;
+  t.event("run_waiting_for_concurrency", null, {
+    key,
+    position: c.usage(key).waiting + 1,
+    priority: c.priority,
+  });
+  return false;
 }

@@ -83,8 +83,8 @@ const EAGER_STREAK = 16;
 
 /**
  * What the engine's parts (consumer, timers, control) share: the repository, the clock, this
- * process's in-flight steps, the definition cache, and the after-commit effects (watchers,
- * run-end hooks, aborts, publishing).
+ * process's in-flight steps, the definition cache, and the after-commit effects (watchers, run-end
+ * hooks, aborts, publishing).
  */
 export class EngineCore {
   readonly repo: Repository;
@@ -225,8 +225,7 @@ export class EngineCore {
     const commands = decide();
     const freed: string[] = [];
     const messages = this.repo.apply(commands, freed);
-    const admitted = this.admission.admit(freed);
-    commands.push(...admitted.commands), messages.push(...admitted.messages);
+    this.admission.admit(freed, { commands, messages });
     return {
       commands,
       messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,

@@ -6,7 +6,7 @@ import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
 import { addTimer, park } from "./parking.ts";
 import type { RunTrigger } from "../trigger.ts";
-import { blockedKeys, type KeySlot, type KeyUsage } from "./concurrency.ts";
+import { enqueueRun, type NewRunConcurrency } from "./concurrency.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
@@ -45,13 +45,6 @@ export interface NewRun {
   trigger?: RunTrigger;
   /** The run's concurrency keys (evaluated), its priority, and how busy each key is now. */
   concurrency?: NewRunConcurrency;
-}
-
-/** The concurrency part of a new run. */
-export interface NewRunConcurrency {
-  slots: KeySlot[];
-  priority: number;
-  usage: (key: string) => KeyUsage;
 }
 
 /** Creates a run and schedules its first step. */
@@ -97,29 +90,7 @@ export function createRun(req: NewRun, env: TransitionEnv): Command[] {
     at,
   });
   t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });
-  const c = req.concurrency;
-  if (c?.slots.length) {
-    const blocked = blockedKeys(c.slots, c.usage);
-    const held = blocked.length === 0;
-    t.emit({
-      kind: "enqueue_concurrency",
-      runId: req.id,
-      slots: c.slots,
-      priority: c.priority,
-      queuedMs: env.now,
-      held,
-    });
-    if (!held) {
-      t.emit({ kind: "set_run_status", runId: req.id, status: "waiting_for_concurrency", at });
-      const key = blocked[0].key;
-      t.event("run_waiting_for_concurrency", null, {
-        key,
-        position: c.usage(key).waiting + 1,
-        priority: c.priority,
-      });
-      return t.commands;
-    }
-  }
+  if (req.concurrency && !enqueueRun(t, req.concurrency)) return t.commands;
   dispatch(t, schedule(t, "", blockStart(req.definition as Block), { attempt: 1 }));
   return t.commands;
 }
