@@ -8,7 +8,7 @@ import { renderString } from "../expr.ts";
 import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
-import { type KeySlot, pickAdmissions, type Waiter } from "./concurrency.ts";
+import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "./concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
@@ -49,6 +49,19 @@ export async function runAdmission(
 export interface Admitted {
   commands: Command[];
   messages: StepMessage[];
+}
+
+/** Key usage as the ledger holds it plus what `pending` commands (not applied yet) enqueue. */
+export function usageWith(read: (key: string) => KeyUsage, pending: Command[]): (key: string) => KeyUsage {
+  return (key) => {
+    const u = { ...read(key) };
+    for (const c of pending) {
+      if (c.kind !== "enqueue_concurrency" || !c.slots.some((s) => s.key === key)) continue;
+      if (c.held) u.held++;
+      else u.waiting++;
+    }
+    return u;
+  };
 }
 
 /** What admission needs from the engine core. */

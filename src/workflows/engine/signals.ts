@@ -3,6 +3,7 @@
  */
 
 import { ulid } from "ulid";
+import { runAdmission, usageWith } from "./admission.ts";
 import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { countRunStarted } from "../../telemetry/metrics.ts";
@@ -102,10 +103,16 @@ export class Signals {
       const d = await this.#offer(c, event);
       if (d) deliveries.push({ ...d, runId: c.run_id, path: c.path });
     }
-    const starts = req.starts.map((s) => {
+    const starts = await Promise.all(req.starts.map(async (s) => {
       const id = ulid();
-      return { ...s, id, traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null) };
-    });
+      const admission = await runAdmission(s.definition, s.input);
+      return {
+        ...s,
+        id,
+        admission,
+        traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null),
+      };
+    }));
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
     let duplicate: EventRecordRow | undefined;
     const messages = core.commit(() => {
@@ -134,7 +141,11 @@ export class Signals {
         commands.push(...t.commands);
         traceparents.set(runId, state.run.traceparent);
       }
-      for (const s of starts) commands.push(...createRun(s, core.env()));
+      for (const { admission, ...s } of starts) {
+        // Several runs of one key may start here: each sees the keys the ones before it took.
+        const usage = usageWith((k) => core.repo.concurrency.usage(k), commands);
+        commands.push(...createRun({ ...s, concurrency: admission && { ...admission, usage } }, core.env()));
+      }
       const started = [
         ...starts.map((s) => ({ workflow_id: s.definition.id, run_id: s.id })),
         ...(req.refused ?? []),

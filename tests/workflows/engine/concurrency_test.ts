@@ -123,6 +123,23 @@ Deno.test("concurrency keys in the engine: waiting runs, cancel while waiting, a
     ]);
     await approve(other.id);
     assertEquals(engine.reads.concurrency.usage("gated/acme"), { held: 0, waiting: 0 });
+
+    // Runs an event's triggers start obey the keys too, two of one key in the same event included.
+    const sent = await engine.sendEvent({
+      name: "order.placed",
+      data: {},
+      source: "api",
+      starts: [0, 1].map(() => ({
+        definition: gated,
+        workflowVersion: null,
+        input: { customer: "initech" },
+      })),
+    });
+    const [first, second] = JSON.parse(sent.event.started) as { run_id: string }[];
+    await waitRun(engine, first.run_id, ["waiting"]);
+    assertEquals(engine.reads.runs.get(second.run_id)!.status, "waiting_for_concurrency");
+    await approve(first.run_id);
+    await approve(second.run_id);
   } finally {
     await close();
   }
