@@ -1,4 +1,4 @@
-/** The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys and priority. */
+/** The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys, priority, singleton. */
 
 import { z } from "zod";
 import { templates } from "../steps/fields.ts";
@@ -21,3 +21,12 @@ export const Priority = z.int().min(0).max(9).describe("priority");
 
 /** The priority of a run when neither the start nor the workflow gives one. */
 export const DEFAULT_PRIORITY = 5;
+
+/**
+ * At most one active run per key (a `${…}` template over the input; the whole workflow without it): a start
+ * while one is active is skipped (`skip`: the active run is the answer) or cancels it (`cancel_previous`).
+ */
+export const Singleton = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  mode: z.enum(["skip", "cancel_previous"]).default("skip"),
+}).describe("singleton");

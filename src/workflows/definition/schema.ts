@@ -15,7 +15,7 @@ import {
 } from "../steps/fields.ts";
 import { stateSchemas } from "../steps/registry.ts";
 import { errorMessage } from "../../errors.ts";
-import { Concurrency, Priority } from "./flow_control.ts";
+import { Concurrency, Priority, Singleton } from "./flow_control.ts";
 
 /**
  * The normalised workflow definition (docs/design/workflows-dsl.md#normalised-form): what every part after
@@ -127,6 +127,7 @@ function definitionOf(state: ReturnType<typeof stateSchemas>["state"]) {
     schedule: Schedule.optional(),
     concurrency: Concurrency.optional(),
     priority: Priority.optional(),
+    singleton: Singleton.optional(),
     triggers: z.array(Trigger).optional(),
   }).describe("the workflow");
 }

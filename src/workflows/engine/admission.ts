@@ -13,14 +13,28 @@ import type { StepMessage } from "./dispatch.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { admitRun } from "./transitions.ts";
+import { cancelRun } from "./fencing.ts";
 
 /** How many waiters per key the start-up pass reads (a newer definition may have raised a key's limit). */
 const ADMIT_AT_START = 1000;
 
-/** A run's concurrency keys and priority, before its start is committed. */
+/** A run's concurrency keys, priority and singleton key, before its start is committed. */
 export interface RunAdmission {
   slots: KeySlot[];
   priority: number;
+  singleton?: { key: string; mode: "skip" | "cancel_previous" };
+}
+
+/** A template key over a run's input, per workflow: `<id><sep><value>`, or `<id>` without a template. */
+async function keyOf(
+  def: WorkflowDefinition,
+  template: string | undefined,
+  input: Record<string, unknown>,
+  sep = "/",
+): Promise<string> {
+  if (template === undefined) return def.id;
+  const v = await renderString(template, { data: { ...input, input }, bindings: { input } });
+  return `${def.id}${sep}${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
 }
 
 /** Evaluates a definition's concurrency keys over a run's input (keys are per workflow: `<id>` or `<id>/<value>`). */
@@ -29,26 +43,47 @@ export async function runAdmission(
   input: Record<string, unknown>,
   priority?: number,
 ): Promise<RunAdmission | undefined> {
-  if (!def.concurrency) return undefined;
+  if (!def.concurrency && !def.singleton) return undefined;
   const byKey = new Map<string, number>();
-  for (const c of def.concurrency) {
-    let key = def.id;
-    if (c.key !== undefined) {
-      const v = await renderString(c.key, { data: { ...input, input }, bindings: { input } });
-      key += `/${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
-    }
+  for (const c of def.concurrency ?? []) {
+    const key = await keyOf(def, c.key, input);
     byKey.set(key, Math.min(c.limit, byKey.get(key) ?? Infinity));
   }
+  const s = def.singleton;
   return {
     slots: [...byKey].map(([key, limit]) => ({ key, limit })),
     priority: priority ?? def.priority ?? DEFAULT_PRIORITY,
+    // `!` keeps a singleton key apart from every concurrency key of the workflow.
+    ...(s ? { singleton: { key: await keyOf(def, s.key, input, "!"), mode: s.mode } } : {}),
   };
 }
 
-/** What admitting runs wrote: its commands (already applied) and the step messages to publish. */
-export interface Admitted {
+/** What a start decides about its singleton key: the active run to answer instead, or runs to cancel first. */
+export interface SingletonStart {
+  /** skip: the key's active run (nothing is started). */
+  active?: string;
+  /** cancel_previous: the commands canceling the key's active runs. */
   commands: Command[];
-  messages: StepMessage[];
+  /** The runs those commands cancel. */
+  canceled: string[];
+  /** The key the new run records. */
+  slot?: KeySlot;
+}
+
+/** Decides a start's singleton key inside the creating transaction. */
+export function singletonStart(deps: AdmissionDeps, a: RunAdmission | undefined): SingletonStart {
+  const out: SingletonStart = { commands: [], canceled: [] };
+  if (!a?.singleton) return out;
+  const { key, mode } = a.singleton;
+  const runs = deps.repo.concurrency.runsOn(key);
+  if (runs.length > 0 && mode === "skip") return { ...out, active: runs[0] };
+  for (const runId of runs) {
+    const state = deps.snapshot(runId);
+    if (!state) continue;
+    out.commands.push(...cancelRun(state, `canceled: a newer run took singleton key ${key}`, deps.env()));
+    out.canceled.push(runId);
+  }
+  return { ...out, slot: { key, limit: 1 } };
 }
 
 /** Key usage as the ledger holds it plus what `pending` commands (not applied yet) enqueue. */
@@ -64,6 +99,12 @@ export function usageWith(read: (key: string) => KeyUsage, pending: Command[]): 
   };
 }
 
+/** What admitting runs wrote: its commands (already applied) and the step messages to publish. */
+export interface Admitted {
+  commands: Command[];
+  messages: StepMessage[];
+}
+
 /** What admission needs from the engine core. */
 export interface AdmissionDeps {
   repo: Repository;
@@ -77,6 +118,11 @@ export class Admission {
 
   constructor(deps: AdmissionDeps) {
     this.#deps = deps;
+  }
+
+  /** Decides a start's singleton key inside the creating transaction (`singletonStart`). */
+  singleton(a: RunAdmission | undefined): SingletonStart {
+    return singletonStart(this.#deps, a);
   }
 
   /**

@@ -75,18 +75,21 @@ export interface NewRunConcurrency {
   slots: KeySlot[];
   priority: number;
   usage: (key: string) => KeyUsage;
+  /** The run's singleton key: recorded with its keys, never waited for (the caller skipped or canceled). */
+  singleton?: KeySlot;
 }
 
 /** Records a new run's keys: held when they all have room, else waited for (status and event); true when held. */
 export function enqueueRun(t: Transition, c: NewRunConcurrency): boolean {
-  if (c.slots.length === 0) return true;
+  const slots = c.singleton ? [...c.slots, c.singleton] : c.slots;
+  if (slots.length === 0) return true;
   const runId = t.state.run.id;
   const blocked = blockedKeys(c.slots, c.usage);
   const held = blocked.length === 0;
   t.emit({
     kind: "enqueue_concurrency",
     runId,
-    slots: c.slots,
+    slots,
     priority: c.priority,
     queuedMs: t.env.now,
     held,

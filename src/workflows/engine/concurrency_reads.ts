@@ -46,6 +46,10 @@ export class ConcurrencyReads {
     );
     return row && { ...row };
   };
+  /** The runs holding or waiting for a key, oldest first. */
+  readonly runsOn = (key: string): string[] =>
+    this.#sql.all<{ run_id: string }>("SELECT run_id FROM run_concurrency WHERE key = ? ORDER BY seq", key)
+      .map((r) => r.run_id);
   /** The keys some run waits for. */
   readonly waitedFor = (): string[] =>
     this.#sql.all<{ key: string }>("SELECT key FROM concurrency_keys WHERE waiting > 0").map((r) => r.key);

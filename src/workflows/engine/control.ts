@@ -60,22 +60,35 @@ export class Control {
     const traceparent = currentTraceparent() ?? newTraceparent(req.traceparent);
     const admission = await runAdmission(def, input, req.priority);
     let existing: string | undefined;
+    let canceled: string[] = [];
     const messages = await core.commitSoon(() => {
       existing = req.claim?.(id);
       if (existing) return [];
-      return createRun(
-        {
-          id,
-          definition: def,
-          workflowVersion: req.workflowVersion ?? null,
-          input,
-          traceparent,
-          trigger: req.trigger,
-          concurrency: admission && { ...admission, usage: (key) => core.repo.concurrency.usage(key) },
-        },
-        core.env(),
-      );
+      const single = core.admission.singleton(admission);
+      existing = single.active;
+      if (existing) return [];
+      canceled = single.canceled;
+      return [
+        ...single.commands,
+        ...createRun(
+          {
+            id,
+            definition: def,
+            workflowVersion: req.workflowVersion ?? null,
+            input,
+            traceparent,
+            trigger: req.trigger,
+            concurrency: admission && {
+              ...admission,
+              singleton: single.slot,
+              usage: (key) => core.repo.concurrency.usage(key),
+            },
+          },
+          core.env(),
+        ),
+      ];
     }, { eager: true });
+    for (const runId of canceled) core.notify(runId), core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
     if (existing) return core.repo.runs.get(existing)!;
     core.notify(id);
     countRunStarted(def.id);

@@ -354,7 +354,8 @@ export function finishRun(t: Transition, status: RunStatus, result: unknown, err
   const run = t.state.run;
   t.emit({ kind: "cancel_open_scopes", runId: run.id });
   t.emit({ kind: "finish_run", runId: run.id, status, result, error, at: t.at });
-  if (t.state.definition.concurrency) t.emit({ kind: "release_concurrency", runId: run.id });
+  const def = t.state.definition;
+  if (def.concurrency || def.singleton) t.emit({ kind: "release_concurrency", runId: run.id });
   t.event(`run_${status}`, null, status === "completed" ? { result } : { error });
 }
 

@@ -4,7 +4,7 @@ import {
   pickAdmissions,
   type Waiter,
 } from "../../../src/workflows/engine/concurrency.ts";
-import { assertEquals } from "../../helpers/assert.ts";
+import { assert, assertEquals } from "../../helpers/assert.ts";
 import { startTestStation } from "../../helpers/station.ts";
 import { def, eventTypes, waitRun } from "../helpers.ts";
 
@@ -140,6 +140,46 @@ Deno.test("concurrency keys in the engine: waiting runs, cancel while waiting, a
     assertEquals(engine.reads.runs.get(second.run_id)!.status, "waiting_for_concurrency");
     await approve(first.run_id);
     await approve(second.run_id);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("singleton: skip answers the active run; cancel_previous cancels it; events record a skipped start", async () => {
+  const { station, close } = await startTestStation();
+  const engine = station.ctx.engine;
+  const flow = (id: string, mode: "skip" | "cancel_previous") =>
+    def({
+      id,
+      singleton: { key: "${input.repo}", mode },
+      states: [{ id: "ask", type: "human_approval", message: "deploy?", approvers: ["ops"] }],
+    });
+  try {
+    const skip = flow("deploy", "skip");
+    const first = await engine.startRun({ definition: skip, input: { repo: "api" } });
+    await waitRun(engine, first.id, ["waiting"]);
+    assertEquals((await engine.startRun({ definition: skip, input: { repo: "api" } })).id, first.id);
+    const other = await engine.startRun({ definition: skip, input: { repo: "web" } });
+    assert(other.id !== first.id, "another key starts its own run");
+    const sent = await engine.sendEvent({
+      name: "push",
+      data: {},
+      source: "api",
+      starts: [{ definition: skip, workflowVersion: null, input: { repo: "api" } }],
+    });
+    assertEquals(JSON.parse(sent.event.started), [
+      { workflow_id: "deploy", error: `singleton: run ${first.id} is active; skipped` },
+    ]);
+
+    const latest = flow("rebuild", "cancel_previous");
+    const old = await engine.startRun({ definition: latest, input: { repo: "api" } });
+    await waitRun(engine, old.id, ["waiting"]);
+    const fresh = await engine.startRun({ definition: latest, input: { repo: "api" } });
+    assertEquals(engine.reads.runs.get(old.id)!.status, "canceled");
+    await waitRun(engine, fresh.id, ["waiting"]);
+    // Once the key's run ended, a start runs again.
+    engine.cancel(first.id);
+    assert((await engine.startRun({ definition: skip, input: { repo: "api" } })).id !== first.id);
   } finally {
     await close();
   }
