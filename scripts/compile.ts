@@ -16,6 +16,7 @@ import { type BuildManifest, EMBED_DIR, MANIFEST_FILE } from "../src/build/embed
 import { gitHead } from "../src/build/info.ts";
 import { hex } from "../src/lib/hex.ts";
 import { findProgram } from "../src/lib/programs.ts";
+import { sourceFiles } from "./layout.ts";
 import { VERSION } from "../src/version.ts";
 import { STN_V8_FLAGS } from "../src/build/stn_flags.ts";
 import { errorMessage } from "../src/errors.ts";
@@ -31,10 +32,27 @@ export const TARGETS = {
 } as const;
 export type Target = keyof typeof TARGETS;
 
-/** What deno compile is given with --include: runtime files no static import reaches. */
+/**
+ * The modules main.ts and src/ import through `lazyImport` (src/lib/lazy_import.ts), relative to the
+ * checkout: deno compile cannot see a URL built at run time, so each is given with --include.
+ */
+export function lazyModules(): string[] {
+  const files = [join(ROOT, "main.ts"), ...sourceFiles().map((f) => join(ROOT, "src", f))];
+  return [
+    ...new Set(
+      files.flatMap((file) =>
+        [...Deno.readTextFileSync(file).matchAll(/lazyImport<typeof import\("(\.[^"]+)"\)>/g)]
+          .map((m) => relative(ROOT, join(file, "..", m[1])))
+      ),
+    ),
+  ].sort();
+}
+
+/** What deno compile is given with --include: runtime files and modules no static import reaches. */
 export const INCLUDES = [
   "src/db/checkpoint_worker.ts", // `new Worker(new URL(...))` in src/db/checkpoint.ts
   EMBED_DIR, // the nats-server and the build manifest (src/build/embedded.ts)
+  ...lazyModules(),
 ];
 
 /** Where deno compile's listing puts npm packages. */
@@ -53,6 +71,7 @@ export function runtimeFiles(manifest: BuildManifest): string[] {
     .pop();
   return [
     "src/db/checkpoint_worker.ts",
+    ...lazyModules(),
     ...filesIn("src/ui/assets"),
     `${NPM_DIR}/htmx.org/${htmx}/dist/htmx.min.js`,
     ...filesIn("src/db/migrations"),

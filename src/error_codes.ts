@@ -1,11 +1,14 @@
 /**
  * The catalogue of every error code stn answers with (docs/design/errors.md#one-error-type): one line per
  * code with its HTTP status, the CLI exit code when it ends a command, and what it means. `StationError`
- * takes only these codes, so a new code is one new line here. Exit codes: 1 failure, 2 usage error (a bad
+ * takes only these codes, so a new code is one new line here (or, for agent runs, evals, tests and the CLI,
+ * in error_codes_tools.ts). Exit codes: 1 failure, 2 usage error (a bad
  * flag, value or file the user gave the CLI); `workflow run --wait` ends with 3, 4 or 5 and a busy
  * STATION_HOME with 75 (docs/cli.md). Errors that come back from the server keep the exit code of their code
  * here.
  */
+
+import { TOOL_ERROR_CODES } from "./error_codes_tools.ts";
 
 /** [HTTP status, CLI exit code, meaning]. */
 type Entry = readonly [status: number, exit: 1 | 2 | 3 | 4 | 5 | 75, meaning: string];
@@ -139,6 +142,11 @@ export const ERROR_CODES = {
     1,
     "a bundle would take over a stored workflow of the same id: install with --force",
   ],
+  bundle_variables_missing: [
+    400,
+    1,
+    "a non-interactive install lacks values for variables its MCP configs use: --var NAME=VALUE (details.missing)",
+  ],
   // Agent definitions
   agent_not_found: [
     404,
@@ -146,12 +154,32 @@ export const ERROR_CODES = {
     "no agent with that name in the environment (agents are synced from agents/*.prompt)",
   ],
   agent_invalid: [422, 1, "an agent `.prompt` file is invalid (details lists each issue)"],
+  agent_tools_pending: [
+    409,
+    1,
+    "an agent names MCP tools the environment's catalogue lacks: its servers are not approved or discovered yet",
+  ],
   no_agent_files: [400, 2, "`stn agent validate` found no `.prompt` files to check"],
   // Runs, approvals, events and signals
   run_not_found: [404, 1, "no workflow run with that id"],
   run_finished: [409, 1, "the run has already ended"],
   no_worker: [504, 1, "a step's task queue had no live worker within the step's timeout"],
   run_not_paused: [409, 1, "resume asked of a run that is not paused"],
+  run_not_retryable: [
+    409,
+    1,
+    "retry asked of a run that is not failed or canceled, or has no step left to retry",
+  ],
+  definition_incompatible: [
+    422,
+    1,
+    "a retry's or fork's definition lacks a completed step's id, changes its type, or lacks the step to resume at",
+  ],
+  step_not_in_run: [
+    404,
+    1,
+    "the run has no attempt of that step (fork and eval name a step the run reached)",
+  ],
   approval_not_found: [404, 1, "no approval with that id"],
   approval_decided: [409, 1, "the approval was already decided"],
   hook_not_found: [404, 1, "no webhook of that name is configured (events.hooks)"],
@@ -237,121 +265,19 @@ export const ERROR_CODES = {
   ],
   mock_tool_failed: [502, 1, "a mocked MCP tool answered with the error its spec gives (`error:`)"],
   mock_input_invalid: [400, 1, "a call to a mocked MCP tool has arguments its input_schema does not allow"],
-  // Agent runs
-  agent_run_not_found: [404, 1, "no agent run with that id"],
-  test_run_not_found: [404, 1, "no test run with that id (the station keeps its last 50, until it stops)"],
-  tests_failed: [
-    422,
-    1,
-    "`stn test`: a case failed, or a workflow's coverage is under --coverage-min (details: the run)",
-  ],
-  no_test_files: [400, 2, "`stn test` / POST /api/v1/tests found no test files (docs/testing.md)"],
-  invalid_test_file: [400, 2, "a test file does not validate (details: each issue with file:line:col)"],
-  // Evaluations (docs/evals.md)
-  eval_not_found: [404, 1, "no eval run with that id (`stn eval list` shows them)"],
-  eval_target_not_found: [
-    404,
-    1,
-    "`stn eval run` names neither an agent nor a stored workflow of the environment",
-  ],
-  eval_dataset_invalid: [
+  faker_session_not_found: [404, 1, "no `stn faker` session with that id under $STATION_HOME/faker/sessions"],
+  faker_session_invalid: [500, 1, "a `stn faker` session file does not read as one"],
+  faker_tools_invalid: [
     400,
     2,
-    "an eval dataset does not parse or validate (details: each issue with its line)",
+    "a `stn faker --tools` file does not validate (each issue with file:line:col)",
   ],
-  eval_dataset_not_found: [404, 2, "no such dataset file in environments/<env>/evals/"],
-  eval_dataset_exists: [409, 2, "`stn eval generate` would overwrite a file: name another with -o"],
-  eval_regressed: [
-    422,
+  faker_generation_failed: [
+    502,
     1,
-    "the --baseline gate: a scorer dropped by more than --max-regression (details: the compare)",
+    "`stn faker` got no usable data from the model (its call failed, or twice off the shape)",
   ],
-  eval_judge_invalid: [502, 1, "the judge model's answer is not JSON with a score in 0–1 and its reasoning"],
-  eval_failed: [422, 1, "the eval run failed as a whole (its error says why; details: the run)"],
-  eval_judge_failed: [502, 1, "the judge model could not be called (its provider's error in the message)"],
-  eval_generate_failed: [502, 1, "the model's answer to `stn eval generate` is not a list of cases"],
-  agent_run_finished: [409, 1, "the agent run has already ended"],
-  agent_tool_call_not_found: [404, 1, "the agent run has no tool call with that id"],
-  agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
-  agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
-  agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],
-  agent_output_invalid: [
-    422,
-    1,
-    "the agent's final answer does not match its output schema, even after a repair turn",
-  ],
-  agent_max_steps: [422, 3, "the agent used all its max_steps turns without a final answer"],
-  agent_timeout: [504, 1, "the agent run passed its timeout"],
-  agent_run_failed: [422, 1, "the agent run failed (details.run)"],
-  context_overflow: [
-    422,
-    1,
-    "an agent run's next request does not fit its model's context window (context.max_tokens), even compacted",
-  ],
-  model_provider_unknown: [
-    400,
-    2,
-    "a model's provider is not openai, anthropic, gemini or openai-compatible",
-  ],
-  model_api_key_missing: [400, 2, "the model's provider needs an API key and none is configured"],
-  model_error: [502, 1, "the model provider answered with an error or could not be reached"],
-  // Test doubles: cassettes, model scripts, tool mocks (docs/testing.md)
-  cassette_invalid: [400, 2, "a cassette file is missing, not YAML or not a cassette"],
-  cassette_not_found: [
-    404,
-    1,
-    "the run was not started with `record`, or its recording was dropped (oldest first)",
-  ],
-  cassette_mismatch: [
-    422,
-    1,
-    "a replayed run asked the model something other than the recording (prompt, tools, schema changed)",
-  ],
-  model_script_exhausted: [422, 1, "a test's model script has no answer left for a model call"],
-  tool_not_mocked: [
-    422,
-    1,
-    "a test run called a tool that is neither mocked nor recorded (and tools are not live)",
-  ],
-  // stn up: the station in a container
-  docker_unreachable: [503, 1, "`stn up`/`down`/`logs`: the Docker Engine does not answer"],
-  workspace_not_found: [400, 2, "`stn up --workspace`: the directory does not exist"],
-  workspace_unreadable: [400, 2, "`stn up`: the station's user (uid 1000) cannot read the workspace"],
-  image_build_failed: [500, 1, "building the station image failed (`stn up`, `stn image build`)"],
-  station_not_running: [404, 1, "no `stn up` container of that name is running"],
-  station_unhealthy: [503, 1, "`stn up`: the container did not become healthy (it was removed)"],
-  // CLI (local input)
-  confirmation_required: [400, 2, "a destructive command needs --yes (or --force)"],
-  input_invalid_json: [400, 2, "--input is not valid JSON"],
-  input_not_object: [400, 2, "--input is not a JSON object"],
-  invalid_after: [400, 2, "--after is neither a sequence number nor `now`"],
-  data_invalid_json: [400, 2, "--data is not valid JSON"],
-  invalid_code: [400, 2, "no code was given to run"],
-  invalid_duration: [400, 2, "a duration flag is malformed (e.g. 30s, 5m)"],
-  invalid_env: [400, 2, "an --env value is not NAME=value"],
-  invalid_timeout: [400, 2, "--timeout is not a positive number"],
-  invalid_ttl: [400, 2, "--ttl is not a duration"],
-  invalid_idempotency_key: [400, 2, "--idempotency-key is not 1-255 visible ASCII characters"],
-  invalid_version: [400, 2, "--version is not a positive integer"],
-  local_file_not_found: [400, 1, "a local file given to the CLI does not exist"],
-  local_file_unreadable: [400, 1, "a local file given to the CLI cannot be read (permissions, a directory)"],
-  invalid_usage: [400, 2, "a bad flag, argument or unknown command (details.reason says which)"],
-  invalid_station_url: [400, 2, "--station / STATION_URL is not a URL or host:port"],
-  stdin_twice: [400, 2, "`-` (stdin) was given more than once"],
-  invalid_limit: [400, 2, "--limit is not a positive integer"],
-  json_with_stdout: [400, 2, "--json cannot be used when stdout carries a file's bytes"],
-  invalid_shell: [400, 2, "completions are for bash, zsh or fish"],
-  doctor_failed: [503, 1, "`stn doctor`: something a default command needs is missing (details.checks)"],
-  station_degraded: [503, 1, "the server answers, but a part of it (db, nats) is down"],
-  run_failed: [422, 3, "`workflow run --wait`: the run failed (details.run)"],
-  run_canceled: [409, 4, "`workflow run --wait`: the run was canceled (details.run)"],
-  wait_timeout: [504, 5, "`workflow run --wait`: the wait timed out; the run goes on (details.run_id)"],
-  file_exists: [
-    409,
-    1,
-    "the target exists: a local output file (use --force), or a key a publish would replace (overwrite)",
-  ],
-  write_failed: [500, 1, "the CLI could not write its output file"],
+  ...TOOL_ERROR_CODES,
 } as const satisfies Record<string, Entry>;
 
 /** Every error code stn uses. */

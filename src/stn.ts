@@ -4,15 +4,18 @@
  * for `stn serve`, `stn worker` and embedded mode.
  */
 
+import { lazyImport } from "./lib/lazy_import.ts";
 import type { Runtime } from "./client/embedded.ts";
 import { runCli as runWith } from "./cli/main.ts";
 
 /** Starts the runtime's parts, each loaded only when a command starts it (client commands never pay for it). */
 const RUNTIME: Runtime = {
   startStation: async (config, options) =>
-    (await import("./runtime/station.ts")).startStation(config, options),
+    (await lazyImport<typeof import("./runtime/station.ts")>("./runtime/station.ts", import.meta.url))
+      .startStation(config, options),
   startWorker: async (config, settings) =>
-    (await import("./runtime/worker.ts")).startWorker(config, settings),
+    (await lazyImport<typeof import("./runtime/worker.ts")>("./runtime/worker.ts", import.meta.url))
+      .startWorker(config, settings),
 };
 
 /** Runs `stn` with these arguments and returns the process exit code. */

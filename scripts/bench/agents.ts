@@ -40,6 +40,7 @@ const ai = {
   base_url: model.url,
   api_key: "sk-bench",
   limits: {},
+  prices: {},
 };
 const echo = (args: unknown) => Promise.resolve(JSON.stringify(args));
 
@@ -129,7 +130,16 @@ const t = performance.now();
 for (let turn = 1; turn <= N; turn++) {
   ledger.event(run.id, "turn_started", { turn });
   ledger.turnCompleted(
-    { run_id: run.id, turn, messages, text: "", finish_reason: "tool-calls", duration_ms: 1, ...usage },
+    {
+      run_id: run.id,
+      turn,
+      messages,
+      text: "",
+      finish_reason: "tool-calls",
+      duration_ms: 1,
+      cost_usd: null,
+      ...usage,
+    },
     { turn, usage },
   );
   ledger.toolStarted({

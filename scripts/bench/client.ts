@@ -1,8 +1,14 @@
 /**
- * Client command benchmark: `stn workflow runs` (the real CLI process, over HTTP) against a running
- * `stn serve`, vs curl fetching the same page from the same server and vs a bare Deno process doing that
- * fetch (the floor of any Deno CLI), alternating in the same run (min, median and max of RUNS each; the
- * machine's other load shows in the spread).
+ * How fast stn starts, through scripts/stn (the launcher users run), each figure against baselines
+ * measured alternating with it in the same run (min, median and max of RUNS each):
+ * - client commands: `stn workflow runs` and `stn files list` against a running `stn serve`, vs curl
+ *   fetching the same page and vs a bare Deno process doing that fetch (the floor of any Deno CLI);
+ * - `stn --version` vs a bare `deno eval`;
+ * - the embedded one-shot, the README's main job (`workflow run examples/workflows/triage.workflow.yaml`,
+ *   what cron and CI call, in its own STATION_HOME with no server), vs `deno eval`, with the peak RSS.
+ * Every process runs under GNU time, which also gives its CPU time (user + system, children included):
+ * on a machine other work keeps busy the wall time is mostly waiting for a CPU, the CPU time is not.
+ * The peak RSS is the largest single process's (stn's own; its nats-server is smaller).
  *
  *   deno run -A scripts/bench/client.ts [runs=15]
  */
@@ -13,77 +19,156 @@ import { tableRow } from "./table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 15);
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+const STN = fileURLToPath(new URL("../stn", import.meta.url));
+const TRIAGE = fileURLToPath(new URL("../../examples/workflows/triage.workflow.yaml", import.meta.url));
 
-const home = await Deno.makeTempDir({ prefix: "stn-bench-client-" });
-const env: Record<string, string> = { ...Deno.env.toObject(), STATION_HOME: home, NO_COLOR: "1" };
-for (const k of ["STATION_URL", "STATION_API_TOKEN"]) delete env[k];
-env.STN_LOG_LEVEL = "warn";
-
-const serve = new Deno.Command(Deno.execPath(), {
-  args: [...STN_RUN_ARGS, MAIN, "serve", "--port", "0"],
-  env,
-  clearEnv: true,
-  stdout: "null",
-  stderr: "inherit",
-}).spawn();
-
-/** Wall time of one process run to exit, in ms; it must succeed. */
-async function timed(cmd: string, args: string[]): Promise<number> {
-  const t0 = performance.now();
-  const o = await new Deno.Command(cmd, { args, env, clearEnv: true, stdout: "null", stderr: "piped" })
-    .output();
-  const ms = performance.now() - t0;
-  if (o.code !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(o.stderr)}`);
-  return ms;
+interface Sample {
+  ms: number;
+  cpuMs: number;
+  rssMib: number;
 }
 
-const spread = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
+/** One process run to exit under GNU time: wall and CPU time, peak RSS. It must succeed. */
+async function measure(args: string[], env: Record<string, string>): Promise<Sample> {
+  const t0 = performance.now();
+  const o = await new Deno.Command("/usr/bin/time", {
+    args: ["-f", "@@time %U %S %M", ...args],
+    env,
+    clearEnv: true,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - t0;
+  const err = new TextDecoder().decode(o.stderr);
+  if (o.code !== 0) throw new Error(`${args.join(" ")}: ${err}`);
+  const [user, sys, rss] = /@@time (\S+) (\S+) (\d+)/.exec(err)!.slice(1).map(Number);
+  return { ms, cpuMs: (user + sys) * 1000, rssMib: rss / 1024 };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Median wall time, median CPU time and the wall spread of a series of runs. */
+function summary(samples: Sample[]) {
+  const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(0)} ms`;
   return {
-    med: s[Math.floor(s.length / 2)],
-    text: `min ${f(s[0])}, median ${f(s[Math.floor(s.length / 2)])}, max ${f(s.at(-1)!)}`,
+    med: median(ms),
+    cpu: median(samples.map((s) => s.cpuMs)),
+    peak: Math.max(...samples.map((s) => s.rssMib)),
+    text: `wall min ${f(ms[0])}, median ${f(median(ms))}, max ${f(ms.at(-1)!)}; CPU median ${
+      f(median(samples.map((s) => s.cpuMs)))
+    }`,
   };
-};
+}
 
-try {
-  let url = "";
-  for (let i = 0; i < 400 && !url; i++) {
+function baseEnv(home: string): Record<string, string> {
+  const env: Record<string, string> = { ...Deno.env.toObject(), STATION_HOME: home, NO_COLOR: "1" };
+  for (const k of ["STATION_URL", "STATION_API_TOKEN"]) delete env[k];
+  env.STN_LOG_LEVEL = "warn";
+  return env;
+}
+
+async function serverUrl(home: string): Promise<string> {
+  for (let i = 0; i < 400; i++) {
     try {
-      url = JSON.parse(Deno.readTextFileSync(join(home, "run", "server.json"))).url;
+      return JSON.parse(Deno.readTextFileSync(join(home, "run", "server.json"))).url;
     } catch {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  if (!url) throw new Error("stn serve did not start");
-  const stn: number[] = [];
-  const curl: number[] = [];
-  const deno: number[] = [];
-  const fetchCode = `const r = await fetch("${url}/api/v1/workflow-runs"); console.log(await r.text());`;
-  for (let i = 0; i < RUNS; i++) {
-    curl.push(await timed("curl", ["-sf", `${url}/api/v1/workflow-runs`]));
-    deno.push(await timed(Deno.execPath(), ["eval", fetchCode]));
-    stn.push(await timed(Deno.execPath(), [...STN_RUN_ARGS, MAIN, "--station", url, "workflow", "runs"]));
-  }
-  const a = spread(stn), b = spread(curl), c = spread(deno);
-  tableRow({
-    figure: "client command against a running server (`stn workflow runs`), median",
-    value: `${a.med.toFixed(0)} ms`,
-    baseline: `curl ${b.med.toFixed(0)} ms; bare Deno fetch ${c.med.toFixed(0)} ms`,
-    ratio: `×${(a.med / b.med).toFixed(1)} curl; ×${(a.med / c.med).toFixed(1)} Deno`,
-    target: "≤ 120 ms",
-  });
-  console.log(`client command against a running server, ${RUNS} alternating runs each:`);
-  console.log(`  stn workflow runs: ${a.text}`);
-  console.log(`  curl (baseline):   ${b.text}`);
-  console.log(`  bare Deno fetch:   ${c.text}`);
-  console.log(
-    `  median ratios: stn/curl ×${(a.med / b.med).toFixed(1)}, stn/bare Deno ×${
-      (a.med / c.med).toFixed(1)
-    } (target: stn ≤ 120 ms)`,
-  );
-} finally {
-  serve.kill("SIGTERM");
-  await serve.status;
-  await Deno.remove(home, { recursive: true });
+  throw new Error("stn serve did not start");
 }
+
+/** Client commands and `--version` against a running `stn serve`, with their baselines. */
+async function clientCommands(): Promise<void> {
+  const home = await Deno.makeTempDir({ prefix: "stn-bench-client-" });
+  const env = baseEnv(home);
+  const serve = new Deno.Command(Deno.execPath(), {
+    args: [...STN_RUN_ARGS, MAIN, "serve", "--port", "0"],
+    env,
+    clearEnv: true,
+    stdout: "null",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const url = await serverUrl(home);
+    const page = `${url}/api/v1/workflow-runs`;
+    const fetchCode = `const r = await fetch("${page}"); console.log(await r.text());`;
+    const runs: Record<string, Sample[]> = { runs: [], files: [], version: [], curl: [], deno: [], eval: [] };
+    const commands: Record<string, string[]> = {
+      curl: ["curl", "-sf", page],
+      deno: [Deno.execPath(), "eval", fetchCode],
+      runs: [STN, "--station", url, "workflow", "runs"],
+      files: [STN, "--station", url, "files", "list"],
+      eval: [Deno.execPath(), "eval", "0"],
+      version: [STN, "--version"],
+    };
+    // One untimed round: the launcher's first start runs scripts/setup and keeps what it found.
+    for (const args of Object.values(commands)) await measure(args, env);
+    for (let i = 0; i < RUNS; i++) {
+      for (const [key, args] of Object.entries(commands)) runs[key].push(await measure(args, env));
+    }
+    const s = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, summary(v)]));
+    const cell = (k: string) => `${s[k].med.toFixed(0)} ms (CPU ${s[k].cpu.toFixed(0)} ms)`;
+    for (const [cmd, key] of [["workflow runs", "runs"], ["files list", "files"]] as const) {
+      tableRow({
+        figure: `client command against a running server (\`stn ${cmd}\` via scripts/stn), median`,
+        value: cell(key),
+        baseline: `curl ${cell("curl")}; bare Deno fetch ${cell("deno")}`,
+        ratio: `×${(s[key].med / s.curl.med).toFixed(1)} curl; ×${(s[key].med / s.deno.med).toFixed(1)} Deno`,
+        target: "≤ 80 ms",
+      });
+    }
+    tableRow({
+      figure: "`stn --version` via scripts/stn, median",
+      value: cell("version"),
+      baseline: `deno eval ${cell("eval")}`,
+      ratio: `×${(s.version.med / s.eval.med).toFixed(1)}`,
+      target: "≤ 50 ms",
+    });
+    console.log(`client commands through scripts/stn, ${RUNS} alternating runs each:`);
+    console.log(`  stn workflow runs: ${s.runs.text}`);
+    console.log(`  stn files list:    ${s.files.text}`);
+    console.log(`  curl (baseline):   ${s.curl.text}`);
+    console.log(`  bare Deno fetch:   ${s.deno.text}`);
+    console.log(`  stn --version:     ${s.version.text}`);
+    console.log(`  deno eval:         ${s.eval.text}`);
+  } finally {
+    serve.kill("SIGTERM");
+    await serve.status;
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+/** The README's main job, embedded, against `deno eval`, alternating RUNS times after one warm-up run. */
+async function oneShot(): Promise<void> {
+  const home = await Deno.makeTempDir({ prefix: "stn-bench-oneshot-" });
+  const env = baseEnv(home);
+  const job = [STN, "workflow", "run", TRIAGE, "--input", '{"alerts": [{"name": "cpu", "severity": 9}]}'];
+  const base = [Deno.execPath(), "eval", "0"];
+  try {
+    await measure(job, env); // creates the ledger and the NATS store, as cron's first run does
+    const stn: Sample[] = [], bare: Sample[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      stn.push(await measure(job, env));
+      bare.push(await measure(base, env));
+    }
+    const a = summary(stn), b = summary(bare);
+    tableRow({
+      figure: "embedded one-shot (the README's main job, `stn workflow run triage…`), median; peak RSS",
+      value: `${a.med.toFixed(0)} ms (CPU ${a.cpu.toFixed(0)} ms); ${a.peak.toFixed(0)} MiB`,
+      baseline: `deno eval ${b.med.toFixed(0)} ms (CPU ${b.cpu.toFixed(0)} ms); ${b.peak.toFixed(0)} MiB`,
+      ratio: `×${(a.med / b.med).toFixed(1)}; ×${(a.peak / b.peak).toFixed(1)}`,
+      target: "≤ 400 ms; ≤ 100 MiB",
+    });
+    console.log(`embedded one-shot (the README's main job), ${RUNS} alternating runs each:`);
+    console.log(`  stn workflow run: ${a.text}; peak RSS ${a.peak.toFixed(0)} MiB`);
+    console.log(`  deno eval:        ${b.text}; peak RSS ${b.peak.toFixed(0)} MiB`);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+await clientCommands();
+await oneShot();
+console.log(`load average: ${Deno.loadavg().map((l) => l.toFixed(1)).join(" ")} (2 cores)`);

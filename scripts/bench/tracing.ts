@@ -8,8 +8,8 @@
 import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 
 const ROUNDS = Number(Deno.args[0] ?? 2);
-// One round per process (engine.ts then prints single figures, the default durability mode first).
-const ARGS = [Deno.args[1] ?? "15", Deno.args[2] ?? "500", "1"];
+// One round per process in the default durability mode (engine.ts then prints that mode's figures only).
+const ARGS = [Deno.args[1] ?? "15", Deno.args[2] ?? "500", "1", "fsync"];
 const engine = new URL("engine.ts", import.meta.url).pathname;
 
 let exported = 0;

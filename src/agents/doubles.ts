@@ -1,7 +1,7 @@
 /** The per-run hook through which a test case replaces an agent run's model and tools, or records them. */
 
 import type { AgentLedger, AgentRunRow } from "./ledger.ts";
-import type { LoopTool } from "./loop.ts";
+import type { LoopTool } from "./loop_io.ts";
 import type { Models, ResolvedModel, RunIdentity } from "./providers.ts";
 import type { AgentTool, Toolbox } from "./types.ts";
 

@@ -8,20 +8,23 @@ import { Statements } from "../db/statements.ts";
 import { type Clock, iso, systemClock } from "../lib/clock.ts";
 import type {
   AgentEventRow,
+  AgentRunQuery,
   AgentRunRow,
   AgentRunStatus,
   FinishReason,
+  NewRun,
   RunError,
-  RunTrigger,
   ToolCallRow,
   TurnRow,
 } from "./run_rows.ts";
 
 export type {
   AgentEventRow,
+  AgentRunQuery,
   AgentRunRow,
   AgentRunStatus,
   FinishReason,
+  NewRun,
   RunError,
   RunTrigger,
   ToolCallRow,
@@ -34,36 +37,6 @@ export type {
  * change is one transaction that also appends the run's event, so a run's record and its event log
  * never disagree, and each completed model turn and tool result is on disk before the next begins.
  */
-
-/** A new run's fields (the ledger adds id, status and times). */
-export interface NewRun {
-  agent: string;
-  environment: string;
-  model: string;
-  task: string;
-  variables: Record<string, unknown>;
-  plan: unknown;
-  parentRunId?: string;
-  parentCallId?: string;
-  step?: { runId: string; path: string; visit: number; attempt: number };
-  traceId?: string;
-  /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
-  trigger?: RunTrigger;
-  /**
-   * Called inside the transaction that would create run `runId`: the id of a run to return instead,
-   * creating nothing (an idempotent start whose key already started one), or undefined to go on.
-   */
-  claim?: (runId: string) => string | undefined;
-}
-
-/** Which runs to list, newest first; `cursor` is the last id of the previous page. */
-export interface AgentRunQuery {
-  agent?: string;
-  workflowRunId?: string;
-  status?: AgentRunStatus;
-  cursor?: string;
-  limit: number;
-}
 
 const TERMINAL_EVENT: Record<Exclude<AgentRunStatus, "running">, string> = {
   completed: "run_completed",
@@ -101,8 +74,8 @@ export class AgentLedger {
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
            parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
-           started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           started_at, cost_usd)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -120,6 +93,7 @@ export class AgentLedger {
         trigger,
         at,
         at,
+        r.priced ? 0 : null,
       );
       this.#event(id, "run_started", {
         agent: r.agent,
@@ -142,7 +116,7 @@ export class AgentLedger {
     this.#write(t.run_id, () => {
       this.#q.run(
         `INSERT INTO agent_turns (run_id, turn, messages, text, finish_reason, input_tokens, output_tokens,
-           cached_tokens, total_tokens, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           cached_tokens, total_tokens, duration_ms, cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         t.run_id,
         t.turn,
         t.messages,
@@ -153,16 +127,20 @@ export class AgentLedger {
         t.cached_tokens,
         t.total_tokens,
         t.duration_ms,
+        t.cost_usd,
         this.#now(),
       );
       this.#q.run(
         `UPDATE agent_runs SET turns = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-           cached_tokens = cached_tokens + ?, total_tokens = total_tokens + ? WHERE id = ?`,
+           cached_tokens = cached_tokens + ?, total_tokens = total_tokens + ?,
+           cost_usd = CASE WHEN ? IS NULL THEN cost_usd ELSE COALESCE(cost_usd, 0) + ? END WHERE id = ?`,
         t.turn,
         t.input_tokens,
         t.output_tokens,
         t.cached_tokens,
         t.total_tokens,
+        t.cost_usd,
+        t.cost_usd,
         t.run_id,
       );
       this.#event(t.run_id, "model_responded", event);
@@ -317,6 +295,23 @@ export class AgentLedger {
       `SELECT * FROM agent_runs WHERE status = 'running' AND parent_run_id IS NULL AND workflow_run_id IS NULL
        ORDER BY id`,
     );
+  }
+
+  /** What each workflow run's agent runs cost (USD): 0 when it started none, null when one has no price. */
+  workflowRunCosts(workflowRunIds: string[]): Map<string, number | null> {
+    const costs = new Map<string, number | null>(workflowRunIds.map((id) => [id, 0]));
+    for (
+      const r of this.#q.all<{ id: string; cost: number | null }>(
+        // Its steps' runs and, through parent_run_id, the child agents' runs under them.
+        `WITH RECURSIVE tree (id, wf, cost) AS (
+           SELECT id, workflow_run_id, cost_usd FROM agent_runs
+           WHERE workflow_run_id IN (SELECT value FROM json_each(?))
+           UNION SELECT a.id, tree.wf, a.cost_usd FROM agent_runs a JOIN tree ON a.parent_run_id = tree.id)
+         SELECT wf AS id, CASE WHEN COUNT(cost) = COUNT(*) THEN SUM(cost) END AS cost FROM tree GROUP BY wf`,
+        JSON.stringify(workflowRunIds),
+      )
+    ) costs.set(r.id, r.cost);
+    return costs;
   }
 
   /** The runs a workflow run's steps started (for `stn workflow inspect`). */

@@ -12,13 +12,15 @@ import {
 import { errorMessage, StationError } from "../errors.ts";
 import { type ContextPlan, RunContext } from "./context.ts";
 import { schemaViolation } from "../workflows/json_schema.ts";
-import type { AgentLedger, AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
+import type { AgentRunRow, FinishReason, RunError, ToolCallRow } from "./ledger.ts";
+import type { LoopLedger, LoopTool } from "./loop_io.ts";
 import type { RenderedPrompt } from "./render.ts";
 import { cutToolOutput } from "./tool_output.ts";
 import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
 import type { ModelThrottle } from "./throttle.ts";
+import { costOf, type ModelPrice } from "../telemetry/cost.ts";
 
 /**
  * A tool's error that fails the run instead of going back to the model (a test double with no answer for
@@ -33,20 +35,14 @@ export interface RunPlan extends RenderedPrompt {
   timeout_ms: number;
   /** The context window settings (absent on runs started before them: the model's defaults). */
   context?: ContextPlan;
-}
-
-/** A tool as the loop runs it: the call id lets a child agent's run be linked to the call that started it. */
-export interface LoopTool {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  run(args: unknown, signal: AbortSignal, callId: string): Promise<string>;
-  /** The MCP server serving it, when one does (for its span). */
-  server?: string;
+  /** The model's price when the run started (docs/agents.md#cost); absent: unknown, the run has no cost. */
+  price?: ModelPrice;
+  /** The budget in USD: past it, the run ends `budget_exceeded` instead of calling the model again. */
+  max_cost?: number;
 }
 
 export interface LoopOptions {
-  ledger: AgentLedger;
+  ledger: LoopLedger;
   model: LanguageModel;
   tools: LoopTool[];
   /** Aborted by cancel (reason code `canceled`), the timeout (`agent_timeout`) or shutdown (`shutdown`). */
@@ -56,6 +52,11 @@ export interface LoopOptions {
   debug: boolean;
   /** `ai.limits`: spaces the model calls and waits out a provider's Retry-After. */
   throttle?: ModelThrottle;
+  /**
+   * Resolves once the ledger's commits so far are on disk (`ledger.durability` fsync or step): each model call
+   * and tool call waits for it, so none begins before the turns and results it follows from are synced.
+   */
+  durable?: () => Promise<void>;
 }
 
 interface Call {
@@ -81,8 +82,8 @@ export async function runLoop(
   o: LoopOptions,
 ): Promise<AgentRunRow | undefined> {
   const { ledger, signal } = o;
-  const stored = ledger.turns(run.id);
-  const recordedCalls = ledger.toolCalls(run.id);
+  const stored = await ledger.turns(run.id);
+  const recordedCalls = await ledger.toolCalls(run.id);
   const results = new Map(recordedCalls.map((c) => [c.call_id, c]));
   const byName = new Map(o.tools.map((t) => [t.name, t]));
   const toolSet: ToolSet = Object.fromEntries(
@@ -101,22 +102,33 @@ export async function runLoop(
   let lastText = "";
   // The input tokens the provider reported for the last turn: the base of the next request's estimate.
   let reportedInput = 0;
-  const end = (
+  // What the turns so far cost (recorded ones included), against the plan's max_cost.
+  let spent = 0;
+  const end = async (
     finish: FinishReason,
     response: string,
     extra: { result?: unknown; error?: RunError } = {},
   ) => {
     const status = finish === "stop" || finish === "max_steps" ? "completed" : "failed";
-    ledger.finish(run.id, { status, finish_reason: finish, response, ...extra });
-    return ledger.get(run.id);
+    await ledger.finish(run.id, { status, finish_reason: finish, response, ...extra });
+    return await ledger.get(run.id);
   };
   try {
     for (let turn = 1;; turn++) {
       if (turn > plan.max_steps + allowance) {
-        return end("max_steps", lastText, {
+        return await end("max_steps", lastText, {
           error: {
             code: "agent_max_steps",
             message: `the agent used its ${plan.max_steps} turns (max_steps)`,
+          },
+        });
+      }
+      if (plan.max_cost !== undefined && spent > plan.max_cost) {
+        return end("error", lastText, {
+          error: {
+            code: "budget_exceeded",
+            message: `the run cost $${spent.toFixed(6)} in ${turn - 1} turn(s), past its budget max_cost ` +
+              `$${plan.max_cost}`,
           },
         });
       }
@@ -124,16 +136,22 @@ export async function runLoop(
       // The context is fitted before every turn, so a replay rebuilds the history a new turn would have sent.
       const fit = context.before(turn, messages, done ? undefined : reportedInput);
       if (fit?.removed.length) {
-        ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
+        await ledger.contextCompacted(run.id, turn, fit.removed.map((r) => r.call_id), { turn, ...fit });
       }
       const step = done
-        ? { messages: JSON.parse(done.messages) as ModelMessage[], text: done.text, input: done.input_tokens }
+        ? {
+          messages: JSON.parse(done.messages) as ModelMessage[],
+          text: done.text,
+          input: done.input_tokens,
+          cost: done.cost_usd ?? 0,
+        }
         : await traceModelCall(
           { runId: run.id, model: run.model, turn },
           (span) => modelTurn({ run, plan, turn, messages, tools: toolSet, span }, o),
         );
       messages.push(...step.messages);
       reportedInput = step.input;
+      spent += step.cost;
       if (step.text) lastText = step.text;
       const calls = toolCallsOf(step.messages);
       if (calls.length > 0) {
@@ -172,11 +190,11 @@ export async function runLoop(
         });
         continue;
       }
-      if (!plan.output_schema) return end("stop", step.text);
+      if (!plan.output_schema) return await end("stop", step.text);
       const problem = outputProblemOf(step.text, plan.output_schema);
-      if (problem === null) return end("stop", step.text, { result: parseJson(step.text) });
+      if (problem === null) return await end("stop", step.text, { result: parseJson(step.text) });
       if (repaired) {
-        return end("output_invalid", step.text, {
+        return await end("output_invalid", step.text, {
           error: {
             code: "agent_output_invalid",
             message: `the final answer does not match the output schema: ${problem}`,
@@ -192,19 +210,19 @@ export async function runLoop(
     const code = reason instanceof StationError ? reason.code : undefined;
     if (code === "shutdown") return undefined;
     if (code === "agent_timeout") {
-      return end("timeout", lastText, { error: { code, message: errorMessage(reason) } });
+      return await end("timeout", lastText, { error: { code, message: errorMessage(reason) } });
     }
     if (signal.aborted) {
-      ledger.finish(run.id, {
+      await ledger.finish(run.id, {
         status: "canceled",
         finish_reason: "canceled",
         response: lastText,
         error: { code: "canceled", message: reason instanceof Error ? reason.message : "agent run canceled" },
       });
-      return ledger.get(run.id);
+      return await ledger.get(run.id);
     }
     const e = err instanceof StationError ? err : context.overflowOf(err);
-    return end("error", lastText, {
+    return await end("error", lastText, {
       error: { code: e?.code ?? "model_error", message: e?.message ?? errorMessage(err) },
     });
   }
@@ -224,20 +242,14 @@ interface TurnInput {
 async function modelTurn(
   { run, plan, turn, messages, tools, span }: TurnInput,
   o: LoopOptions,
-): Promise<{ messages: ModelMessage[]; text: string; input: number }> {
-  o.ledger.event(run.id, "turn_started", { turn });
+): Promise<{ messages: ModelMessage[]; text: string; input: number; cost: number }> {
+  await o.ledger.event(run.id, "turn_started", { turn });
+  await o.durable?.();
   const started = performance.now();
   const limited = o.throttle && o.throttle.keysOf(run.model).length > 0;
-  const call = () =>
-    generateText({
-      model: o.model,
-      system: plan.system,
-      messages,
-      tools,
-      abortSignal: o.signal,
-      // A limited model's 429/503 are waited out by the throttle, durably, instead of the SDK's two retries.
-      ...(limited ? { maxRetries: 0 } : {}),
-    });
+  const request = { model: o.model, system: plan.system, messages, tools, abortSignal: o.signal };
+  // A limited model's 429/503 are waited out by the throttle, durably, instead of the SDK's two retries.
+  const call = () => generateText({ ...request, ...(limited ? { maxRetries: 0 } : {}) });
   const r = limited
     ? await o.throttle!.call(run.model, {
       signal: o.signal,
@@ -253,10 +265,11 @@ async function modelTurn(
     cached_tokens: r.usage.inputTokenDetails?.cacheReadTokens ?? 0,
     total_tokens: r.usage.totalTokens ?? (r.usage.inputTokens ?? 0) + (r.usage.outputTokens ?? 0),
   };
-  recordModelCall(span, run.model, usage, r.finishReason);
+  const cost_usd = plan.price ? costOf(usage, plan.price) : null;
+  recordModelCall(span, run, { ...usage, cost_usd }, r.finishReason);
   const out = withRawInvalidInputs(r.response.messages as ModelMessage[], r.content);
   const names = toolCallsOf(out).map((c) => c.name);
-  o.ledger.turnCompleted({
+  await o.ledger.turnCompleted({
     run_id: run.id,
     turn,
     messages: JSON.stringify(out),
@@ -264,14 +277,15 @@ async function modelTurn(
     finish_reason: r.finishReason,
     duration_ms: Math.round(performance.now() - started),
     ...usage,
-  }, { turn, text: r.text.slice(0, 200), tool_calls: names, finish_reason: r.finishReason, usage });
+    cost_usd,
+  }, { turn, text: r.text.slice(0, 200), tool_calls: names, finish_reason: r.finishReason, usage, cost_usd });
   if (o.debug) {
     console.error(
       `[agent ${run.id}] turn ${turn} model=${run.model} tokens in=${usage.input_tokens} out=${usage.output_tokens}` +
         ` cached=${usage.cached_tokens} tools=${names.join(",") || "-"}`,
     );
   }
-  return { messages: out, text: r.text, input: usage.input_tokens };
+  return { messages: out, text: r.text, input: usage.input_tokens, cost: cost_usd ?? 0 };
 }
 
 /** One tool call of a turn, with its checkpointed row when an earlier attempt got that far. */
@@ -291,7 +305,7 @@ async function runTool(
   o: LoopOptions,
 ): Promise<string> {
   if (done && done.status !== "running") return done.output ?? "";
-  o.ledger.toolStarted({
+  await o.ledger.toolStarted({
     run_id: runId,
     call_id: call.id,
     turn,
@@ -310,6 +324,7 @@ async function runTool(
     }
     const input = checkToolInput(call.input, t.inputSchema);
     if ("problem" in input) throw new Error(input.problem);
+    await o.durable?.();
     text = await t.run(input.value, o.signal, call.id);
   } catch (err) {
     // An abort ends the run (the call stays `running`, so a resume runs it again), and so does a RunFailure;
@@ -319,7 +334,7 @@ async function runTool(
     text = JSON.stringify({ error });
   }
   const cut = cutToolOutput(text, o.maxToolOutput);
-  o.ledger.toolFinished(runId, call.id, {
+  await o.ledger.toolFinished(runId, call.id, {
     output: cut.text,
     output_bytes: cut.bytes,
     truncated: cut.truncated,

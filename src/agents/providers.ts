@@ -64,7 +64,7 @@ const KEY_VARS: Record<Provider, string[]> = {
  * usual environment variables. With a base URL, `openai` speaks chat completions (not the Responses API), so
  * Ollama, vLLM and LM Studio work.
  */
-export function createModels(ai: AiConfig, env: Record<string, string | undefined>): Models {
+export function createModels(ai: Omit<AiConfig, "prices">, env: Record<string, string | undefined>): Models {
   const keyOf = (p: Provider) =>
     (p === ai.provider ? ai.api_key : undefined) ?? KEY_VARS[p].map((v) => env[v]).find((v) => v);
   const baseOf = (p: Provider) => (p === ai.provider ? ai.base_url : undefined);

@@ -21,7 +21,8 @@ export function outputInstruction(schema: Record<string, unknown>): string {
 
 /**
  * Renders an agent's `.prompt` with `{userInput: task, ...variables}` (docs/design/agents.md#prompt-files):
- * the variables are checked against `input_schema` first, and the task carries the output instruction when
+ * the variables are checked against `input_schema` first (with `userInput`, Station's one implicit variable,
+ * filled from the task when the schema names it), and the task carries the output instruction when
  * the agent has an output schema. `{{role "system"}}` blocks become the system text.
  */
 export async function renderAgentPrompt(
@@ -30,6 +31,9 @@ export async function renderAgentPrompt(
   variables: Record<string, unknown>,
 ): Promise<RenderedPrompt> {
   const vars = structuredClone(variables);
+  // Station gives every prompt `userInput` (the task): a schema that requires it is satisfied by the task.
+  const asked = (def.input_schema?.properties ?? {}) as Record<string, unknown>;
+  if ("userInput" in asked && vars.userInput === undefined) vars.userInput = task;
   if (def.input_schema) {
     const problem = schemaViolation(def.input_schema, vars);
     if (problem) {

@@ -1,4 +1,4 @@
-/** Row types of the agent-run tables (migration 0007); `ledger.ts` is the only code that queries them. */
+/** Row types of the agent-run tables (migration 0007) and what the ledger is asked; `ledger.ts` is the only code that queries them. */
 
 export type AgentRunStatus = "running" | "completed" | "failed" | "canceled";
 /** What started a run: a caller (CLI, API, MCP), its schedule, a workflow step or a parent agent. */
@@ -46,6 +46,8 @@ export interface AgentRunRow extends Usage {
   started_at: string;
   ended_at: string | null;
   duration_ms: number | null;
+  /** USD at the price the run started with (docs/agents.md#cost); null when its model has no known price. */
+  cost_usd: number | null;
 }
 
 export interface TurnRow extends Usage {
@@ -56,6 +58,8 @@ export interface TurnRow extends Usage {
   text: string;
   finish_reason: string;
   duration_ms: number;
+  /** USD; null when the run's model has no known price. */
+  cost_usd: number | null;
   created_at: string;
 }
 
@@ -88,4 +92,36 @@ export interface AgentEventRow {
   type: string;
   data: string | null;
   time: string;
+}
+
+/** A new run's fields (the ledger adds id, status and times). */
+export interface NewRun {
+  agent: string;
+  environment: string;
+  model: string;
+  task: string;
+  variables: Record<string, unknown>;
+  plan: unknown;
+  parentRunId?: string;
+  parentCallId?: string;
+  step?: { runId: string; path: string; visit: number; attempt: number };
+  traceId?: string;
+  /** Its model has a price (docs/agents.md#cost): its cost starts at 0, else it stays null (unknown). */
+  priced?: boolean;
+  /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
+  trigger?: RunTrigger;
+  /**
+   * Called inside the transaction that would create run `runId`: the id of a run to return instead,
+   * creating nothing (an idempotent start whose key already started one), or undefined to go on.
+   */
+  claim?: (runId: string) => string | undefined;
+}
+
+/** Which runs to list, newest first; `cursor` is the last id of the previous page. */
+export interface AgentRunQuery {
+  agent?: string;
+  workflowRunId?: string;
+  status?: AgentRunStatus;
+  cursor?: string;
+  limit: number;
 }

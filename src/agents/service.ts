@@ -10,10 +10,13 @@ import type { SandboxService } from "../sandbox/service.ts";
 import { type Clock, systemClock } from "../lib/clock.ts";
 import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
 import { contextPlan } from "./context.ts";
-import { type LoopTool, runLoop, type RunPlan } from "./loop.ts";
+import { runLoop, type RunPlan } from "./loop.ts";
+import { type LoopTool, loopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
 import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
+import { runSignal } from "./run_signal.ts";
+import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
 import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
 import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
@@ -39,6 +42,8 @@ export interface AgentServiceOptions {
   environment?: string;
   /** Stamps runs and their events: the engine's clock (a virtual one in tests); default the wall clock. */
   clock?: Clock;
+  /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each turn. */
+  durable?: () => Promise<void>;
 }
 
 /** What starts (or finds) an agent run. */
@@ -60,6 +65,8 @@ export interface AgentRunRequest {
   claim?: (runId: string) => string | undefined;
   /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
   doubles?: RunDoubles;
+  /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
+  maxCost?: number;
   /** Run on this model instead of the agent's (`stn eval run --model`). */
   model?: string;
 }
@@ -74,10 +81,9 @@ const CHILD_TASK_MAX = 10_000;
 const MAX_DEPTH = 5;
 
 /**
- * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents):
- * checks the agent, its model's key and its input BEFORE a run exists, records the run, gathers its
- * tools (MCP, sandbox, child agents), runs THE loop under its timeout and cancel signal, and resumes
- * the runs a crash left `running`.
+ * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
+ * agent, its model's key and its input BEFORE a run exists, records the run, gathers its tools (MCP, sandbox,
+ * child agents), runs THE loop under its timeout and cancel signal, and resumes the runs a crash left `running`.
  */
 export class AgentService {
   readonly ledger: AgentLedger;
@@ -107,6 +113,30 @@ export class AgentService {
       ? this.ledger.byParentCall(req.parent.runId, req.parent.callId)
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
+    const { run, plan, def, replayed } = await this.#create(req);
+    // A replay waits for the run wherever it runs; it never starts the run a second time.
+    if (replayed) return { run, done: this.wait(run.id, req.signal) };
+    const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
+    const done = this.#launch(run, plan, def, req.signal);
+    if (unregister) done.then(unregister, unregister);
+    return { run, done };
+  }
+
+  /** A step attempt's run for a `stn worker` to run (docs/workers.md#agent-steps): created or found, not launched. */
+  async forWorker(req: AgentRunRequest): Promise<{ run: AgentRunRow; plan: RunPlan; def: AgentDefinition }> {
+    const run = this.ledger.byStepAttempt(req.step!);
+    if (!run) return await this.#create(req);
+    if (run.status === "running") return { run, ...this.#resume(run) };
+    return { run, plan: JSON.parse(run.plan), def: this.#definition(run.environment, run.agent) };
+  }
+
+  /** Whether a step's agent must run here, not on a worker: child agents, test doubles or an unknown agent. */
+  stationOnly(agent: string, environment: string, workflowRunId: string): boolean {
+    const def = this.#o.source(environment || this.environment, agent);
+    return !def || def.agents.length > 0 || this.doubles.find([workflowRunId]) !== undefined;
+  }
+
+  async #create(req: AgentRunRequest) {
     const def = this.#definition(req.environment, req.agent);
     const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(
       req.model ?? def.model,
@@ -119,6 +149,8 @@ export class AgentService {
       output_schema: def.output_schema,
       timeout_ms: def.timeout_ms ?? this.#o.config.agents.timeout,
       context: contextPlan(def.context, this.#o.config.agents.context, model.id),
+      price: priceOf(model.id, this.#o.config.ai.prices),
+      max_cost: lowestBudget(def.max_cost, req.maxCost),
     };
     let replayed = false;
     const run = this.ledger.create({
@@ -133,18 +165,14 @@ export class AgentService {
       step: req.step,
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
+      priced: plan.price !== undefined,
       claim: req.claim && ((id) => {
         const found = req.claim!(id);
         replayed = found !== undefined;
         return found;
       }),
     });
-    // A replay waits for the run wherever it runs; it never starts the run a second time.
-    if (replayed) return { run, done: this.wait(run.id, req.signal) };
-    const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
-    const done = this.#launch(run, plan, def, req.signal);
-    if (unregister) done.then(unregister, unregister);
-    return { run, done };
+    return { run, plan, def, replayed };
   }
 
   /** Starts a run and waits for its end. */
@@ -174,15 +202,9 @@ export class AgentService {
       throw new StationError("agent_run_finished", `agent run ${runId} has already ended (${row.status})`);
     }
     const active = this.#active.get(runId);
+    const error = { code: "canceled", message: reason };
     if (active) active.abort.abort(new StationError("canceled", reason));
-    else {
-      this.ledger.finish(runId, {
-        status: "canceled",
-        finish_reason: "canceled",
-        response: "",
-        error: { code: "canceled", message: reason },
-      });
-    }
+    else this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
     return this.ledger.get(runId)!;
   }
 
@@ -221,32 +243,28 @@ export class AgentService {
     const active = this.#active.get(run.id);
     if (active) return active.done;
     if (run.status !== "running") return Promise.resolve(run);
-    const plan = JSON.parse(run.plan) as RunPlan;
-    let def: AgentDefinition;
     try {
-      def = this.#definition(run.environment, run.agent);
+      const { plan, def } = this.#resume(run);
+      return this.#launch(run, plan, def, signal);
     } catch (err) {
       const e = err as StationError;
-      this.ledger.finish(run.id, {
-        status: "failed",
-        finish_reason: "error",
-        response: "",
-        error: { code: e.code, message: e.message },
-      });
+      const error = { code: e.code, message: e.message };
+      this.ledger.finish(run.id, { status: "failed", finish_reason: "error", response: "", error });
       return Promise.resolve(this.ledger.get(run.id)!);
     }
+  }
+
+  /** A running run's plan with what is left of its timeout, and its definition; records `run_resumed`. */
+  #resume(run: AgentRunRow): { plan: RunPlan; def: AgentDefinition } {
+    const plan = JSON.parse(run.plan) as RunPlan;
+    const def = this.#definition(run.environment, run.agent);
     this.ledger.event(run.id, "run_resumed", { turns: run.turns });
     const elapsed = (this.#o.clock ?? systemClock).now() - Date.parse(run.started_at);
-    return this.#launch(run, { ...plan, timeout_ms: Math.max(1000, plan.timeout_ms - elapsed) }, def, signal);
+    return { plan: { ...plan, timeout_ms: Math.max(1000, plan.timeout_ms - elapsed) }, def };
   }
 
   #launch(run: AgentRunRow, plan: RunPlan, def: AgentDefinition, outer?: AbortSignal): Promise<AgentRunRow> {
-    const abort = new AbortController();
-    const late = `the agent run passed its timeout of ${plan.timeout_ms}ms`;
-    const timer = setTimeout(() => abort.abort(new StationError("agent_timeout", late)), plan.timeout_ms);
-    const onOuter = () => abort.abort(outerReason(outer!.reason));
-    if (outer?.aborted) onOuter();
-    else outer?.addEventListener("abort", onOuter, { once: true });
+    const { abort, dispose } = runSignal(plan.timeout_ms, outer);
     if (this.#stopping) abort.abort(new StationError("shutdown", "station stopping"));
     // The run's span: a child of the active one (the step attempt, the parent's tool call, the API request).
     const done = traceAgentRun(run, async () => {
@@ -265,6 +283,7 @@ export class AgentService {
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
           throttle: this.#throttle,
+          durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;
       } catch (err) {
@@ -281,8 +300,7 @@ export class AgentService {
         });
         return this.ledger.get(run.id)!;
       } finally {
-        clearTimeout(timer);
-        outer?.removeEventListener("abort", onOuter);
+        dispose();
         await toolbox?.close().catch((err) =>
           log.warn("closing an agent's tools failed", { run: run.id, error: errorMessage(err) })
         );
@@ -293,10 +311,7 @@ export class AgentService {
     return done;
   }
 
-  /**
-   * The run's tools: MCP tools it lists, sandbox tools when it has `sandbox:`, its child agents. Under
-   * tool doubles the MCP servers start only when a call goes live.
-   */
+  /** The run's tools: its MCP tools, sandbox tools with `sandbox:`, child agents (doubled: MCP started lazily). */
   async #tools(
     run: AgentRunRow,
     def: AgentDefinition,
@@ -322,16 +337,14 @@ export class AgentService {
           throw new StationError(
             "agent_tools_unavailable",
             `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
-            {
-              hint: "start Docker and check `stn doctor` (sandbox.enabled)",
-            },
+            { hint: "start Docker and check `stn doctor` (sandbox.enabled)" },
           );
         }
         boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));
       }
       const children = def.agents.map((name) => this.#childTool(run, name));
       const external = new Set(def.tools);
-      const tools = boxes.flatMap((b) => b.tools.map(adapt));
+      const tools = boxes.flatMap((b) => b.tools.map(loopTool));
       return {
         tools: [
           ...(doubled ? withDoubles(doubled.doubles, doubled.who, tools, external) : tools),
@@ -380,19 +393,4 @@ export class AgentService {
       },
     };
   }
-}
-
-function adapt(t: AgentTool): LoopTool {
-  return { ...t, run: (args, signal) => t.call(args, signal) };
-}
-
-/** What an outer abort means for the run: shutdown leaves it to resume, a step timeout is a timeout, else a cancel. */
-function outerReason(reason: unknown): StationError {
-  if (reason instanceof StationError && (reason.code === "shutdown" || reason.code === "agent_timeout")) {
-    return reason;
-  }
-  if (reason instanceof StationError && reason.code === "step_timeout") {
-    return new StationError("agent_timeout", reason.message);
-  }
-  return new StationError("canceled", reason instanceof Error ? reason.message : "canceled");
 }

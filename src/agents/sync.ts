@@ -34,6 +34,8 @@ export interface AgentSyncReport {
 export interface SyncAgentsOptions {
   /** The environment's MCP tools (exposed name → server); without it `tools` are not checked. */
   knownTools?: ReadonlyMap<string, string>;
+  /** MCP servers not discovered yet: a tool missing from the catalogue is a warning while any is. */
+  pendingServers?: readonly string[];
   /** `agents.default_max_steps`, when configured. */
   defaultMaxSteps?: number;
 }
@@ -55,6 +57,7 @@ export async function syncAgents(
     invalid: [],
     warnings: [],
   };
+  let dropped = false;
   transaction(db, () => {
     const stored = storedDefinitions(db, environment);
     const now = new Date().toISOString();
@@ -62,6 +65,8 @@ export async function syncAgents(
       if (agent.warnings.length) report.warnings.push({ file: agent.path, warnings: agent.warnings });
       if (!agent.definition) {
         report.invalid.push({ file: agent.path, errors: agent.errors });
+        // Its last good version must not stay runnable: `agent list` shows the agent as invalid instead.
+        if (stored.has(agent.name)) deleteAgent(db, environment, agent.name), dropped = true;
         continue;
       }
       const entry = { name: agent.name, file: agent.path };
@@ -80,6 +85,6 @@ export async function syncAgents(
       report.deleted.push(name);
     }
   });
-  if (report.created.length || report.updated.length || report.deleted.length) agentsChanged(db);
+  if (report.created.length || report.updated.length || report.deleted.length || dropped) agentsChanged(db);
   return report;
 }

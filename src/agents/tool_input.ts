@@ -36,6 +36,16 @@ function validator(schema: Record<string, unknown>): ValidateFunction | null {
   return validate;
 }
 
+/**
+ * What keeps a value from matching a schema a server wrote (`path message` each; none when it matches or
+ * the schema does not compile), checked as leniently as tool arguments are.
+ */
+export function schemaIssues(value: unknown, schema: Record<string, unknown>): string[] {
+  const validate = validator(schema);
+  if (validate === null || validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "invalid"}`);
+}
+
 /** The arguments as a value, or why they are unusable: not JSON, or not matching the tool's input schema. */
 export function checkToolInput(
   input: unknown,
@@ -55,9 +65,8 @@ export function checkToolInput(
     }
   }
   if (value === undefined) value = {};
-  const validate = validator(schema);
-  if (validate === null || validate(value)) return { value };
-  const issues = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "invalid"}`);
+  const issues = schemaIssues(value, schema);
+  if (issues.length === 0) return { value };
   return {
     problem: `the arguments do not match the tool's input schema: ${issues.join("; ")}; ` +
       "call it again with arguments that do",

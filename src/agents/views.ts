@@ -58,6 +58,7 @@ export function agentRunView(ledger: RunHistory, row: AgentRunRow, history = fal
       cached_tokens: row.cached_tokens,
       total_tokens: row.total_tokens,
     },
+    cost_usd: row.cost_usd,
     tool_calls: ledger.toolCalls(row.id).map((c) => toolCallView(c, full)),
     duration_ms: row.duration_ms,
     parent_run_id: row.parent_run_id,
@@ -81,6 +82,7 @@ export function agentRunView(ledger: RunHistory, row: AgentRunRow, history = fal
         cached_tokens: t.cached_tokens,
         total_tokens: t.total_tokens,
       },
+      cost_usd: t.cost_usd,
       duration_ms: t.duration_ms,
     }));
   }

@@ -20,6 +20,7 @@ import { metricsRoutes } from "./routes/metrics.ts";
 import { sandboxRoutes } from "./routes/sandboxes.ts";
 import { testRoutes } from "./routes/tests.ts";
 import { evalDatasetRoutes, evalRoutes } from "./routes/evals.ts";
+import { evalReportRoutes } from "./routes/eval_reports.ts";
 import { workerRoutes } from "./routes/workers.ts";
 import { workflowApprovalRoutes } from "./routes/workflow_approvals.ts";
 import { addWorkflowStartRoute, workflowRunRoutes } from "./routes/workflow_runs.ts";
@@ -67,6 +68,7 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/api/v1/workers", workerRoutes(ctx));
   app.route("/api/v1/tests", testRoutes(ctx, (req) => app.fetch(req)));
   app.route("/api/v1/evals", evalRoutes(ctx));
+  app.route("/api/v1/evals", evalReportRoutes(ctx));
   app.route("/api/v1/eval-datasets", evalDatasetRoutes(ctx));
   app.route("/api/v1/environments", environmentRoutes(ctx));
   app.route("/api/v1/bundles", bundleRoutes(ctx));

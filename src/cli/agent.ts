@@ -1,19 +1,16 @@
 import type { Command } from "commander";
-import { join } from "node:path";
 import { getAgent, listAgents } from "../client/agents.ts";
 import type { AgentShow } from "../contract/agents.ts";
 import type { SyncReport } from "../contract/sync.ts";
-import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
-import { formatInvalid, formatIssue } from "../workflows/definition/format.ts";
-import type { ValidationIssue } from "../workflows/definition/validate.ts";
-import { commandConfig, jsonMode, withStation } from "./context.ts";
-import { localFileError } from "./local_files.ts";
-import { fail, fields, note, render, type Style, table } from "./output.ts";
+import { formatInvalid } from "../workflows/definition/format.ts";
+import { jsonMode, withStation } from "./context.ts";
+import { validateAgents } from "./agent_validate.ts";
+import { fields, note, render, table } from "./output.ts";
 
 /**
- * `stn agent …`: the agents of an environment (docs/agents.md). `validate` reads `.prompt` files
- * locally, without a server; `list` and `show` read what `stn sync` stored. Running agents adds its
+ * `stn agent …`: the agents of an environment (docs/agents.md). `validate` (agent_validate.ts) reads
+ * `.prompt` files locally; `list` and `show` read what `stn sync` stored, `list` with what cannot run. Running agents adds its
  * subcommands to the group `registerAgentCommands` returns.
  */
 
@@ -25,77 +22,6 @@ export interface EnvOption {
 /** Adds `--env NAME` to an agent subcommand. */
 export function envOption(cmd: Command): Command {
   return cmd.option("--env <name>", "the environment (default: workflows.environment from config)");
-}
-
-/** One file's validation, as `agent validate --json` shows it. */
-interface FileReport {
-  file: string;
-  name: string;
-  valid: boolean;
-  errors: ValidationIssue[];
-  warnings: ValidationIssue[];
-}
-
-/** The files to validate: those given (each must be a readable file), else the environment's agents folder. */
-async function validateTargets(files: string[], environment: string, cmd: Command): Promise<string[]> {
-  if (files.length === 0) {
-    const dir = join(commandConfig(cmd).paths.environments, environment, "agents");
-    const { promptFiles } = await import("../agents/definition/mod.ts");
-    const found = await promptFiles(dir);
-    if (found.length) return found;
-    throw usageError(
-      "no_agent_files",
-      `no .prompt files in ${dir}`,
-      "pass the files to check, or --env NAME for another environment",
-    );
-  }
-  for (const f of files) {
-    try {
-      if ((await Deno.stat(f)).isDirectory) throw new Deno.errors.IsADirectory();
-    } catch (err) {
-      throw localFileError(f, err);
-    }
-  }
-  return files;
-}
-
-function validateText(report: { files: FileReport[] }, style: Style): string[] {
-  const paint = { error: style.red, warning: style.yellow, dim: style.dim };
-  const lines: string[] = [];
-  for (const r of report.files) {
-    for (const e of r.errors) lines.push(...formatIssue(r.file, e, "error", paint));
-    for (const w of r.warnings) lines.push(...formatIssue(r.file, w, "warning", paint));
-    if (r.valid) {
-      const n = r.warnings.length;
-      lines.push(`${r.file}: ${style.green("ok")}${n ? ` (${n} warning${n === 1 ? "" : "s"})` : ""}`);
-    }
-  }
-  return lines;
-}
-
-/** `agent validate`: every issue of every file; exit 1 when any file has an error. */
-async function validateAgents(files: string[], opts: EnvOption, cmd: Command): Promise<void> {
-  const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
-  const targets = await validateTargets(files, environment, cmd);
-  const { loadAgentFiles } = await import("../agents/definition/mod.ts");
-  const results: FileReport[] = (await loadAgentFiles(targets, { environment })).map((a) => ({
-    file: a.path,
-    name: a.name,
-    valid: a.errors.length === 0,
-    errors: a.errors,
-    warnings: a.warnings,
-  }));
-  const invalid = results.filter((r) => !r.valid).length;
-  const report = { valid: invalid === 0, files: results };
-  const view = { json: jsonMode(cmd), text: validateText };
-  if (!invalid) return render(report, view);
-  fail(
-    report,
-    view,
-    new StationError("agent_invalid", `${invalid} of ${results.length} agent files are invalid`, {
-      hint: "each `error` line says what is wrong and its hint what to write (docs/agents.md)",
-    }),
-  );
 }
 
 /** `agent show`'s text view. */
@@ -154,8 +80,9 @@ export function registerAgentCommands(program: Command): Command {
   envOption(
     agent.command("validate [files...]")
       .description(
-        "check .prompt files without a server (default: the environment's agents folder); " +
-          "prints file:line:col: error CODE: message (exit 1 if any is invalid, warnings exit 0)",
+        "check .prompt files (default: the environment's agents folder, whose MCP tool names are also " +
+          "checked against the discovered catalogue); prints file:line:col: error CODE: message (exit 1 if " +
+          "any is invalid, warnings exit 0)",
       ),
   ).action(async (files: string[], opts: EnvOption, cmd: Command) => {
     await validateAgents(files, opts, cmd);
@@ -167,18 +94,27 @@ export function registerAgentCommands(program: Command): Command {
       render(answer, {
         json: jsonMode(cmd),
         text: (r) =>
-          r.agents.length === 0
+          r.agents.length + r.invalid.length === 0
             ? `no agents in environment ${r.environment} (add environments/${r.environment}/agents/<Name>.prompt and run \`stn sync\`)`
-            : table(
-              ["NAME", "MODEL", "STEPS", "TOOLS", "DESCRIPTION"],
-              r.agents.map((a) => [
-                a.name,
-                a.model ?? "(default)",
-                String(a.max_steps),
-                String(a.tools.length + a.agents.length + (a.sandbox ? 1 : 0)),
-                a.description,
-              ]),
-            ),
+            : [
+              ...table(
+                ["NAME", "STATUS", "MODEL", "STEPS", "TOOLS", "DESCRIPTION"],
+                [
+                  ...r.agents.map((a) => [
+                    a.name,
+                    a.status,
+                    a.model ?? "(default)",
+                    String(a.max_steps),
+                    String(a.tools.length + a.agents.length + (a.sandbox ? 1 : 0)),
+                    a.description,
+                  ]),
+                  ...r.invalid.map((a) => [a.name, "invalid", "-", "-", "-", "-"]),
+                ],
+              ),
+              // Why each cannot run, one line each.
+              ...r.agents.filter((a) => a.problem).map((a) => `${a.name}: ${a.status}: ${a.problem}`),
+              ...r.invalid.map((a) => `${a.name}: invalid: ${a.problem}`),
+            ],
       });
     });
 

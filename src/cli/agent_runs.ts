@@ -11,11 +11,13 @@ import {
 import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { formatUsd } from "../telemetry/cost.ts";
 import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
+import { watchFlag, watchList } from "./watch.ts";
 
 /** --var k=v, repeatable: the value as JSON when it parses (numbers, booleans, objects), else as text. */
 function collectVar(raw: string, vars: Record<string, unknown>): Record<string, unknown> {
@@ -87,7 +89,8 @@ function answerLines(run: AgentRun): string[] {
 
 function usageText(run: AgentRun): string {
   const u = run.usage;
-  return `${u.input_tokens} in (${u.cached_tokens} cached) / ${u.output_tokens} out / ${u.total_tokens} total`;
+  return `${u.input_tokens} in (${u.cached_tokens} cached) / ${u.output_tokens} out / ${u.total_tokens} total` +
+    (run.cost_usd === null ? "" : ` (${formatUsd(run.cost_usd)})`);
 }
 
 /** Adds `run`, `runs` and `inspect` to the `stn agent` command group. */
@@ -150,42 +153,62 @@ export function agentRunCommands(agent: Command): Command {
       });
     });
 
-  pageFlags(
+  const runRow = (r: AgentRun) => [
+    r.run_id,
+    r.agent,
+    r.status,
+    r.finish_reason ?? "-",
+    String(r.turns),
+    String(r.usage.total_tokens),
+    formatUsd(r.cost_usd),
+    r.started_at,
+  ];
+  const RUN_HEADER = ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "COST", "STARTED"];
+  watchFlag(pageFlags(
     agent.command("runs")
       .description("list agent runs, newest first")
       .option("--agent <name>", "only runs of this agent")
       .option("--status <status>", "running, completed, failed or canceled"),
     50,
-  ).action(
-    async (opts: { agent?: string; status?: string; limit: string; cursor?: string; all?: boolean }, cmd) => {
+  )).action(
+    async (
+      opts: {
+        agent?: string;
+        status?: string;
+        limit: string;
+        cursor?: string;
+        all?: boolean;
+        watch?: boolean;
+      },
+      cmd,
+    ) => {
       await withStation(cmd, async (client) => {
-        const page = await readPages<"runs", AgentRun>(
-          opts,
-          "runs",
-          (cursor, limit) =>
-            listAgentRuns(client, {
-              agent: opts.agent,
-              status: opts.status as AgentRun["status"],
-              cursor,
-              limit,
-            }),
-        );
-        render(page, {
+        const read = () =>
+          readPages<"runs", AgentRun>(
+            opts,
+            "runs",
+            (cursor, limit) =>
+              listAgentRuns(client, {
+                agent: opts.agent,
+                status: opts.status as AgentRun["status"],
+                cursor,
+                limit,
+              }),
+          );
+        if (opts.watch) {
+          return await watchList({
+            json: jsonMode(cmd),
+            read: async () => (await read()).runs,
+            key: (r) => r.run_id,
+            header: RUN_HEADER,
+            row: runRow,
+          });
+        }
+        render(await read(), {
           json: jsonMode(cmd),
           text: (p) => {
             moreNote(p.next_cursor);
-            return table(
-              ["RUN", "AGENT", "STATUS", "FINISH", "TURNS", "TOKENS", "STARTED"],
-              p.runs.map((r) => [
-                r.run_id,
-                r.agent,
-                r.status,
-                r.finish_reason ?? "-",
-                String(r.turns),
-                String(r.usage.total_tokens),
-                r.started_at,
-              ]),
-            );
+            return table(RUN_HEADER, p.runs.map(runRow));
           },
         });
       });
@@ -210,7 +233,7 @@ export function agentRunCommands(agent: Command): Command {
 /** A workflow run's agent runs as a table: step, agent, status, turns, tokens, tool calls. */
 export function agentRunTable(runs: AgentRun[]): string[] {
   return table(
-    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "TOOL CALLS"],
+    ["AGENT RUN", "STEP", "AGENT", "STATUS", "TURNS", "TOKENS IN/OUT", "COST", "TOOL CALLS"],
     runs.map((r) => [
       r.run_id,
       r.step_path ?? "-",
@@ -218,6 +241,7 @@ export function agentRunTable(runs: AgentRun[]): string[] {
       `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`,
       String(r.turns),
       `${r.usage.input_tokens}/${r.usage.output_tokens}`,
+      formatUsd(r.cost_usd),
       r.tool_calls.map((c) => c.name + (c.error ? "!" : "")).join(", ") || "-",
     ]),
   );

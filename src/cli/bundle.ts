@@ -1,5 +1,6 @@
 /** `stn bundle create|inspect|install`: an environment packed as a .tar.gz, and installing one. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";
@@ -8,12 +9,14 @@ import {
   type BundleServer,
   describeStored,
   type InstallResult,
+  type StationBundle,
 } from "../contract/bundles.ts";
 import { BUNDLE_LIMITS } from "../environments/bundle/layout.ts";
-import { errorMessage, StationError } from "../errors.ts";
+import { errorMessage, StationError, usageError } from "../errors.ts";
 import { formatBytes } from "../files/size.ts";
 import { formatInvalid } from "../workflows/definition/format.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
+import { readHidden } from "./hidden_input.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalBytes } from "./local_files.ts";
 import { agentSyncLines } from "./agent.ts";
@@ -26,16 +29,16 @@ const NO_SYNC = { embeddedFlags: { "workflows.sync_on_start": false } };
 /** A list for people: comma-separated, `-` when empty. */
 const list = (xs: string[]) => xs.length ? xs.join(", ") : "-";
 
-function manifestLines(m: BundleManifest): string[] {
+function manifestLines(m: BundleManifest, checksums = true): string[] {
   return fields([
     ["bundle", `${m.name} ${m.version}`],
     ...(m.description ? [["description", m.description] as [string, string]] : []),
-    ["made with", `stn ${m.stn_version}, ${m.created_at}`],
+    ["made with", `${checksums ? "stn " : ""}${m.stn_version}, ${m.created_at}`],
     ["agents", list(m.contents.agents)],
     ["mcp servers", list(m.contents.mcp_servers)],
     ["workflows", list(m.contents.workflows)],
     ["variables", list(m.variables.map((v) => v.name + (v.secret ? " [secret]" : "")))],
-    ["files", `${m.files.length} (checksums verified)`],
+    ...(checksums ? [["files", `${m.files.length} (checksums verified)`] as [string, string]] : []),
   ]);
 }
 
@@ -100,6 +103,54 @@ async function bundleBytes(source: string): Promise<Uint8Array> {
   return bytes;
 }
 
+/** What reading a Station-layout bundle converted and left out. */
+function stationLines(st: StationBundle | undefined): string[] {
+  if (!st) return [];
+  const lines = [
+    `station bundle${st.station_version ? ` (Station ${st.station_version})` : ""}: read as stn's layout`,
+    `  agents as they are: ${st.agents.length}; mcp configs as they are: ${list(st.mcp_configs)}`,
+  ];
+  for (const w of st.workflows) {
+    const errors = w.issues.filter((i) => i.severity === "error");
+    lines.push(
+      `  workflow ${w.file}: migrated (${w.converted} constructs converted${
+        errors.length ? `, ${errors.length} left to rewrite` : ""
+      })`,
+      ...errors.map((i) => `    ${i.line ? `line ${i.line}: ` : ""}${i.message}`),
+    );
+  }
+  for (const l of st.left_out) lines.push(`  left out ${l.path}: ${l.reason}`);
+  lines.push(...st.notes.map((n) => `  note: ${n}`));
+  return lines;
+}
+
+/** --var NAME=VALUE, repeatable: a value for one of the bundle's variables, as text. */
+function collectValue(raw: string, vars: Record<string, string>): Record<string, string> {
+  const eq = raw.indexOf("=");
+  if (eq < 1) {
+    throw usageError("invalid_usage", `--var ${raw}: expected NAME=VALUE`, "e.g. --var AWS_REGION=eu-west-1");
+  }
+  return { ...vars, [raw.slice(0, eq)]: raw.slice(eq + 1) };
+}
+
+/** Asks on the terminal for each variable the bundle uses that has no value yet; empty answers are left to set later. */
+async function askValues(bytes: Uint8Array, given: Record<string, string>): Promise<Record<string, string>> {
+  const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+    "../environments/bundle/unpack.ts",
+    import.meta.url,
+  );
+  const { manifest } = await readBundle(bytes);
+  const values = { ...given };
+  for (const v of manifest.variables) {
+    if (Object.hasOwn(values, v.name) || Deno.env.get(v.name) !== undefined) continue;
+    const question = `${v.name}, used by ${v.used_by.join(", ")} (empty: set later):`;
+    // A secret is read without echo, so it shows neither on the screen nor in a terminal recording.
+    const answer = v.secret ? await readHidden(`${question} [hidden]`) : prompt(question);
+    if (answer) values[v.name] = answer;
+  }
+  return values;
+}
+
 function installText(r: InstallResult, style: Style): string[] {
   const lines = [
     `${
@@ -109,6 +160,7 @@ function installText(r: InstallResult, style: Style): string[] {
   const c = r.manifest.contents;
   lines.push(
     `  agents: ${list(c.agents)}; mcp servers: ${list(c.mcp_servers)}; workflows: ${list(c.workflows)}`,
+    ...stationLines(r.station),
   );
   for (const w of r.replaced.workflows) {
     lines.push(`replaced ${describeStored(w)}: ${r.environment} is its source now`);
@@ -173,7 +225,10 @@ export function bundleCommand(program: Command): void {
             }),
           NO_SYNC,
         );
-        const { readBundle } = await import("../environments/bundle/unpack.ts");
+        const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+          "../environments/bundle/unpack.ts",
+          import.meta.url,
+        );
         const { manifest, servers } = await readBundle(bytes);
         try {
           await writeFileAtomic(target, bytes);
@@ -200,16 +255,24 @@ export function bundleCommand(program: Command): void {
         "the command line each MCP server really runs; installs nothing",
     )
     .action(async (file: string, _o: unknown, cmd: Command) => {
-      const { readBundle } = await import("../environments/bundle/unpack.ts");
-      const { manifest, servers } = await readBundle(await bundleBytes(file));
-      render({ valid: true, manifest, servers }, {
+      const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+        "../environments/bundle/unpack.ts",
+        import.meta.url,
+      );
+      const { manifest, servers, station } = await readBundle(await bundleBytes(file));
+      render({ valid: true, manifest, servers, ...(station ? { station } : {}) }, {
         json: jsonMode(cmd),
-        text: (r) => [...manifestLines(r.manifest), ...needsLines(r.manifest, r.servers)],
+        text: (r) => [
+          ...manifestLines(r.manifest, !r.station),
+          ...stationLines(r.station),
+          ...needsLines(r.manifest, r.servers),
+        ],
       });
     });
   bundle.command("install <source> [env]")
     .description(
-      "install a bundle (a file or an http(s) URL) into <env> (default: the bundle's name), then sync it; " +
+      "install a bundle (a file or an http(s) URL; stn's or Station's layout) into <env> (default: the " +
+        "bundle's name), then sync it; " +
         "its MCP servers are not started until approved (--trust, `stn env trust`, `stn mcp approve`); " +
         "reports what each runs and the variables still to set",
     )
@@ -219,18 +282,37 @@ export function bundleCommand(program: Command): void {
         "take over stored workflows of the same ids (each is listed)",
     )
     .option("--trust", "approve the bundle's MCP servers as written, so the sync starts them")
+    .option(
+      "--var <NAME=VALUE>",
+      "a value for a variable its MCP configs use, written into the environment's variables.yml (repeatable)",
+      collectValue,
+      {},
+    )
+    .option(
+      "--defer-variables",
+      "install even when variables have no value (set them later with `stn env vars set`); without it a " +
+        "terminal asks for each, and a non-interactive install is refused listing them",
+    )
     .action(
       async (
         source: string,
         env: string | undefined,
-        opts: { force?: boolean; trust?: boolean },
+        opts: { force?: boolean; trust?: boolean; var: Record<string, string>; deferVariables?: boolean },
         cmd: Command,
       ) => {
         const bytes = await bundleBytes(source);
+        const interactive = !opts.deferVariables && !jsonMode(cmd) && Deno.stdin.isTerminal();
+        const variables = interactive ? await askValues(bytes, opts.var) : opts.var;
         const result = await withStation(
           cmd,
           (client) =>
-            installBundle(client, bytes, { environment: env, force: opts.force, trust: opts.trust }),
+            installBundle(client, bytes, {
+              environment: env,
+              force: opts.force,
+              trust: opts.trust,
+              variables: Object.keys(variables).length ? variables : undefined,
+              requireVariables: !opts.deferVariables && !interactive,
+            }),
           NO_SYNC,
         );
         render(result, { json: jsonMode(cmd), text: installText });

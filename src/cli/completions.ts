@@ -1,8 +1,10 @@
-/** `stn completions bash|zsh|fish`: completion scripts generated from the command tree. */
+/** `stn completions bash|zsh|fish|powershell`: completion scripts generated from the command tree. */
 
-import type { Command, Option } from "commander";
+import type { Argument, Command, Option } from "commander";
 import { usageError } from "../errors.ts";
+import type { NameKind } from "./complete_names.ts";
 import { jsonMode } from "./context.ts";
+import { powershell } from "./completions_powershell.ts";
 import { render } from "./output.ts";
 
 /** One command path (`""` for stn itself, `"workflow approvals"`, …) with what can follow it. */
@@ -10,6 +12,29 @@ interface Node {
   path: string;
   children: string[];
   options: string[];
+  /** What each positional argument names, for `stn __complete` (`-`: nothing the station lists). */
+  args: (NameKind | "-")[];
+  /** The flags that take a value (`--env:environments`, `--limit:-`): their value is not an argument. */
+  values: string[];
+}
+
+/** The names an argument stands for, by its name and its command (a `<run>` of `agent …` is an agent run). */
+function argumentKind(path: string, arg: string): NameKind | "-" {
+  const agent = path.startsWith("agent");
+  if (arg === "run") return agent ? "agent-runs" : "runs";
+  if (arg === "workflow" || (arg === "id" && path.startsWith("workflow"))) return "workflows";
+  if (arg === "name" && agent) return "agents";
+  if (["env", "environment", "from"].includes(arg)) return "environments";
+  if (arg === "key" || arg === "file_key") return "files";
+  return "-";
+}
+
+/** The names an option's value stands for: `--env NAME` an environment, `--workflow` a workflow, `--run` a run. */
+function optionKind(option: Option): NameKind | "-" {
+  if (option.long === "--env" && !option.flags.includes("=")) return "environments"; // not sandbox's NAME=value
+  if (option.long === "--workflow") return "workflows";
+  if (option.long === "--run") return "runs";
+  return "-";
 }
 
 /**
@@ -19,6 +44,7 @@ interface Node {
  */
 function nodes(program: Command): Node[] {
   const globals = flagsOf(program);
+  const globalValues = valuesOf(program);
   const out: Node[] = [];
   const walk = (cmd: Command, path: string) => {
     // commander keeps whether a command is hidden in a private field, with no public getter.
@@ -27,6 +53,9 @@ function nodes(program: Command): Node[] {
       path,
       children: subs.flatMap((c) => [c.name(), ...c.aliases()]),
       options: [...new Set([...flagsOf(cmd), ...globals, "--help"])],
+      args: (cmd.registeredArguments as readonly Argument[]).map((a) => argumentKind(path, a.name())),
+      // `-o FORMAT` is read before commander sees the arguments (outputFormatArgs), on every command.
+      values: [...new Set([...valuesOf(cmd), ...globalValues, "-o:-", "--output:-"])],
     });
     for (const sub of subs) {
       for (const name of [sub.name(), ...sub.aliases()]) walk(sub, path ? `${path} ${name}` : name);
@@ -39,6 +68,13 @@ function nodes(program: Command): Node[] {
 function flagsOf(cmd: Command): string[] {
   return (cmd.options as Option[]).filter((o) => !o.hidden).flatMap((o) =>
     [o.long, o.short].filter((f): f is string => !!f)
+  );
+}
+
+/** Each flag taking a value, hidden ones too (a typed value must not count as an argument), as `flag:kind`. */
+function valuesOf(cmd: Command): string[] {
+  return (cmd.options as Option[]).filter((o) => o.required).flatMap((o) =>
+    [o.long, o.short].filter((f): f is string => !!f).map((f) => `${f}:${optionKind(o)}`)
   );
 }
 
@@ -55,16 +91,33 @@ function bash(table: Node[]): string {
 #   source <(stn completions bash)
 ${caseFunction("_stn_children", table, (n) => n.children)}
 ${caseFunction("_stn_options", table, (n) => n.options)}
+${caseFunction("_stn_args", table, (n) => n.args)}
+${caseFunction("_stn_values", table, (n) => n.values)}
+_stn_names() { "\${COMP_WORDS[0]}" __complete "$1" 2>/dev/null; }
 _stn() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" cmdpath="" w i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" cmdpath="" w i n=0 kids kind want values
+  local -a kinds
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
-    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
+    values=" $(_stn_values "$cmdpath") "
+    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; n=0
+    elif [[ "$values" == *" $w:"* ]]; then want="\${values#* "$w":}"; want="\${want%% *}"; i=$((i + 1))
+    elif [[ "$w" != -* ]]; then n=$((n + 1)); fi
   done
+  # Past the end: the word at the cursor is the value of the flag before it.
+  if ((i > COMP_CWORD)); then
+    if [[ "$want" != "-" ]]; then COMPREPLY=($(compgen -W "$(_stn_names "$want")" -- "$cur")); fi
+    return 0
+  fi
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(_stn_options "$cmdpath")" -- "$cur"))
-  else
-    COMPREPLY=($(compgen -W "$(_stn_children "$cmdpath")" -- "$cur"))
+    return
+  fi
+  kids="$(_stn_children "$cmdpath")"
+  if [[ -n "$kids" ]]; then COMPREPLY=($(compgen -W "$kids" -- "$cur")); return; fi
+  kinds=($(_stn_args "$cmdpath")); kind="\${kinds[n]}"
+  if [[ -n "$kind" && "$kind" != "-" ]]; then
+    COMPREPLY=($(compgen -W "$(_stn_names "$kind")" -- "$cur"))
   fi
 }
 complete -o default -F _stn stn
@@ -77,18 +130,39 @@ function zsh(table: Node[]): string {
 #   source <(stn completions zsh)    (after compinit)
 ${caseFunction("_stn_children", table, (n) => n.children)}
 ${caseFunction("_stn_options", table, (n) => n.options)}
+${caseFunction("_stn_args", table, (n) => n.args)}
+${caseFunction("_stn_values", table, (n) => n.values)}
+_stn_names() {
+  local -a found
+  found=(\${(f)"$(\${words[1]} __complete $1 2>/dev/null)"})
+  compadd -- $found
+}
 _stn() {
-  local cmdpath="" w i
-  local -a kids
+  local cmdpath="" w i n=1 kind want values
+  local -a kids kinds
   for ((i = 2; i < CURRENT; i++)); do
     w="\${words[i]}"
-    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; fi
+    values=" $(_stn_values "$cmdpath") "
+    if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; n=1
+    elif [[ "$values" == *" $w:"* ]]; then want="\${values#* "$w":}"; want="\${want%% *}"; i=$((i + 1))
+    elif [[ "$w" != -* ]]; then n=$((n + 1)); fi
   done
+  # Past the end: the word at the cursor is the value of the flag before it.
+  if (( i > CURRENT )); then
+    if [[ "$want" != "-" ]]; then _stn_names $want; else _files; fi
+    return
+  fi
   if [[ "\${words[CURRENT]}" == -* ]]; then
     compadd -- \${=$(_stn_options "$cmdpath")}
+    return
+  fi
+  kids=(\${=$(_stn_children "$cmdpath")})
+  if (( \${#kids} )); then compadd -- $kids; return; fi
+  kinds=(\${=$(_stn_args "$cmdpath")}); kind="\${kinds[n]}"
+  if [[ -n "$kind" && "$kind" != "-" ]]; then
+    _stn_names $kind
   else
-    kids=(\${=$(_stn_children "$cmdpath")})
-    if (( \${#kids} )); then compadd -- $kids; else _files; fi
+    _files
   fi
 }
 compdef _stn stn
@@ -100,9 +174,11 @@ function fish(table: Node[]): string {
     [
       `function ${name}`,
       `    switch "$argv[1]"`,
-      ...table.flatMap((
-        n,
-      ) => [`        case ${quote(n.path)}`, `            printf '%s\\n' ${words(n).map(quote).join(" ")}`]),
+      // A case with no words prints nothing: `printf '%s\\n'` alone would print one empty line, a word.
+      ...table.flatMap((n) => [
+        `        case ${quote(n.path)}`,
+        ...(words(n).length ? [`            printf '%s\\n' ${words(n).map(quote).join(" ")}`] : []),
+      ]),
       `    end`,
       `end`,
     ].join("\n");
@@ -110,38 +186,80 @@ function fish(table: Node[]): string {
 #   stn completions fish | source
 ${sw("__stn_children", (n) => n.children)}
 ${sw("__stn_options", (n) => n.options)}
-function __stn_path
+${sw("__stn_args", (n) => n.args)}
+${sw("__stn_values", (n) => n.values)}
+function __stn_state
+    # The command path, the number of the positional argument at the cursor, and the kind of the flag
+    # value at the cursor (none: the word is no flag's value).
     set -l cmdpath ''
+    set -l n 1
+    set -l want none
     for w in (commandline -opc)[2..-1]
-        if contains -- $w (__stn_children "$cmdpath")
+        if test "$want" != none
+            set want none
+        else if contains -- $w (__stn_children "$cmdpath")
             set cmdpath (string trim -- "$cmdpath $w")
+            set n 1
+        else if set -l value (string match -- "$w:*" (__stn_values "$cmdpath"))
+            set want (string replace -- "$w:" '' $value[1])
+        else if not string match -q -- "-*" $w
+            set n (math $n + 1)
         end
     end
-    echo $cmdpath
+    printf '%s\\n' "$cmdpath" $n $want
 end
-complete -c stn -n 'count (__stn_children (__stn_path)) >/dev/null' -f -a '(__stn_children (__stn_path))'
+function __stn_commands
+    set -l state (__stn_state)
+    test "$state[3]" = none; and __stn_children "$state[1]"
+end
+function __stn_path
+    set -l state (__stn_state)
+    echo $state[1]
+end
+function __stn_kind
+    set -l state (__stn_state)
+    set -l kind $state[3]
+    if test "$kind" = none
+        set -l kinds (__stn_args "$state[1]")
+        set kind -
+        test (count $kinds) -ge $state[2]; and set kind $kinds[$state[2]]
+    end
+    test "$kind" != -; and echo $kind
+end
+function __stn_names
+    set -l words (commandline -opc)
+    $words[1] __complete (__stn_kind) 2>/dev/null
+end
+complete -c stn -n 'count (__stn_commands) >/dev/null' -f -a '(__stn_commands)'
 complete -c stn -n 'string match -q -- "-*" (commandline -ct)' -a '(__stn_options (__stn_path))'
+# Only where the station has names: elsewhere (a file argument) fish offers file names.
+complete -c stn -n '__stn_kind >/dev/null' -f -a '(__stn_names)'
 `;
 }
 
-const SHELLS = { bash, zsh, fish } as const;
+const SHELLS = { bash, zsh, fish, powershell } as const;
 
 /** The completion script for a shell, generated from the command tree. */
 export function completionScript(program: Command, shell: keyof typeof SHELLS): string {
   return SHELLS[shell](nodes(program));
 }
 
-/** `stn completions bash|zsh|fish`: prints a completion script built from the command tree. */
+/** `stn completions bash|zsh|fish|powershell`: prints a completion script built from the command tree. */
 export function completionsCommand(program: Command): void {
   program.command("completions")
     .description("print a shell completion script: source <(stn completions bash), see docs/cli.md")
-    .argument("<shell>", "bash, zsh or fish")
+    .argument("<shell>", "bash, zsh, fish or powershell")
+    .addHelpText(
+      "after",
+      "\nBesides commands and flags, the scripts complete run ids, workflow, agent and environment names and file" +
+        "\nkeys, asked of the station the CLI talks to (`stn __complete KIND`); with none running they offer nothing.",
+    )
     .action((shell: string, _opts: unknown, cmd: Command) => {
       if (!(shell in SHELLS)) {
         throw usageError(
           "invalid_shell",
           `no completion for ${JSON.stringify(shell)}`,
-          "use bash, zsh or fish",
+          "use bash, zsh, fish or powershell",
         );
       }
       const script = completionScript(program, shell as keyof typeof SHELLS);

@@ -3,13 +3,14 @@
  * fix it.
  */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { dirname, join } from "node:path";
 import { answers } from "../client/discovery.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
-import type { NatsTarget } from "../nats/connection.ts";
+import { jetStreamAnswers, natsModule } from "./doctor_nats.ts";
 import { errorMessage, StationError, toStationError } from "../errors.ts";
 import type { Health } from "../contract/health.ts";
 import { formatBytes } from "../files/size.ts";
@@ -80,29 +81,13 @@ function configCheck(configPath: string | undefined): { config: LoadedConfig; ch
   }
 }
 
-/** Connects and asks JetStream for the account: proves the server runs with JetStream on. */
-async function jetStreamAnswers(target: NatsTarget): Promise<string | undefined> {
-  // The NATS client loads only when doctor checks a server: every other command starts without it.
-  const { connectNats } = await import("../nats/connection.ts");
-  const { jetstreamManager } = await import("@nats-io/jetstream");
-  const nc = await connectNats(target, "stn-doctor");
-  try {
-    await (await jetstreamManager(nc)).getAccountInfo();
-    return undefined;
-  } catch (err) {
-    return errorMessage(err);
-  } finally {
-    await nc.close();
-  }
-}
-
 async function natsCheck(config: LoadedConfig): Promise<Check> {
   const { url, server_bin } = config.values.nats;
   const name = "nats-server";
   if (url) {
     try {
       const problem = await jetStreamAnswers(
-        (await import("../nats/connection.ts")).natsTarget({ ...config.values.nats, url }),
+        (await natsModule()).natsTarget({ ...config.values.nats, url }),
       );
       return problem
         ? {
@@ -182,7 +167,10 @@ async function dockerChecks(config: LoadedConfig): Promise<Check[]> {
     return [{ name: "docker", status: "skip", detail: "sandbox.enabled: false (no sandboxes)" }];
   }
   const { host, source } = resolveDockerHost(sandbox.docker_host);
-  const { dockerClient } = await import("../sandbox/docker.ts");
+  const { dockerClient } = await lazyImport<typeof import("../sandbox/docker.ts")>(
+    "../sandbox/docker.ts",
+    import.meta.url,
+  );
   const docker = dockerClient(host);
   try {
     await docker.ping();

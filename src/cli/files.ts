@@ -1,5 +1,6 @@
 /** `stn files …`: upload, download, list, stat and delete stored files, streamed with progress. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { deleteFile, downloadFile, fileInfo, listFiles, pruneFiles, uploadFile } from "../client/files.ts";
@@ -11,7 +12,7 @@ import { youngGcEvery } from "../lib/young_gc.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { ttlFlag } from "./flags.ts";
 import { localFileError } from "./local_files.ts";
-import { fields, render, StationError, table } from "./output.ts";
+import { fail, fields, render, StationError, table } from "./output.ts";
 import { moreNote, type PageFlags, pageFlags, readPages } from "./paging.ts";
 import { progressBar } from "./progress.ts";
 
@@ -78,6 +79,68 @@ async function upload(
   });
 }
 
+async function uploadRecursive(
+  cmd: Command,
+  dir: string,
+  opts: {
+    key?: string;
+    keyPrefix?: string;
+    concurrency: string;
+    ttl?: string;
+    keep?: boolean;
+    contentType?: string;
+  },
+): Promise<void> {
+  if (opts.key !== undefined || dir === "-") {
+    throw usageError(
+      "invalid_usage",
+      `-r uploads a folder: ${dir === "-" ? "stdin (-)" : "--key"} cannot be used with it`,
+      "use --key-prefix PREFIX for the keys' common start",
+    );
+  }
+  const concurrency = Number(opts.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw usageError("invalid_usage", `--concurrency ${opts.concurrency} is not a whole number from 1 to 64`);
+  }
+  const stat = await Deno.stat(dir).catch((err) => {
+    throw localFileError(dir, err);
+  });
+  if (!stat.isDirectory) throw new StationError("not_a_file", `${dir} is not a folder`, { hint: "drop -r" });
+  const ttl = ttlFlag(opts);
+  const { uploadDir } = await lazyImport<typeof import("./files_upload_dir.ts")>(
+    "./files_upload_dir.ts",
+    import.meta.url,
+  );
+  await withStation(cmd, async (client) => {
+    const result = await uploadDir(client, dir, {
+      keyPrefix: opts.keyPrefix,
+      ttl,
+      contentType: opts.contentType,
+      concurrency,
+    });
+    const json = jsonMode(cmd);
+    const text = (r: typeof result) => [
+      `Uploaded: ${r.uploaded} file(s), ${formatBytes(r.bytes)}, under ${r.key_prefix || "(no prefix)"}`,
+      ...r.failed.map((f) => `Failed:   ${f.path}: ${f.message}`),
+      ...(r.skipped.length ? [`Skipped:  ${r.skipped.length} symlink(s) or special file(s)`] : []),
+    ];
+    if (result.failed.length > 0) {
+      fail(
+        result,
+        { json, text },
+        new StationError(
+          "upload_incomplete",
+          `${result.failed.length} of ${result.failed.length + result.uploaded} file(s) were not uploaded`,
+          {
+            hint: "the others are stored; run the same command again to upload them all (keys are replaced)",
+          },
+        ),
+      );
+    }
+    render(result, { json, text });
+  });
+}
+
 async function download(
   cmd: Command,
   key: string,
@@ -93,7 +156,10 @@ async function download(
   }
   if (opts.output && !toStdout && !opts.force && await exists(opts.output)) throw fileExists(opts.output);
   // node:crypto is loaded by the command that hashes, not by every command (main.ts's static imports).
-  const { sha256 } = await import("../files/checksum.ts");
+  const { sha256 } = await lazyImport<typeof import("../files/checksum.ts")>(
+    "../files/checksum.ts",
+    import.meta.url,
+  );
   await withStation(cmd, async (client) => {
     // The bytes are checked below against the stored checksum, so the server need not check them too.
     const res = await downloadFile(client, key, { verifies: true });
@@ -201,7 +267,20 @@ export function filesCommand(program: Command): void {
     )
     .option("--keep", "never expire the file (same as --ttl 0)")
     .option("--content-type <type>", "media type (default: from the file name)")
-    .action((path: string, opts, cmd: Command) => upload(cmd, path, opts));
+    .option("-r, --recursive", "upload every regular file under the folder <path>, several at a time")
+    .option(
+      "--key-prefix <prefix>",
+      "with -r: keys are this + the path under the folder (default files/<folder>/)",
+    )
+    .option("--concurrency <n>", "with -r: uploads at once", "8")
+    .addHelpText(
+      "after",
+      "\nWith -r the result lists every key; a file that fails does not stop the others, and the command then" +
+        "\nexits 1 (upload_incomplete) naming them. Symlinks are not followed. Progress shows on a terminal.",
+    )
+    .action((path: string, opts, cmd: Command) =>
+      opts.recursive ? uploadRecursive(cmd, path, opts) : upload(cmd, path, opts)
+    );
 
   files.command("download")
     .description("download a file; verifies its checksum and writes atomically (temp file + rename)")

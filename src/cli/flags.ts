@@ -7,7 +7,11 @@ import { parseDuration } from "../lib/duration.ts";
  * command tree and fails when a command gives a letter another meaning, or uses one not listed here.
  */
 export const SHORT_FLAGS: ReadonlyArray<{ short: string; long: string; meaning: string }> = [
-  { short: "-o", long: "--output", meaning: "write to this file (- for stdout)" },
+  {
+    short: "-o",
+    long: "--output",
+    meaning: "json, yaml or table: the output format; else write to this file",
+  },
   { short: "-f", long: "--force", meaning: "replace or delete without asking" },
   { short: "-F", long: "--follow", meaning: "keep printing a run's events until it ends" },
   { short: "-c", long: "--code", meaning: "the program to run, given inline" },
@@ -64,4 +68,34 @@ export function priorityFlag(v: string): number {
     );
   }
   return Number(v);
+}
+
+/** The formats `-o`/`--output` names (kubectl's habit); any other value is a command's output file. */
+const OUTPUT_FORMATS = ["json", "yaml", "table"] as const;
+
+/**
+ * `-o json|yaml|table` (also `--output`, `-o=json`, `-ojson`) anywhere before `--`, as the switches the
+ * commands read: `--json` for json and yaml (yaml is JSON's structure, printed as YAML), nothing for table
+ * (the text view, the default). A file literally named `json` is written with `-o ./json`.
+ */
+export function outputFormatArgs(args: string[]): { args: string[]; yaml: boolean } {
+  const end = args.indexOf("--");
+  const own = end < 0 ? args : args.slice(0, end);
+  const out: string[] = [];
+  let yaml = false;
+  const format = (v: string | undefined) =>
+    OUTPUT_FORMATS.find((f) => f === v) as typeof OUTPUT_FORMATS[number] | undefined;
+  for (let i = 0; i < own.length; i++) {
+    const inline = /^(?:-o=?|--output=)(.+)$/.exec(own[i])?.[1];
+    const spaced = own[i] === "-o" || own[i] === "--output" ? own[i + 1] : undefined;
+    const f = format(inline) ?? format(spaced);
+    if (!f) {
+      out.push(own[i]);
+      continue;
+    }
+    if (spaced !== undefined) i++;
+    if (f === "yaml") yaml = true;
+    if (f !== "table" && !out.includes("--json")) out.push("--json");
+  }
+  return { args: end < 0 ? out : [...out, ...args.slice(end)], yaml };
 }

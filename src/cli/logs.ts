@@ -1,5 +1,6 @@
 /** `stn logs`: the log of this home's station — `stn serve`'s log file, or the `stn up` container's log. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import process from "node:process";
 import type { Readable } from "node:stream";
@@ -91,7 +92,10 @@ async function containerLogs(
   name: string | undefined,
   opts: { tail: number; since?: number; follow?: boolean; json: boolean },
 ): Promise<void> {
-  const [docker, lookup] = await Promise.all([import("../deploy/docker.ts"), import("../deploy/lookup.ts")]);
+  const [docker, lookup] = await Promise.all([
+    lazyImport<typeof import("../deploy/docker.ts")>("../deploy/docker.ts", import.meta.url),
+    lazyImport<typeof import("../deploy/lookup.ts")>("../deploy/lookup.ts", import.meta.url),
+  ]);
   const names = lookup.targetNames(paths, name);
   const engine = await docker.connectEngine();
   if (!await docker.inspectContainer(engine.docker, names.container)) {

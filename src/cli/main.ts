@@ -11,17 +11,20 @@ import { bundleCommand } from "./bundle.ts";
 import { registerAgentCommands } from "./agent.ts";
 import { completionsCommand } from "./completions.ts";
 import { configCommand } from "./config.ts";
+import { completeNamesCommand } from "./complete_names.ts";
 import { doctorCommand } from "./doctor.ts";
 import { eventsCommand, workflowSignalCommand } from "./events.ts";
 import { envCommand } from "./env.ts";
+import { evalReportCommand } from "./eval_report.ts";
 import { filesCommand } from "./files.ts";
 import { initCommand } from "./init.ts";
 import { importCommand } from "./import.ts";
-import { shortFlagHelp } from "./flags.ts";
-import { CliExit, disableColor, note, renderError } from "./output.ts";
+import { outputFormatArgs, shortFlagHelp } from "./flags.ts";
+import { CliExit, disableColor, note, renderError, useYamlOutput } from "./output.ts";
 import { translateStationHabits } from "./station_habits.ts";
 import { useRuntime } from "./context.ts";
 import { mcpCommand } from "./mcp.ts";
+import { fakerCommand } from "./faker.ts";
 import { mockCommand } from "./mock.ts";
 import { sandboxCommand } from "./sandbox.ts";
 import { serveCommand } from "./serve.ts";
@@ -30,6 +33,8 @@ import { statusCommand } from "./status.ts";
 import { upCommands } from "./up.ts";
 import { versionCommand } from "./version.ts";
 import { workflowRunCommands } from "./runs.ts";
+import { workflowRerunCommands } from "./reruns.ts";
+import { runCommand } from "./run.ts";
 import { syncCommand } from "./sync.ts";
 import { testCommand } from "./test.ts";
 import { evalCommand } from "./eval.ts";
@@ -40,8 +45,8 @@ Where commands send their work, first match wins:
   --station URL, STATION_URL, a running \`stn serve\` or \`stn up\` ($STATION_HOME/run/server.json),
   else an embedded runtime started for the one command.
 
-Output: results on stdout (with --json one JSON object; errors as {"error": {...}}), progress and
-  errors on stderr. Colour only on a terminal, per stream; NO_COLOR or --no-color turn it off.
+Output: results on stdout (with --json or -o json one JSON object, errors as {"error": {...}}; -o yaml
+  the same as YAML; -o table the text view), progress and errors on stderr. Colour only on a terminal, per stream; NO_COLOR or --no-color turn it off.
 
 ${shortFlagHelp()}
 
@@ -69,7 +74,7 @@ export function buildProgram(runtime?: Runtime): Command {
       "print the version number (`stn version`: commit, build, Deno, nats-server)",
     )
     .option("--station <url>", "server to talk to (default: STATION_URL, a running server, else embedded)")
-    .option("--json", "print results as one JSON object for scripts (errors too)")
+    .option("--json", "print results as one JSON object for scripts (errors too); also -o json, -o yaml")
     .option("--no-color", "no colour on stdout or stderr (also NO_COLOR)")
     .option("--config <path>", "config file (default $STATION_HOME/config.yaml)")
     .option(
@@ -93,18 +98,23 @@ export function buildProgram(runtime?: Runtime): Command {
   sandboxCommand(program);
   filesCommand(program);
   const workflow = workflowCommand(program);
+  runCommand(workflow);
   workflowRunCommands(workflow);
+  workflowRerunCommands(workflow);
   workflowSignalCommand(workflow);
+  runCommand(program);
   eventsCommand(program);
   agentRunCommands(registerAgentCommands(program));
   syncCommand(program);
   testCommand(program);
-  evalCommand(program);
+  evalReportCommand(evalCommand(program));
   envCommand(program);
   bundleCommand(program);
   mcpCommand(program);
   mockCommand(program);
+  fakerCommand(program);
   completionsCommand(program);
+  completeNamesCommand(program);
   exitOverrideAll(program);
   return program;
 }
@@ -145,7 +155,9 @@ function commanderUsageError(err: CommanderError): StationError {
 }
 
 /** Runs the CLI with the runtime it starts, and returns the process exit code (docs/design/errors.md#exit-codes). */
-export async function runCli(args: string[], runtime: Runtime): Promise<number> {
+export async function runCli(given: string[], runtime: Runtime): Promise<number> {
+  const { args, yaml } = outputFormatArgs(given);
+  if (yaml) useYamlOutput();
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();
   const program = buildProgram(runtime);

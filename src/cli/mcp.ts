@@ -1,5 +1,6 @@
 /** `stn mcp stdio` and `stn mcp config`: the management tools over stdio, and client config snippets. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { approveMcpServers } from "../client/environments.ts";
@@ -21,7 +22,10 @@ export function mcpCommand(program: Command): void {
     )
     .action(async (_opts: unknown, cmd: Command) => {
       // The MCP server (its SDK and the in-process API) loads only for this command.
-      const { serveStdio } = await import("../mcp/server/mod.ts");
+      const { serveStdio } = await lazyImport<typeof import("../mcp/server/mod.ts")>(
+        "../mcp/server/mod.ts",
+        import.meta.url,
+      );
       await withStation(cmd, (client) => serveStdio(client));
     });
 

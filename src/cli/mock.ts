@@ -1,5 +1,6 @@
 /** `stn mock SPEC`: a mock MCP server serving a spec file's tools, over stdio or Streamable HTTP. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import { basename } from "node:path";
 import type { Command } from "commander";
 import { type StationError, usageError } from "../errors.ts";
@@ -71,7 +72,9 @@ export function mockCommand(program: Command): void {
       async (spec: string | undefined, opts: { fromCassette?: string; port?: string }, cmd: Command) => {
         const { catalog } = await loadCatalog(spec, opts.fromCassette);
         // The MCP server plumbing loads only for this command.
-        const { serveCatalogHttp, serveCatalogStdio } = await import("../mcp/server/mod.ts");
+        const { serveCatalogHttp, serveCatalogStdio } = await lazyImport<
+          typeof import("../mcp/server/mod.ts")
+        >("../mcp/server/mod.ts", import.meta.url);
         if (opts.port === undefined) return await serveCatalogStdio(catalog);
         const port = numberFlag(opts.port);
         if (typeof port !== "number" || port > 65_535) {
@@ -117,16 +120,28 @@ async function loadCatalog(spec: string | undefined, cassette: string | undefine
     );
   }
   // Loaded only by this command.
-  const { mockCatalog, specTools } = await import("../testing/mock_server.ts");
+  const { mockCatalog, specTools } = await lazyImport<typeof import("../testing/mock_server.ts")>(
+    "../testing/mock_server.ts",
+    import.meta.url,
+  );
   if (cassette !== undefined) {
-    const { parseCassette } = await import("../testing/cassette.ts");
-    const { cassetteTools } = await import("../testing/mock_cassette.ts");
+    const { parseCassette } = await lazyImport<typeof import("../testing/cassette.ts")>(
+      "../testing/cassette.ts",
+      import.meta.url,
+    );
+    const { cassetteTools } = await lazyImport<typeof import("../testing/mock_cassette.ts")>(
+      "../testing/mock_cassette.ts",
+      import.meta.url,
+    );
     const recorded = parseCassette(await readLocalText(cassette), cassette);
     const name = basename(cassette).replace(/\.(ya?ml|json)$/, "");
     return { catalog: mockCatalog(name, `the cassette ${cassette}`, cassetteTools(recorded)) };
   }
   if (STATION_BUILTINS.includes(spec!) && !await exists(spec!)) throw builtinError(spec!);
-  const { parseMockSpec } = await import("../testing/mock_spec.ts");
+  const { parseMockSpec } = await lazyImport<typeof import("../testing/mock_spec.ts")>(
+    "../testing/mock_spec.ts",
+    import.meta.url,
+  );
   const parsed = parseMockSpec(await readLocalText(spec!), spec!);
   return { catalog: mockCatalog(parsed.name, `the spec ${spec}`, specTools(parsed)) };
 }

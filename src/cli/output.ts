@@ -1,10 +1,11 @@
 /** The CLI's one output layer: text or --json on stdout, progress and errors on stderr, colour rules. */
 
+import { stringify } from "yaml";
 import { StationError } from "../errors.ts";
 
 /**
  * The CLI's one output layer (docs/cli.md). Results go to stdout — a text view for people, or with
- * --json exactly one JSON object — and progress and errors go to stderr. Each stream decides its own
+ * --json (`-o json`) exactly one JSON object, with `-o yaml` the same as YAML — and progress and errors go to stderr. Each stream decides its own
  * colour from its own isTerminal(), so `stn … > out.txt` on a terminal writes plain text to the file
  * while stderr stays coloured.
  */
@@ -26,6 +27,17 @@ export interface Style {
 }
 
 let colorDisabled = false;
+let yamlOutput = false;
+
+/** Structured results as YAML instead of JSON (`-o yaml`; `--json` and `-o json` keep JSON). */
+export function useYamlOutput(): void {
+  yamlOutput = true;
+}
+
+/** A structured result as the chosen format prints it: pretty JSON, or a YAML document. */
+function structured(value: unknown): string {
+  return yamlOutput ? stringify(value).trimEnd() : JSON.stringify(value, null, 2);
+}
 
 /** Turns colour off on both streams (the global `--no-color`). */
 export function disableColor(): void {
@@ -64,13 +76,16 @@ function writeLines(lines: Lines, write: (line: string) => void): void {
 
 /** Shows a command's result on stdout: one JSON document with --json, else the text view. */
 export function render<T>(result: T, options: RenderOptions<T>): void {
-  if (options.json) return console.log(JSON.stringify(result, null, 2));
+  if (options.json) return console.log(structured(result));
   if (options.text) writeLines(options.text(result, outStyle), (l) => console.log(l));
 }
 
-/** Shows one item of a stream (`workflow logs`): with --json one compact JSON line (NDJSON), else its text. */
+/**
+ * Shows one item of a stream (`workflow logs`, `--watch`): with --json one compact JSON line (NDJSON), with
+ * `-o yaml` one YAML document (`---` first), else its text.
+ */
 export function renderLine<T>(item: T, options: RenderOptions<T>): void {
-  if (options.json) return console.log(JSON.stringify(item));
+  if (options.json) return console.log(yamlOutput ? `---\n${structured(item)}` : JSON.stringify(item));
   render(item, options);
 }
 
@@ -102,7 +117,7 @@ export function renderError(err: StationError, options: { json: boolean }): void
   console.error(`${errStyle.red("error:")} ${err.message}`);
   if (err.hint) console.error(`${errStyle.dim("hint:")} ${err.hint}`);
   // One line, so it also ends an NDJSON stream (`workflow logs --json`) as a parsable line.
-  if (options.json) console.log(JSON.stringify(err.toBody()));
+  if (options.json) console.log(yamlOutput ? structured(err.toBody()) : JSON.stringify(err.toBody()));
 }
 
 /** Aligned `label: value` lines. */

@@ -1,4 +1,4 @@
-/** `stn workflow run|runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
+/** `stn workflow runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
 
 import type { Command } from "commander";
 import { stringify } from "yaml";
@@ -8,71 +8,23 @@ import {
   controlRun,
   decideApproval,
   getRun,
-  getRunCassette,
   listApprovals,
   listRuns,
   runEvents,
   runSteps,
-  startRun,
-  waitForRun,
 } from "../client/workflow_runs.ts";
 import { runSignals } from "../client/events.ts";
-import { errorMessage, StationError, usageError } from "../errors.ts";
-import { formatDuration, parseDuration } from "../lib/duration.ts";
+import { usageError } from "../errors.ts";
+import { formatDuration } from "../lib/duration.ts";
+import { formatUsd } from "../telemetry/cost.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
-import { idempotencyKeyFlag, priorityFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
-import { issueLines, versionFlag } from "./workflow.ts";
-import { readLocalText } from "./local_files.ts";
-import { errStyle, fields, note, render, renderLine, type Style, table } from "./output.ts";
+import { fields, render, renderLine, type Style, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
-import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
-
-/** Exit codes of `workflow run --wait` (docs/design/errors.md#exit-codes). */
-const EXIT = { failed: 3, canceled: 4, timeout: 5 } as const;
-
-/** Reads --input: inline JSON, `@file`, or `-` for stdin. */
-async function readInput(raw: string | undefined): Promise<Record<string, unknown>> {
-  if (raw === undefined) return {};
-  let text = raw;
-  if (raw === "-") text = await readLocalText("-");
-  else if (raw.startsWith("@")) text = await readLocalText(raw.slice(1));
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw usageError(
-      "input_invalid_json",
-      `--input is not valid JSON: ${errorMessage(err)}`,
-      `e.g. --input '{"n": 3}'`,
-    );
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw usageError("input_not_object", "--input must be a JSON object", `e.g. --input '{"n": 3}'`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function looksLikeFile(target: string): boolean {
-  return /\.(ya?ml|json)$/.test(target) || target.includes("/");
-}
-
-/** Loads a definition file for `run`, printing each validation problem like `stn workflow validate`. */
-async function definitionFromFile(path: string): Promise<unknown> {
-  const { validateSource } = await import("../workflows/definition/load.ts");
-  const result = validateSource(await readLocalText(path), { fileName: path });
-  if (!result.valid) {
-    note((style) => result.errors.flatMap((e) => issueLines(path, e, "error", style)));
-    throw usageError("invalid_definition", `${path} is not a valid workflow definition`, undefined, {
-      file: path,
-      errors: result.errors,
-    });
-  }
-  return result.definition;
-}
+import { watchFlag, watchList } from "./watch.ts";
 
 /** One event as a log line, styled for the stream it goes to. */
-function describeEvent(e: RunEvent, style: Style): string {
+export function describeEvent(e: RunEvent, style: Style): string {
   const data = e.data && typeof e.data === "object" ? e.data as Record<string, unknown> : {};
   const bits: string[] = [];
   if (typeof data.attempt === "number" && data.attempt > 1) bits.push(`attempt ${data.attempt}`);
@@ -84,160 +36,50 @@ function describeEvent(e: RunEvent, style: Style): string {
     .trimEnd();
 }
 
-/** Shows a finished run: its result on stdout (the whole run with --json), or fails with exit 3 or 4. */
-function finish(run: RunView, json: boolean): void {
-  if (run.status === "completed") {
-    return render(run, { json, text: (r) => JSON.stringify(r.result, null, 2) });
-  }
-  const failed = run.status === "failed";
-  throw new StationError(
-    failed ? "run_failed" : "run_canceled",
-    `run ${run.id} ${run.status}${run.error ? `: ${run.error.message}` : ""}`,
-    {
-      hint: `\`stn workflow inspect ${run.id}\` shows each step`,
-      details: { run },
-      exitCode: failed ? EXIT.failed : EXIT.canceled,
-    },
-  );
-}
-
-/** Adds run, runs, inspect, logs, cancel/pause/resume and approvals to the `workflow` command group. */
+/** Adds runs, inspect, logs, cancel/pause/resume and approvals to the `workflow` command group. */
 export function workflowRunCommands(workflow: Command): void {
-  workflow.command("run")
-    .description(
-      "start a run of a stored workflow (by id), or run a definition file once (not stored: no schedule, no triggers); --wait for its result",
-    )
-    .argument("<workflow>", "workflow id, or a path to a .workflow.yaml|yml|json file")
-    .option("--input <json>", "run input: a JSON object, @file.json, or - for stdin")
-    .option("--version <n>", "a stored version of the workflow (default: the latest)")
-    .option(
-      "--save",
-      "with a file: also store it as a workflow (as `stn workflow apply`), schedule and triggers on",
-    )
-    .option("--wait", "wait for the run to end; exit 3 failed, 4 canceled, 5 wait timed out")
-    .option("-F, --follow", "print the run's events on stderr while waiting (implies --wait)")
-    .option("--timeout <duration>", "with --wait: give up waiting after this long (exit 5), e.g. 10m")
-    .option(
-      "--idempotency-key <key>",
-      "start at most one run per key within 24 h: a repeat answers the run the key started",
-    )
-    .option("--record <file>", `${RECORD_HELP}; implies --wait`)
-    .option(
-      "--priority <n>",
-      "0 (last) to 9 (first) when concurrency slots are scarce (default: the workflow's)",
-    )
-    .addHelpText(
-      "after",
-      "\nA file runs once: it is not stored as a workflow, so its schedule and triggers stay off and" +
-        "\n`stn workflow list` does not show it; the run keeps the exact definition (`stn workflow inspect" +
-        "\nRUN --definition`). `stn workflow apply FILE` (or run --save) stores it." +
-        "\nIn embedded mode (no server running) run always waits: the runtime stops when the command ends." +
-        "\n--record writes the cassette of every agent run in the workflow run when it ends (docs/testing.md#cassettes)." +
-        "\nA start the server may not have received (connection lost, no answer in time) is retried with" +
-        "\none Idempotency-Key, so it never starts two runs; give --idempotency-key (e.g. a CI job id) to" +
-        "\nmake re-running the whole command safe too (docs/scripting.md).",
-    )
-    .action(
-      async (
-        target: string,
-        opts: {
-          input?: string;
-          version?: string;
-          save?: boolean;
-          wait?: boolean;
-          follow?: boolean;
-          timeout?: string;
-          idempotencyKey?: string;
-          record?: string;
-          priority?: string;
-        },
-        cmd,
-      ) => {
-        const input = await readInput(opts.input);
-        const recordTo = await recordTarget(opts.record);
-        const timeoutMs = opts.timeout !== undefined ? parseDuration(opts.timeout) : undefined;
-        if (timeoutMs === null) {
-          throw usageError(
-            "invalid_duration",
-            `--timeout ${opts.timeout} is not a duration`,
-            'e.g. "30s", "10m"',
-          );
-        }
-        if (opts.save && !looksLikeFile(target)) {
-          throw usageError(
-            "invalid_request",
-            "--save stores a definition file",
-            `${target} is a stored workflow already; give a .workflow.yaml path to store it`,
-          );
-        }
-        const version = versionFlag(opts.version);
-        if (version !== undefined && looksLikeFile(target)) {
-          throw usageError(
-            "invalid_usage",
-            "--version picks a stored version",
-            "give a workflow id, not a file",
-          );
-        }
-        const body = {
-          ...(looksLikeFile(target)
-            ? { definition: await definitionFromFile(target), save: opts.save }
-            : { workflow_id: target, ...(version ? { version } : {}) }),
-          input,
-          trigger: "manual" as const,
-          ...(recordTo ? { record: true } : {}),
-          ...(opts.priority !== undefined ? { priority: priorityFlag(opts.priority) } : {}),
-        };
-        const json = jsonMode(cmd);
-        await withStation(cmd, async (client, where) => {
-          const run = await startRun(client, body, {
-            idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey),
-          });
-          const wait = opts.wait || opts.follow || recordTo || where.source === "embedded";
-          if (!wait) return render(run, { json, text: (r) => r.id });
-          note((style) => style.dim(`run ${run.id} started`));
-          const done = await waitForRun(client, run.id, {
-            timeoutMs,
-            onEvent: opts.follow ? (e) => note(describeEvent(e, errStyle)) : undefined,
-          });
-          if (!done) {
-            throw new StationError("wait_timeout", `timed out waiting for run ${run.id}; it keeps running`, {
-              hint: `\`stn workflow inspect ${run.id}\` shows where it is`,
-              details: { run_id: run.id },
-              exitCode: EXIT.timeout,
-            });
-          }
-          if (recordTo) await saveRecording(recordTo, await getRunCassette(client, run.id));
-          finish(done, json);
-        });
-      },
-    );
-
-  pageFlags(
+  const runRow = (r: RunView) => [r.run_id, r.workflow_id, r.status, r.created_at, r.error?.message ?? ""];
+  const RUN_HEADER = ["RUN", "WORKFLOW", "STATUS", "CREATED", "ERROR"];
+  watchFlag(pageFlags(
     workflow.command("runs")
       .description("list runs, newest first (one page; --cursor for the next, --all for every page)")
       .option("--workflow <id>", "only runs of this workflow")
       .option("--status <status>", "only runs with this status"),
     20,
-  ).action(
+  )).action(
     async (
-      opts: { workflow?: string; status?: string; limit: string; cursor?: string; all?: boolean },
+      opts: {
+        workflow?: string;
+        status?: string;
+        limit: string;
+        cursor?: string;
+        all?: boolean;
+        watch?: boolean;
+      },
       cmd,
     ) => {
       await withStation(cmd, async (client) => {
-        const page = await readPages<"runs", RunView>(
-          opts,
-          "runs",
-          (cursor, limit) =>
-            listRuns(client, { workflow_id: opts.workflow, status: opts.status, limit, cursor }),
-        );
-        render(page, {
+        const read = () =>
+          readPages<"runs", RunView>(
+            opts,
+            "runs",
+            (cursor, limit) =>
+              listRuns(client, { workflow_id: opts.workflow, status: opts.status, limit, cursor }),
+          );
+        if (opts.watch) {
+          return await watchList({
+            json: jsonMode(cmd),
+            read: async () => (await read()).runs,
+            key: (r) => r.run_id,
+            header: RUN_HEADER,
+            row: runRow,
+          });
+        }
+        render(await read(), {
           json: jsonMode(cmd),
           text: (p) => {
             moreNote(p.next_cursor);
-            return table(
-              ["RUN", "WORKFLOW", "STATUS", "CREATED", "ERROR"],
-              p.runs.map((r) => [r.id, r.workflow_id, r.status, r.created_at, r.error?.message ?? ""]),
-            );
+            return table(RUN_HEADER, p.runs.map(runRow));
           },
         });
       });
@@ -278,9 +120,14 @@ export function workflowRunCommands(workflow: Command): void {
                   : String(r.workflow_version),
               ],
               ["status", r.status],
+              ...(r.parent_run_id
+                ? [["forked from", `${r.parent_run_id} at ${r.forked_from}`] as [string, string]]
+                : []),
+              ...(r.forks?.length ? [["forks", r.forks.join(", ")] as [string, string]] : []),
               ["created", r.created_at],
               ["completed", r.completed_at ?? "-"],
               ["trace", r.trace_id ?? "-"],
+              ...(r.agent_runs.length ? [["cost", formatUsd(r.cost_usd)] as [string, string]] : []),
               ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
               ...(r.status === "completed" ? [["result", JSON.stringify(r.result)] as [string, string]] : []),
             ]),
@@ -291,7 +138,7 @@ export function workflowRunCommands(workflow: Command): void {
                 s.path,
                 s.type,
                 String(s.attempt),
-                s.status,
+                s.reused ? `${s.status} (reused from ${s.reused_from?.run_id ?? "the parent"})` : s.status,
                 s.duration_ms === null ? "-" : formatDuration(s.duration_ms),
                 s.error ? `${s.error.code}: ${s.error.message}` : s.waiting_for ?? "",
               ]),

@@ -1,5 +1,6 @@
 /** `stn status`: which server a command would use, and that server's health. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";
@@ -33,7 +34,9 @@ async function upContainer(cmd: Command): Promise<ContainerState | undefined> {
   const name = readServerFile(commandConfig(cmd).paths.serverJson)?.container;
   if (!name) return undefined;
   // Docker's client loads only when a station runs in a container (stn up), not for every stn status.
-  const state = await (await import("../deploy/lookup.ts")).containerState(name);
+  const state =
+    await (await lazyImport<typeof import("../deploy/lookup.ts")>("../deploy/lookup.ts", import.meta.url))
+      .containerState(name);
   if (state?.running) return state;
   throw new StationError("station_not_running", `${name} is not running (${state?.state ?? "removed"})`, {
     hint: "stn up starts it again; stn logs shows why it stopped",

@@ -1,5 +1,6 @@
 /** `stn test`: runs an environment's test cases on a station of their own and reports them (docs/testing.md). */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { dirname, join, relative } from "node:path";
 import { StationClient } from "../client/http.ts";
@@ -42,7 +43,10 @@ function positive(name: string, value: string | undefined, fallback: number): nu
 
 /** The test files to run: the paths given (files or folders), else the environment's tests/ folder. */
 async function testFiles(paths: string[], envDir: string): Promise<string[]> {
-  const { environmentTestFiles, filesAt } = await import("../testing/load.ts");
+  const { environmentTestFiles, filesAt } = await lazyImport<typeof import("../testing/load.ts")>(
+    "../testing/load.ts",
+    import.meta.url,
+  );
   if (paths.length === 0) return await environmentTestFiles(envDir);
   const out: string[] = [];
   for (const p of paths) {
@@ -92,13 +96,34 @@ export function testCommand(program: Command): Command {
     )
     .action(async (paths: string[], opts: TestOptions, cmd: Command) => {
       // The runner (JSONata, the engine, the station) loads only when `stn test` runs.
-      const { loadTestFiles } = await import("../testing/load.ts");
-      const { newTestRun, runSuite } = await import("../testing/suite.ts");
-      const { caseMode, stationPool } = await import("../testing/station.ts");
-      const { caseLines, reportLines } = await import("../testing/report.ts");
-      const { junitXml } = await import("../testing/junit.ts");
-      const { suiteCassettes } = await import("../testing/case_doubles.ts");
-      const { recordingSettings } = await import("../testing/recordings.ts");
+      const { loadTestFiles } = await lazyImport<typeof import("../testing/load.ts")>(
+        "../testing/load.ts",
+        import.meta.url,
+      );
+      const { newTestRun, runSuite } = await lazyImport<typeof import("../testing/suite.ts")>(
+        "../testing/suite.ts",
+        import.meta.url,
+      );
+      const { caseMode, stationPool } = await lazyImport<typeof import("../testing/station.ts")>(
+        "../testing/station.ts",
+        import.meta.url,
+      );
+      const { caseLines, reportLines } = await lazyImport<typeof import("../testing/report.ts")>(
+        "../testing/report.ts",
+        import.meta.url,
+      );
+      const { junitXml } = await lazyImport<typeof import("../testing/junit.ts")>(
+        "../testing/junit.ts",
+        import.meta.url,
+      );
+      const { suiteCassettes } = await lazyImport<typeof import("../testing/case_doubles.ts")>(
+        "../testing/case_doubles.ts",
+        import.meta.url,
+      );
+      const { recordingSettings } = await lazyImport<typeof import("../testing/recordings.ts")>(
+        "../testing/recordings.ts",
+        import.meta.url,
+      );
       const json = jsonMode(cmd);
       const config = commandConfig(cmd);
       // The test station's own info lines (sync, requests) are noise in a test report.

@@ -1,3 +1,4 @@
+import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { CONTAINER_PORTS } from "../deploy/names.ts";
@@ -13,11 +14,11 @@ import { logsCommand } from "./logs.ts";
  */
 async function deploy() {
   const [docker, down, lookup, image, up] = await Promise.all([
-    import("../deploy/docker.ts"),
-    import("../deploy/down.ts"),
-    import("../deploy/lookup.ts"),
-    import("../deploy/image.ts"),
-    import("../deploy/up.ts"),
+    lazyImport<typeof import("../deploy/docker.ts")>("../deploy/docker.ts", import.meta.url),
+    lazyImport<typeof import("../deploy/down.ts")>("../deploy/down.ts", import.meta.url),
+    lazyImport<typeof import("../deploy/lookup.ts")>("../deploy/lookup.ts", import.meta.url),
+    lazyImport<typeof import("../deploy/image.ts")>("../deploy/image.ts", import.meta.url),
+    lazyImport<typeof import("../deploy/up.ts")>("../deploy/up.ts", import.meta.url),
   ]);
   return { ...docker, ...down, ...lookup, ...image, ...up };
 }

@@ -1,3 +1,4 @@
+import { lazyImport } from "../lib/lazy_import.ts";
 import { join, resolve } from "node:path";
 import { StationClient } from "../client/http.ts";
 import { installBundle } from "../client/environments.ts";
@@ -51,7 +52,10 @@ export async function readUpBundle(
     );
   }
   const bytes = await readLocalBytes(file);
-  const { readBundle } = await import("../environments/bundle/unpack.ts"); // tar: only for --bundle
+  const { readBundle } = await lazyImport<typeof import("../environments/bundle/unpack.ts")>(
+    "../environments/bundle/unpack.ts",
+    import.meta.url,
+  ); // tar: only for --bundle
   const { manifest } = await readBundle(bytes);
   return { file, bytes, environment: environment ?? manifest.name, trust };
 }

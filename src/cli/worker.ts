@@ -1,9 +1,10 @@
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
 import { log } from "../log.ts";
-import { listWorkers } from "../client/workers.ts";
+import { listWorkers, type WorkerList } from "../client/workers.ts";
 import { commandConfig, jsonMode, numberFlag, runtimeOf, withStation } from "./context.ts";
 import { render, table } from "./output.ts";
+import { watchFlag, watchList } from "./watch.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -84,28 +85,41 @@ export function workerCommand(program: Command): void {
 
 /** `stn workers`: the live workers of the station, and the queues whose steps wait for one. */
 export function workersCommand(program: Command): void {
-  program.command("workers")
-    .description("list the live `stn worker` processes: queues, concurrency, in-flight steps, last heartbeat")
-    .action(async (_opts: unknown, cmd: Command) => {
-      await withStation(cmd, async (client) => {
-        render(await listWorkers(client), {
+  const HEADER = ["NAME", "ID", "QUEUES", "IN FLIGHT", "AGENT STEPS", "LAST HEARTBEAT", "STATE"];
+  const row = (w: WorkerList["workers"][number]) => [
+    w.name,
+    w.id,
+    w.queues.join(","),
+    `${w.in_flight.length}/${w.concurrency}`,
+    // Agent steps share its slots; "station": it hands them to the station (an older worker).
+    w.agents ? `up to ${w.concurrency}` : "station",
+    w.last_heartbeat,
+    w.draining ? "draining" : "running",
+  ];
+  watchFlag(
+    program.command("workers")
+      .description(
+        "list the live `stn worker` processes: queues, concurrency, in-flight steps, agent steps, last heartbeat",
+      ),
+  ).action(async (opts: { watch?: boolean }, cmd: Command) => {
+    await withStation(cmd, async (client) => {
+      if (opts.watch) {
+        return await watchList({
           json: jsonMode(cmd),
-          text: (r) => [
-            ...(r.workers.length === 0 ? ["no live workers"] : table(
-              ["NAME", "ID", "QUEUES", "IN FLIGHT", "LAST HEARTBEAT", "STATE"],
-              r.workers.map((w) => [
-                w.name,
-                w.id,
-                w.queues.join(","),
-                `${w.in_flight.length}/${w.concurrency}`,
-                w.last_heartbeat,
-                w.draining ? "draining" : "running",
-              ]),
-            )),
-            `local workers: ${r.local_workers === 0 ? "none (--no-local-workers)" : r.local_workers}`,
-            ...r.unserved.map((u) => `waiting for a worker on queue ${u.queue}: ${u.waiting} step(s)`),
-          ],
+          read: async () => (await listWorkers(client)).workers,
+          key: (w) => w.id,
+          header: HEADER,
+          row,
         });
+      }
+      render(await listWorkers(client), {
+        json: jsonMode(cmd),
+        text: (r) => [
+          ...(r.workers.length === 0 ? ["no live workers"] : table(HEADER, r.workers.map(row))),
+          `local workers: ${r.local_workers === 0 ? "none (--no-local-workers)" : r.local_workers}`,
+          ...r.unserved.map((u) => `waiting for a worker on queue ${u.queue}: ${u.waiting} step(s)`),
+        ],
       });
     });
+  });
 }

@@ -1,5 +1,6 @@
 /** `stn workflow validate|apply|list|show|export|enable|delete|migrate`: workflow definitions from the CLI. */
 
+import { lazyImport } from "../lib/lazy_import.ts";
 import { type Command, Option } from "commander";
 import { stringify } from "yaml";
 import { dirname, join } from "node:path";
@@ -45,7 +46,10 @@ async function validateFiles(
     throw usageError("stdin_twice", "`-` (stdin) can be given only once", "pass the other files by path");
   }
   // The validator (Ajv, JSONata) loads only for the commands that validate locally.
-  const { validateSource } = await import("../workflows/definition/load.ts");
+  const { validateSource } = await lazyImport<typeof import("../workflows/definition/load.ts")>(
+    "../workflows/definition/load.ts",
+    import.meta.url,
+  );
   const results: FileResult[] = [];
   for (const file of files) {
     const name = file === "-" ? STDIN_NAME : file;
@@ -86,7 +90,10 @@ async function migrateFiles(
   opts: { output?: string; check?: boolean },
   json: boolean,
 ): Promise<void> {
-  const { planMigration } = await import("../workflows/migrate/files.ts");
+  const { planMigration } = await lazyImport<typeof import("../workflows/migrate/files.ts")>(
+    "../workflows/migrate/files.ts",
+    import.meta.url,
+  );
   const planned = await planMigration(path, opts.output, Boolean(opts.check));
   const results = planned.map((p) => p.result);
   if (!opts.check) {

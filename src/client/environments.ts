@@ -1,6 +1,6 @@
 /** Calls of /api/v1/environments: environment folders and their variables. */
 
-import { InstallResult } from "../contract/bundles.ts";
+import { BUNDLE_VARIABLES_HEADER, InstallResult } from "../contract/bundles.ts";
 import {
   DeletedEnvironment,
   EnvironmentDetails,
@@ -115,15 +115,35 @@ export async function createBundle(
 export async function installBundle(
   client: StationClient,
   bytes: Uint8Array,
-  options: { environment?: string; force?: boolean; trust?: boolean } = {},
+  options: {
+    environment?: string;
+    force?: boolean;
+    trust?: boolean;
+    /** Values for the bundle's variables, written into the environment's variables.yml. */
+    variables?: Record<string, string>;
+    /** Refuse while a variable has no value (`bundle_variables_missing`), writing nothing. */
+    requireVariables?: boolean;
+  } = {},
 ): Promise<InstallResult> {
   const res = await client.fetch("POST", "/api/v1/bundles/install", {
     body: bytes as Uint8Array<ArrayBuffer>,
-    headers: { "content-type": "application/gzip" },
+    headers: {
+      "content-type": "application/gzip",
+      // A header is Latin-1: anything past ASCII travels as a JSON \u escape.
+      ...(options.variables
+        ? {
+          [BUNDLE_VARIABLES_HEADER]: JSON.stringify(options.variables).replace(
+            /[\u007f-\uffff]/g,
+            (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+          ),
+        }
+        : {}),
+    },
     query: {
       environment: options.environment,
       force: options.force ? "true" : undefined,
       trust: options.trust ? "true" : undefined,
+      require_variables: options.requireVariables ? "true" : undefined,
     },
   });
   return parseAnswer(InstallResult, await res.json(), "POST /api/v1/bundles/install");

@@ -37,6 +37,19 @@ export function getEval(client: StationClient, evalId: string): Promise<EvalRun>
   return client.json("GET", `/api/v1/evals/${encodeURIComponent(evalId)}`, { schema: EvalRun });
 }
 
+/** GET /api/v1/evals/:id/report: the eval run's report as Markdown or as a self-contained HTML page. */
+export async function evalReport(
+  client: StationClient,
+  evalId: string,
+  format: "md" | "html",
+): Promise<string> {
+  const res = await client.fetch("GET", `/api/v1/evals/${encodeURIComponent(evalId)}/report`, {
+    query: { format },
+    signal: AbortSignal.timeout(60_000),
+  });
+  return await res.text();
+}
+
 /** GET /api/v1/evals/compare */
 export function compareEvalRuns(
   client: StationClient,

@@ -1,6 +1,14 @@
 import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
 import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
 import { type Cassette, CassetteSchema } from "../contract/cassette.ts";
+import {
+  type BulkRetryBody,
+  BulkRetryResult,
+  type EvalBody,
+  EvalResult,
+  type ForkBody,
+  type RetryBody,
+} from "../contract/reruns.ts";
 import { StationError } from "../errors.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
@@ -56,6 +64,26 @@ export function controlRun(
   action: "cancel" | "pause" | "resume",
 ): Promise<Run> {
   return client.json("POST", `${runPath(runId)}/${action}`, { body: {}, schema: Run });
+}
+
+/** POST /api/v1/workflow-runs/:id/retry: the same run goes on from the step it stopped at. */
+export function retryRun(client: StationClient, runId: string, body: RetryBody = {}): Promise<Run> {
+  return client.json("POST", `${runPath(runId)}/retry`, { body, schema: Run });
+}
+
+/** POST /api/v1/workflow-runs/:id/fork: a new run reusing the parent's steps before `from`. */
+export function forkRun(client: StationClient, runId: string, body: ForkBody): Promise<Run> {
+  return client.json("POST", `${runPath(runId)}/fork`, { body, schema: Run });
+}
+
+/** POST /api/v1/workflow-runs/retry: retries (or, dry_run, lists) the runs a filter matches. */
+export function bulkRetryRuns(client: StationClient, body: BulkRetryBody): Promise<BulkRetryResult> {
+  return client.json("POST", "/api/v1/workflow-runs/retry", { body, schema: BulkRetryResult });
+}
+
+/** POST /api/v1/workflow-runs/:id/eval: an expression's value over the data a step of the run saw. */
+export function evalInRun(client: StationClient, runId: string, body: EvalBody): Promise<EvalResult> {
+  return client.json("POST", `${runPath(runId)}/eval`, { body, schema: EvalResult });
 }
 
 /** GET /api/v1/workflow-approvals */

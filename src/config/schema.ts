@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { durationSchema } from "../lib/duration.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
+import { ModelPrice } from "../telemetry/cost.ts";
 
 const port = z.int().min(0).max(65535);
 
@@ -165,8 +166,8 @@ export const ConfigSchema = z.strictObject({
     }).prefault({}),
   }).prefault({}),
   ledger: z.strictObject({
-    durability: z.enum(["normal", "fsync"]).default("fsync").describe(
-      "fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
+    durability: z.enum(["normal", "fsync", "step"]).default("fsync").describe(
+      "step: fsync, and no step (nor agent turn) starts before the outcomes and decisions it follows from are on disk, so after a power loss at most the steps that were running run again; fsync: nothing is acknowledged (an API answer, a step message's ack, a worker's outcome reply) before the commits it rests on are on disk, so it survives power loss; normal: a commit survives a crash of stn, not of the machine (docs/configuration.md#ledger-durability)",
     ),
   }).prefault({}),
   engine: z.strictObject({
@@ -204,6 +205,11 @@ export const ConfigSchema = z.strictObject({
     api_key: z.string().min(1).optional().describe(
       "API key of ai.provider (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY)",
     ),
+    prices: z.record(z.string().regex(/^[^/\s]+\/\S+$/, "a model id: provider/name"), ModelPrice).default({})
+      .describe(
+        "USD per million tokens by model id: {input_per_million, output_per_million, cached_input_per_million?}; " +
+          "merged over the built-in prices of common OpenAI, Anthropic and Gemini models (docs/agents.md#cost)",
+      ),
     limits: z.record(
       z.string().min(1),
       z.strictObject({
@@ -241,6 +247,14 @@ export const ConfigSchema = z.strictObject({
       ),
     }).optional().describe("agent context windows (docs/agents.md#context-window)"),
   }).prefault({}),
+  mcp: z.strictObject({
+    pool_max: z.int().min(1).max(16).default(1).describe(
+      "processes (connections) per MCP server shared by agent runs; another starts only while all are busy",
+    ),
+    idle_timeout: durationSchema.default(5 * 60_000).describe(
+      "a shared MCP server with no run using it is stopped after this long (started again on the next run)",
+    ),
+  }).prefault({}),
   workflows: z.strictObject({
     environment: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("default").describe(
       "the default environment: created empty at start when missing, and the one a bare `stn sync` syncs",
@@ -269,6 +283,19 @@ export const ConfigSchema = z.strictObject({
     ).default({}).describe(
       "webhooks: name → {secret, signature: hmac-sha256 (X-Hub-Signature-256, as GitHub signs) or bearer, " +
         "event (a name, may hold ${…} over the body), data and id (JSONata over the body, $headers)}; see docs/events.md",
+    ),
+  }).prefault({}),
+  faker: z.strictObject({
+    templates: z.record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "template names match [a-z0-9][a-z0-9_-]*"),
+      z.strictObject({
+        instruction: z.string().min(1),
+        description: z.string().default(""),
+        model: z.string().min(1).optional(),
+      }),
+    ).default({}).describe(
+      "`stn faker --ai-template NAME` instructions: name → {instruction, description, model (provider/name)}; " +
+        "they add to and override the built-in ones (`stn faker templates` lists them; docs/faker.md)",
     ),
   }).prefault({}),
   log: z.strictObject({

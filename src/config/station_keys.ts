@@ -22,6 +22,18 @@ export type StationKey = MovedKey | DroppedKey;
 
 const minutes = (v: unknown) => typeof v === "number" ? `${v}m` : v;
 
+/** Station's templates carry their own `name` (the key already is it) and may leave `model` empty. */
+const fakerTemplates = (v: unknown) =>
+  isRecord(v)
+    ? Object.fromEntries(
+      Object.entries(v).map(([name, t]) => {
+        if (!isRecord(t)) return [name, t];
+        const { name: _name, model, ...rest } = t;
+        return [name, model ? { ...rest, model } : rest];
+      }),
+    )
+    : v;
+
 const OBSERVABILITY =
   "stn exports traces with OTEL_DENO=true and OTEL_EXPORTER_OTLP_ENDPOINT, docs/observability.md";
 const OAUTH = "stn reads a provider API key (ai.api_key, OPENAI_API_KEY, ANTHROPIC_API_KEY, …)";
@@ -80,7 +92,7 @@ export const STATION_KEYS: Record<string, StationKey> = {
   notify: { instead: "stn has no notify tool; give agents an MCP server that sends messages" },
   coding: { instead: "stn has no coding backend" },
   harness: { instead: "stn has no agentic harness; agents run stn's own loop (docs/agents.md)" },
-  faker_templates: { instead: "stn mock serves tools from a spec file (docs/testing.md#mock-mcp-servers)" },
+  faker_templates: { to: "faker.templates", convert: fakerTemplates },
   secrets: { instead: "stn reads secrets from variables.yml and the environment" },
 };
 

@@ -75,6 +75,8 @@ export const AgentDefinitionSchema = z.object({
   schedule: AgentScheduleSchema.optional(),
   /** The whole run's deadline. */
   timeout_ms: z.int().positive(),
+  /** `max_cost` (an stn extension): the run's budget in USD (docs/agents.md#cost). */
+  max_cost: z.number().positive().optional(),
   /** `context:` (an stn extension): the run's context window settings over config's. */
   context: ContextSettings.optional(),
   /** The whole file as written (front matter and Handlebars body): what the renderer renders. */

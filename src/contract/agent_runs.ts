@@ -54,6 +54,7 @@ export const AgentTurn = z.looseObject({
   finish_reason: z.string(),
   tool_calls: z.array(z.string()),
   usage: AgentUsage,
+  cost_usd: z.number().nullable().describe("USD at ai.prices; null when the model has no known price"),
   duration_ms: z.number(),
 }).meta({ id: "AgentTurn" });
 
@@ -72,6 +73,10 @@ export const AgentRun = z.looseObject({
   error: z.looseObject({ code: z.string(), message: z.string() }).nullable(),
   turns: z.number(),
   usage: AgentUsage,
+  cost_usd: z.number().nullable().describe(
+    "what the run's model calls cost in USD at ai.prices when they were made (docs/agents.md#cost); null when " +
+      "its model has no known price",
+  ),
   tool_calls: z.array(AgentToolCall),
   history: z.array(AgentTurn).optional().describe("each model turn (GET of one run)"),
   duration_ms: z.number().nullable(),

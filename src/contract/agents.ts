@@ -24,6 +24,11 @@ export type Agent = z.infer<typeof Agent>;
 /** One line of GET /api/v1/agents. */
 export const AgentSummary = z.looseObject({
   name: z.string(),
+  status: z.enum(["ok", "pending", "invalid"]).describe(
+    "pending: it names MCP tools the catalogue lacks while servers are not discovered yet; invalid: no " +
+      "discovered server offers them; either way it cannot run",
+  ),
+  problem: z.string().nullable().describe("why it cannot run"),
   environment: z.string(),
   description: z.string(),
   model: z.string().nullable().describe("provider/name; null: the configured ai.model"),
@@ -39,8 +44,13 @@ export const AgentSummary = z.looseObject({
 export type AgentSummary = z.infer<typeof AgentSummary>;
 
 /** GET /api/v1/agents */
-export const AgentList = z.looseObject({ environment: z.string(), agents: z.array(AgentSummary) })
-  .meta({ id: "AgentList" });
+export const AgentList = z.looseObject({
+  environment: z.string(),
+  agents: z.array(AgentSummary),
+  invalid: z.array(z.looseObject({ name: z.string(), file: z.string(), problem: z.string() })).describe(
+    "agent files sync refused (not runnable), each with its first problem",
+  ),
+}).meta({ id: "AgentList" });
 export type AgentList = z.infer<typeof AgentList>;
 
 /** GET /api/v1/agents/{name} */

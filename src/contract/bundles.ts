@@ -47,6 +47,27 @@ export const BundleManifest = z.looseObject({
 }).meta({ id: "BundleManifest" });
 export type BundleManifest = z.infer<typeof BundleManifest>;
 
+/** What was read from a bundle in Station's layout (environments/bundle/station.ts): what carried over, what did not. */
+export const StationBundle = z.looseObject({
+  format: z.literal("station"),
+  station_version: z.string().optional().describe("the Station version that made it, from its manifest"),
+  agents: z.array(z.string()).describe("agents/*.prompt files, installed as they are"),
+  mcp_configs: z.array(z.string()).describe("MCP configs (top-level *.json), installed as they are"),
+  workflows: z.array(z.looseObject({
+    file: z.string(),
+    converted: z.int().nonnegative().describe("constructs `stn workflow migrate` converted"),
+    issues: z.array(z.looseObject({
+      severity: z.enum(["error", "note"]),
+      line: z.int().optional(),
+      message: z.string(),
+    })).describe("what migrate could not convert (error) or changed worth knowing (note)"),
+  })).describe("Station workflows, converted by `stn workflow migrate`"),
+  left_out: z.array(z.looseObject({ path: z.string(), reason: z.string() }))
+    .describe("members that are not installed, each with why"),
+  notes: z.array(z.string()).describe("what works differently in stn (e.g. Station's built-in demo mocks)"),
+}).meta({ id: "StationBundle" });
+export type StationBundle = z.infer<typeof StationBundle>;
+
 /** An MCP server of a bundle with what it really launches, read from its config (never a manifest's claim). */
 export const BundleServer = z.looseObject({
   name: z.string(),
@@ -75,7 +96,13 @@ export const InstallBundleQuery = z.object({
   trust: z.enum(["true", "false"]).optional().describe(
     "approve the bundle's MCP servers as written, so the sync that follows starts them",
   ),
+  require_variables: z.enum(["true", "false"]).optional().describe(
+    "refuse the install (nothing written) while a variable its MCP configs use has no value",
+  ),
 });
+
+/** The header carrying variable values for the install: a JSON object NAME → value (kept out of the URL). */
+export const BUNDLE_VARIABLES_HEADER = "x-bundle-variables";
 
 /** The answer to an install: what was written, what is still to set, and the sync that followed. */
 export const InstallResult = z.looseObject({
@@ -97,6 +124,7 @@ export const InstallResult = z.looseObject({
   }),
   variables: z.array(NeededVariable),
   missing: z.array(z.string()).describe("variables still to set: `stn env vars set <env> NAME -`"),
+  station: StationBundle.optional().describe("present when the bundle was in Station's layout"),
   sync: SyncReport,
 }).meta({ id: "BundleInstallResult" });
 export type InstallResult = z.infer<typeof InstallResult>;

@@ -59,6 +59,7 @@ export const AgentStatus = z.looseObject({
   file: z.string(),
   status: z.enum(["valid", "invalid"]),
   errors: z.array(ValidationIssue).describe("why it is invalid, with line and column"),
+  warnings: z.array(ValidationIssue).describe("what stn reads differently, or tools not discovered yet"),
   synced: z.enum(["current", "outdated", "never"]).describe(
     "whether the station holds this version of the file (`stn sync` stores it)",
   ),

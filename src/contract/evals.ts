@@ -69,6 +69,10 @@ export const EvalDataset = z.strictObject({
   tools: EvalToolExpectations.optional().describe("tool expectations of every case that has none of its own"),
   max_latency_ms: z.int().min(1).optional(),
   max_tokens: z.int().min(1).optional(),
+  max_cost: z.number().positive().optional().describe(
+    "a budget in USD for each case's agent run (with the agent's own max_cost the lower holds): past it the run " +
+      "ends budget_exceeded (docs/agents.md#cost)",
+  ),
   mocks: z.record(z.string(), ToolMock).optional().describe(
     "MCP tools replaced in every case's run, by tool name (the other tools are live)",
   ),
@@ -130,7 +134,9 @@ export const EvalCaseResult = z.looseObject({
   scores: z.array(EvalScore),
   score: z.number().nullable().describe("the mean of its scorers' scores"),
   total_tokens: z.number().describe("the run's tokens (a workflow's: summed over its agent steps)"),
-  cost_usd: z.number().nullable().describe("the run's cost by ai.prices; null when unknown"),
+  cost_usd: z.number().nullable().describe(
+    "what the case cost by ai.prices: its run's model calls and the judge's; null when a model has no price",
+  ),
   duration_ms: z.number().nullable(),
   tool_calls: z.array(EvalToolCallSummary),
   started_at: z.string().nullable(),

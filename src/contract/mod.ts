@@ -20,3 +20,4 @@ export * from "./workers.ts";
 export * from "./idempotency.ts";
 export * from "./cassette.ts";
 export * from "./evals.ts";
+export * from "./reruns.ts";

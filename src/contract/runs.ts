@@ -34,12 +34,19 @@ export const Run = z.looseObject({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   trace_id: z.string().nullable().describe("the OpenTelemetry trace of the run (docs/observability.md)"),
+  cost_usd: z.number().nullable().describe(
+    "what its agent steps' runs (and their child agents') cost in USD (docs/agents.md#cost); null when none " +
+      "has a known price",
+  ),
   waiting_for: z.object({ key: z.string(), position: z.number() }).optional().describe(
     "GET of one run waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
   ),
   definition: z.unknown().optional().describe(
     "the exact definition the run runs (GET of one run); workflow_version is null for a one-off file run",
   ),
+  parent_run_id: z.string().nullable().describe("the run this one was forked from"),
+  forked_from: z.string().nullable().describe("the step a forked run resumed at"),
+  forks: z.array(z.string()).optional().describe("the runs forked from this one (GET of one run)"),
 }).meta({ id: "Run" });
 export type Run = z.infer<typeof Run>;
 
@@ -57,6 +64,11 @@ export const Step = z.looseObject({
   started_at: z.string().nullable(),
   completed_at: z.string().nullable(),
   duration_ms: z.number().nullable(),
+  reused: z.boolean().describe(
+    "copied completed from the parent run by a fork, never executed here",
+  ),
+  reused_from: z.looseObject({ run_id: z.string(), path: z.string(), visit: z.number(), attempt: z.number() })
+    .nullable().describe("the parent run's attempt whose output a reused step carries"),
   waiting_for: z.string().optional().describe(
     "why a scheduled step is not running yet, e.g. `waiting for a worker on queue gpu`",
   ),

@@ -13,6 +13,7 @@ export const Worker = z.looseObject({
   pid: z.number(),
   queues: z.array(z.string()).describe("the task queues it takes steps from"),
   concurrency: z.number(),
+  agents: z.boolean().describe("it runs `agent` steps (an older worker hands them to the station)"),
   draining: z.boolean().describe("stopping (SIGTERM): it takes no new step"),
   in_flight: z.array(InFlightStep),
   started_at: z.string(),

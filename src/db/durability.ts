@@ -15,11 +15,24 @@ export interface Durability {
   durable(): Promise<void>;
   /** Syncs of the WAL so far (each covers every commit before it). */
   readonly syncs: number;
+  /** A mark of the commits written so far: it only grows (the connection's `total_changes()`). */
+  written(): number;
+  /** The `written()` mark every finished sync covers: a commit is on disk once this reached its mark. */
+  readonly synced: number;
   close(): void;
 }
 
-/** The `normal` mode: nothing waits for the disk; a commit survives a crash of stn, not of the machine. */
-export const processDurability: Durability = { durable: () => Promise.resolve(), syncs: 0, close() {} };
+/**
+ * The `normal` mode: nothing waits for the disk; a commit survives a crash of stn, not of the machine. No
+ * commit is ever known to be synced (`synced` stays below every mark).
+ */
+export const processDurability: Durability = {
+  durable: () => Promise.resolve(),
+  syncs: 0,
+  written: () => 0,
+  synced: -1,
+  close() {},
+};
 
 /** The `fsync` mode for the ledger at `path` (its WAL is `<path>-wal`), opened on `db`. */
 export function walDurability(db: Database, path: string): Durability {
@@ -31,8 +44,10 @@ class WalSync implements Durability {
   #changes: StatementSync;
   #file?: Deno.FsFile;
   /** `total_changes()` when the last finished sync began: no commit since then, no sync needed. */
-  #synced = -1;
+  synced = -1;
   #running?: Promise<void>;
+  /** `total_changes()` when the sync in flight began: it covers every commit up to there. */
+  #runningFrom = -1;
   #queued?: Promise<void>;
   syncs = 0;
 
@@ -41,12 +56,17 @@ class WalSync implements Durability {
     this.#changes = db.prepare("SELECT total_changes() AS n");
   }
 
+  written(): number {
+    return (this.#changes.get() as { n: number }).n;
+  }
+
   durable(): Promise<void> {
-    const changes = (this.#changes.get() as { n: number }).n;
-    if (changes === this.#synced) return Promise.resolve();
+    const changes = this.written();
+    if (changes === this.synced) return Promise.resolve();
     if (!this.#running) return this.#start(changes);
-    // The sync in flight may have begun before this commit was written: the next one covers it, and every
-    // commit that waits meanwhile shares it.
+    if (changes <= this.#runningFrom) return this.#running; // begun after this commit was written
+    // The sync in flight began before this commit was written: the next one covers it, and every commit
+    // that waits meanwhile shares it.
     return this.#queued ??= this.#running.catch(() => {}).then(() => {
       this.#queued = undefined;
       return this.durable();
@@ -55,11 +75,12 @@ class WalSync implements Durability {
 
   #start(changes: number): Promise<void> {
     const run = this.#sync().then(() => {
-      this.#synced = Math.max(this.#synced, changes);
+      this.synced = Math.max(this.synced, changes);
     }).finally(() => {
       if (this.#running === run) this.#running = undefined;
     });
     this.#running = run;
+    this.#runningFrom = changes;
     return run;
   }
 

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { type AgentSyncReport, syncAgents, type SyncAgentsOptions } from "../agents/sync.ts";
 import { listAgents } from "../agents/store.ts";
+import { agentNameFromFile, firstProblem } from "../agents/definition/mod.ts";
 import type { Database } from "../db/database.ts";
 import type { InvalidFile } from "../workflows/definition/format.ts";
 import { environmentDir } from "./names.ts";
@@ -97,6 +98,13 @@ export async function syncEnvironment(
   }
   // With the agents synced, an agent step naming one that does not exist is an error.
   const agentsOf = (env: string) => db ? listAgents(db, env).map((a) => a.definition.name) : undefined;
+  // An agent this sync refused is named with its first problem, not as missing.
+  const refused = new Map(
+    (report.agents?.invalid ?? []).map((
+      i,
+    ) => [agentNameFromFile(i.file), firstProblem({ path: i.file, ...i })]),
+  );
+  const invalidAgent = (env: string, name: string) => env === environment ? refused.get(name) : undefined;
 
   const present = new Set<string>();
   const seenIn = new Map<string, string>();
@@ -120,7 +128,7 @@ export async function syncEnvironment(
       continue;
     }
     const result = validateSource(text, { fileName: file });
-    if (result.valid) result.errors.push(...agentReferenceIssues(text, environment, agentsOf));
+    if (result.valid) result.errors.push(...agentReferenceIssues(text, environment, agentsOf, invalidAgent));
     if (result.valid && options.sandbox) {
       result.errors.push(...imageIssues(result.definition!, options.sandbox));
     }

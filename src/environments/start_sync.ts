@@ -8,7 +8,7 @@ import type { Config } from "../config/schema.ts";
 import type { Database } from "../db/database.ts";
 import { errorMessage } from "../errors.ts";
 import { log } from "../log.ts";
-import { syncMcpServers } from "../mcp/mod.ts";
+import { knownMcpTools, syncMcpServers } from "../mcp/mod.ts";
 import { formatInvalid } from "../workflows/definition/format.ts";
 import type { WorkflowStore } from "../workflows/store.ts";
 import { syncEnvironment, type SyncReport } from "./declarative_sync.ts";
@@ -54,6 +54,15 @@ export async function syncAtStart(
       const report = await syncEnvironment(workflows, environmentsDir, environment, {
         db,
         sandbox: options.sandbox,
+        // Servers just synced: agents are checked against their tools as `stn sync` checks them.
+        ...(mcp_servers
+          ? {
+            agents: {
+              knownTools: knownMcpTools(db, environment),
+              pendingServers: mcp_servers.servers.filter((s) => s.status !== "ok").map((s) => s.name),
+            },
+          }
+          : {}),
       });
       logReport({ ...report, mcp_servers });
       results.push({ environment, ok: true, report });

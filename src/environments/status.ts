@@ -21,6 +21,7 @@ export interface AgentStatus {
   file: string;
   status: "valid" | "invalid";
   errors: ValidationIssue[];
+  warnings: ValidationIssue[];
   synced: AgentSyncState;
 }
 
@@ -82,6 +83,8 @@ export async function environmentStatus(
   const parsed = await loadAgentsFolder(join(details.path, "agents"), {
     environment: name,
     knownTools: catalogueTools(db, name),
+    // As sync checks them: a tool of a server not discovered yet is a warning, not an error.
+    pendingServers: mcp_servers.filter((s) => s.status !== "ok").map((s) => s.name),
   });
   const agents = parsed.map((a): AgentStatus => {
     const row = getStoredAgent(db, name, a.name);
@@ -95,6 +98,7 @@ export async function environmentStatus(
       file: `agents/${a.path.split("/").pop()}`,
       status: a.definition ? "valid" : "invalid",
       errors: a.errors,
+      warnings: a.warnings,
       synced,
     };
   });

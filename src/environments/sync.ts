@@ -20,7 +20,11 @@ export async function syncWholeEnvironment(
   const mcp_servers = await syncMcpServers(db, { environment, directory }, { trust });
   const report = await syncEnvironment(workflows, environmentsDir, environment, {
     db,
-    agents: { knownTools: knownMcpTools(db, environment) },
+    agents: {
+      knownTools: knownMcpTools(db, environment),
+      // Tools of servers not discovered yet are checked once they are (warnings until then).
+      pendingServers: mcp_servers.servers.filter((s) => s.status !== "ok").map((s) => s.name),
+    },
     sandbox,
   });
   return { ...report, mcp_servers };

@@ -56,6 +56,7 @@ export async function generateDataset(
     system: SYSTEM,
     prompt: generatePrompt(def, o.count, o.strategy),
     failure: "eval_generate_failed",
+    caller: "eval:generate",
   });
   const value = jsonInAnswer(call.answer);
   const items = Array.isArray(value) ? value : (value as { cases?: unknown })?.cases;

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { EvalCaseInput, EvalDataset, EvalScore } from "../contract/evals.ts";
 import type { Models } from "../agents/providers.ts";
+import type { ModelPrice } from "../telemetry/cost.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import { askModel, jsonInAnswer } from "./model_call.ts";
 import { score } from "./scorers.ts";
@@ -32,6 +33,8 @@ export interface Judge {
   model?: string;
   dataset: EvalDataset;
   signal?: AbortSignal;
+  /** `ai.prices`, to count the judge's cost in the metrics. */
+  prices?: Record<string, ModelPrice>;
 }
 
 /** Scores one case's answer with the judge model. */
@@ -59,6 +62,8 @@ export async function judgeCase(
       prompt: judgePrompt(c.task, rubric, answer, c.expected),
       failure: "eval_judge_failed",
       signal: j.signal,
+      caller: "eval:judge",
+      prices: j.prices,
     });
   } catch (err) {
     const code = err instanceof StationError ? err.code : "eval_judge_failed";

@@ -84,10 +84,10 @@ export interface CaseEnd {
   score: number | null;
   totalTokens: number;
   judgeTokens: number;
+  /** Its run's cost and the judge's (USD); null when a model has no price. */
+  costUsd: number | null;
   durationMs: number | null;
   toolCalls: Array<{ name: string; status: string; error: string | null }>;
-  /** The case's cost by ai.prices (its run and its judge calls); null when unknown. */
-  costUsd?: number | null;
 }
 
 /** A case to address: its eval run, its position in the dataset and its repeat. */
@@ -218,7 +218,7 @@ export class EvalLedger {
       end.score,
       end.totalTokens,
       end.judgeTokens,
-      end.costUsd ?? null,
+      end.costUsd,
       end.durationMs,
       JSON.stringify(end.toolCalls),
       now(),

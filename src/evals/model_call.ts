@@ -10,6 +10,7 @@ import type { ErrorCode } from "../errors.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import type { Models } from "../agents/providers.ts";
 import { recordModelCall } from "../telemetry/agents.ts";
+import { callCost, type ModelPrice } from "../telemetry/cost.ts";
 
 /** What to ask, and the code a failed call is reported with. */
 export interface Ask {
@@ -18,6 +19,10 @@ export interface Ask {
   prompt: string;
   failure: ErrorCode;
   signal?: AbortSignal;
+  /** Who asks, as `stn_agent_cost_usd_total` labels it (`eval:judge`, `eval:generate`). */
+  caller: string;
+  /** `ai.prices`: what the call cost is counted at (docs/agents.md#cost). */
+  prices?: Record<string, ModelPrice>;
 }
 
 /** Asks the model once: its answer text, recorded with the model and the usage. */
@@ -34,11 +39,18 @@ export async function askModel(models: Models, ask: Ask): Promise<EvalJudgeCall>
     const input = r.usage.inputTokens ?? 0;
     const output = r.usage.outputTokens ?? 0;
     // Counted like the agents' calls (stn_agent_tokens_total by model): the judge's tokens are spent too.
-    recordModelCall(undefined, resolved.id, {
+    const counted = {
       input_tokens: input,
       output_tokens: output,
       cached_tokens: r.usage.inputTokenDetails?.cacheReadTokens ?? 0,
-    }, r.finishReason);
+    };
+    const cost_usd = callCost({ model: resolved.id, ...counted }, ask.prices);
+    recordModelCall(
+      undefined,
+      { model: resolved.id, agent: ask.caller },
+      { ...counted, cost_usd },
+      r.finishReason,
+    );
     return {
       model: resolved.id,
       input_tokens: input,

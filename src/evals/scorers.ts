@@ -27,6 +27,8 @@ export interface Observed {
   result: unknown;
   error: { code: string; message: string } | null;
   totalTokens: number;
+  /** What its agent runs' model calls cost (USD, docs/agents.md#cost); null when a model has no price. */
+  costUsd: number | null;
   durationMs: number | null;
   toolCalls: ObservedToolCall[];
   /** The agent's output schema (agents only). */

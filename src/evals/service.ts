@@ -13,12 +13,14 @@ import type {
   EvalCompare,
   EvalDataset,
   EvalRun,
+  EvalScore,
   GenerateDatasetBody,
   GeneratedDataset,
   StartEvalBody,
 } from "../contract/evals.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
+import { callCost, type ModelPrice, sumCosts } from "../telemetry/cost.ts";
 import { mean } from "./aggregate.ts";
 import { compareEvals } from "./compare.ts";
 import { checkDataset, datasetDir, listDatasets, readEnvironmentDataset } from "./dataset.ts";
@@ -202,6 +204,7 @@ export class EvalService {
       target: row.target,
       environment: row.environment,
       model: row.model ?? undefined,
+      maxCost: dataset.max_cost,
       doubles: dataset.mocks ? { tools: this.#toolDoubles(dataset.mocks) } : undefined,
     };
     const todo = this.ledger.cases(id).filter((c) => c.status === "pending" || c.status === "running");
@@ -244,6 +247,7 @@ export class EvalService {
         score: null,
         totalTokens: 0,
         judgeTokens: 0,
+        costUsd: null,
         durationMs: null,
         toolCalls: [],
       });
@@ -256,6 +260,7 @@ export class EvalService {
       model: row.judge_model ?? undefined,
       dataset,
       signal: ctx.shutdown,
+      prices: ctx.config.values.ai.prices,
     };
     const scores = await scoreCase(judge, input, observed);
     if (this.#stopping || ctx.shutdown.aborted) return;
@@ -269,10 +274,20 @@ export class EvalService {
       score: mean(scores.flatMap((s) => s.score ?? [])),
       totalTokens: observed.totalTokens,
       judgeTokens: scores.reduce((n, s) => n + (s.judge?.total_tokens ?? 0), 0),
+      costUsd: caseCost(observed.costUsd, scores, ctx.config.values.ai.prices),
       durationMs: observed.durationMs,
       toolCalls: observed.toolCalls.map((t) => ({ name: t.name, status: t.status, error: t.error })),
     });
   }
+}
+
+/** What a case cost: its run's model calls and its judge calls; null when one of their models has no price. */
+function caseCost(
+  run: number | null,
+  scores: EvalScore[],
+  prices: Record<string, ModelPrice>,
+): number | null {
+  return sumCosts([run, ...scores.flatMap((s) => s.judge ? [callCost(s.judge, prices)] : [])]);
 }
 
 function notFound(id: string): StationError {

@@ -12,6 +12,7 @@ import type { WorkflowRuns } from "../workflows/runs.ts";
 import type { RunDoubles } from "../agents/doubles.ts";
 import type { RunPlan } from "../agents/loop.ts";
 import { sleep } from "../lib/async.ts";
+import { sumCosts } from "../telemetry/cost.ts";
 import { TERMINAL_RUN } from "../workflows/engine/mod.ts";
 import { startWorkflowRun, type WorkflowServices } from "../workflows/service.ts";
 import type { CaseKey, EvalKind, EvalLedger } from "./ledger.ts";
@@ -52,6 +53,8 @@ export interface CaseTarget {
   target: string;
   environment: string;
   model?: string;
+  /** The dataset's budget of each case's agent run (USD): past it the run ends `budget_exceeded`. */
+  maxCost?: number;
   doubles?: RunDoubles;
 }
 
@@ -81,6 +84,7 @@ async function agentCase(
     task: caseTask(c),
     variables: c.vars ?? {},
     model: t.model,
+    maxCost: t.maxCost,
     doubles: t.doubles,
     claim: (id) => t.ledger.claim(key, id),
   })).done;
@@ -95,6 +99,7 @@ async function agentCase(
     result: run.result,
     error: run.error,
     totalTokens: usage(run),
+    costUsd: run.cost_usd,
     durationMs: run.duration_ms,
     toolCalls: toolCalls([run]),
     outputSchema: plan.output_schema as Record<string, unknown> | undefined,
@@ -135,6 +140,7 @@ async function workflowCase(
       result,
       error: error && { code: error.code, message: error.message },
       totalTokens: steps.reduce((n, r) => n + usage(r), 0),
+      costUsd: sumCosts(steps.map((r) => r.cost_usd)),
       durationMs: run.completed_at ? Date.parse(run.completed_at) - Date.parse(run.created_at) : null,
       toolCalls: toolCalls(steps),
     };

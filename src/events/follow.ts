@@ -21,9 +21,9 @@ export interface FollowFrom {
 }
 
 /**
- * A run's events after `after`, then live ones as they are appended, ending after the terminal event
- * (docs/design/ledger-and-engine.md#event-logs); with `live` false, only what is stored now. Reads the ledger
- * every time: nothing is kept in memory, so any number of clients can resume from any seq. Wakes on the
+ * A run's events after `after`, then live ones as they are appended, ending after the terminal event that is
+ * last in the log (a retry reopens a run; docs/design/ledger-and-engine.md#event-logs); with `live` false, only
+ * what is stored now. Reads the ledger every time: nothing is kept in memory, so any number of clients can resume from any seq. Wakes on the
  * writer's notifications, and polls once a second for events written by another process.
  */
 export async function* followEvents<E extends { seq: number; type: string }>(
@@ -43,7 +43,8 @@ export async function* followEvents<E extends { seq: number; type: string }>(
       for (const row of rows) {
         cursor = row.seq;
         yield row;
-        if (TERMINAL_EVENTS.has(row.type)) return;
+        // A retried run's log goes on after the terminal event it ended with before.
+        if (TERMINAL_EVENTS.has(row.type) && log.lastSeq() <= row.seq) return;
       }
       if (rows.length > 0) continue;
       if (!live) return;

@@ -1,10 +1,12 @@
 /** Assembling a station from its parts, in start order, and stopping them in reverse (startStation). */
 
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { getAgent } from "../agents/store.ts";
-import { mcpToolSpecs, openMcpToolbox } from "../mcp/mod.ts";
+import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
 import { listAgents } from "../agents/store.ts";
+import { AgentHost } from "../agents/remote_host.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -137,7 +139,8 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
   try {
     const db: Database = openDatabase(config.paths.db);
     closers.push({ name: "ledger", close: () => db.close() });
-    const durability = config.values.ledger.durability === "fsync" && config.paths.db !== ":memory:"
+    const level = config.values.ledger.durability;
+    const durability = level !== "normal" && config.paths.db !== ":memory:"
       ? walDurability(db, config.paths.db)
       : processDurability;
     closers.push({ name: "ledger sync", close: () => durability.close() });
@@ -199,18 +202,23 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       });
     }
     const workflows = new WorkflowStore(db);
+    // MCP servers shared across agent runs; closed after the agent runs stop (closers run in reverse).
+    const mcpPool = new McpPool({ max: config.values.mcp.pool_max, idleMs: config.values.mcp.idle_timeout });
+    closers.push({ name: "MCP server pool", close: () => mcpPool.close() });
     const agents = new AgentService({
       db,
       config: config.values,
       env: Deno.env.toObject(),
       // Agents as `stn sync` (or this start) stored them, with their MCP tools from the synced catalogue.
       source: (environment, name) => getAgent(db, environment, name),
-      mcpTools: (environment, def, signal) => openMcpToolbox(db, environment, def.tools, { signal }),
+      mcpTools: (environment, def, signal) =>
+        openMcpToolbox(db, environment, def.tools, { signal, pool: mcpPool }),
       mcpToolSpecs: (environment, def) => mcpToolSpecs(db, environment, def.tools),
       sandbox,
       debug: config.values.log.agent_turns,
       environment: config.values.workflows.environment,
       clock,
+      durable,
     });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
@@ -224,10 +232,21 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       eventRetentionMs: config.values.events.retention,
       sandbox,
       agents,
-      durable,
+      ledger: durability,
+      stepDurability: level === "step",
       clock,
     });
     await engine.start();
+    // Agent steps `stn worker`s run: the station creates their runs and commits their loops' writes.
+    const agentHost = new AgentHost({
+      nc,
+      agents,
+      holds: ({ worker, ...step }) => engine.holds(worker, step),
+      mcpPlan: (environment, def) => planMcpToolbox(db, environment, def.tools),
+      durable,
+    });
+    agentHost.start();
+    closers.push({ name: "agent steps of workers", close: () => Promise.resolve(agentHost.stop()) });
     // Registered after the NATS connection, so it stops before the connection drains.
     closers.push({ name: "workflow engine", close: () => engine.stop() });
     // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.
@@ -251,13 +270,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       sandboxUnavailable,
       workflows,
       engine,
-      runs: new WorkflowRuns(engine),
+      runs: new WorkflowRuns(engine, (ids) => agents.ledger.workflowRunCosts(ids)),
       agents,
       agentRuns: new AgentRuns(agents.ledger),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),
       references: () => ({
         environment: config.values.workflows.environment,
         agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
+        // Not stored but its file is there: sync refused it (`stn agent validate` says why).
+        invalidAgent: (env: string, name: string) =>
+          existsSync(join(config.paths.environments, env, "agents", `${name}.prompt`))
+            ? `agents/${name}.prompt did not pass \`stn sync\``
+            : undefined,
         sandbox: config.values.sandbox,
       }),
       durable,

@@ -13,6 +13,9 @@ import { hostRule } from "../server/origin.ts";
 import { clientTimeouts } from "../server/slow_clients.ts";
 import { type HealthServer, serveHealth } from "../workers/health.ts";
 import { StepWorker } from "../workers/worker.ts";
+import { WorkerAgents } from "../workers/agent_steps.ts";
+import { McpPool } from "../mcp/mod.ts";
+import { hostname } from "node:os";
 import { QUEUE_NAME } from "../workflows/steps/fields.ts";
 
 /** `stn worker` flags beyond the config. */
@@ -61,13 +64,25 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
     throw err;
   }
   const e = config.values.engine;
+  // Agent steps' MCP servers, shared across this worker's agent runs (as on a station).
+  const pool = new McpPool({ max: config.values.mcp.pool_max, idleMs: config.values.mcp.idle_timeout });
+  const name = settings.name ?? `${hostname()}:${Deno.pid}`;
+  const agents = new WorkerAgents({
+    nc,
+    machine: name,
+    config: config.values,
+    env: Deno.env.toObject(),
+    pool,
+    sandbox,
+  });
   const worker = new StepWorker(nc, {
-    name: settings.name,
+    name,
     queues: settings.queues,
     concurrency: settings.concurrency,
     ackWaitMs: e.ack_wait,
     maxDeliver: e.max_deliver,
     sandbox,
+    agents,
   });
   let health: HealthServer | undefined;
   try {
@@ -92,6 +107,7 @@ export async function startWorker(config: LoadedConfig, settings: WorkerSettings
     stop: async (graceMs) => {
       await worker.drain(graceMs);
       await health?.close();
+      await pool.close();
       if (sandbox) {
         sandbox.stop();
         // Its sessions live in this process only: nobody else could close their containers.

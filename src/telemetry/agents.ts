@@ -1,4 +1,4 @@
-import { countAgentTokens } from "./metrics.ts";
+import { countAgentCost, countAgentTokens } from "./metrics.ts";
 import { failSpan, inSpan, type Span } from "./tracing.ts";
 
 /**
@@ -78,14 +78,21 @@ export function traceModelCall<T>(
   }, fn);
 }
 
-/** Records a completed model call: its tokens on the span and in `stn_agent_tokens_total`. */
+/**
+ * Records a completed model call: its tokens and cost on the span, in `stn_agent_tokens_total` and
+ * `stn_agent_cost_usd_total` (a null cost is an unknown price: nothing counted).
+ */
 export function recordModelCall(
   span: Span | undefined,
-  model: string,
-  usage: CallUsage,
+  run: { model: string; agent: string },
+  usage: CallUsage & { cost_usd: number | null },
   finish: string,
 ): void {
-  countAgentTokens(model, usage);
+  countAgentTokens(run.model, usage);
+  if (usage.cost_usd !== null) {
+    countAgentCost(run.model, run.agent, usage.cost_usd);
+    span?.setAttribute("stn.model.cost_usd", usage.cost_usd);
+  }
   span?.setAttributes({
     "gen_ai.usage.input_tokens": usage.input_tokens,
     "gen_ai.usage.output_tokens": usage.output_tokens,

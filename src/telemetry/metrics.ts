@@ -62,6 +62,14 @@ const agentTokens = new Counter({
   labelNames: ["model", "kind"] as const,
 });
 
+const agentCost = new Counter({
+  name: "stn_agent_cost_usd_total",
+  help:
+    "US dollars agents' model calls cost in this process at ai.prices, by model and agent (calls of a model " +
+    "with no known price are not counted)",
+  labelNames: ["model", "agent"] as const,
+});
+
 const agentRunsFinished = new Counter({
   name: "stn_agent_runs_finished_total",
   help: "Agent runs that ended in this process, by agent and status (completed, failed, canceled)",
@@ -83,6 +91,11 @@ export function countAgentTokens(
   agentTokens.inc({ model, kind: "input" }, usage.input_tokens);
   agentTokens.inc({ model, kind: "output" }, usage.output_tokens);
   agentTokens.inc({ model, kind: "cached" }, usage.cached_tokens);
+}
+
+/** Adds one model call's cost (USD) to its model's and agent's series. */
+export function countAgentCost(model: string, agent: string, usd: number): void {
+  agentCost.inc({ model, agent }, usd);
 }
 
 /** Counts an agent run that just ended, and its duration. */
@@ -131,6 +144,7 @@ export const processMetrics: readonly Family[] = [
   stepDuration,
   httpDuration,
   agentTokens,
+  agentCost,
   agentRunsFinished,
   agentRunDuration,
   modelThrottled,

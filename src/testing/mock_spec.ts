@@ -74,14 +74,29 @@ export const SPEC_DOC = "docs/testing.md#mock-mcp-servers";
 
 /** Parses a spec file's text; a syntax error or a field that does not validate is `mock_spec_invalid` with file:line:col. */
 export function parseMockSpec(text: string, file: string): MockSpec & { name: string } {
+  const parsed = parseSpecText(text, file, MockSpec);
+  if ("problems" in parsed) throw invalid(parsed.problems.join("\n"));
+  return { ...parsed.data, name: parsed.data.name ?? basename(file, extname(file)) };
+}
+
+/**
+ * A YAML or JSON file's text checked against a zod schema: its data, or each problem as
+ * `file:line:col: what (at /pointer)` (`stn faker --tools` files are read the same way).
+ */
+export function parseSpecText<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+): { data: z.output<S> } | { problems: string[] } {
   const parsed = parseSource(text);
   if ("error" in parsed) {
     const at = parsed.error.position ? `:${parsed.error.position.line}:${parsed.error.position.column}` : "";
-    throw invalid(`${file}${at}: ${parsed.error.message}`);
+    return { problems: [`${file}${at}: ${parsed.error.message}`] };
   }
-  const checked = MockSpec.safeParse(parsed.value);
-  if (!checked.success) {
-    const lines = checked.error.issues.map((i) => {
+  const checked = schema.safeParse(parsed.value);
+  if (checked.success) return { data: checked.data };
+  return {
+    problems: checked.error.issues.map((i) => {
       const path = i.path.map((p) => typeof p === "symbol" ? String(p) : p);
       const pos = parsed.locate(path);
       const where = pos ? `${file}:${pos.line}:${pos.column}` : file;
@@ -89,10 +104,8 @@ export function parseMockSpec(text: string, file: string): MockSpec & { name: st
         ? `unknown field ${i.keys.map((k) => `\`${k}\``).join(", ")}`
         : i.message;
       return `${where}: ${what} (at ${toPointer(path) || "/"})`;
-    });
-    throw invalid(lines.join("\n"));
-  }
-  return { ...checked.data, name: checked.data.name ?? basename(file, extname(file)) };
+    }),
+  };
 }
 
 function invalid(message: string): StationError {

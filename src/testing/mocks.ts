@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import { RunFailure } from "../agents/loop.ts";
-import type { LoopTool } from "../agents/loop.ts";
+import type { LoopTool } from "../agents/loop_io.ts";
 import { evaluate, parseCheck } from "../workflows/expr.ts";
 import type { RunIdentity, ToolDoubles } from "../agents/doubles.ts";
 import type { CassetteReplay } from "./replay.ts";

@@ -1,6 +1,6 @@
 /** Recording a cassette: every model call and tool call of the runs a CassetteRecorder is registered for. */
 
-import type { LoopTool } from "../agents/loop.ts";
+import type { LoopTool } from "../agents/loop_io.ts";
 import { errorMessage } from "../errors.ts";
 import { RunFailure } from "../agents/loop.ts";
 import type { ResolvedModel } from "../agents/providers.ts";

@@ -12,6 +12,7 @@ const SECTIONS = [
   ["files", "Files"],
   ["sandboxes", "Sandboxes"],
   ["tests", "Tests"],
+  ["evals", "Evals"],
 ] as const;
 
 /** A section of the dashboard (which navigation link is current). */

@@ -16,6 +16,7 @@ import { addRunRoutes } from "./pages/run.tsx";
 import { addRunListRoutes } from "./pages/runs.tsx";
 import { addSandboxRoutes } from "./pages/sandboxes.tsx";
 import { addTestRoutes } from "./pages/tests.tsx";
+import { addEvalRoutes } from "./pages/evals.tsx";
 import { addWorkflowRoutes } from "./pages/workflows.tsx";
 
 /**
@@ -57,6 +58,7 @@ export function dashboardRoutes(ctx: StationContext, token: string | undefined):
   addFileRoutes(ui, ctx, page);
   addSandboxRoutes(ui, ctx, page);
   addTestRoutes(ui, ctx, page);
+  addEvalRoutes(ui, ctx, page);
   // A catch-all rather than notFound(): a mounted app's notFound gives way to the API's JSON one.
   ui.all(
     "*",

@@ -69,6 +69,8 @@ export function ApiForm(
     method?: "POST" | "DELETE";
     json?: string;
     then?: string;
+    /** The id of an element that shows the answer's `value` instead of reloading the page. */
+    show?: string;
     multipart?: boolean;
     label?: string;
     class?: string;
@@ -85,6 +87,7 @@ export function ApiForm(
       data-api={props.method ?? "POST"}
       data-json={props.json}
       data-then={props.then}
+      data-show={props.show}
     >
       {props.children}
       <div class="form-error" role="alert" aria-live="assertive"></div>

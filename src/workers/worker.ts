@@ -9,6 +9,7 @@ import { ulid } from "ulid";
 import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { SandboxService } from "../sandbox/service.ts";
+import type { WorkerAgents } from "./agent_steps.ts";
 import {
   CANCEL_SUBJECT,
   CLAIM_SUBJECT,
@@ -38,6 +39,8 @@ export interface WorkerOptions {
   maxDeliver: number;
   /** For `sandbox` steps: this machine's Docker Engine (undefined: they fail with sandbox_unavailable). */
   sandbox?: SandboxService;
+  /** For `agent` steps (undefined: the station runs them). */
+  agents?: WorkerAgents;
 }
 
 /** Counters for /metrics. */
@@ -249,6 +252,7 @@ export class StepWorker {
         visit: claim.visit,
         signal: abort.signal,
         sandbox: this.#opts.sandbox,
+        agents: this.#opts.agents?.forStep({ worker: this.id, ...step, visit: claim.visit }),
       }, claim.timeoutMs);
       if (this.#draining && abort.signal.aborted) return; // handed back in drain()
       const reply = await this.#sendOutcome(step, outcome);
@@ -296,6 +300,7 @@ export class StepWorker {
       started_at: this.#startedAt,
       steps: [...this.inflight.values()].map((f) => f.step),
       draining: this.#draining,
+      agents: this.#opts.agents !== undefined,
     };
     try {
       const reply = await this.#request<{ leaseMs?: number }>(HEARTBEAT_SUBJECT, hb);

@@ -66,9 +66,13 @@ function operatorHint(src: string): string | undefined {
   return undefined;
 }
 
-/** JSONata positions point just past the offending token; turn that into the token's 0-based start. */
+/**
+ * JSONata positions point just past the offending token; turn that into the token's 0-based start. The end of
+ * the expression is the pseudo-token `(end)`, whose position is already the end.
+ */
 function tokenStart(f: JsonataFailure): number {
   const end = typeof f.position === "number" ? f.position : 0;
+  if (f.token === "(end)") return end;
   const len = typeof f.token === "string" ? f.token.length : 1;
   return Math.max(0, end - len);
 }

@@ -8,6 +8,7 @@ import {
   type ApprovalStatus,
   type ApprovalView,
   approvalView,
+  type AttemptRow,
   type Engine,
   type EventQuery,
   eventView,
@@ -20,15 +21,36 @@ import {
   stepView,
 } from "./engine/mod.ts";
 
+/** A pending timer of a run: the step it belongs to, what it does when it fires, and when. */
+export interface PendingTimer {
+  step: string;
+  /** `timer` (a timer step), `approval_timeout`, `wait_timeout`, `retry`, `step_timeout`. */
+  kind: string;
+  fires_at: string;
+}
+
 /** A step as the API lists it: with why it waits, when no live process serves its queue. */
 export type ListedStep = StepView & { waiting_for?: string };
+
+/** What workflow runs' agent runs cost (USD) by run id: the agent ledger's sum (docs/agents.md#cost). */
+export type RunCosts = (runIds: string[]) => Map<string, number | null>;
+
+/** A workflow run as the API shows it, with what its agent steps cost. */
+export type CostedRunView = RunView & { cost_usd: number | null };
 
 /** The read side of workflow runs. */
 export class WorkflowRuns {
   #engine: Engine;
+  #costs: RunCosts;
 
-  constructor(engine: Engine) {
+  constructor(engine: Engine, costs: RunCosts = (ids) => new Map(ids.map((id) => [id, null]))) {
     this.#engine = engine;
+    this.#costs = costs;
+  }
+
+  /** A run's API view: its row's, and what its agent steps (and their child agents) cost. */
+  view(run: RunRow): CostedRunView {
+    return { ...runView(run), cost_usd: this.#costs([run.id]).get(run.id) ?? null };
   }
 
   /** A run's ledger row, or undefined. */
@@ -43,6 +65,11 @@ export class WorkflowRuns {
     return run;
   }
 
+  /** The runs forked from a run, oldest first. */
+  forks(runId: string): RunView[] {
+    return this.#engine.reads.runs.forks(runId).map(runView);
+  }
+
   /** Why a run waits for concurrency: the first key it waits for and its place there (1 = next); else undefined. */
   waitingFor(run: RunRow): { key: string; position: number } | undefined {
     return run.status === "waiting_for_concurrency"
@@ -51,20 +78,38 @@ export class WorkflowRuns {
   }
 
   /** A page of runs, newest first. */
-  list(q: RunQuery): { runs: RunView[]; nextCursor: string | null } {
+  list(q: RunQuery): { runs: CostedRunView[]; nextCursor: string | null } {
     const page = this.#engine.reads.runs.list(q);
-    return { runs: page.runs.map(runView), nextCursor: page.nextCursor };
+    const costs = this.#costs(page.runs.map((r) => r.id));
+    return {
+      runs: page.runs.map((r) => ({ ...runView(r), cost_usd: costs.get(r.id) ?? null })),
+      nextCursor: page.nextCursor,
+    };
   }
 
   /** A run's steps; with `waitingFor`, each scheduled step that no live process serves says why. */
   steps(runId: string, opts: { waitingFor?: boolean } = {}): ListedStep[] {
-    const attempts = this.#engine.reads.attempts.list(runId);
-    if (!opts.waitingFor) return attempts.map(stepView);
+    const reads = this.#engine.reads;
+    const view = (a: AttemptRow) => stepView(a, reads.attempts.get);
+    const attempts = reads.attempts.list(runId);
+    if (!opts.waitingFor) return attempts.map(view);
     const served = this.#engine.servedQueues();
     return attempts.map((a) => {
       const why = this.#engine.waitingFor(a, served);
-      return why ? { ...stepView(a), waiting_for: why } : stepView(a);
+      return why ? { ...view(a), waiting_for: why } : view(a);
     });
+  }
+
+  /** The run's timers that have yet to fire, earliest first, each with its step's path. */
+  pendingTimers(runId: string): PendingTimer[] {
+    const reads = this.#engine.reads;
+    return reads.timers.list({ runId, status: "pending" })
+      .sort((a, b) => a.fire_at - b.fire_at)
+      .map((t) => ({
+        step: reads.attempts.get(t.attempt_id)?.path ?? "?",
+        kind: t.kind,
+        fires_at: new Date(t.fire_at).toISOString(),
+      }));
   }
 
   /** Approvals, of one run and/or in one status. */

@@ -50,7 +50,7 @@ export interface StartRunInput {
  * only when `save` asks; else the stored workflow (latest or `version`). A one-off run has no version:
  * the run row keeps the exact definition it ran.
  */
-function resolveDefinition(
+export function resolveDefinition(
   services: WorkflowServices,
   req: Omit<StartRunInput, "input" | "traceparent" | "trigger" | "claim" | "priority">,
 ): { definition: WorkflowDefinition; version: number | null } {

@@ -5,7 +5,7 @@ import { RequestTrigger } from "../contract/runs.ts";
  * What started a run, kept in its context as `workflow.trigger` so a step can tell a scheduled run
  * from one a person started. `manual` is the CLI (it says so in its start request), `api` any other
  * API caller, `mcp` an MCP client; `cron` carries the schedule that fired, `event` the event whose
- * trigger started it.
+ * trigger started it; `fork` the run it was forked from and the step it resumed at.
  */
 
 export const RunTrigger = z.discriminatedUnion("type", [
@@ -23,5 +23,6 @@ export const RunTrigger = z.discriminatedUnion("type", [
     event: z.string(),
     event_id: z.string(),
   }),
+  z.object({ type: z.literal("fork"), parent_run_id: z.string(), step: z.string() }),
 ]);
 export type RunTrigger = z.infer<typeof RunTrigger>;

@@ -185,8 +185,11 @@ Deno.test("agent loader: sandbox short form is compute with that runtime; the lo
   const bad = await parse("---\nmodel: openai/x\nsandbox: ruby\n---\nhi");
   assertEquals(where(bad.errors), ["invalid_sandbox@3:10"]);
   assert(bad.errors[0].hint!.includes("python, node, bash"));
-  const mode = await parse("---\nsandbox:\n  mode: docker\n---\nhi");
+  const mode = await parse("---\nsandbox:\n  mode: vm\n---\nhi");
   assertEquals(where(mode.errors), ["invalid_value@3:9"]);
+  // Station's `mode: docker` runs as code mode, with a warning at the value (station_agents_test.ts).
+  const docker = await parse("---\nmodel: openai/x\nsandbox:\n  mode: docker\n---\nhi");
+  assertEquals([where(docker.errors), where(docker.warnings)], [[], ["station_docker_sandbox@4:3"]]);
 });
 
 Deno.test("agent loader: unknown keys are kept in extra and warned about, with did-you-mean or Station's name", async () => {
@@ -357,7 +360,14 @@ Deno.test("agent loader: Station-style files load, with warnings only for what s
 
 Deno.test("agent loader: the example environment's agents are valid without warnings, its tools are the fs server's", async () => {
   const agents = await loadAgentsFolder(join(EXAMPLE, "agents"), { environment: "default" });
-  assertEquals(agents.map((a) => a.name), ["assistant", "data-analyst", "file-auditor"]);
+  assertEquals(agents.map((a) => a.name), [
+    "assistant",
+    "cost-analyzer",
+    "data-analyst",
+    "digest-writer",
+    "file-auditor",
+    "incident-analyst",
+  ]);
   for (const a of agents) assertEquals([a.errors, a.warnings], [[], []], a.name);
   const byName = Object.fromEntries(agents.map((a) => [a.name, a.definition!]));
   assert(byName["data-analyst"].sandbox?.session === "workflow");

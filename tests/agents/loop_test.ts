@@ -2,7 +2,7 @@ import type { AgentTool, Toolbox } from "../../src/agents/types.ts";
 import { StationError } from "../../src/errors.ts";
 import { agentDef, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
 import { assert, assertEquals, assertRejects, assertStringIncludes } from "../helpers/assert.ts";
-import { startModelServer } from "../helpers/model_server.ts";
+import { type Reply, startModelServer } from "../helpers/model_server.ts";
 
 const TOOLS_PROMPT = `---
 model: openai/test-model
@@ -16,12 +16,17 @@ Use your tools.
 `;
 
 /** MCP-like tools built directly (the MCP client is another module's): big output, an error, an echo, a slow one. */
-function testTools(calls: string[], slow?: { started: () => void; hang?: () => boolean }): Toolbox {
+function testTools(
+  calls: string[],
+  slow?: { started: () => void; hang?: () => boolean },
+  onCall?: () => void,
+): Toolbox {
   const tool = (name: string, call: AgentTool["call"]): AgentTool => ({
     name,
     description: `the ${name} tool`,
     inputSchema: { type: "object", properties: { x: { type: "string" } } },
     call: (args, signal) => {
+      onCall?.();
       calls.push(name);
       return call(args, signal);
     },
@@ -394,6 +399,34 @@ Deno.test("loop: variables are checked against the input schema before a run exi
     model.script({ text: "ok" });
     await h.service.run({ agent: "Team", environment: "default", task: "hi", variables: { team: "ops" } });
     assertEquals(model.requests[0].body.messages[0].content, "You help team ops.");
+  } finally {
+    await h.close();
+    await model.close();
+  }
+});
+
+Deno.test("loop: under fsync/step, no model call or tool call begins before the turns and results it follows are synced", async () => {
+  const model = startModelServer();
+  const calls: string[] = [];
+  const h = await agentHarness(model.url, [agentDef("Tools", TOOLS_PROMPT, { tools: ["__echo"] })], {
+    mcpTools: () => Promise.resolve(testTools(calls, undefined, () => unsynced.push(behind()))),
+    durability: true,
+  });
+  // How far the ledger's commits are ahead of the last finished WAL sync when a call begins (0: none is).
+  const behind = () => Math.max(0, h.sync.written() - h.sync.synced);
+  const unsynced: number[] = [];
+  try {
+    const turn = (reply: Reply) => () => (unsynced.push(behind()), reply);
+    model.script(
+      turn({ calls: [{ name: "__echo", args: { x: "1" } }], usage: { input: 10, output: 2 } }),
+      turn({ calls: [{ name: "__echo", args: { x: "2" } }], usage: { input: 10, output: 2 } }),
+      turn({ text: "done", usage: { input: 10, output: 2 } }),
+    );
+    const run = await h.service.run({ agent: "Tools", environment: "default", task: "go" });
+    assertEquals([run.status, run.turns, calls], ["completed", 3, ["__echo", "__echo"]]);
+    // Three model calls and two tool calls, each found every commit before it on disk.
+    assertEquals(unsynced, [0, 0, 0, 0, 0]);
+    assert(h.sync.syncs >= 5, `syncs: ${h.sync.syncs}`);
   } finally {
     await h.close();
     await model.close();

@@ -46,7 +46,8 @@ Deno.test("agent sync: create, unchanged, update, delete by file, against a real
     assertEquals([stored.definition.model, stored.definition.max_steps], ["openai/gpt-4o", 4]);
     assert(stored.updated_at >= stamp && stored.created_at <= stamp);
 
-    // A file made invalid keeps its stored agent; a removed file deletes its agent.
+    // A file made invalid loses its stored agent (its old version must not run; `agent list` shows it
+    // invalid); a removed file deletes its agent.
     await Deno.writeTextFile(join(agents, "alpha.prompt"), prompt("max_steps: -1"));
     await Deno.remove(join(agents, "beta.prompt"));
     const broken = await syncAgents(db, target);
@@ -54,15 +55,12 @@ Deno.test("agent sync: create, unchanged, update, delete by file, against a real
     assertEquals(broken.invalid.map((i) => [i.file, i.errors.map((e) => `${e.code}@${e.line}`)]), [
       [join(agents, "alpha.prompt"), ["invalid_value@2"]],
     ]);
-    assertEquals(listAgents(db, "default").map((a) => [a.definition.name, a.definition.max_steps]), [[
-      "alpha",
-      4,
-    ]]);
+    assertEquals(listAgents(db, "default"), []);
 
     // Warnings are reported per file; the agent is stored.
     await Deno.writeTextFile(join(agents, "alpha.prompt"), prompt("max_steps: 2\nharness: agentic"));
     const warned = await syncAgents(db, target);
-    assertEquals(names(warned.updated), ["alpha"]);
+    assertEquals(names(warned.created), ["alpha"]);
     assertEquals(warned.warnings.map((w) => w.warnings.map((x) => x.code)), [["unknown_field"]]);
     assertEquals(getAgent(db, "default", "alpha")!.extra, { harness: "agentic" });
 
@@ -93,6 +91,28 @@ Deno.test("agent sync: tools are checked against the catalogue given, and config
       ["unknown_tool", 2, "did you mean `__write_file`?"],
     ]);
     assertEquals(getAgent(db, "default", "reader")!.max_steps, 11);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agent sync: tools of servers not discovered yet are warnings; a file refused loses its stored version", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
+  const db = openDatabase(join(dir, "station.db"));
+  const target = { environment: "default", directory: dir };
+  try {
+    await Deno.writeTextFile(join(dir, "writer.prompt"), prompt("tools: [__write_file]"));
+    const pending = await syncAgents(db, target, { knownTools: new Map(), pendingServers: ["fs"] });
+    assertEquals(pending.created.map((c) => c.name), ["writer"]);
+    assertEquals(pending.warnings[0].warnings.map((w) => [w.code, w.line]), [["tool_not_discovered", 2]]);
+    assert(pending.warnings[0].warnings[0].message.includes("MCP server fs not discovered"));
+
+    // The stored version must not stay runnable once the file is invalid.
+    await Deno.writeTextFile(join(dir, "writer.prompt"), prompt("max_steps: 0"));
+    const refused = await syncAgents(db, target);
+    assertEquals([refused.invalid.length, refused.deleted], [1, []]);
+    assertEquals(getStoredAgent(db, "default", "writer"), undefined);
   } finally {
     db.close();
     await Deno.remove(dir, { recursive: true });

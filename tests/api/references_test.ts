@@ -11,7 +11,7 @@ const workflow = (id: string, step: Record<string, unknown>) => ({
   states: [{ id: "only", ...step, end: true }],
 });
 
-Deno.test("apply and run check agent and image references first: the name, a hint, nothing stored or run", async (t) => {
+Deno.test("apply, sync and run check agent and image references first: the name, a hint, nothing stored or run", async (t) => {
   const ts = await startTestStation({
     configYaml: "ai:\n  provider: openai\n  api_key: sk-test\nsandbox:\n  enabled: false\n",
   });
@@ -46,6 +46,41 @@ Deno.test("apply and run check agent and image references first: the name, a hin
         assertEquals(err.code, "workflow_invalid");
         assertStringIncludes(err.message, '/states/0/image: image "evil/miner:latest" is not allowed');
         assertStringIncludes(err.hint ?? "", "sandbox.allowed_images");
+      },
+    );
+
+    await t.step(
+      "sync: a workflow file naming an unknown agent or a refused image is invalid, not stored",
+      async () => {
+        const dir = ts.home.path("environments", "default", "workflows");
+        Deno.mkdirSync(dir, { recursive: true });
+        Deno.writeTextFileSync(
+          `${dir}/asks-ghost.workflow.yaml`,
+          "id: asks-ghost\nstates:\n  - id: only\n    type: agent\n    agent: Helpr\n    task: hi\n",
+        );
+        Deno.writeTextFileSync(
+          `${dir}/odd-image.workflow.yaml`,
+          "id: odd-image\nstates:\n  - id: only\n    type: sandbox\n    image: evil/miner:latest\n" +
+            '    command: ["true"]\n',
+        );
+        const report = await client.json<
+          { invalid: { file: string; errors: { code: string; hint?: string }[] }[] }
+        >(
+          "POST",
+          "/api/v1/sync",
+          { body: {} },
+        );
+        const byFile = Object.fromEntries(
+          report.invalid.map((i) => [i.file.split("/").at(-1), i.errors.map((e) => [e.code, e.hint])]),
+        );
+        assertEquals(byFile["asks-ghost.workflow.yaml"], [["unknown_agent", "did you mean `Helper`?"]]);
+        assertEquals(byFile["odd-image.workflow.yaml"]?.[0]?.[0], "image_not_allowed");
+        assertStringIncludes(String(byFile["odd-image.workflow.yaml"]?.[0]?.[1]), "sandbox.allowed_images");
+        assertEquals([station.ctx.workflows.has("asks-ghost"), station.ctx.workflows.has("odd-image")], [
+          false,
+          false,
+        ]);
+        for (const f of ["asks-ghost", "odd-image"]) Deno.removeSync(`${dir}/${f}.workflow.yaml`);
       },
     );
 

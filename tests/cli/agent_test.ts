@@ -88,12 +88,18 @@ Deno.test("stn sync, agent list and agent show through the real stn (embedded ru
 
     const list = await runStn(["agent", "list"], { env: home.env });
     assertEquals(list.code, 0, list.stderr);
-    assertEquals(list.stdout.split("\n").slice(0, 2).map((l) => l.split(/\s{2,}/)), [
-      ["NAME", "MODEL", "STEPS", "TOOLS", "DESCRIPTION"],
-      ["greeter", "(default)", "2", "0", "Greets people"],
+    assertEquals(list.stdout.split("\n").slice(0, 3).map((l) => l.split(/\s{2,}/)), [
+      ["NAME", "STATUS", "MODEL", "STEPS", "TOOLS", "DESCRIPTION"],
+      ["greeter", "ok", "(default)", "2", "0", "Greets people"],
+      ["bad", "invalid", "-", "-", "-", "-"],
     ]);
+    assertStringIncludes(
+      list.stdout,
+      "bad: invalid: bad.prompt:2:1: invalid_value: `max_steps` must be a number, not a list",
+    );
     const listJson = JSON.parse((await runStn(["--json", "agent", "list"], { env: home.env })).stdout);
     assertEquals(listJson.agents.map((a: { name: string }) => a.name), ["greeter"]);
+    assertEquals(listJson.invalid.map((a: { name: string }) => a.name), ["bad"]);
 
     const show = await runStn(["agent", "show", "greeter"], { env: home.env });
     assertEquals(show.code, 0, show.stderr);
@@ -105,7 +111,10 @@ Deno.test("stn sync, agent list and agent show through the real stn (embedded ru
 
     const missing = await runStn(["--json", "agent", "show", "greter"], { env: home.env });
     assertEquals(missing.code, 1);
-    assertStringIncludes(missing.stderr, "error: no agent `greter` in environment `default`");
+    assertStringIncludes(
+      missing.stderr,
+      "error: no agent `greter` in environment `default` (no file agents/greter.prompt)",
+    );
     assertStringIncludes(missing.stderr, "hint: did you mean `greeter`?");
     assertEquals(JSON.parse(missing.stdout).error.code, "agent_not_found");
   } finally {

@@ -1,54 +1,11 @@
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
-import { runStn } from "../helpers/stn.ts";
+import { startModelServer } from "../helpers/model_server.ts";
+import { completeIn, runQuiet } from "../helpers/shell_completion.ts";
+import { runStn, startServe, stnOnPath } from "../helpers/stn.ts";
 import { buildProgram } from "../../src/cli/main.ts";
 import { SHORT_FLAGS } from "../../src/cli/flags.ts";
 import type { Command, Option } from "commander";
-
-async function bash(
-  script: string,
-  args: string[] = [],
-): Promise<{ code: number; out: string; err: string }> {
-  const r = await new Deno.Command("bash", {
-    args: ["-c", script, "bash", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  })
-    .output();
-  const dec = new TextDecoder();
-  return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
-}
-
-Deno.test("stn completions bash: valid bash that completes every top-level command, subcommands and flags", async () => {
-  const home = await tempHome();
-  try {
-    const r = await runStn(["completions", "bash"], { env: home.env });
-    assertEquals(r.code, 0, r.stderr);
-    const file = home.path("stn.bash");
-    Deno.writeTextFileSync(file, r.stdout);
-    const syntax = await bash(`bash -n "$1"`, [file]);
-    assertEquals(syntax.code, 0, syntax.err);
-
-    // Load it as a user's shell does and ask what it offers, the way bash calls the function on TAB.
-    const complete = async (line: string) => {
-      const script = `source "$1"; COMP_WORDS=($2); COMP_CWORD=\${#COMP_WORDS[@]}; ` +
-        `[[ "$2" == *" " ]] && COMP_WORDS+=("") || COMP_CWORD=$((COMP_CWORD - 1)); ` +
-        `_stn; printf '%s\\n' "\${COMPREPLY[@]}"`;
-      const out = await bash(script, [file, line]);
-      assertEquals(out.code, 0, out.err);
-      return out.out.split("\n").filter(Boolean);
-    };
-    const top = buildProgram().commands.map((c) => c.name());
-    const offered = await complete("stn ");
-    for (const name of top) assert(offered.includes(name), `completes ${name}: ${offered}`);
-    assertEquals(await complete("stn workflow approvals ap"), ["approve"]);
-    assertEquals(await complete("stn workflows ru"), ["run", "runs"]);
-    const flags = await complete("stn workflow runs --c");
-    assert(flags.includes("--cursor") && flags.includes("--config"), `flags: ${flags}`);
-  } finally {
-    await home.cleanup();
-  }
-});
 
 Deno.test("stn completions zsh|fish print their scripts; --json wraps the script; other shells are a usage error", async () => {
   const home = await tempHome();
@@ -86,5 +43,79 @@ Deno.test("short flags: one meaning per letter across every command, each listed
       table.get(option.short),
       `${path}: ${option.short} must mean ${table.get(option.short)}`,
     );
+  }
+});
+
+Deno.test("stn completions bash|zsh|fish: each shell accepts its script; Tab offers commands, flags, files, the station's names", async () => {
+  const home = await tempHome();
+  const model = startModelServer();
+  model.route(() => ({ text: "hi" }));
+  home.writeConfig(
+    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  );
+  Deno.mkdirSync(home.path("environments/default/agents"), { recursive: true });
+  Deno.writeTextFileSync(home.path("environments/default/agents/Greeter.prompt"), "{{userInput}}\n");
+  const workflow = home.path("hello.workflow.yaml");
+  Deno.writeTextFileSync(
+    workflow,
+    "id: hello\nstates:\n  - id: say\n    type: inject\n    data: {greeting: hi}\n",
+  );
+  const serve = await startServe({ home: home.home, env: home.env });
+  try {
+    const env = {
+      ...home.env,
+      PATH: `${stnOnPath(home.path("."))}:${Deno.env.get("PATH")}`,
+      STATION_URL: serve.url,
+    };
+    const stn = async (...args: string[]) => {
+      const r = await runStn([...args, "--json"], { env });
+      assertEquals(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+    await stn("workflow", "apply", workflow);
+    const runId = (await stn("run", "hello", "--wait")).run_id;
+    const agentRun = (await stn("agent", "run", "Greeter", "hello there")).run_id;
+    const key = (await stn("files", "upload", workflow, "--key", "notes/hello.yaml")).file_key;
+    // commander keeps whether a command is hidden (`__complete`) in a private field.
+    const top = buildProgram().commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden)
+      .map((c) => c.name());
+
+    for (const shell of ["bash", "zsh", "fish"] as const) {
+      const script = home.path(`stn.${shell}`);
+      Deno.writeTextFileSync(script, (await stn("completions", shell)).script);
+      await runQuiet(shell, [shell === "fish" ? "--no-execute" : "-n", script], env);
+      const complete = (line: string) => completeIn(shell, script, line, env);
+
+      const offered = await complete("stn ");
+      for (const command of top) {
+        assert(offered.includes(command), `${shell} completes ${command}: ${offered}`);
+      }
+      assertEquals(await complete("stn workflow approvals ap"), ["approve"], shell);
+      assertEquals(await complete("stn workflows ru"), ["run", "runs"], shell);
+      const flags = await complete("stn workflow runs --c");
+      assert(flags.includes("--cursor") && flags.includes("--config"), `${shell} flags: ${flags}`);
+      assertEquals(await complete("stn workflow show "), ["hello"], shell);
+      assertEquals(await complete("stn run h"), ["hello"], shell);
+      assertEquals(await complete("stn workflow inspect "), [runId], shell);
+      assertEquals(await complete("stn agent show "), ["Greeter"], shell);
+      assertEquals(await complete("stn agent inspect "), [agentRun], shell);
+      assertEquals(await complete("stn env show "), ["default"], shell);
+      assertEquals(await complete("stn files info "), [key], shell);
+      // A flag's value: the station's names where it names one; never counted as a positional argument.
+      assertEquals(await complete("stn agent run Greeter --env "), ["default"], shell);
+      assertEquals(await complete("stn workflow runs --workflow "), ["hello"], shell);
+      assertEquals(await complete("stn workflow approvals list --run "), [runId], shell);
+      assertEquals(await complete("stn agent run --env default "), ["Greeter"], shell);
+      assertEquals(await complete("stn workflow inspect -o json "), [runId], shell);
+      // Where no station name fits, the shell's file completion stays (bash's through `complete -o default`,
+      // which it applies after the function offered nothing).
+      const files = await complete(`stn workflow apply ${home.path("hello.wo")}`);
+      if (shell === "bash") assertEquals(files, [], "bash: the function leaves it to -o default");
+      else assert(files.some((f) => f.endsWith("hello.workflow.yaml")), `${shell} files: ${files}`);
+    }
+  } finally {
+    await serve.stop();
+    await model.close();
+    await home.cleanup();
   }
 });

@@ -5,6 +5,7 @@ import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
 import { stationHome } from "../helpers/station_home.ts";
+import { sampleEvalRun } from "../helpers/eval_runs.ts";
 import type { Command } from "commander";
 
 /** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
@@ -54,6 +55,42 @@ function checkJson(row: Row, args: string[], r: { code: number; stdout: string; 
 
 function isError(doc: { error?: { code?: unknown } }): boolean {
   return Object.keys(doc).length === 1 && typeof doc.error?.code === "string";
+}
+
+/** A recorded `stn faker` session (its file as `stn faker` writes it), for the session commands' rows. */
+const FAKER_SESSION = "faker-20260101-000000-abcdef";
+
+function fakerSession(dir: string): string {
+  Deno.mkdirSync(dir, { recursive: true });
+  const at = "2026-01-01T00:00:00.000Z";
+  const lines = [
+    {
+      stn_faker_session: 1,
+      id: FAKER_SESSION,
+      mode: "passthrough",
+      server: { command: "true", args: [], env_keys: [] },
+      name: "stn-faker",
+      started_at: at,
+      tools: [{ name: "echo", description: "", input_schema: { type: "object" } }],
+    },
+    {
+      call: {
+        seq: 1,
+        tool: "echo",
+        args: {},
+        at,
+        duration_ms: 1,
+        source: "real",
+        answer: { content: [{ type: "text", text: "hi" }] },
+      },
+    },
+    { ended_at: at },
+  ];
+  Deno.writeTextFileSync(
+    `${dir}/${FAKER_SESSION}.jsonl`,
+    lines.map((l) => JSON.stringify(l) + "\n").join(""),
+  );
+  return "--limit=5";
 }
 
 const GATE = "states:\n  - id: ask\n    type: human_approval\n    message: go?\n    next: done\n" +
@@ -158,6 +195,10 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "events list", ok: true },
     { cmd: "events list", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "workflow runs", ok: true },
+    { cmd: "run", args: () => ["gate"], ok: true },
+    { cmd: "run", args: () => ["nope"], ok: false },
+    { cmd: "__complete", args: () => ["workflows"], ok: true },
+    { cmd: "__complete", args: () => ["bogus"], ok: false, code: 2 },
     { cmd: "workflow runs", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "workflow inspect", args: () => [run], ok: true },
     { cmd: "workflow inspect", args: () => ["nope"], ok: false },
@@ -201,6 +242,12 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "workflow resume", args: () => ["nope"], ok: false },
     { cmd: "workflow cancel", args: () => [run3], ok: true },
     { cmd: "workflow cancel", args: () => ["nope"], ok: false },
+    { cmd: "workflow retry", args: () => [run3], ok: true },
+    { cmd: "workflow retry", args: () => ["nope"], ok: false },
+    { cmd: "workflow fork", args: () => [run, "--from", "done"], ok: true },
+    { cmd: "workflow fork", args: () => [run, "--from", "nope"], ok: false },
+    { cmd: "workflow eval", args: () => ["ask.decided_by", "--run", run, "--step", "done"], ok: true },
+    { cmd: "workflow eval", args: () => ["ask.decided_by +", "--run", run], ok: false },
     { cmd: "files upload", args: () => [p("data.txt")], ok: true, keep: (o) => (key = o.file_key) },
     { cmd: "files upload", args: () => [p("missing.txt")], ok: false },
     { cmd: "files upload", args: () => [p("data.txt")], ok: true, keep: (o) => (key2 = o.file_key) },
@@ -264,7 +311,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "bundle create", args: () => ["nope", "-o", p("nope.tar.gz")], ok: false },
     { cmd: "bundle inspect", args: () => [p("default.tar.gz")], ok: true },
     { cmd: "bundle inspect", args: () => [p("data.txt")], ok: false },
-    { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: true },
+    { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported", "--defer-variables"], ok: true },
     { cmd: "bundle install", args: () => [p("default.tar.gz"), "imported"], ok: false },
     { cmd: "agent run", args: () => ["Greeter", "hi"], ok: true, keep: (o) => (agentRun = o.run_id) },
     { cmd: "agent run", args: () => ["Nobody", "hi"], ok: false },
@@ -278,6 +325,14 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "mcp config", args: () => ["--client", "emacs"], ok: false, code: 2 },
     { cmd: "mcp stdio", args: () => ["--bogus"], ok: false, code: 2 },
     { cmd: "mock", args: () => ["aws-cost-explorer"], ok: false, code: 2 },
+    { cmd: "faker templates", ok: true },
+    { cmd: "faker templates", args: () => ["--config", p("nope.yaml")], ok: false, code: 2 },
+    { cmd: "faker sessions list", args: () => [fakerSession(p("faker/sessions"))], ok: true },
+    { cmd: "faker sessions list", args: () => ["--limit", "0"], ok: false, code: 2 },
+    { cmd: "faker sessions view", args: () => [FAKER_SESSION], ok: true },
+    { cmd: "faker sessions view", args: () => ["faker-20260101-000000-000000"], ok: false },
+    { cmd: "faker sessions export", args: () => [FAKER_SESSION], ok: true },
+    { cmd: "faker sessions export", args: () => [FAKER_SESSION, "-o", p("data.txt")], ok: false },
     { cmd: "mcp approve", args: () => ["nope"], ok: false },
     {
       cmd: "mcp approve",
@@ -305,6 +360,17 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     { cmd: "eval list", args: () => ["--limit", "0"], ok: false, code: 2 },
     { cmd: "eval show", args: () => [evalId], ok: true },
     { cmd: "eval show", args: () => ["eval_nope"], ok: false },
+    { cmd: "eval report", args: () => [evalId, "-o", p("report.html")], ok: true },
+    { cmd: "eval report", args: () => ["eval_nope", "-o", p("nope.html")], ok: false },
+    {
+      cmd: "eval report",
+      args: () => {
+        Deno.writeTextFileSync(p("eval.json"), JSON.stringify(sampleEvalRun(3)));
+        return [p("eval.json"), "-o", p("report.md")];
+      },
+      ok: true,
+    },
+    { cmd: "eval report", args: () => [p("eval.json"), "-o", p("report.txt")], ok: false, code: 2 },
     { cmd: "eval compare", args: () => [evalId, evalId], ok: true },
     { cmd: "eval compare", args: () => ["eval_nope", evalId], ok: false },
     { cmd: "eval datasets", ok: true },

@@ -27,6 +27,13 @@ Deno.test("config: Station's config.yaml is read as stn's, one warning per key n
     // stn's own key wins over Station's.
     home.writeConfig("api_port: 1111\nserver:\n  port: 2222\n");
     assertEquals(loadConfig({ env: home.env }).values.server.port, 2222);
+    // Station's faker templates carry their name and may leave model empty; stn's key is faker.templates.
+    home.writeConfig(
+      "faker_templates:\n  aws:\n    name: aws\n    description: AWS data\n    instruction: Be AWS\n    model: ''\n",
+    );
+    assertEquals(loadConfig({ env: home.env }).values.faker.templates, {
+      aws: { description: "AWS data", instruction: "Be AWS" },
+    });
   } finally {
     await home.cleanup();
   }

@@ -114,12 +114,15 @@ Deno.test("e2e: stn agent run / runs / inspect and the agent-runs API through a 
     assertStringIncludes(wfInspect.stdout, "AGENT RUN");
     assertMatch(
       wfInspect.stdout,
-      /arun_\S+ +loop +Looper +completed \(max_steps\) +3 +\d+\/\d+ +__agent_greeter/,
+      /arun_\S+ +loop +Looper +completed \(max_steps\) +3 +\d+\/\d+ +\S+ +__agent_greeter/,
     );
 
     const missing = await runStn(["agent", "run", "Nobody", "x"], { env: home.env });
     assertEquals(missing.code, 1);
-    assertStringIncludes(missing.stderr, "no agent Nobody in environment default");
+    assertStringIncludes(
+      missing.stderr,
+      "no agent `Nobody` in environment `default` (no file agents/Nobody.prompt)",
+    );
   } finally {
     await serve.stop();
     await model.close();

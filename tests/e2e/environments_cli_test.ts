@@ -74,6 +74,7 @@ Deno.test("stn init: an empty home, then sync and a run of the example workflow;
           file: "agents/hello.prompt",
           status: "valid",
           errors: [],
+          warnings: [],
           synced: "current",
         }]);
         assertEquals(d.mcp_configs[0].servers, [{
@@ -228,7 +229,7 @@ Deno.test("env vars and bundles through the real stn: secrets masked in CLI, API
     await t.step(
       "install into a new environment on a fresh home: same agents and workflows, variables missing",
       async () => {
-        const r = await ok(b, ["bundle", "install", bundle, "shared"]);
+        const r = await ok(b, ["bundle", "install", bundle, "shared", "--defer-variables"]);
         assertStringIncludes(r.stdout, "installed environment shared");
         assertStringIncludes(r.stdout, "variables still to set: FILESYSTEM_ROOT, GITHUB_TOKEN");
         assertStringIncludes(r.stdout, "stn env vars set shared GITHUB_TOKEN -");
@@ -262,6 +263,7 @@ Deno.test("env vars and bundles through the real stn: secrets masked in CLI, API
           `http://127.0.0.1:${server.addr.port}/default.tar.gz`,
           "fromurl",
           "--force",
+          "--defer-variables",
         ]);
         assertStringIncludes(r.stdout, "installed environment fromurl");
         // Its workflow `hello` was stored from `shared`: --force takes it over, and says so.

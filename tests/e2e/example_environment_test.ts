@@ -74,7 +74,7 @@ Deno.test("e2e: the example environment synced and run end to end (three agents,
     // discovered (npx starts it; cached after the first fetch).
     const synced = await stn("sync", "--trust");
     assertStringIncludes(synced, "mcp server fs (stdio): 14 tool(s)");
-    assertStringIncludes(synced, "agents: 0 created, 0 updated, 3 unchanged, 0 deleted, 0 invalid");
+    assertStringIncludes(synced, "agents: 0 created, 0 updated, 6 unchanged, 0 deleted, 0 invalid");
     assertStringIncludes(synced, "audit-and-report");
     const agents = await stn("agent", "list");
     for (const name of ["assistant", "data-analyst", "file-auditor"]) assertStringIncludes(agents, name);

@@ -1,7 +1,7 @@
 import { StationClient } from "../../src/client/http.ts";
 import { listAgentRuns } from "../../src/client/agent_runs.ts";
 import { listWorkers } from "../../src/client/workers.ts";
-import { getRun, runSteps, startRun } from "../../src/client/workflow_runs.ts";
+import { getRun, runEvents, runSteps, startRun } from "../../src/client/workflow_runs.ts";
 import { syncWorkflows } from "../../src/client/workflows.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { singleNats, startWorkerProcess } from "../helpers/cluster.ts";
@@ -9,15 +9,17 @@ import { tempHome } from "../helpers/home.ts";
 import { startModelServer } from "../helpers/model_server.ts";
 import { startServe, waitFor } from "../helpers/stn.ts";
 
-// An agent run is recorded in the station's ledger, which a `stn worker` does not have: a worker that takes
-// an agent step hands it to the station, which runs it (before, the step failed agent_steps_unavailable).
-Deno.test("workers: an agent step taken by a stn worker is run by the station, even one with no local workers", async () => {
+// A worker runs agent steps (tests/e2e/worker_agents_test.ts), except an agent with child agents: their runs
+// are started by the station's agent service, so a worker that takes such a step hands it to the station.
+Deno.test("workers: an agent step whose agent has child agents is run by the station, even one with no local workers", async () => {
   const home = await tempHome();
   const model = startModelServer();
   model.script({ text: "Hello from the station." });
   home.writeConfig(`ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\n`);
   Deno.mkdirSync(home.path("environments", "default", "agents"), { recursive: true });
-  Deno.writeTextFileSync(home.path("environments", "default", "agents", "Greeter.prompt"), "{{userInput}}\n");
+  const agents = home.path("environments", "default", "agents");
+  Deno.writeTextFileSync(`${agents}/Greeter.prompt`, "---\nagents: [Helper]\n---\n{{userInput}}\n");
+  Deno.writeTextFileSync(`${agents}/Helper.prompt`, "{{userInput}}\n");
   const nats = await singleNats();
   const serve = await startServe({
     env: home.env,
@@ -54,6 +56,13 @@ Deno.test("workers: an agent step taken by a stn worker is run by the station, e
     const agentRuns = (await listAgentRuns(client, { workflow_run_id: run.id })).runs;
     assertEquals(agentRuns.map((r) => [r.agent, r.status]), [["Greeter", "completed"]]);
     assertEquals(model.requests.length, 1); // run once, not once by the worker and again by the station
+    const events = [];
+    for await (const e of runEvents(client, run.id, { follow: false })) events.push(e);
+    const owners = events.filter((e) => e.type === "step_started").map((e) =>
+      (e.data as { owner: string }).owner
+    );
+    const workerIds = (await listWorkers(client)).workers.map((w) => w.id);
+    assertEquals([owners.length, workerIds.includes(owners[0])], [1, false], "the station ran it");
   } finally {
     await worker.stop();
     await serve.stop();

@@ -20,6 +20,7 @@ const observed = (o: Partial<Observed> = {}): Observed => ({
   result: undefined,
   error: null,
   totalTokens: 100,
+  costUsd: null,
   durationMs: 250,
   toolCalls: [],
   ...o,

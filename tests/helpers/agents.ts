@@ -3,8 +3,10 @@ import { AgentService, type AgentSource, type McpTools } from "../../src/agents/
 import type { AgentDefinition } from "../../src/agents/types.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
+import { type Durability, processDurability, walDurability } from "../../src/db/durability.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
+import type { ModelPrice } from "../../src/telemetry/cost.ts";
 
 /**
  * An agent definition as loading a `.prompt` file produces it (the loader is another module's; the
@@ -44,6 +46,8 @@ You are a careful assistant.
 
 export interface AgentHarness {
   db: Database;
+  /** The ledger's sync the services wait for (`ledger.durability`: fsync with `durability`, else normal). */
+  sync: Durability;
   service: AgentService;
   defs: Map<string, AgentDefinition>;
   /** A second service on the same ledger (a restarted station). */
@@ -64,10 +68,15 @@ export async function agentHarness(
     maxToolOutput?: number;
     /** `ai.limits`. */
     limits?: Config["ai"]["limits"];
+    /** `ai.prices` (docs/agents.md#cost). */
+    prices?: Record<string, ModelPrice>;
+    /** The services wait for WAL syncs of the ledger, as under `ledger.durability: fsync` or `step`. */
+    durability?: boolean;
   } = {},
 ): Promise<AgentHarness> {
   const dir = await Deno.makeTempDir({ prefix: "stn-agents-" });
   const db = openDatabase(join(dir, "station.db"));
+  const sync = options.durability ? walDurability(db, join(dir, "station.db")) : processDurability;
   const byName = new Map(defs.map((d) => [d.name, d]));
   const source: AgentSource = (_env, name) => byName.get(name);
   const services: AgentService[] = [];
@@ -81,6 +90,7 @@ export async function agentHarness(
           base_url: baseUrl,
           api_key: "sk-test",
           limits: options.limits ?? {},
+          prices: options.prices ?? {},
         },
         agents: { max_tool_output: options.maxToolOutput ?? 1024, default_max_steps: 5, timeout: 60_000 },
       },
@@ -89,6 +99,7 @@ export async function agentHarness(
       mcpTools: options.mcpTools ?? ((env, def, signal) => openMcpToolbox(db, env, def.tools, { signal })),
       mcpToolSpecs: (env, def) => mcpToolSpecs(db, env, def.tools),
       sandbox: options.sandbox,
+      durable: () => sync.durable(),
     });
     services.push(s);
     return s;
@@ -96,11 +107,13 @@ export async function agentHarness(
   const service = make();
   return {
     db,
+    sync,
     service,
     defs: byName,
     restart: make,
     close: async () => {
       for (const s of services) await s.stop();
+      sync.close();
       db.close();
       await Deno.remove(dir, { recursive: true });
     },

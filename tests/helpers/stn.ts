@@ -118,6 +118,18 @@ export function spawnStn(
   };
 }
 
+/** A `stn` on PATH (in DIR/bin, which it returns) that runs this checkout, as scripts/install puts one there. */
+export function stnOnPath(dir: string): string {
+  const bin = `${dir}/bin`;
+  Deno.mkdirSync(bin, { recursive: true });
+  Deno.writeTextFileSync(
+    `${bin}/stn`,
+    `#!/bin/sh\nexec "${Deno.execPath()}" ${STN_RUN_ARGS.join(" ")} "${MAIN}" "$@"\n`,
+    { mode: 0o755 },
+  );
+  return bin;
+}
+
 /** A `stn serve` child process. */
 export interface ServeProcess extends StnProcess {
   url: string;

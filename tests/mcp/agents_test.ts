@@ -171,7 +171,8 @@ Deno.test("mcp: agents run through both servers against the scripted model; sync
     // Errors are tool errors with the API's code and hint; the session lives on.
     const unknown = await toolError(management, "run_agent", { name: "Greeterr", task: "x" });
     assertEquals(unknown.code, "agent_not_found");
-    assertStringIncludes(unknown.hint, "agents/Greeterr.prompt and run `stn sync`");
+    assertStringIncludes(unknown.message, "(no file agents/Greeterr.prompt)");
+    assertStringIncludes(unknown.hint, "did you mean `Greeter`?");
     const failed = await toolError(management, "run_agent", {
       name: "Greeter",
       task: "fail now",

@@ -38,7 +38,7 @@ Deno.test("mcp: every management tool's annotations match the method of the API 
       assert(operation, `${tool.name} names no API operation`);
       const [method, path] = operation.split(" ");
       assert(documented.has(`${method} ${shape(path)}`), `${tool.name}: ${operation} is not in the API`);
-      const want = tool.name === "validate_workflow"
+      const want = ["validate_workflow", "eval_workflow_expression"].includes(tool.name)
         ? { readOnlyHint: true, destructiveHint: false, idempotentHint: true } // a POST that stores nothing
         : expectedHints(method);
       for (const [hint, value] of Object.entries(want)) {

@@ -1,9 +1,9 @@
-import { assertEquals } from "../helpers/assert.ts";
+import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
 import { startModelServer } from "../helpers/model_server.ts";
 import { connectHttp, startMcpStation, toolJson } from "./helpers.ts";
 
-Deno.test("mcp: an MCP client runs an eval, reads it, compares it, lists and generates datasets; OpenAPI has the routes", async () => {
+Deno.test("mcp: an MCP client runs an eval, reads it and its report, compares it, lists and generates datasets; OpenAPI has the routes", async () => {
   const model = startModelServer();
   model.route((r) =>
     JSON.stringify(r.body).includes("evaluation datasets")
@@ -47,6 +47,22 @@ Deno.test("mcp: an MCP client runs an eval, reads it, compares it, lists and gen
     const byFile = await call("run_eval", { target: "Greeter", dataset_file: "hi.jsonl", wait: true });
     assertEquals([byFile.status, byFile.aggregates.pass_rate], ["completed", 1]);
     assertEquals((await call("get_eval", { eval_id: run.eval_id })).cases.length, 1);
+    const text = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: args }) as { content: { text: string }[] };
+      return result.content[0].text;
+    };
+    const md = await text("get_eval_report", { eval_id: run.eval_id });
+    assertEquals(md.split("\n").slice(0, 2), ["<!-- stn eval report -->", "# Eval report: Greeter"]);
+    assert(md.includes(`\`${run.eval_id}\``) && md.includes("half right"), md);
+    const html = await text("get_eval_report", { eval_id: run.eval_id, format: "html" });
+    assert(html.startsWith("<!DOCTYPE html>") && html.includes("half right"), html.slice(0, 200));
+    const noReport = await client.callTool({ name: "get_eval_report", arguments: { eval_id: "eval_none" } });
+    assertEquals([noReport.isError, toolJson(noReport).error.code], [true, "eval_not_found"]);
+    const badFormat = await client.callTool({
+      name: "get_eval_report",
+      arguments: { eval_id: run.eval_id, format: "pdf" },
+    });
+    assertEquals([badFormat.isError, toolJson(badFormat).error.code], [true, "invalid_request"]);
     assertEquals((await call("list_evals", {})).evals.length, 2);
     const compared = await call("compare_evals", { base: byFile.eval_id, head: run.eval_id });
     assertEquals([compared.regressed, compared.pass_rate.delta], [true, -1]);
@@ -68,6 +84,7 @@ Deno.test("mcp: an MCP client runs an eval, reads it, compares it, lists and gen
       const path of [
         "/api/v1/evals",
         "/api/v1/evals/{eval_id}",
+        "/api/v1/evals/{eval_id}/report",
         "/api/v1/evals/compare",
         "/api/v1/eval-datasets",
       ]

@@ -80,6 +80,26 @@ Deno.test("mcp: the management server over Streamable HTTP runs workflows, appro
       );
       assertMatch(String(gone?.message), /no workflow run r-none/);
     });
+
+    await t.step("repair tools: an expression against a run's data, a retry refused, a fork", async () => {
+      const { runs } = await call(client, "list_workflow_runs", {});
+      const parent = runs.find((r: { status: string }) => r.status === "completed");
+      const value = await call(client, "eval_workflow_expression", {
+        run_id: parent.id,
+        expression: "workflow.run_id",
+      });
+      assertEquals(value.value, parent.id);
+      const bad = await client.callTool({
+        name: "eval_workflow_expression",
+        arguments: { run_id: parent.id, expression: "1 +" },
+      });
+      assertEquals([bad.isError, toolJson(bad).error.code], [true, "expression_invalid"]);
+      const refused = await client.callTool({ name: "retry_workflow_run", arguments: { run_id: parent.id } });
+      assertEquals(toolJson(refused).error.code, "run_not_retryable");
+      const { steps } = await call(client, "get_workflow_run_steps", { run_id: parent.id });
+      const fork = await call(client, "fork_workflow_run", { run_id: parent.id, from: steps.at(-1).path });
+      assertEquals([fork.parent_run_id, fork.forked_from], [parent.id, steps.at(-1).path]);
+    });
   } finally {
     await client.close();
     await s.close();

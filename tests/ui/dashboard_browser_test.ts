@@ -194,7 +194,7 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     await page.goto(`${url}/ui/runs?workflow=greet&status=completed`);
     assertEquals(await page.locator("#runs tbody tr").count(), 1);
     await page.goto(`${url}/ui/runs?workflow=greet&status=failed`);
-    await page.getByText("No runs match.").waitFor();
+    await page.getByText("No runs match this search.").waitFor();
 
     // An approval: decided on the approvals page with a comment; the run goes on.
     const ship = await startRun(ts.client, { workflowId: "ship", input: {} });
@@ -234,7 +234,10 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     const broken = await startRun(ts.client, { workflowId: "broken", input: {} });
     await page.goto(`${url}/ui/runs/${broken.id}`);
     await page.locator("#run-live [role=alert]", { hasText: "Run failed" }).waitFor({ timeout: 10_000 });
-    assertMatch(await page.locator("#run-live [role=alert]").textContent() ?? "", /boom/);
+    assertMatch(
+      await page.locator("#run-live [role=alert]", { hasText: "Run failed" }).textContent() ?? "",
+      /boom/,
+    );
     // The runs list picks up a new run by itself (htmx polls it), without a reload.
     await page.goto(`${url}/ui/runs`);
     await page.evaluate("globalThis.marker = 2");
@@ -271,8 +274,8 @@ Deno.test("dashboard in Chromium: keyboard navigation, a run started and watched
     assertMatch(await call.textContent() ?? "", /500 bytes\s*truncated/);
     assertEquals(
       await page.locator("table.usage tbody td").allTextContents(),
-      ["320", "40", "120", "360"],
-      "usage in, out, cached, total over both turns",
+      ["320", "40", "120", "360", "-"],
+      "usage in, out, cached, total over both turns; no cost (the test model has no price)",
     );
     assertMatch(await page.getByLabel("The model's text in turn 1").textContent() ?? "", /Let me ask Helper/);
     assertMatch(await page.getByLabel("Agent response").textContent() ?? "", /The plan is ready/);

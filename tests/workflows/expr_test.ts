@@ -114,6 +114,8 @@ Deno.test("parseCheck: syntax problems carry code, position and a hint for other
   }
   const eq = parseCheck('severity == "high"')!;
   assertEquals(eq.position, 10); // the second `=`
+  // An expression that ends too early is wrong at its end (not five characters before, the length of `(end)`).
+  assertEquals([parseCheck("$sum(x")!.position, parseCheck("$sum(items.price")!.position], [6, 16]);
 });
 
 Deno.test("compileExpression caches and reports invalid expressions as StationError", () => {

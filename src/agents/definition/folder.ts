@@ -1,4 +1,4 @@
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { agentNameFromFile, parseAgent, type ParsedAgent, PROMPT_FILE } from "./load.ts";
 import { checkReferences, type ReferenceOptions } from "./references.ts";
 import { errorMessage } from "../../errors.ts";
@@ -87,4 +87,28 @@ export async function loadAgentFiles(files: string[], options: FolderOptions): P
     out.push({ ...found, path: given });
   }
   return out;
+}
+
+/** An agent whose file does not load: its file and its first problem (`X.prompt:3:5: code: message`). */
+export interface InvalidAgentFile {
+  file: string;
+  problem: string;
+}
+
+/** The first error of an agent that does not load, for one-line messages. */
+export function firstProblem(a: Pick<ParsedAgent, "path" | "errors">): string {
+  const e = a.errors[0];
+  const at = e?.line ? `:${e.line}:${e.column ?? 1}` : "";
+  return e ? `${basename(a.path)}${at}: ${e.code}: ${e.message}` : `${basename(a.path)}: does not load`;
+}
+
+/** The agents of a folder that do not load as sync would load them, by name, each with its first problem. */
+export async function invalidAgentFiles(
+  directory: string,
+  options: FolderOptions,
+): Promise<Map<string, InvalidAgentFile>> {
+  const loaded = await loadAgentsFolder(directory, options);
+  return new Map(
+    loaded.filter((a) => a.errors.length).map((a) => [a.name, { file: a.path, problem: firstProblem(a) }]),
+  );
 }

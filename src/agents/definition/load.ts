@@ -230,6 +230,17 @@ function notes(fm: FrontMatter, raw: Record<string, unknown>): Unplaced[] {
       });
     }
   });
+  if (isObj(raw.sandbox) && raw.sandbox.mode === "docker") {
+    found.push({
+      code: "station_docker_sandbox",
+      path: "/sandbox/mode",
+      message: "`sandbox.mode: docker` is Station's harness container: stn runs the agent with a code-mode " +
+        "sandbox instead (the sandbox_* session tools in a Docker container of `image`, one per agent run, " +
+        "no network unless `allow_network: true`); Station's `workspace`, `resources`, `network` and " +
+        "`harness` settings are not carried over",
+      hint: "write `sandbox: {mode: code, image: …}` (docs/agents.md#front-matter)",
+    });
+  }
   if (fm.output_schema !== undefined && isObj(raw.output) && raw.output.schema !== undefined) {
     found.push({
       code: "output_schema_twice",
@@ -332,6 +343,7 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     schedule: fm.schedule && AgentScheduleSchema.parse(fm.schedule),
     timeout_ms: fm.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(fm.timeout),
     context: fm.context,
+    max_cost: fm.max_cost,
     source: text,
     extra,
   });

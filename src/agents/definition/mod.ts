@@ -8,5 +8,13 @@ export {
   type ParseOptions,
   PROMPT_FILE,
 } from "./load.ts";
-export { type FolderOptions, loadAgentFiles, loadAgentsFolder, promptFiles } from "./folder.ts";
+export {
+  firstProblem,
+  type FolderOptions,
+  type InvalidAgentFile,
+  invalidAgentFiles,
+  loadAgentFiles,
+  loadAgentsFolder,
+  promptFiles,
+} from "./folder.ts";
 export { checkReferences, type ReferenceOptions } from "./references.ts";

@@ -11,6 +11,11 @@ import type { ParsedAgent } from "./load.ts";
 export interface ReferenceOptions {
   /** The environment's MCP tools: exposed name (`__read_file`) → server. Without it tools are not checked. */
   knownTools?: ReadonlyMap<string, string>;
+  /**
+   * MCP servers of the environment whose tools are not discovered yet (not approved, or failed): while
+   * any is, a tool missing from the catalogue may be theirs, so it is a warning, not an error.
+   */
+  pendingServers?: readonly string[];
   /** Agent names that exist (default: the agents checked together). */
   knownAgents?: Iterable<string>;
 }
@@ -66,9 +71,24 @@ export function checkReferences(agents: ParsedAgent[], options: ReferenceOptions
     const def = a.definition;
     if (!def) continue;
     if (options.knownTools) {
+      const pending = options.pendingServers ?? [];
       for (const tool of def.tools) {
         if (options.knownTools.has(tool)) continue;
-        add(a, pointerOf(a, "tools", tool), unknownTool(tool, options.knownTools));
+        const pointer = pointerOf(a, "tools", tool);
+        if (!pending.length) add(a, pointer, unknownTool(tool, options.knownTools));
+        else {
+          a.warnings.push({
+            code: "tool_not_discovered",
+            path: pointer,
+            ...a.place(pointer, true),
+            message: `\`${tool}\` is not in the tool catalogue yet: MCP server${
+              pending.length === 1 ? "" : "s"
+            } ${
+              pending.join(", ")
+            } not discovered (not approved, or failed); the agent cannot run until it is`,
+            hint: "approve the servers (`stn env trust <env>` or `stn mcp approve`) and run `stn sync`",
+          });
+        }
       }
     }
     for (const child of def.agents) {

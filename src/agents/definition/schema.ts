@@ -44,8 +44,14 @@ const SandboxLong = z.looseObject({
   pip_packages: z.array(z.string().min(1)).optional(),
 });
 
-/** `sandbox: python` is `{runtime: python}`; any other string is an error naming the runtimes. */
+/**
+ * `sandbox: python` is `{runtime: python}`; any other string is an error naming the runtimes. Station's
+ * `{mode: docker}` (its harness workspace container) runs as `mode: code`; load.ts warns what changes.
+ */
 const Sandbox = z.preprocess((v, ctx) => {
+  if (typeof v === "object" && v !== null && (v as { mode?: unknown }).mode === "docker") {
+    return { ...v, mode: "code" };
+  }
   if (typeof v !== "string") return v;
   if ((SANDBOX_RUNTIMES as readonly string[]).includes(v)) return { runtime: v };
   ctx.issues.push({
@@ -95,6 +101,8 @@ export const FrontMatter = z.looseObject({
   timeout: Timeout.optional(),
   /** stn's own: the run's context window (docs/agents.md#context-window). */
   context: ContextSettings.optional(),
+  /** stn's own: the run's budget in USD (docs/agents.md#cost). */
+  max_cost: z.number().positive().optional(),
 });
 export type FrontMatter = z.infer<typeof FrontMatter>;
 

@@ -1,3 +1,4 @@
+import { requireRunnable } from "../../environments/agent_status.ts";
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AgentRunRow } from "../../agents/run_rows.ts";
 import {
@@ -43,6 +44,8 @@ const startRun = createRoute({
       "invalid_json",
       "invalid_request",
       "agent_not_found",
+      "agent_invalid",
+      "agent_tools_pending",
       "agent_input_invalid",
       "agent_render_failed",
       "model_api_key_missing",
@@ -146,13 +149,19 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       keys,
       keyed,
       read: replay,
-      start: (claim) =>
-        ctx.agents.start({
+      start: async (claim) => {
+        // An invalid file or undiscovered tools: refused before a run exists, with the reason.
+        await requireRunnable(ctx.db, ctx.config.paths.environments, {
+          environment: request.environment,
+          name: request.agent,
+        });
+        return await ctx.agents.start({
           ...request,
           traceId: /^[\da-f]{2}-([\da-f]{32})-/.exec(c.req.header("traceparent") ?? "")?.[1],
           claim,
           doubles: recorder && { record: recorder },
-        }),
+        });
+      },
     });
     // A repeated Idempotency-Key answers the first run: its recording (if any) stays as it is.
     if (recorder && !ctx.recordings.has(started.run.id)) {

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { getStoredAgent, listAgents } from "../../agents/store.ts";
 import { AgentEnvironmentQuery, AgentList, AgentNameParam, AgentShow } from "../../contract/agents.ts";
 import { StationError } from "../../errors.ts";
-import { didYouMean } from "../../lib/did_you_mean.ts";
+import { invalidAgents, requireRunnable, toolReadiness } from "../../environments/agent_status.ts";
 import type { StationContext } from "../../context.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 
@@ -28,44 +28,49 @@ const showRoute = createRoute({
   tags,
   summary: "One agent with its whole definition",
   request: { params: AgentNameParam, query: AgentEnvironmentQuery },
-  responses: { 200: json(AgentShow, "the agent"), ...errors("invalid_request", "agent_not_found") },
+  responses: {
+    200: json(AgentShow, "the agent"),
+    ...errors("invalid_request", "agent_not_found", "agent_invalid"),
+  },
 });
 
 /** The agent routes, mounted at /api/v1/agents. */
 export function agentRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
   const envOf = (q: { environment?: string }) => q.environment ?? ctx.config.values.workflows.environment;
-  openapi(app, listRoute, (c) => {
+  openapi(app, listRoute, async (c) => {
     const environment = envOf(c.req.valid("query"));
-    const agents = listAgents(ctx.db, environment).map(({ definition: d, updated_at }) => ({
-      name: d.name,
-      environment: d.environment,
-      description: d.description,
-      model: d.model ?? null,
-      tags: d.tags,
-      max_steps: d.max_steps,
-      tools: d.tools,
-      agents: d.agents,
-      sandbox: d.sandbox !== undefined,
-      schedule: d.schedule?.cron ?? null,
-      path: d.path,
-      updated_at,
-    }));
-    return c.json({ environment, agents }, 200);
+    const agents = listAgents(ctx.db, environment).map(({ definition: d, updated_at }) => {
+      const tools = toolReadiness(ctx.db, environment, d.tools);
+      return {
+        name: d.name,
+        status: tools.status,
+        problem: tools.problem,
+        environment: d.environment,
+        description: d.description,
+        model: d.model ?? null,
+        tags: d.tags,
+        max_steps: d.max_steps,
+        tools: d.tools,
+        agents: d.agents,
+        sandbox: d.sandbox !== undefined,
+        schedule: d.schedule?.cron ?? null,
+        path: d.path,
+        updated_at,
+      };
+    });
+    const invalid = [...await invalidAgents(ctx.db, ctx.config.paths.environments, environment)]
+      .map(([name, f]) => ({ name, file: f.file, problem: f.problem }));
+    return c.json({ environment, agents, invalid }, 200);
   });
-  openapi(app, showRoute, (c) => {
+  openapi(app, showRoute, async (c) => {
     const { name } = c.req.valid("param");
     const environment = envOf(c.req.valid("query"));
     const stored = getStoredAgent(ctx.db, environment, name);
+    // Not stored: says whether the file is missing or invalid (and why).
     if (!stored) {
-      const known = listAgents(ctx.db, environment).map((a) => a.definition.name);
-      throw new StationError("agent_not_found", `no agent \`${name}\` in environment \`${environment}\``, {
-        hint: didYouMean(name, known)
-          ? `did you mean \`${didYouMean(name, known)}\`?`
-          : known.length
-          ? `agents there: ${known.join(", ")}`
-          : `add environments/${environment}/agents/${name}.prompt and run \`stn sync ${environment}\``,
-      });
+      await requireRunnable(ctx.db, ctx.config.paths.environments, { environment, name });
+      throw new StationError("agent_not_found", `no agent \`${name}\` in environment \`${environment}\``);
     }
     return c.json(
       { agent: stored.definition, created_at: stored.created_at, updated_at: stored.updated_at },

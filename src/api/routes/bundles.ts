@@ -1,5 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { CreateBundleBody, InstallBundleQuery, InstallResult } from "../../contract/bundles.ts";
+import {
+  BUNDLE_VARIABLES_HEADER,
+  CreateBundleBody,
+  InstallBundleQuery,
+  InstallResult,
+} from "../../contract/bundles.ts";
+import { z } from "zod";
 import { BUNDLE_LIMITS } from "../../environments/bundle/layout.ts";
 import { installBundle } from "../../environments/bundle/install.ts";
 import { packEnvironment } from "../../environments/bundle/pack.ts";
@@ -51,6 +57,12 @@ const install = createRoute({
   summary: "Install a bundle (the .tar.gz as the body) into an environment, then sync it",
   request: {
     query: InstallBundleQuery,
+    headers: z.object({
+      [BUNDLE_VARIABLES_HEADER]: z.string().optional().describe(
+        "values for the variables its MCP configs use, as a JSON object NAME → value (kept out of the URL); " +
+          "written into the environment's variables.yml",
+      ),
+    }),
     body: { required: true, content: { [GZIP]: { schema: { type: "string", format: "binary" } } } },
   },
   responses: {
@@ -61,6 +73,7 @@ const install = createRoute({
       "invalid_environment",
       "environment_exists",
       "bundle_conflict",
+      "bundle_variables_missing",
       "bundle_manifest_mismatch",
       "bundle_invalid",
       "bundle_too_large",
@@ -89,6 +102,24 @@ async function readBundleBody(body: ReadableStream<Uint8Array> | null): Promise<
   return bytes;
 }
 
+/** The variables header's JSON object of strings; 400 `invalid_request` when it is anything else. */
+function variablesHeader(raw: string | undefined): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = z.record(z.string(), z.string()).safeParse((() => {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return undefined;
+    }
+  })());
+  if (!parsed.success) {
+    throw new StationError("invalid_request", `${BUNDLE_VARIABLES_HEADER} is not a JSON object of strings`, {
+      hint: '{"NAME": "value", …}',
+    });
+  }
+  return parsed.data;
+}
+
 /** The bundle routes, mounted at /api/v1/bundles. */
 export function bundleRoutes(ctx: StationContext): OpenAPIHono {
   const app = router();
@@ -110,10 +141,13 @@ export function bundleRoutes(ctx: StationContext): OpenAPIHono {
   });
   openapi(app, install, async (c) => {
     const query = c.req.valid("query");
+    const variables = variablesHeader(c.req.valid("header")[BUNDLE_VARIABLES_HEADER]);
     const bytes = await readBundleBody(c.req.raw.body);
     const installed = await installBundle(dir, bytes, {
       environment: query.environment,
       force: query.force === "true",
+      variables,
+      requireVariables: query.require_variables === "true",
       storedWorkflow: (id) => {
         if (!ctx.workflows.has(id)) return undefined;
         const { version, source, environment } = ctx.workflows.record(id);

@@ -14,7 +14,7 @@ import { StationError } from "../../errors.ts";
 import { deliveryFingerprints, WebhookDeliveries } from "../../events/webhook_deliveries.ts";
 import { hookEvent, verifyHook } from "../../events/webhooks.ts";
 import type { StationContext } from "../../context.ts";
-import { eventView, runView, type SendEventResult, signalView } from "../../workflows/engine/mod.ts";
+import { eventView, type SendEventResult, signalView } from "../../workflows/engine/mod.ts";
 import { sendEvent } from "../../workflows/events.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { requireRun } from "./workflow_runs.ts";
@@ -142,7 +142,7 @@ export function signalRoutes(ctx: StationContext): OpenAPIHono {
       ? `signal delivered to step ${r.deliveredTo}`
       : "signal kept on the run until a step waits for it";
     return c.json(
-      { run: runView(requireRun(ctx, runId)), signal: view, duplicate: r.duplicate, message },
+      { run: ctx.runs.view(requireRun(ctx, runId)), signal: view, duplicate: r.duplicate, message },
       200,
     );
   });

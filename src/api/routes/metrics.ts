@@ -50,6 +50,21 @@ function stationGauges(ctx: StationContext): Family[] {
       () => Promise.resolve(ctx.sandbox?.list().length ?? 0),
     ),
     single("stn_file_store_bytes", "Bytes the file store's bucket holds", () => ctx.files.usage()),
+    single(
+      "stn_ledger_syncs",
+      "WAL syncs of the ledger since start",
+      () => Promise.resolve(ctx.engine.syncs),
+    ),
+    single(
+      "stn_workflow_steps_started",
+      "Step executions this process started since start (and steps handed to stn workers)",
+      () => Promise.resolve(ctx.engine.stats.started),
+    ),
+    single(
+      "stn_workflow_steps_started_unsynced",
+      "Of those, the ones that started before the commits they follow from were synced (0 under ledger.durability: step)",
+      () => Promise.resolve(ctx.engine.stats.unsynced),
+    ),
     perQueue(
       "stn_steps_waiting_for_worker",
       "Scheduled steps on a task queue that no live worker serves",

@@ -17,12 +17,13 @@ import { WorkflowIdParam } from "../../contract/workflows.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../context.ts";
-import { type RunRow, runView } from "../../workflows/engine/mod.ts";
+import type { RunRow } from "../../workflows/engine/mod.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
 import { startOnce } from "../idempotency.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
 import { runEventsResponse } from "../sse.ts";
+import { addRerunRoutes } from "./workflow_reruns.ts";
 
 type StartBody = z.output<typeof StartRunBody>;
 
@@ -58,7 +59,7 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
       }),
   });
   if (recorder && !recordings.has(run.id)) recordings.keep(run.id, recorder);
-  return runView(run);
+  return ctx.runs.view(run);
 }
 
 const tags = ["runs"];
@@ -198,6 +199,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   const keys = new IdempotencyKeys(ctx.db);
 
   openapi(app, startRun, async (c) => c.json(await start(ctx, keys, c, c.req.valid("json")), 201));
+  addRerunRoutes(ctx, app);
 
   openapi(app, listRuns, (c) => {
     const q = c.req.valid("query");
@@ -213,10 +215,12 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, getRun, (c) => {
     const run = requireRun(ctx, c.req.valid("param").run_id);
     const waiting = ctx.runs.waitingFor(run);
+    const forks = ctx.runs.forks(run.id).map((f) => f.run_id);
     return c.json({
-      ...runView(run),
+      ...ctx.runs.view(run),
       ...(waiting ? { waiting_for: waiting } : {}),
       definition: JSON.parse(run.definition),
+      forks,
     }, 200);
   });
   openapi(
@@ -241,17 +245,17 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(app, cancelRun, (c) => {
     const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
-    return c.json(runView(engine.cancel(runId, c.req.valid("json").reason)), 200);
+    return c.json(ctx.runs.view(engine.cancel(runId, c.req.valid("json").reason)), 200);
   });
   openapi(app, control("pause"), (c) => {
     const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
-    return c.json(runView(engine.pause(runId)), 200);
+    return c.json(ctx.runs.view(engine.pause(runId)), 200);
   });
   openapi(app, control("resume"), async (c) => {
     const { run_id: runId } = c.req.valid("param");
     requireRun(ctx, runId);
-    return c.json(runView(await engine.resume(runId)), 200);
+    return c.json(ctx.runs.view(await engine.resume(runId)), 200);
   });
   return app;
 }

@@ -12,6 +12,8 @@ import m0015 from "./0015_idempotency.ts";
 import m0017 from "./0017_mcp_approvals.ts";
 import m0020 from "./0020_agent_tool_call_detail.ts";
 import m0021 from "./0021_evals.ts";
+import m0022 from "./0022_agent_cost.ts";
+import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
 
 /**
@@ -32,5 +34,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0017,
   m0020,
   m0021,
+  m0022,
+  m0024,
   m0025,
 ];

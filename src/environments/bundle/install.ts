@@ -1,13 +1,18 @@
 /** Installing a bundle: verified whole first, staged beside the target, then renamed into place. */
 
 import { dirname, join } from "node:path";
-import { type BundleManifest, type BundleServer, describeStored } from "../../contract/bundles.ts";
+import {
+  type BundleManifest,
+  type BundleServer,
+  describeStored,
+  type StationBundle,
+} from "../../contract/bundles.ts";
 import { StationError } from "../../errors.ts";
 import { ENVIRONMENT_FOLDERS, type NeededVariable, neededVariables } from "../environments.ts";
 import { exists, unsafePath } from "../files.ts";
-import { readMcpConfigs } from "../../environment_files/mcp_configs.ts";
+import { parseMcpConfig, readMcpConfigs } from "../../environment_files/mcp_configs.ts";
 import { environmentDir } from "../names.ts";
-import { readVariables } from "../../environment_files/variables.ts";
+import { readVariables, requireVariableName, setVariable } from "../../environment_files/variables.ts";
 import { readBundle } from "./unpack.ts";
 import { makePrivateDir } from "../../lib/private_files.ts";
 import { claimedWorkflowId } from "../../workflows/definition/source.ts";
@@ -70,6 +75,8 @@ export interface Installed {
   replaced: Replaced;
   variables: NeededVariable[];
   missing: string[];
+  /** Set for a bundle in Station's layout: what was converted and left out. */
+  station?: StationBundle;
 }
 
 export interface InstallOptions {
@@ -84,6 +91,33 @@ export interface InstallOptions {
   storedWorkflow?: (id: string) => StoredWorkflow | undefined;
   /** Where variable values may also come from (the process environment). */
   env?: (name: string) => string | undefined;
+  /** Values to write into the environment's variables.yml (`--var NAME=VALUE`). */
+  variables?: Record<string, string>;
+  /** Refuse, writing nothing, while a variable the bundle's configs use has no value. */
+  requireVariables?: boolean;
+}
+
+/** 400 `bundle_variables_missing` unless every variable the bundle's configs use will have a value. */
+async function requireValues(
+  files: ReadonlyMap<string, Uint8Array>,
+  target: { dir: string; present: boolean },
+  options: InstallOptions,
+): Promise<void> {
+  const configs = [...files].filter(([p]) => !p.startsWith("agents/") && !p.startsWith("workflows/"))
+    .map(([p, b]) => parseMcpConfig(p, new TextDecoder().decode(b)));
+  const known = { ...(target.present ? await readVariables(target.dir) : {}), ...options.variables };
+  const missing = neededVariables(configs, known, options.env ?? ((n) => Deno.env.get(n)))
+    .filter((v) => v.source === "missing").map((v) => v.name);
+  if (!missing.length) return;
+  throw new StationError(
+    "bundle_variables_missing",
+    `the bundle's MCP configs use variables without a value: ${missing.join(", ")}; nothing was installed`,
+    {
+      hint: `pass ${missing.map((n) => `--var ${n}=…`).join(" ")} (or run on a terminal to be asked), or ` +
+        "--defer-variables to install now and set them later with `stn env vars set`",
+      details: { missing },
+    },
+  );
 }
 
 /** Refuses to write through a folder of the target that is a link (it could point anywhere). */
@@ -110,7 +144,7 @@ export async function installBundle(
   bytes: Uint8Array,
   options: InstallOptions = {},
 ): Promise<Installed> {
-  const { manifest, files, servers } = await readBundle(bytes);
+  const { manifest, files, servers, station } = await readBundle(bytes);
   const name = options.environment ?? manifest.name;
   const dir = environmentDir(environmentsDir, name);
   const present = await exists(dir);
@@ -140,6 +174,9 @@ export async function installBundle(
     );
   }
   if (present) await requirePlainFolders(dir, files.keys());
+  const given = Object.entries(options.variables ?? {});
+  for (const [n] of given) requireVariableName(n);
+  if (options.requireVariables) await requireValues(files, { dir, present }, options);
   makePrivateDir(environmentsDir);
   const staging = await Deno.makeTempDir({ dir: environmentsDir, prefix: ".install-" });
   try {
@@ -149,12 +186,14 @@ export async function installBundle(
       await Deno.writeFile(join(staging, path), content, { mode: 0o644 });
     }
     if (!present) {
+      for (const [n, v] of given) await setVariable(staging, n, v);
       await Deno.chmod(staging, 0o755);
       await Deno.rename(staging, dir);
     } else {
       for (const f of ENVIRONMENT_FOLDERS) await Deno.mkdir(join(dir, f), { recursive: true });
       for (const path of files.keys()) await Deno.rename(join(staging, path), join(dir, path));
       await Deno.remove(staging, { recursive: true });
+      for (const [n, v] of given) await setVariable(dir, n, v);
     }
   } catch (err) {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
@@ -175,5 +214,6 @@ export async function installBundle(
     replaced,
     variables,
     missing: variables.filter((v) => v.source === "missing").map((v) => v.name),
+    ...(station ? { station } : {}),
   };
 }

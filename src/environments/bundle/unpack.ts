@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import tar from "tar-stream";
-import { BundleManifest, type BundleServer } from "../../contract/bundles.ts";
+import { BundleManifest, type BundleServer, type StationBundle } from "../../contract/bundles.ts";
 import { errorMessage, StationError } from "../../errors.ts";
 import { formatBytes } from "../../files/size.ts";
 import { archiveContents, checkManifestContents } from "./contents.ts";
 import { BUNDLE_LIMITS, bundledPath, MANIFEST, unsafeReason } from "./layout.ts";
+import { convertStationBundle, isStationBundle } from "./station.ts";
 
 /**
  * Reads a bundle into memory, refusing it at the first unsafe or malformed member: absolute paths, `..`,
  * links of any kind, devices, more members or bytes than the limits (the gunzipped size is capped while
- * it is inflated, so a gzip bomb stops early; each member's size is checked on its header), files outside the layout,
+ * it is inflated, so a gzip bomb stops early; each member's size is checked on its header), files outside the layout
+ * (a bundle in Station's layout is read by station.ts instead, which names what it leaves out),
  * files whose size or SHA-256 differ from the manifest, and a manifest whose list of agents, MCP servers
  * or workflows is not what the files hold (contents.ts). Nothing is written: installing is a separate
  * step that only ever sees a bundle that passed every check.
@@ -22,13 +24,15 @@ export interface ReadBundle {
   files: Map<string, Uint8Array>;
   /** Its MCP servers with what each really launches, read from the configs. */
   servers: BundleServer[];
+  /** Set for a bundle in Station's layout: what was converted and left out. */
+  station?: StationBundle;
 }
 
 /** 400 `bundle_invalid` naming the member. */
 function invalid(message: string, member?: string): StationError {
   return new StationError("bundle_invalid", message, {
-    hint: "a bundle is a .tar.gz made by `stn bundle create`: plain files under agents/, mcp-configs/ and " +
-      "workflows/, plus manifest.json with their checksums",
+    hint: "a bundle is a .tar.gz made by `stn bundle create` (plain files under agents/, mcp-configs/ and " +
+      "workflows/, plus manifest.json with their checksums) or by Station's `stn bundle create`",
     details: member !== undefined ? { member } : undefined,
   });
 }
@@ -84,11 +88,7 @@ function checkHeader(header: tar.Header, count: number): { path: string; folder:
       raw,
     );
   }
-  const folder = type === "directory";
-  if (!folder && path !== MANIFEST && !bundledPath(path)) {
-    throw invalid(`member ${raw} is not an agent, MCP config or workflow (nor manifest.json)`, raw);
-  }
-  return { path, folder };
+  return { path, folder: type === "directory" };
 }
 
 /** Reads and verifies a bundle's bytes; throws `bundle_invalid` / `bundle_too_large` at the first problem. */
@@ -119,6 +119,16 @@ export async function readBundle(bytes: Uint8Array): Promise<ReadBundle> {
     extract.destroy();
     if (err instanceof StationError) throw err;
     throw invalid(`the bundle is not a readable tar archive: ${errorMessage(err)}`);
+  }
+  if (isStationBundle(files)) {
+    const { manifest, files: converted, station } = convertStationBundle(files);
+    return { manifest, files: converted, servers: archiveContents(converted).servers, station };
+  }
+  // stn's own layout: every member is one of its files (Station's carries others, left out above).
+  for (const path of files.keys()) {
+    if (path !== MANIFEST && !bundledPath(path)) {
+      throw invalid(`member ${path} is not an agent, MCP config or workflow (nor manifest.json)`, path);
+    }
   }
   const manifest = verifyManifest(files);
   const held = archiveContents(files);

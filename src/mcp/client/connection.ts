@@ -33,6 +33,28 @@ export interface ConnectOptions {
 
 type Transport = StdioClientTransport | StreamableHTTPClientTransport;
 
+/** A tool as tools/list sends it (the fields stn reads). */
+interface ListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+/** A tools/call result as the SDK hands it over (the fields stn reads). */
+interface RawResult {
+  isError?: boolean;
+  content?: unknown;
+  structuredContent?: unknown;
+  toolResult?: unknown;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
 function transportFor(spec: McpServerSpec): Transport {
   if (spec.transport === "stdio") {
     return new StdioClientTransport({
@@ -94,6 +116,10 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
     );
   }
 
+  let ended!: () => void;
+  const closed = new Promise<void>((resolve) => (ended = resolve));
+  client.onclose = () => ended();
+
   /** A StationError for a failed request, or the caller's cancellation. */
   const requestError = (err: unknown, what: string, opts: McpRequestOptions): StationError => {
     if (opts.signal?.aborted) {
@@ -113,6 +139,24 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
     );
   };
 
+  /** One tools/call, its result as the SDK hands it over. */
+  const call = async (name: string, args: unknown, opts: McpRequestOptions): Promise<RawResult> => {
+    opts.signal?.throwIfAborted();
+    try {
+      return await client.callTool(
+        { name, arguments: (args ?? {}) as Record<string, unknown> },
+        undefined,
+        {
+          signal: opts.signal,
+          timeout: opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+          resetTimeoutOnProgress: true,
+        },
+      );
+    } catch (err) {
+      throw requestError(err, `tool ${name}`, opts);
+    }
+  };
+
   return {
     server,
     async listTools(opts = {}) {
@@ -124,11 +168,14 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
             signal: opts.signal,
             timeout: opts.timeoutMs ?? options.timeoutMs,
           });
-          for (const t of page.tools as Array<{ name: string; description?: string; inputSchema?: object }>) {
+          for (const t of page.tools as ListedTool[]) {
             tools.push({
               name: t.name,
+              ...(t.title && { title: t.title }),
               description: t.description ?? "",
-              inputSchema: (t.inputSchema as Record<string, unknown>) ?? { type: "object" },
+              inputSchema: t.inputSchema ?? { type: "object" },
+              ...(t.outputSchema && { outputSchema: t.outputSchema }),
+              ...(t.annotations && { annotations: t.annotations }),
             });
           }
           cursor = page.nextCursor;
@@ -139,21 +186,7 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
       return tools;
     },
     async callTool(name, args, opts = {}) {
-      opts.signal?.throwIfAborted();
-      let result: { isError?: boolean; content?: unknown; structuredContent?: unknown; toolResult?: unknown };
-      try {
-        result = await client.callTool(
-          { name, arguments: (args ?? {}) as Record<string, unknown> },
-          undefined,
-          {
-            signal: opts.signal,
-            timeout: opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
-            resetTimeoutOnProgress: true,
-          },
-        );
-      } catch (err) {
-        throw requestError(err, `tool ${name}`, opts);
-      }
+      const result = await call(name, args, opts);
       const text = resultText(result);
       if (result.isError) {
         throw new StationError("mcp_tool_error", text || `tool ${name} failed without a message`, {
@@ -162,8 +195,17 @@ export async function connectMcpServer(spec: McpServerSpec, options: ConnectOpti
       }
       return text;
     },
+    async callToolResult(name, args, opts = {}) {
+      const result = await call(name, args, opts);
+      return {
+        content: Array.isArray(result.content) ? result.content as Record<string, unknown>[] : [],
+        ...(isRecord(result.structuredContent) && { structuredContent: result.structuredContent }),
+        ...(result.isError && { isError: true }),
+      };
+    },
     stderr,
     close: () => closeQuietly(client, transport),
+    closed,
   };
 }
 

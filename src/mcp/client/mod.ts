@@ -2,4 +2,4 @@
 export { connectMcpServer } from "./connection.ts";
 export type { ConnectOptions } from "./connection.ts";
 export { resultText } from "./content.ts";
-export type { McpConnection, McpRequestOptions, McpServerSpec, McpToolInfo } from "./types.ts";
+export type { McpConnection, McpRequestOptions, McpServerSpec, McpToolInfo, McpToolResult } from "./types.ts";

@@ -9,6 +9,9 @@ import { z } from "zod";
 /** A scalar written where a string belongs (`"PORT": 8080`) is taken as its text. */
 const Text = z.union([z.string(), z.number(), z.boolean()]).transform(String);
 
+/** `per_run: true`: the server keeps state per run, so each agent run gets its own (docs/mcp-servers.md#pooling). */
+const PerRun = z.boolean().optional();
+
 /** A server started as a child process, speaking MCP on its stdin/stdout. */
 export const StdioServerEntry = z.looseObject({
   type: z.literal("stdio").optional(),
@@ -17,6 +20,7 @@ export const StdioServerEntry = z.looseObject({
   env: z.record(z.string(), Text).default({}),
   cwd: z.string().optional(),
   description: z.string().optional(),
+  per_run: PerRun,
 });
 export type StdioServerEntry = z.infer<typeof StdioServerEntry>;
 
@@ -26,6 +30,7 @@ export const HttpServerEntry = z.looseObject({
   url: z.string().min(1, "url is empty"),
   headers: z.record(z.string(), Text).default({}),
   description: z.string().optional(),
+  per_run: PerRun,
 });
 export type HttpServerEntry = z.infer<typeof HttpServerEntry>;
 

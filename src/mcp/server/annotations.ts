@@ -23,6 +23,9 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   cancel_workflow_run: "POST /api/v1/workflow-runs/{run_id}/cancel",
   pause_workflow_run: "POST /api/v1/workflow-runs/{run_id}/pause",
   resume_workflow_run: "POST /api/v1/workflow-runs/{run_id}/resume",
+  retry_workflow_run: "POST /api/v1/workflow-runs/{run_id}/retry",
+  fork_workflow_run: "POST /api/v1/workflow-runs/{run_id}/fork",
+  eval_workflow_expression: "POST /api/v1/workflow-runs/{run_id}/eval",
   list_workflow_approvals: "GET /api/v1/workflow-approvals",
   approve_workflow_step: "POST /api/v1/workflow-approvals/{id}/approve",
   reject_workflow_step: "POST /api/v1/workflow-approvals/{id}/reject",
@@ -52,6 +55,7 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   get_test_run: "GET /api/v1/tests/{id}",
   run_eval: "POST /api/v1/evals",
   get_eval: "GET /api/v1/evals/{eval_id}",
+  get_eval_report: "GET /api/v1/evals/{eval_id}/report",
   list_evals: "GET /api/v1/evals",
   compare_evals: "GET /api/v1/evals/compare",
   list_eval_datasets: "GET /api/v1/eval-datasets",
@@ -59,8 +63,8 @@ export const TOOL_OPERATIONS: Record<string, `${HttpMethod} /api/v1/${string}`> 
   sync_environment: "POST /api/v1/sync",
 };
 
-/** POST operations that only read (validation answers issues and stores nothing). */
-const READING_POSTS = new Set(["validate_workflow"]);
+/** POST operations that only read (validation answers issues and stores nothing; eval only evaluates). */
+const READING_POSTS = new Set(["validate_workflow", "eval_workflow_expression"]);
 /** POST operations that end something for good: a client should ask first. */
 const ENDING_POSTS = new Set(["cancel_workflow_run", "reject_workflow_step", "cancel_agent_run"]);
 

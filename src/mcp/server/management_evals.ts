@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { StationClient } from "../../client/http.ts";
 import {
   compareEvalRuns,
+  evalReport,
   generateEvalDataset,
   getEval,
   listEvalDatasets,
@@ -26,6 +27,12 @@ const RunEvalArgs = StartEvalFields.extend({
   ),
 });
 
+const ReportArgs = EvalIdParam.extend({
+  format: z.enum(["md", "html"]).default("md").describe(
+    "md: GitHub-flavoured Markdown (default); html: one self-contained page (no script, no external asset)",
+  ),
+});
+
 /** The eval tools of the management server. */
 export function evalTools(client: StationClient): McpToolSpec[] {
   return [
@@ -44,6 +51,16 @@ export function evalTools(client: StationClient): McpToolSpec[] {
       EvalIdParam,
       (a) => getEval(client, a.eval_id),
     ),
+    {
+      ...zodTool(
+        "get_eval_report",
+        "An eval run's report, the text `stn eval report` writes: aggregates, score distributions, tool " +
+          "effectiveness and each case's answer, scores and tool calls; Markdown (default) or an HTML page.",
+        ReportArgs,
+        (a) => evalReport(client, a.eval_id, a.format),
+      ),
+      rawStrings: true, // the report is the answer's text, not a JSON string of it
+    },
     zodTool(
       "list_evals",
       "Eval runs, newest first (without their cases).",

@@ -6,12 +6,16 @@ import { disableWorkflow, getWorkflow, listWorkflows, purgeWorkflow } from "../.
 import {
   controlRun,
   decideApproval,
+  evalInRun,
+  forkRun,
   getRun,
   listApprovals,
   listRuns,
+  retryRun,
   runSteps,
   startRun,
 } from "../../client/workflow_runs.ts";
+import { EvalBody, ForkBody, RetryBody } from "../../contract/reruns.ts";
 import { ApprovalIdParam, ApprovalListQuery, DecisionBody } from "../../contract/approvals.ts";
 import { CancelBody, RunIdParam, RunListQuery, StartRunBody } from "../../contract/runs.ts";
 import {
@@ -135,6 +139,27 @@ export function workflowTools(client: StationClient): McpToolSpec[] {
       "Resume a paused run.",
       runArgs,
       (a) => controlRun(client, a.run_id, "resume"),
+    ),
+    zodTool(
+      "retry_workflow_run",
+      "Retry a failed or canceled run from the step it stopped at: the same run goes on, completed steps are " +
+        "not run again; with version or definition, the rest runs with that (fixed) definition.",
+      runArgs.extend(RetryBody.shape),
+      ({ run_id, ...body }) => retryRun(client, run_id, body),
+    ),
+    zodTool(
+      "fork_workflow_run",
+      "Start a new run from a step (from) of a run: the steps before it reuse the parent's recorded outputs " +
+        "(no model call, no sandbox, no approval), that step and what follows run.",
+      runArgs.extend(ForkBody.shape),
+      ({ run_id, ...body }) => forkRun(client, run_id, body),
+    ),
+    zodTool(
+      "eval_workflow_expression",
+      "Evaluate a JSONata expression against the data a step of a run saw (step), the run's data now, or a " +
+        "given input: the value, or the error with its position.",
+      runArgs.extend(EvalBody.shape),
+      ({ run_id, ...body }) => evalInRun(client, run_id, body),
     ),
     zodTool(
       "list_workflow_approvals",

@@ -47,8 +47,10 @@ export function serverFor(catalog: McpCatalog): SdkServer {
   server.handle("tools/list", async () => ({
     tools: (await catalog.tools()).map((t) => ({
       name: t.name,
+      ...(t.title && { title: t.title }),
       description: t.description,
       inputSchema: t.inputSchema,
+      ...(t.outputSchema && { outputSchema: t.outputSchema }),
       ...(t.annotations && { annotations: t.annotations }),
     })),
   }));

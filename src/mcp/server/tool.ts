@@ -10,13 +10,24 @@ import { parseWith } from "../../lib/parse.ts";
  */
 export interface McpToolSpec {
   name: string;
+  /** A display name (`stn faker` lists a real server's as it declared it). */
+  title?: string;
   description: string;
   /** JSON Schema of the arguments: an object schema. */
   inputSchema: Record<string, unknown>;
+  /** JSON Schema of the tool's structured result (`stn faker` lists a real server's as it declared it). */
+  outputSchema?: Record<string, unknown>;
   /** What the tool does to the world, for clients that ask before calling (MCP tool annotations). */
-  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
   /** A string the call returns is the text content as it is, not as JSON (`stn mock`'s answers). */
   rawStrings?: boolean;
+  /** The call returns a whole ToolResult, sent as it is (`stn faker` passes a real server's on). */
+  rawResult?: boolean;
   /** Runs the tool; throws a StationError for an answer the caller must see as a tool error. */
   call(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
@@ -24,7 +35,7 @@ export interface McpToolSpec {
 /** What tools/call answers: the API's JSON as text (and as structured content), or its error body. */
 export interface ToolResult {
   [key: string]: unknown;
-  content: { type: "text"; text: string }[];
+  content: ({ type: "text"; text: string } | Record<string, unknown>)[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
@@ -85,6 +96,7 @@ export async function callToolSafely(
 ): Promise<ToolResult> {
   try {
     const value = await tool.call(args, signal);
+    if (tool.rawResult) return value as ToolResult;
     if (tool.rawStrings && typeof value === "string") return { content: [{ type: "text", text: value }] };
     return toolResult(value);
   } catch (err) {

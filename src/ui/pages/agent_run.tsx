@@ -3,6 +3,7 @@
 import type { Context, Hono } from "hono";
 import type { AgentRun } from "../../contract/agent_runs.ts";
 import { StationError } from "../../errors.ts";
+import { formatUsd } from "../../telemetry/cost.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../context.ts";
@@ -28,7 +29,7 @@ function tokens(u: Usage): string {
   return `${u.input_tokens} in · ${u.output_tokens} out · ${u.cached_tokens} cached · ${u.total_tokens} total`;
 }
 
-function UsageTable(props: { usage: Usage }) {
+function UsageTable(props: { usage: Usage; cost: number | null }) {
   const u = props.usage;
   return (
     <table class="usage">
@@ -39,6 +40,7 @@ function UsageTable(props: { usage: Usage }) {
           <th scope="col">Output</th>
           <th scope="col">Cached</th>
           <th scope="col">Total</th>
+          <th scope="col">Cost</th>
         </tr>
       </thead>
       <tbody>
@@ -47,6 +49,7 @@ function UsageTable(props: { usage: Usage }) {
           <td>{u.output_tokens}</td>
           <td>{u.cached_tokens}</td>
           <td>{u.total_tokens}</td>
+          <td>{formatUsd(props.cost)}</td>
         </tr>
       </tbody>
     </table>
@@ -200,7 +203,7 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
-      <UsageTable usage={run.usage} />
+      <UsageTable usage={run.usage} cost={run.cost_usd} />
       <h2>Turns</h2>
       {(run.history ?? []).length === 0 ? <p class="muted">No model turn has completed yet.</p> : null}
       {(run.history ?? []).map((t) => (
@@ -208,7 +211,8 @@ function Live(props: { ctx: StationContext; id: string }) {
           <h3>
             Turn {t.turn}{" "}
             <span class="muted">
-              · {t.finish_reason} · {tokens(t.usage)} · {formatDuration(t.duration_ms)}
+              · {t.finish_reason} · {tokens(t.usage)} · {formatUsd(t.cost_usd)} ·{" "}
+              {formatDuration(t.duration_ms)}
             </span>
           </h3>
           {t.text

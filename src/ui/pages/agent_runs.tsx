@@ -4,6 +4,7 @@ import type { Context, Hono } from "hono";
 import { listAgents } from "../../agents/store.ts";
 import { type AgentRun, AgentRunStatus } from "../../contract/agent_runs.ts";
 import type { StationContext } from "../../context.ts";
+import { formatUsd } from "../../telemetry/cost.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { formatDuration, span, Status, Time } from "../parts.tsx";
 import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
@@ -23,6 +24,12 @@ export function AgentStatus(props: { run: AgentRun }) {
   );
 }
 
+/** A task as one short line: the whole text is the cell's title. */
+const clip = (task: string) => {
+  const line = task.replace(/\s+/g, " ").trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+};
+
 /** Agent runs as a table (the runs list, and a workflow run's page for its agent steps). */
 export function AgentRunTable(props: { runs: AgentRun[]; caption: string; step?: boolean }) {
   return (
@@ -32,9 +39,11 @@ export function AgentRunTable(props: { runs: AgentRun[]; caption: string; step?:
         <tr>
           <th scope="col">Agent run</th>
           <th scope="col">{props.step ? "Step" : "Agent"}</th>
+          <th scope="col">Task</th>
           <th scope="col">Status</th>
           <th scope="col">Turns</th>
           <th scope="col">Tokens</th>
+          <th scope="col">Cost</th>
           {props.step ? null : <th scope="col">Started by</th>}
           <th scope="col">Started</th>
           <th scope="col">Duration</th>
@@ -51,11 +60,13 @@ export function AgentRunTable(props: { runs: AgentRun[]; caption: string; step?:
             <td>
               {props.step ? <code>{r.step_path}</code> : null} {r.agent}
             </td>
+            <td class="task" title={r.task}>{clip(r.task)}</td>
             <td>
               <AgentStatus run={r} />
             </td>
             <td>{r.turns}</td>
             <td>{r.usage.total_tokens}</td>
+            <td>{formatUsd(r.cost_usd)}</td>
             {props.step ? null : (
               <td>
                 <StartedBy run={r} />
@@ -93,7 +104,24 @@ export function StartedBy(props: { run: AgentRun }) {
 }
 
 function Rows(props: { runs: AgentRun[]; next: string | null; filter: Filter }) {
-  if (props.runs.length === 0) return <p class="muted">No agent runs match.</p>;
+  if (props.runs.length === 0) {
+    if (props.filter.name || props.filter.status) {
+      return (
+        <p class="muted">
+          No agent runs match. <a href={list.path}>Show every agent run</a>.
+        </p>
+      );
+    }
+    return (
+      <div class="empty">
+        <p>No agent runs yet.</p>
+        <p class="muted">
+          An agent runs when a workflow's agent step reaches it, or from a shell:{" "}
+          <code>stn agent run NAME "what to do"</code> (<code>stn agent list</code> names the agents).
+        </p>
+      </div>
+    );
+  }
   return (
     <>
       <AgentRunTable runs={props.runs} caption="Agent runs, newest first" />

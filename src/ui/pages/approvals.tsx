@@ -13,7 +13,15 @@ export function addApprovalRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
     return c.html(
       <Layout title="Approvals" section="approvals" page={page(c)}>
         <h2>Pending ({pending.length})</h2>
-        {pending.length === 0 ? <p class="muted">Nothing is waiting for a decision.</p> : null}
+        {pending.length === 0
+          ? (
+            <p class="muted">
+              Nothing is waiting for a decision. A run asks here when it reaches a <code>human_approval</code>
+              {" "}
+              step; <code>stn workflow approvals list</code> shows the same from a shell.
+            </p>
+          )
+          : null}
         {pending.map((a) => (
           <section class="approval" aria-label={`Approval ${a.id}`}>
             <h3>

@@ -41,57 +41,64 @@ export function addFileRoutes(ui: Hono, ctx: StationContext, page: (c: Context) 
           </div>
           <button type="submit" class="secondary">Filter</button>
         </form>
-        {list.files.length === 0 ? <p class="muted">No files{prefix ? ` under ${prefix}` : ""}.</p> : (
-          <table>
-            <caption>Stored files</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Size</th>
-                <th scope="col">Type</th>
-                <th scope="col">Stored</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.files.map((f) => (
+        {list.files.length === 0
+          ? (
+            <p class="muted">
+              No files{prefix ? ` under ${prefix}` : ""}. Upload one above, or from a shell with{" "}
+              <code>stn files upload ./report.csv</code>; runs publish theirs here too.
+            </p>
+          )
+          : (
+            <table>
+              <caption>Stored files</caption>
+              <thead>
                 <tr>
-                  <td>
-                    <code>{f.key}</code>
-                  </td>
-                  <td>{formatBytes(f.size_bytes)}</td>
-                  <td>{f.content_type}</td>
-                  <td>
-                    <Time iso={f.created_at} />
-                  </td>
-                  <td>
-                    <Time iso={f.expires_at ?? null} />
-                  </td>
-                  <td>
-                    <div class="actions">
-                      <a
-                        href={`/api/v1/files/${encodePath(f.key)}`}
-                        download
-                        aria-label={`Download ${f.key}`}
-                      >
-                        Download
-                      </a>
-                      <ApiForm
-                        action={`/api/v1/files/${encodePath(f.key)}`}
-                        method="DELETE"
-                        class="inline"
-                        label={`Delete ${f.key}`}
-                      >
-                        <button type="submit" class="danger" aria-label={`Delete ${f.key}`}>Delete</button>
-                      </ApiForm>
-                    </div>
-                  </td>
+                  <th scope="col">Key</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Stored</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Actions</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+              </thead>
+              <tbody>
+                {list.files.map((f) => (
+                  <tr>
+                    <td>
+                      <code>{f.key}</code>
+                    </td>
+                    <td>{formatBytes(f.size_bytes)}</td>
+                    <td>{f.content_type}</td>
+                    <td>
+                      <Time iso={f.created_at} />
+                    </td>
+                    <td>
+                      <Time iso={f.expires_at ?? null} />
+                    </td>
+                    <td>
+                      <div class="actions">
+                        <a
+                          href={`/api/v1/files/${encodePath(f.key)}`}
+                          download
+                          aria-label={`Download ${f.key}`}
+                        >
+                          Download
+                        </a>
+                        <ApiForm
+                          action={`/api/v1/files/${encodePath(f.key)}`}
+                          method="DELETE"
+                          class="inline"
+                          label={`Delete ${f.key}`}
+                        >
+                          <button type="submit" class="danger" aria-label={`Delete ${f.key}`}>Delete</button>
+                        </ApiForm>
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
         {list.next_cursor
           ? (
             <a

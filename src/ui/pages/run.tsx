@@ -5,11 +5,15 @@ import { notFound } from "../../errors.ts";
 import { followRunEvents } from "../../events/run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../context.ts";
+import { formatUsd } from "../../telemetry/cost.ts";
 import { type RunView, runView, type StepView, TERMINAL_RUN } from "../../workflows/engine/mod.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
 import { DecisionForm } from "./approval_form.tsx";
 import { AgentRunTable } from "./agent_runs.tsx";
+import type { AgentRun } from "../../contract/agent_runs.ts";
+import { ExpressionBox, Lineage, RetryButton, StepRepair, stoppedAt } from "./run_repair.tsx";
+import { awaitedEvent, Decisions, EventForms, RunAgain, Timers } from "./run_actions.tsx";
 
 function requireRun(ctx: StationContext, id: string) {
   const run = ctx.runs.get(id);
@@ -43,8 +47,9 @@ function Controls(props: { run: RunView }) {
 }
 
 /** Each attempt of each step: a bar on the run's time axis, its duration, status and error. */
-function Timeline(props: { steps: StepView[]; now: number }) {
-  const { steps, now } = props;
+function Timeline(props: { run: RunView; steps: StepView[]; now: number; parentAgents: AgentRun[] }) {
+  const { run, steps, now } = props;
+  const stopped = stoppedAt(run, steps);
   if (steps.length === 0) return <p class="muted">No step has been scheduled yet.</p>;
   const starts = steps.map((s) => Date.parse(s.started_at ?? s.created_at));
   const t0 = Math.min(...starts);
@@ -62,6 +67,7 @@ function Timeline(props: { steps: StepView[]; now: number }) {
           <th scope="col">Duration</th>
           <th scope="col">Timeline</th>
           <th scope="col">Output or error</th>
+          <th scope="col">Repair</th>
         </tr>
       </thead>
       <tbody>
@@ -99,6 +105,18 @@ function Timeline(props: { steps: StepView[]; now: number }) {
                   )
                   : null}
               </td>
+              <td>
+                <StepRepair
+                  run={run}
+                  step={s}
+                  stoppedAt={s === stopped}
+                  parentAgent={s.reused_from && s.type === "agent"
+                    ? props.parentAgents.find((r) =>
+                      r.step_path === s.reused_from!.path && r.step_attempt === s.reused_from!.attempt
+                    )
+                    : undefined}
+                />
+              </td>
             </tr>
           );
         })}
@@ -110,11 +128,13 @@ function Timeline(props: { steps: StepView[]; now: number }) {
 /** The parts of a run page that change: status, controls, pending approvals, timeline, result. */
 function Live(props: { ctx: StationContext; id: string }) {
   const { runs, agentRuns: agents } = props.ctx;
-  const run = runView(requireRun(props.ctx, props.id));
+  const run = runs.view(requireRun(props.ctx, props.id));
   const steps = runs.steps(run.id);
-  const pending = runs.approvals({ runId: run.id, status: "pending" });
+  const approvals = runs.approvals({ runId: run.id });
+  const pending = approvals.filter((a) => a.status === "pending");
   const agentRuns = agents.ofWorkflowRun(run.id);
   const waiting = runs.waitingFor(requireRun(props.ctx, props.id));
+  const parentAgents = run.parent_run_id ? agents.ofWorkflowRun(run.parent_run_id) : [];
   return (
     <>
       <dl class="facts">
@@ -134,6 +154,14 @@ function Live(props: { ctx: StationContext; id: string }) {
         </dd>
         <dt>Duration</dt>
         <dd>{formatDuration(span(run.started_at, run.completed_at))}</dd>
+        {agentRuns.length
+          ? (
+            <>
+              <dt>Cost</dt>
+              <dd>{formatUsd(run.cost_usd)}</dd>
+            </>
+          )
+          : null}
       </dl>
       {run.error
         ? (
@@ -143,7 +171,11 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
+      <Lineage run={run} forks={runs.forks(run.id)} />
       <Controls run={run} />
+      <RetryButton run={run} />
+      <Decisions approvals={approvals} />
+      <Timers timers={runs.pendingTimers(run.id)} />
       {pending.map((a) => (
         <section aria-label={`Approval ${a.id}`}>
           <h2>Waiting for approval: {a.step_id}</h2>
@@ -152,7 +184,7 @@ function Live(props: { ctx: StationContext; id: string }) {
         </section>
       ))}
       <h2>Steps</h2>
-      <Timeline steps={steps} now={Date.now()} />
+      <Timeline run={run} steps={steps} now={Date.now()} parentAgents={parentAgents} />
       {agentRuns.length > 0
         ? (
           <>
@@ -191,7 +223,9 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
   });
 
   ui.get("/runs/:id", (c) => {
-    const run = runView(requireRun(ctx, c.req.param("id")));
+    const row = requireRun(ctx, c.req.param("id"));
+    const run = runView(row);
+    const ended = (TERMINAL_RUN as readonly string[]).includes(run.status);
     return c.html(
       <Layout title={`Run ${run.id}`} section="runs" page={page(c)}>
         <div id="run-live" hx-get={`/ui/runs/${run.id}/live`} hx-trigger="run-event from:body delay:200ms">
@@ -199,6 +233,21 @@ export function addRunRoutes(ui: Hono, ctx: StationContext, page: (c: Context) =
         </div>
         <h2>Input</h2>
         <Json value={run.input} label="Run input" />
+        <ExpressionBox run={run} steps={ctx.runs.steps(run.id)} />
+        {ended ? null : (
+          <section aria-labelledby="send-title">
+            <h2 id="send-title">Send an event or a signal</h2>
+            <p class="muted">
+              An event goes to every run waiting for it (and starts the workflows it triggers); a signal goes
+              to this run only, kept until one of its steps waits for it.
+            </p>
+            <EventForms runId={run.id} event={awaitedEvent(row.definition, ctx.runs.steps(run.id))} />
+          </section>
+        )}
+        <section aria-labelledby="again-title">
+          <h2 id="again-title">Run again</h2>
+          <RunAgain run={run} row={row} />
+        </section>
         <h2 id="events-title">Events</h2>
         <ol class="events" aria-labelledby="events-title" data-sse={`/ui/runs/${run.id}/events`}></ol>
       </Layout>,

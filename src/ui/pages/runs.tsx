@@ -1,19 +1,28 @@
-/** /ui/runs: the workflow runs, filtered by workflow and status, refreshed every two seconds. */
+/** /ui/runs: the workflow runs, searched by run id, workflow, status and time, refreshed every two seconds. */
 
 import type { Context, Hono } from "hono";
+import { encodeTime } from "ulid";
 import { RunStatus } from "../../contract/runs.ts";
 import type { StationContext } from "../../context.ts";
-import type { RunView } from "../../workflows/engine/mod.ts";
+import { type RunView, runView } from "../../workflows/engine/mod.ts";
 import { Layout, type PageContext } from "../layout.tsx";
-import { formatDuration, span, Status, Time } from "../parts.tsx";
-import { OlderRuns, type RunFilter, runFilter, RunFilterForm, runQuery } from "../run_filter.tsx";
+import { formatDuration, span, Status, StepErrorText, Time } from "../parts.tsx";
+import {
+  filtered,
+  OlderRuns,
+  type RunFilter,
+  runFilter,
+  RunFilterForm,
+  runQuery,
+  utcTime,
+} from "../run_filter.tsx";
 
 const list = { path: "/ui/runs", key: "workflow" };
 type Filter = RunFilter<RunStatus>;
 
 /** The runs table (also the fragment htmx polls for live updates). */
 function RunTable(props: { runs: RunView[]; next: string | null; filter: Filter }) {
-  if (props.runs.length === 0) return <p class="muted">No runs match.</p>;
+  if (props.runs.length === 0) return <NoRuns filter={props.filter} />;
   return (
     <>
       <table>
@@ -25,6 +34,7 @@ function RunTable(props: { runs: RunView[]; next: string | null; filter: Filter 
             <th scope="col">Status</th>
             <th scope="col">Created</th>
             <th scope="col">Duration</th>
+            <th scope="col">Error</th>
           </tr>
         </thead>
         <tbody>
@@ -46,6 +56,9 @@ function RunTable(props: { runs: RunView[]; next: string | null; filter: Filter 
                 <Time iso={r.created_at} />
               </td>
               <td>{formatDuration(span(r.started_at, r.completed_at))}</td>
+              <td>
+                <StepErrorText error={r.error} />
+              </td>
             </tr>
           ))}
         </tbody>
@@ -55,12 +68,52 @@ function RunTable(props: { runs: RunView[]; next: string | null; filter: Filter 
   );
 }
 
+/** An empty list says why: nothing matches the search, or there is no run yet and how to start one. */
+function NoRuns(props: { filter: Filter }) {
+  if (filtered(props.filter)) {
+    return (
+      <p class="muted">
+        No runs match this search. <a href={list.path}>Show every run</a>.
+      </p>
+    );
+  }
+  return (
+    <div class="empty">
+      <p>No runs yet.</p>
+      <p class="muted">
+        Start one from a workflow's page (<a href="/ui/workflows">Workflows</a>), or from a shell:{" "}
+        <code>stn run WORKFLOW --input '{"{…}"}'</code> for a stored workflow,{" "}
+        <code>stn run ./my.workflow.yaml</code> for a file. Runs show up here as they start.
+      </p>
+    </div>
+  );
+}
+
+/** The lowest run id created at `ms` (run ids are ULIDs: their first 10 characters are the time). */
+const idAt = (ms: number) => `${encodeTime(ms, 10)}${"0".repeat(16)}`;
+
 function readRuns(ctx: StationContext, f: Filter) {
-  const page = ctx.runs.list({ workflowId: f.name, status: f.status, cursor: f.cursor, limit: 50 });
+  if (f.run) {
+    const found = ctx.runs.get(f.run);
+    const match = found && (!f.name || found.workflow_id === f.name) &&
+      (!f.status || found.status === f.status);
+    return { runs: match ? [runView(found)] : [], next: null };
+  }
+  const from = utcTime(f.from);
+  const until = utcTime(f.until);
+  const bound = until === undefined ? undefined : idAt(until);
+  const cursor = f.cursor && bound ? (f.cursor < bound ? f.cursor : bound) : f.cursor ?? bound;
+  const page = ctx.runs.list({
+    workflowId: f.name,
+    status: f.status,
+    cursor,
+    minId: from === undefined ? undefined : idAt(from),
+    limit: 50,
+  });
   return { runs: page.runs, next: page.nextCursor ?? null };
 }
 
-/** /ui/runs: every run, filtered by workflow and status, refreshed every two seconds. */
+/** /ui/runs: every run, searched by run id, workflow, status and time, refreshed every two seconds. */
 export function addRunListRoutes(ui: Hono, ctx: StationContext, page: (c: Context) => PageContext): void {
   ui.get("/runs/rows", (c) => {
     const f = runFilter(list, c.req.query(), RunStatus.options);
@@ -76,10 +129,11 @@ export function addRunListRoutes(ui: Hono, ctx: StationContext, page: (c: Contex
         <RunFilterForm
           list={list}
           filter={f}
-          label="Filter runs"
+          label="Search runs"
           nameLabel="Workflow"
           names={workflows}
           statuses={RunStatus.options}
+          search
         />
         <div
           id="runs"

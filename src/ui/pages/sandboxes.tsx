@@ -30,7 +30,14 @@ export function addSandboxRoutes(ui: Hono, ctx: StationContext, page: (c: Contex
 type Sandboxes = ReturnType<NonNullable<StationContext["sandbox"]>["list"]>;
 
 function SandboxTable(props: { sandboxes: Sandboxes }) {
-  if (props.sandboxes.length === 0) return <p class="muted">No sandboxes.</p>;
+  if (props.sandboxes.length === 0) {
+    return (
+      <p class="muted">
+        No sandboxes. Sandbox steps and agents open them as they run; <code>stn sandbox open</code>{" "}
+        opens one by hand.
+      </p>
+    );
+  }
   return (
     <table>
       <caption>Sandboxes</caption>

@@ -32,7 +32,10 @@ export function addTestRoutes(ui: Hono, ctx: StationContext, page: (c: Context) 
 function TestRunTable(props: { runs: TestRun[] }) {
   if (props.runs.length === 0) {
     return (
-      <p class="muted">No test runs yet: `stn test --station URL` or POST /api/v1/tests runs them here.</p>
+      <p class="muted">
+        No test runs yet: <code>stn test --station URL</code> or <code>POST /api/v1/tests</code>{" "}
+        runs them here.
+      </p>
     );
   }
   return (

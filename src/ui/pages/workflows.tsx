@@ -24,7 +24,17 @@ export function addWorkflowRoutes(ui: Hono, ctx: StationContext, page: (c: Conte
     return c.html(
       <Layout title="Workflows" section="workflows" page={page(c)}>
         {workflows.length === 0
-          ? <p class="muted">No workflows stored yet: `stn sync` loads an environment's files.</p>
+          ? (
+            <div class="empty">
+              <p>No workflows stored yet.</p>
+              <p class="muted">
+                Put <code>*.workflow.yaml</code> files in an environment's <code>workflows/</code>{" "}
+                folder and run <code>stn sync</code>, or store one file with{" "}
+                <code>stn workflow apply my.workflow.yaml</code> (<code>examples/workflows/</code>{" "}
+                has a dozen to start from).
+              </p>
+            </div>
+          )
           : (
             <table>
               <caption>Stored workflows</caption>

@@ -28,12 +28,14 @@ function agentSteps(
 
 /**
  * Errors for agent steps naming an agent that does not exist: `name` in `environment`, or
- * `name@env`. `agentsOf` lists an environment's agents (undefined: unknown, not checked).
+ * `name@env`. `agentsOf` lists an environment's agents (undefined: unknown, not checked);
+ * `invalidAgent` says why one whose file exists is not among them (its first problem).
  */
 export function agentReferenceIssues(
   text: string,
   environment: string,
   agentsOf: (environment: string) => string[] | undefined,
+  invalidAgent?: (environment: string, name: string) => string | undefined,
 ): ValidationIssue[] {
   const parsed = parseSource(text);
   if ("error" in parsed) return [];
@@ -45,12 +47,17 @@ export function agentReferenceIssues(
     const near = didYouMean(name, names);
     const path = toPointer(step.at);
     const pos = parsed.locate(pointerSegments(path), { value: true });
+    const invalid = invalidAgent?.(env, name);
     issues.push({
       code: "unknown_agent",
       path,
       ...(pos ? { line: pos.line, column: pos.column } : {}),
-      message: `no agent \`${name}\` in environment \`${env}\``,
-      hint: near
+      message: invalid !== undefined
+        ? `agent \`${name}\` of environment \`${env}\`: file invalid: ${invalid}`
+        : `no agent \`${name}\` in environment \`${env}\` (no file agents/${name}.prompt)`,
+      hint: invalid !== undefined
+        ? `fix it and run \`stn sync ${env}\`; \`stn agent validate --env ${env}\` lists every issue`
+        : near
         ? `did you mean \`${near}\`?`
         : names.length
         ? `agents there: ${names.join(", ")}`

@@ -14,6 +14,8 @@ export interface StationReferences {
   environment: string;
   /** The agents of an environment (undefined: not known here, not checked). */
   agentsOf(environment: string): string[] | undefined;
+  /** Why an agent missing from `agentsOf` is not there when its file exists but is invalid (else undefined). */
+  invalidAgent?(environment: string, name: string): string | undefined;
   /** sandbox.images, allowed_images and default_runtime (undefined: not checked). */
   sandbox?: Config["sandbox"];
 }
@@ -56,7 +58,7 @@ export function imageIssues(def: WorkflowDefinition, sandbox: Config["sandbox"])
 /** Every reference of a valid definition the station cannot satisfy: unknown agents, images not allowed. */
 export function referenceIssues(def: WorkflowDefinition, refs: StationReferences): ValidationIssue[] {
   return [
-    ...agentReferenceIssues(JSON.stringify(def), refs.environment, refs.agentsOf),
+    ...agentReferenceIssues(JSON.stringify(def), refs.environment, refs.agentsOf, refs.invalidAgent),
     ...(refs.sandbox ? imageIssues(def, refs.sandbox) : []),
   ];
 }

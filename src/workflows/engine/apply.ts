@@ -1,7 +1,7 @@
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Statements } from "../../db/statements.ts";
-import type { KeyUsage } from "./concurrency.ts";
+import { applyConcurrency } from "./apply_concurrency.ts";
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
@@ -21,7 +21,7 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
       case "create_run":
         sql.run(
           `INSERT INTO workflow_runs (id, workflow_id, workflow_version, definition, status, input, traceparent,
-             created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+             created_at, updated_at, parent_run_id, forked_from) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
           c.runId,
           c.definition.id,
           c.workflowVersion,
@@ -30,11 +30,42 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
           c.traceparent,
           c.at,
           c.at,
+          c.parent?.runId ?? null,
+          c.parent?.step ?? null,
         );
         sql.run(
           "INSERT INTO run_scopes (run_id, scope, status, context) VALUES (?, '', 'running', ?)",
           c.runId,
           JSON.stringify(c.context),
+        );
+        break;
+      case "reopen_run":
+        sql.run(
+          `UPDATE workflow_runs SET status = 'running', result = NULL, error = NULL, completed_at = NULL,
+             definition = ?, workflow_version = ?, updated_at = ? WHERE id = ?`,
+          JSON.stringify(c.definition),
+          c.workflowVersion,
+          c.at,
+          c.runId,
+        );
+        sql.run("UPDATE run_scopes SET status = 'running' WHERE run_id = ? AND scope = ''", c.runId);
+        break;
+      case "reuse_attempt":
+        ids.set(
+          c.ref,
+          sql.insert(
+            `INSERT INTO step_attempts (run_id, scope, path, step_id, step_type, visit, attempt, status, output,
+               reused_from, created_at, completed_at) VALUES (?, '', ?, ?, ?, ?, 1, 'completed', ?, ?, ?, ?)`,
+            c.runId,
+            c.path,
+            c.stepId,
+            c.stepType,
+            c.visit,
+            json(c.output),
+            c.reusedFrom,
+            c.at,
+            c.at,
+          ),
         );
         break;
       case "mark_run_started":
@@ -326,50 +357,9 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
         );
         break;
       case "enqueue_concurrency":
-        for (const slot of c.slots) {
-          sql.run(
-            "INSERT INTO run_concurrency (run_id, key, lim, priority, queued_ms, status) VALUES (?, ?, ?, ?, ?, ?)",
-            c.runId,
-            slot.key,
-            slot.limit,
-            c.priority,
-            c.queuedMs,
-            c.held ? "held" : "waiting",
-          );
-          sql.run(
-            `INSERT INTO concurrency_keys (key, held, waiting) VALUES (?, ?, ?)
-             ON CONFLICT (key) DO UPDATE SET held = held + excluded.held, waiting = waiting + excluded.waiting`,
-            slot.key,
-            c.held ? 1 : 0,
-            c.held ? 0 : 1,
-          );
-        }
-        break;
       case "acquire_concurrency":
-        sql.run(
-          `UPDATE concurrency_keys SET held = held + 1, waiting = waiting - 1
-           WHERE key IN (SELECT key FROM run_concurrency WHERE run_id = ? AND status = 'waiting')`,
-          c.runId,
-        );
-        sql.run("UPDATE run_concurrency SET status = 'held' WHERE run_id = ?", c.runId);
-        break;
       case "release_concurrency":
-        for (
-          const r of sql.all<{ key: string; status: string }>(
-            "DELETE FROM run_concurrency WHERE run_id = ? RETURNING key, status",
-            c.runId,
-          )
-        ) {
-          const [held, waiting] = r.status === "held" ? [1, 0] : [0, 1];
-          const left = sql.get<KeyUsage>(
-            "UPDATE concurrency_keys SET held = held - ?, waiting = waiting - ? WHERE key = ? RETURNING held, waiting",
-            held,
-            waiting,
-            r.key,
-          );
-          if (left && left.waiting > 0) freed?.push(r.key);
-          else if (left && left.held <= 0) sql.run("DELETE FROM concurrency_keys WHERE key = ?", r.key);
-        }
+        applyConcurrency(sql, c, freed);
         break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });

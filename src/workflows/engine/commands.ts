@@ -20,6 +20,16 @@ export type Command =
     traceparent: string;
     /** The top-level scope's data context. */
     context: Scope;
+    /** A fork's parent run and the step it resumes at. */
+    parent?: { runId: string; step: string };
+    at: string;
+  }
+  /** A retry: a run that ended failed or canceled is running again, with the (fixed) definition it goes on with. */
+  | {
+    kind: "reopen_run";
+    runId: string;
+    definition: WorkflowDefinition;
+    workflowVersion: number | null;
     at: string;
   }
   | { kind: "mark_run_started"; runId: string; at: string }
@@ -45,6 +55,20 @@ export type Command =
     visit: number;
     attempt: number;
     dispatchedAt: number;
+    at: string;
+  }
+  /** A fork's copy of a step its parent completed: inserted completed, with the parent's recorded output. */
+  | {
+    kind: "reuse_attempt";
+    ref: number;
+    runId: string;
+    path: string;
+    stepId: string;
+    stepType: string;
+    visit: number;
+    output: unknown;
+    /** The parent's attempt the output comes from. */
+    reusedFrom: number;
     at: string;
   }
   | { kind: "claim_attempt"; attemptId: number; owner: string; leaseUntil: number; at: string }

@@ -1,5 +1,4 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { setImmediate } from "node:timers";
 import { log, logEnabled, withLogFields } from "../../log.ts";
 import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
 import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
@@ -34,9 +33,9 @@ export class Consumer {
 
   /** Runs an attempt this process claimed eagerly, holding `slot` until it is done. */
   runHere(attempt: AttemptRow, slot: Slot): void {
-    // After a macrotask: a chain of eager steps would otherwise be one unbroken run of microtasks that
-    // keeps I/O (HTTP requests, NATS messages) out until the chain ends.
-    const ran = new Promise((r) => setImmediate(r)).then(() => this.runClaimed(attempt, { slot }));
+    const gate = this.#core.gate;
+    const mark = gate.mark();
+    const ran = gate.readyHere().then(() => this.runClaimed(attempt, { slot, mark }));
     void this.#core.track(ran.then(() => slot.free()));
   }
 
@@ -76,25 +75,29 @@ export class Consumer {
       return;
     }
     core.notify(m.run);
+    const mark = core.gate.mark();
+    await core.gate.ready();
     const recorded = await this.runClaimed(decision.attempt, {
       working: () => msg.working(),
       traceparent: msg.headers?.get("traceparent") || undefined,
       slot,
+      mark,
     });
     if (!recorded && core.stopping) return;
-    if (recorded) await core.opts.durable?.();
+    if (recorded) await core.opts.ledger?.durable();
     msg.ack();
   }
 
   /**
    * Runs an attempt this station holds the claim of — taken from its own queue, or handed over by a
    * `stn worker` (a station-only step) or claimed eagerly — renewing its lease meanwhile, and records the
-   * outcome (its `slot`, when it holds one, passes to the steps it dispatches). True when recorded; false
-   * leaves the claim to lapse, so recovery runs the attempt again.
+   * outcome (its `slot`, when it holds one, passes to the steps it dispatches). `mark` is the gate's mark
+   * taken when the claim committed (`StepGate`). True when recorded; false leaves the claim to lapse, so
+   * recovery runs the attempt again.
    */
   async runClaimed(
     attempt: AttemptRow,
-    opts: { working?: () => void; traceparent?: string; slot?: Slot } = {},
+    opts: { working?: () => void; traceparent?: string; slot?: Slot; mark: number },
   ): Promise<boolean> {
     const core = this.#core;
     const abort = new AbortController();
@@ -110,6 +113,7 @@ export class Consumer {
     }, Math.max(100, Math.min(core.opts.ackWaitMs, core.opts.leaseMs) / 3));
     try {
       core.stats.executed++;
+      core.gate.started(opts.mark);
       const state = core.stateOf(attempt);
       const outcome = await this.#observed(opts.traceparent, attempt, state, abort.signal);
       if (core.stopping && abort.signal.aborted) return false; // abandoned: the claim lapses and recovery re-runs it

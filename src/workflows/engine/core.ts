@@ -23,6 +23,7 @@ import type { RunState, TransitionEnv } from "./run_state.ts";
 import { type Slot, Slots } from "./slots.ts";
 import { Admission } from "./admission.ts";
 import type { Prepared } from "./transitions.ts";
+import { type LedgerSync, type StartCounts, StepGate } from "./step_sync.ts";
 
 /** Engine settings (config section `engine`). */
 export interface EngineOptions {
@@ -44,15 +45,14 @@ export interface EngineOptions {
   clock?: Clock;
   /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
   eventRetentionMs?: number;
-  /**
-   * Resolves once the ledger's commits so far are on disk (`ledger.durability`); a step message is acked, and a
-   * worker's outcome answered, only then. Default: at once.
-   */
-  durable?: () => Promise<void>;
+  /** The ledger's sync: step messages are acked, workers' outcomes answered, once it covers them (default: none). */
+  ledger?: LedgerSync;
+  /** `ledger.durability: step`: a step starts only once what it follows from is on disk (step_sync.ts). */
+  stepDurability?: boolean;
 }
 
 /** Counters for tests and benchmarks. */
-export interface EngineStats {
+export interface EngineStats extends StartCounts {
   executed: number;
   dropped: number;
   /** Outcomes recorded for remote workers. */
@@ -82,9 +82,8 @@ interface Queued {
 const EAGER_STREAK = 16;
 
 /**
- * What the engine's parts (consumer, timers, control) share: the repository, the clock, this
- * process's in-flight steps, the definition cache, and the after-commit effects (watchers, run-end
- * hooks, aborts, publishing).
+ * What the engine's parts (consumer, timers, control) share: the repository, the clock, this process's
+ * in-flight steps, the definition cache, and the after-commit effects (watchers, run-end hooks, aborts, publishing).
  */
 export class EngineCore {
   readonly repo: Repository;
@@ -92,14 +91,14 @@ export class EngineCore {
   readonly opts: EngineOptions;
   readonly clock: Clock;
   readonly dispatch: Dispatcher;
-  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0 };
+  readonly stats: EngineStats = { executed: 0, dropped: 0, remote: 0, eager: 0, started: 0, unsynced: 0 };
+  readonly gate: StepGate; // every step execution starts through it (step_sync.ts)
   /** This process's identity in attempt claims. */
   readonly owner = ulid();
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
   /** The steps this process executes at once (`workers`): pulled messages and eager claims share them. */
   readonly slots: Slots;
-  /** Admits runs waiting for concurrency keys when a run gives its keys back. */
-  readonly admission: Admission;
+  readonly admission: Admission; // admits runs waiting for concurrency keys when a run gives its keys back
   readonly #after: AfterCommit;
   #stopping = false;
   #handlers = new Set<Promise<void>>();
@@ -113,14 +112,12 @@ export class EngineCore {
   #endHooks = new Set<(runId: string) => void>();
 
   constructor(repo: Repository, nc: NatsConnection, opts: EngineOptions, after: AfterCommit = NO_EFFECTS) {
-    this.repo = repo;
-    this.#after = after;
-    this.nc = nc;
-    this.opts = opts;
+    [this.repo, this.#after, this.nc, this.opts] = [repo, after, nc, opts];
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
     this.slots = new Slots(opts.workers);
     this.admission = new Admission({ repo, snapshot: (id) => this.snapshot(id), env: () => this.env() });
+    this.gate = new StepGate(this.stats, opts.ledger, opts.stepDurability);
   }
 
   /** Whether the engine is stopping: nothing new is claimed, fired or offered. */
@@ -144,11 +141,11 @@ export class EngineCore {
   }
 
   /**
-   * Runs `decide` and applies its commands in one transaction, then the in-process effects of
-   * what committed. Returns the step messages to publish. With `eager`, the same transaction claims
-   * the dispatched steps of the default queue for this station while it has free slots (eager dispatch:
-   * no message, no second transaction), and they start running once it committed; should this process
-   * die, their claims lapse and recovery dispatches them again, as for any claimed step.
+   * Runs `decide` and applies its commands in one transaction, then the in-process effects of what committed.
+   * Returns the step messages to publish. With `eager`, the same transaction claims the dispatched steps of the
+   * default queue for this station while it has free slots (eager dispatch: no message, no second transaction),
+   * and they start running once it committed; should this process die, their claims lapse and recovery
+   * dispatches them again, as for any claimed step.
    */
   commit(decide: () => Command[], opts: CommitOptions = {}): StepMessage[] {
     const claimed: Claimed[] = [];
@@ -245,6 +242,8 @@ export class EngineCore {
         queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
       } else if (c.kind === "acquire_concurrency") {
         this.#watchers.notify(c.runId); // an admitted run's followers (its own commit notifies the others)
+      } else if (c.kind === "reopen_run") {
+        this.#definitions.delete(c.runId); // a retried run goes on with the definition it was given
       } else if (c.kind === "finish_run") {
         this.#ended.add(c.runId);
         this.#definitions.delete(c.runId);

@@ -45,6 +45,16 @@ export async function applyOutput(scope: Scope, state: State, output: unknown): 
   return next;
 }
 
+/** The context after steps completed in order: `applyOutput` of each, from `start` (a fork, `stn workflow eval`). */
+export async function replayContext(
+  start: Scope,
+  steps: { state: State; output: unknown }[],
+): Promise<Scope> {
+  let scope = start;
+  for (const s of steps) scope = await applyOutput(scope, s.state, s.output);
+  return scope;
+}
+
 /** The state a block starts at: `start` or its first state. */
 export function blockStart(block: Block): State {
   return (block.start && block.states.find((s) => s.id === block.start)) || block.states[0];

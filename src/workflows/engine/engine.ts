@@ -14,7 +14,10 @@ import { defaultReplicas, provisionQueue, provisionStream, type QueueInfo, queue
 import { Idleness } from "./idle.ts";
 import type { ApprovalRow, AttemptRow, RunRow } from "./ledger.ts";
 import { RemoteWorkers, type WorkerView } from "./remote.ts";
+import type { StepRef } from "./remote_protocol.ts";
 import { Repository } from "./repository.ts";
+import { type ForkOptions, Reruns, type WithDefinition } from "./reruns.ts";
+import type { Scope } from "../steps/types.ts";
 import {
   type SendEventRequest,
   type SendEventResult,
@@ -27,11 +30,13 @@ import { Timers } from "./timers.ts";
 export type {
   EngineOptions,
   EngineStats,
+  ForkOptions,
   SendEventRequest,
   SendEventResult,
   SignalRequest,
   SignalResult,
   StartRunRequest,
+  WithDefinition,
   WorkerView,
 };
 
@@ -64,6 +69,7 @@ export class Engine {
   #consumer: Consumer;
   #timers: Timers;
   #control: Control;
+  #reruns: Reruns;
   #signals: Signals;
   #remote: RemoteWorkers;
   #idle: Idleness;
@@ -82,8 +88,9 @@ export class Engine {
     this.#consumer = new Consumer(this.#core);
     this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
+    this.#reruns = new Reruns(this.#core);
     this.#signals = new Signals(this.#core);
-    this.#remote = new RemoteWorkers(this.#core, (a) => this.#consumer.runClaimed(a));
+    this.#remote = new RemoteWorkers(this.#core, (a, mark) => this.#consumer.runClaimed(a, { mark }));
     this.#idle = new Idleness(db, this.#core, (a) => this.#remote.waitingFor(a));
   }
 
@@ -105,6 +112,11 @@ export class Engine {
   /** Counters for tests and benchmarks. */
   get stats(): EngineStats {
     return this.#core.stats;
+  }
+
+  /** Syncs of the ledger's WAL so far (`ledger.durability` fsync or step; 0 under normal). */
+  get syncs(): number {
+    return this.#core.gate.syncs;
   }
 
   /** This process's identity in attempt claims. */
@@ -152,6 +164,11 @@ export class Engine {
   }
 
   /** The live `stn worker` processes (those that sent a heartbeat within the lease). */
+  /** Whether a `stn worker` holds the claim of exactly this step attempt (fencing its agent run's writes). */
+  holds(worker: string, step: StepRef): boolean {
+    return this.#remote.holds(worker, step);
+  }
+
   workers(): WorkerView[] {
     return this.#remote.list();
   }
@@ -207,6 +224,21 @@ export class Engine {
   /** Resumes a paused run exactly where it stopped. */
   resume(runId: string): Promise<RunRow> {
     return this.#control.resume(runId);
+  }
+
+  /** Continues a failed or canceled run from the step it stopped at, with the given definition (a retry). */
+  retry(runId: string, opts?: WithDefinition): Promise<RunRow> {
+    return this.#reruns.retry(runId, opts);
+  }
+
+  /** Starts a run linked to `parentId` that reuses its completed steps before `opts.step` (a fork). */
+  fork(parentId: string, opts: ForkOptions): Promise<RunRow> {
+    return this.#reruns.fork(parentId, opts);
+  }
+
+  /** The data context a step of a run saw (the run's context now without a step). */
+  contextAt(runId: string, step?: string): Promise<Scope> {
+    return this.#reruns.contextAt(runId, step);
   }
 
   /** Records an event sent to everyone: resumes the waits it matches and starts its triggered runs. */

@@ -72,7 +72,8 @@ export function claim(input: ClaimInput, env: TransitionEnv): ClaimDecision {
     commands.push({ kind: "mark_run_started", runId: run.id, at });
     event("run_started", null);
   }
-  event("step_started", a.path, { attempt: a.attempt, type: a.step_type });
+  // `owner`: the process that runs it (this station, or a `stn worker` by its id in `stn workers`).
+  event("step_started", a.path, { attempt: a.attempt, type: a.step_type, owner: env.owner });
   // The run now has a running attempt, so it is running (what refreshRunStatus would conclude).
   if (run.status !== "running") {
     commands.push({ kind: "set_run_status", runId: run.id, status: "running", at });

@@ -33,6 +33,9 @@ export interface RunRow {
   updated_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** The run this one was forked from (migration 0024), and the step it resumed at. */
+  parent_run_id?: string | null;
+  forked_from?: string | null;
 }
 
 export type ScopeStatus = "pending" | "running" | "completed" | "failed" | "canceled";
@@ -66,6 +69,8 @@ export interface AttemptRow {
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** A forked run's step copied as completed: the parent's attempt whose output it reused (migration 0024). */
+  reused_from?: number | null;
 }
 
 /** What a waiting fan-out parent keeps in its `output` column until its children are joined. */

@@ -8,12 +8,14 @@ export {
   Engine,
   type EngineOptions,
   type EngineStats,
+  type ForkOptions,
   type LedgerReads,
   type SendEventRequest,
   type SendEventResult,
   type SignalRequest,
   type SignalResult,
   type StartRunRequest,
+  type WithDefinition,
   type WorkerView,
 } from "./engine.ts";
 export { Scheduler } from "./scheduler.ts";

@@ -22,6 +22,7 @@ import {
   RELEASE_SUBJECT,
   ReleaseRequest,
   RUN_ENDED_SUBJECT,
+  type StepRef,
 } from "./remote_protocol.ts";
 import { errorMessage } from "../../errors.ts";
 
@@ -34,6 +35,8 @@ export interface WorkerView {
   queues: string[];
   concurrency: number;
   draining: boolean;
+  /** Whether it runs `agent` steps. */
+  agents: boolean;
   in_flight: { run_id: string; path: string; attempt: number }[];
   started_at: string;
   last_heartbeat: string;
@@ -52,9 +55,9 @@ export class RemoteWorkers {
   #offRunEnd?: () => void;
   #startedAt = 0;
   /** Runs an attempt the station has claimed for itself (the local consumer's path). */
-  #runHere: (attempt: AttemptRow) => Promise<boolean>;
+  #runHere: (attempt: AttemptRow, mark: number) => Promise<boolean>;
 
-  constructor(core: EngineCore, runHere: (attempt: AttemptRow) => Promise<boolean>) {
+  constructor(core: EngineCore, runHere: (attempt: AttemptRow, mark: number) => Promise<boolean>) {
     this.#core = core;
     this.#runHere = runHere;
   }
@@ -101,6 +104,7 @@ export class RemoteWorkers {
         queues: hb.queues,
         concurrency: hb.concurrency,
         draining: hb.draining,
+        agents: hb.agents,
         in_flight: hb.steps.map((s) => ({ run_id: s.run, path: s.path, attempt: s.attempt })),
         started_at: hb.started_at,
         last_heartbeat: new Date(at).toISOString(),
@@ -150,10 +154,10 @@ export class RemoteWorkers {
   async #claim(req: ClaimRequest): Promise<ClaimReply> {
     const core = this.#core;
     if (core.stopping) return { kind: "busy", retryMs: 1000 };
-    // A station-only step (an agent run lives in the station's ledger) is claimed and run by the station
-    // itself, whatever queue it came from; the worker just acks its message.
+    // A station-only step is claimed and run by the station itself, whatever queue it came from; the worker
+    // just acks its message.
     const known = core.repo.attempts.get(req.step.id);
-    const here = known !== undefined && stepType(core.stateOf(known).type)?.station === true;
+    const here = known !== undefined && this.#stationOnly(known, req.worker);
     const decision = claimStep(core, req.step, here ? core.owner : req.worker);
     if (decision.kind === "drop") {
       core.stats.dropped++;
@@ -162,8 +166,9 @@ export class RemoteWorkers {
     if (decision.kind === "busy") return decision;
     const attempt = decision.attempt;
     core.notify(attempt.run_id);
+    const mark = core.gate.mark();
     if (here) {
-      void core.track(this.#runHere(attempt).then(() => {}));
+      void core.track(core.gate.ready().then(() => this.#runHere(attempt, mark)).then(() => {}));
       return { kind: "settled" };
     }
     const state = core.stateOf(attempt);
@@ -173,6 +178,9 @@ export class RemoteWorkers {
       return { kind: "settled" };
     }
     const def = core.definition(attempt.run_id);
+    // The worker starts the step on this answer: under `ledger.durability: step`, only once its claim is synced.
+    await core.gate.ready();
+    core.gate.started(mark);
     return {
       kind: "run",
       state,
@@ -182,6 +190,28 @@ export class RemoteWorkers {
       timeoutMs: timeoutOf(def, state, core.opts.defaultTimeoutMs) ?? core.opts.defaultTimeoutMs,
       leaseMs: core.opts.leaseMs,
     };
+  }
+
+  /**
+   * Whether a step must run on the station: a type that needs it always; an `agent` step unless the worker
+   * runs agents and the agent runner lets it (no child agents, no test doubles).
+   */
+  #stationOnly(a: AttemptRow, worker: string): boolean {
+    const state = this.#core.stateOf(a);
+    const station = stepType(state.type)?.station;
+    if (station !== "unless_agent_worker") return station === true;
+    const agents = this.#core.opts.agents;
+    const { agent } = state as { agent: string };
+    const [name, environment] = agent.split("@");
+    return !this.#seen.get(worker)?.hb.agents || !agents?.stationOnly ||
+      agents.stationOnly(name, environment ?? "", a.run_id);
+  }
+
+  /** Whether a worker holds the claim of exactly this step attempt (agent steps' writes are fenced by it). */
+  holds(worker: string, step: StepRef): boolean {
+    const a = this.#core.repo.attempts.get(step.id);
+    return a !== undefined && a.run_id === step.run && a.path === step.path && a.attempt === step.attempt &&
+      a.status === "running" && a.owner === worker;
   }
 
   async #outcome(req: OutcomeRequest): Promise<OutcomeReply> {
@@ -201,7 +231,7 @@ export class RemoteWorkers {
     });
     if (recorded) {
       core.stats.remote++;
-      await core.opts.durable?.();
+      await core.opts.ledger?.durable();
     }
     return { recorded };
   }

@@ -71,6 +71,8 @@ export const Heartbeat = z.object({
   steps: z.array(StepRef),
   /** The worker is draining (SIGTERM): it takes no new step. */
   draining: z.boolean().default(false),
+  /** The worker runs `agent` steps (docs/workers.md#agent-steps); an older one hands them to the station. */
+  agents: z.boolean().default(false),
 });
 export type Heartbeat = z.infer<typeof Heartbeat>;
 

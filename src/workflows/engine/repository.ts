@@ -25,11 +25,15 @@ import type {
 import type { RunState, ScopeState } from "./run_state.ts";
 import { ConcurrencyReads } from "./concurrency_reads.ts";
 
-/** Which runs to list, newest first; `cursor` is the last id of the previous page. */
+/**
+ * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
+ * sort by creation time, so `minId` (inclusive) and `cursor` (exclusive) also bound the creation time.
+ */
 export interface RunQuery {
   workflowId?: string;
   status?: RunStatus;
   cursor?: string;
+  minId?: string;
   limit: number;
 }
 
@@ -82,6 +86,25 @@ export class Repository {
     /** One run. */
     get: (id: string): RunRow | undefined =>
       this.#sql.get<RunRow>("SELECT * FROM workflow_runs WHERE id = ?", id),
+    /** The runs forked from a run, oldest first. */
+    forks: (parentId: string): RunRow[] =>
+      this.#sql.all<RunRow>("SELECT * FROM workflow_runs WHERE parent_run_id = ? ORDER BY id", parentId),
+    /**
+     * Runs of a workflow that ended in `status` at or after `since` (ISO), oldest first, each with when it was
+     * last retried at or after `since` (null when not): what a bulk retry picks from.
+     */
+    ended: (
+      q: { workflowId: string; status: RunStatus; since: string },
+    ): (RunRow & { retried_at: string | null })[] =>
+      this.#sql.all(
+        `SELECT r.*, (SELECT MAX(e.time) FROM run_events e WHERE e.run_id = r.id AND e.type = 'run_retried'
+           AND e.time >= ?) AS retried_at
+         FROM workflow_runs r WHERE r.workflow_id = ? AND r.status = ? AND r.completed_at >= ? ORDER BY r.id`,
+        q.since,
+        q.workflowId,
+        q.status,
+        q.since,
+      ),
     /** A page of runs, newest first. */
     list: (q: RunQuery): RunPage => {
       const where: string[] = [];
@@ -89,6 +112,7 @@ export class Repository {
       if (q.workflowId) where.push("workflow_id = ?"), params.push(q.workflowId);
       if (q.status) where.push("status = ?"), params.push(q.status);
       if (q.cursor) where.push("id < ?"), params.push(q.cursor);
+      if (q.minId) where.push("id >= ?"), params.push(q.minId);
       const rows = this.#sql.all<RunRow>(
         `SELECT * FROM workflow_runs ${
           where.length ? "WHERE " + where.join(" AND ") : ""

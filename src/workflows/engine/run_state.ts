@@ -90,6 +90,18 @@ export function childScopes(state: RunState, parentAttempt: number): ScopeState[
 export function evolve(state: RunState, cmd: Command): void {
   const attempt = (id: number) => state.attempts.get(id);
   switch (cmd.kind) {
+    case "reopen_run":
+      Object.assign(state.run, {
+        status: "running",
+        result: null,
+        error: null,
+        completed_at: null,
+        updated_at: cmd.at,
+        workflow_version: cmd.workflowVersion,
+      });
+      state.definition = cmd.definition;
+      state.scopes.get("")!.status = "running";
+      return;
     case "mark_run_started":
       state.run.started_at = cmd.at;
       return;
@@ -125,6 +137,28 @@ export function evolve(state: RunState, cmd: Command): void {
         created_at: cmd.at,
         started_at: null,
         completed_at: null,
+      });
+      return;
+    case "reuse_attempt":
+      state.attempts.set(cmd.ref, {
+        id: cmd.ref,
+        run_id: cmd.runId,
+        scope: "",
+        path: cmd.path,
+        step_id: cmd.stepId,
+        step_type: cmd.stepType,
+        visit: cmd.visit,
+        attempt: 1,
+        status: "completed",
+        output: JSON.stringify(cmd.output ?? null),
+        error: null,
+        owner: null,
+        lease_until: null,
+        dispatched_at: null,
+        created_at: cmd.at,
+        started_at: null,
+        completed_at: cmd.at,
+        reused_from: cmd.reusedFrom,
       });
       return;
     case "claim_attempt": {

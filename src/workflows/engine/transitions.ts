@@ -49,6 +49,18 @@ export interface NewRun {
 
 /** Creates a run and schedules its first step. */
 export function createRun(req: NewRun, env: TransitionEnv): Command[] {
+  const t = newRun(req, env, { context: initialContext(req.input, req.id, req.definition.id, req.trigger) });
+  if (req.concurrency && !enqueueRun(t, req.concurrency)) return t.commands;
+  dispatch(t, schedule(t, "", blockStart(req.definition as Block), { attempt: 1 }));
+  return t.commands;
+}
+
+/** A transition that creates a run (its row, top-level scope and `run_created` event) and nothing else yet. */
+export function newRun(
+  req: NewRun,
+  env: TransitionEnv,
+  extra: { context: Scope; parent?: { runId: string; step: string } },
+): Transition {
   const at = iso(env.now);
   const run: RunRow = {
     id: req.id,
@@ -86,13 +98,12 @@ export function createRun(req: NewRun, env: TransitionEnv): Command[] {
     workflowVersion: req.workflowVersion,
     input: req.input,
     traceparent: req.traceparent,
-    context: initialContext(req.input, req.id, req.definition.id, req.trigger),
+    context: extra.context,
+    ...(extra.parent ? { parent: extra.parent } : {}),
     at,
   });
   t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });
-  if (req.concurrency && !enqueueRun(t, req.concurrency)) return t.commands;
-  dispatch(t, schedule(t, "", blockStart(req.definition as Block), { attempt: 1 }));
-  return t.commands;
+  return t;
 }
 
 /** Admits a run that waited for concurrency: it holds its keys and its first step is scheduled. */
@@ -318,7 +329,7 @@ interface Try {
 }
 
 /** Inserts a scheduled attempt (and its event); returns it under its temporary id. */
-function schedule(t: Transition, scope: string, state: State, { attempt, visit }: Try): AttemptRow {
+export function schedule(t: Transition, scope: string, state: State, { attempt, visit }: Try): AttemptRow {
   const path = scope === "" ? state.id : `${scope}/${state.id}`;
   let v = visit;
   if (v === undefined) {

@@ -29,6 +29,9 @@ export interface RunView {
   completed_at: string | null;
   /** The trace its spans belong to (from the stored traceparent), to look it up in a tracing backend. */
   trace_id: string | null;
+  /** A fork's parent run and the step it resumed at (null for a run that was not forked). */
+  parent_run_id: string | null;
+  forked_from: string | null;
 }
 
 /** A run as the API returns it. */
@@ -47,6 +50,8 @@ export function runView(r: RunRow): RunView {
     started_at: r.started_at,
     completed_at: r.completed_at,
     trace_id: traceIdOf(r.traceparent),
+    parent_run_id: r.parent_run_id ?? null,
+    forked_from: r.forked_from ?? null,
   };
 }
 
@@ -63,10 +68,21 @@ export interface StepView {
   started_at: string | null;
   completed_at: string | null;
   duration_ms: number | null;
+  /** Copied from the parent run by a fork, never executed in this run. */
+  reused: boolean;
+  /** The parent run's attempt whose recorded output a reused step carries. */
+  reused_from: ReusedFrom | null;
 }
 
-/** A step attempt as the API returns it; only a completed step has an output (the rest is bookkeeping). */
-export function stepView(a: AttemptRow): StepView {
+/** Where a reused step's output was recorded: the parent run's attempt. */
+export type ReusedFrom = Pick<AttemptRow, "run_id" | "path" | "visit" | "attempt">;
+
+/**
+ * A step attempt as the API returns it; only a completed step has an output (the rest is bookkeeping). A
+ * reused step names its parent's attempt when `parentAttempt` finds it.
+ */
+export function stepView(a: AttemptRow, parentAttempt?: (id: number) => AttemptRow | undefined): StepView {
+  const from = a.reused_from != null ? parentAttempt?.(a.reused_from) : undefined;
   return {
     path: a.path,
     step_id: a.step_id,
@@ -81,6 +97,10 @@ export function stepView(a: AttemptRow): StepView {
     completed_at: a.completed_at,
     duration_ms: a.started_at && a.completed_at
       ? Date.parse(a.completed_at) - Date.parse(a.started_at)
+      : null,
+    reused: a.reused_from != null,
+    reused_from: from
+      ? { run_id: from.run_id, path: from.path, visit: from.visit, attempt: from.attempt }
       : null,
   };
 }

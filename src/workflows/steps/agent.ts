@@ -49,13 +49,18 @@ const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome>
   const run = await ctx.agents.run({
     agent: name,
     environment: environment ?? ctx.agents.environment,
-    task: typeof rendered.task === "string" ? rendered.task : JSON.stringify(rendered.task),
+    // The run input's text is the user's, never a template.
+    task: step.task === undefined
+      ? inputTask(scope)
+      : typeof rendered.task === "string"
+      ? rendered.task
+      : JSON.stringify(rendered.task),
     variables: rendered.variables,
     step: { runId: ctx.runId, path: ctx.path, visit: ctx.visit, attempt: ctx.attempt },
     signal: ctx.signal,
   });
   if (run.status === "completed" && (run.finish_reason === "stop" || run.response)) {
-    return { kind: "completed", output: stepOutput(run, ctx.agents.ledger.toolCalls(run.id)) };
+    return { kind: "completed", output: stepOutput(run, await ctx.agents.ledger.toolCalls(run.id)) };
   }
   const error = run.error ? JSON.parse(run.error) as { code: string; message: string } : undefined;
   return {
@@ -68,6 +73,14 @@ const execute: Executor<AgentState> = async (step, scope, ctx): Promise<Outcome>
     },
   };
 };
+
+/** A step without `task` gets the run input's `task` or `userInput`, as Station's did; else the empty task. */
+function inputTask(scope: Record<string, unknown>): string {
+  const input = (scope.workflow as { input?: unknown } | undefined)?.input;
+  if (typeof input !== "object" || input === null) return "";
+  const { task, userInput } = input as Record<string, unknown>;
+  return typeof task === "string" ? task : typeof userInput === "string" ? userInput : "";
+}
 
 /** The step output: the answer as text and as JSON, the tool calls made and the tokens used. */
 function stepOutput(run: AgentStepRun, calls: AgentStepToolCall[]): Record<string, unknown> {
@@ -94,10 +107,10 @@ function stepOutput(run: AgentStepRun, calls: AgentStepToolCall[]): Record<strin
 
 export const agent: StepType<AgentState> = {
   type: "agent",
-  station: true,
+  station: "unless_agent_worker",
   schema,
-  notes: (s) =>
-    typeof s.agent === "string" && AGENT_REF.test(s.agent)
+  notes: (s) => [
+    ...(typeof s.agent === "string" && AGENT_REF.test(s.agent)
       ? [{
         code: "agent_not_checked",
         message: "agent references are checked when the workflow is synced with its environment's agents",
@@ -105,6 +118,15 @@ export const agent: StepType<AgentState> = {
           "put the file in environments/<env>/workflows/ and run `stn sync`: an unknown agent is an error there",
         at: ["agent"],
       }]
-      : [],
+      : []),
+    ...(s.task === undefined
+      ? [{
+        code: "agent_task_missing",
+        message: "this agent step (and any other) has no `task`: it gets the run input's `task` or " +
+          "`userInput` when the input has one, else an empty task",
+        hint: 'write `task: "…"` (templated over the run context, e.g. "Review ${input.repo}")',
+      }]
+      : []),
+  ],
   executor: execute,
 };

@@ -41,7 +41,9 @@ export interface AgentRunner {
     signal?: AbortSignal;
   }): Promise<AgentStepRun>;
   /** The run's tool calls, for the step's output. */
-  readonly ledger: { toolCalls(runId: string): AgentStepToolCall[] };
+  readonly ledger: { toolCalls(runId: string): AgentStepToolCall[] | Promise<AgentStepToolCall[]> };
+  /** Whether a step's agent must run on the station rather than a `stn worker` (child agents, doubles). */
+  stationOnly?(agent: string, environment: string, workflowRunId: string): boolean;
 }
 
 /** Runs `sandbox` steps in a run's container (sandbox/service.ts's SandboxService is one). */

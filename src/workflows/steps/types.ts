@@ -68,10 +68,11 @@ export interface StepType<S extends { type: string; id: string } = any> {
   /** Whether the step parks on a durable wait with its own deadline (approval, timer): no step timeout applies. */
   waits?: boolean;
   /**
-   * Whether the step needs the station's own services (an agent run is recorded in the station's ledger):
-   * a `stn worker` that takes it hands it to the station, which runs it (docs/workers.md).
+   * Whether the step needs the station's own services: a `stn worker` that takes it hands it to the
+   * station, which runs it (docs/workers.md). `unless_agent_worker`: an `agent` step, run by a worker that
+   * runs agents unless the AgentRunner's `stationOnly` keeps it here.
    */
-  station?: boolean;
+  station?: boolean | "unless_agent_worker";
   /** For a step whose executor parks it on an approval: how a decision, or the approval's timeout, ends it. */
   approval?: ApprovalEnd<S>;
   /** For a step whose executor parks it until an event (`await`): how the event, or the wait's timeout, ends it. */

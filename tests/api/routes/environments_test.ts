@@ -61,6 +61,7 @@ Deno.test("API: environments — create, show (needed variables), copy, variable
       file: "agents/Helper.prompt",
       status: "valid",
       errors: [],
+      warnings: [],
       synced: "never",
     }]);
     assertEquals(shown.mcp_servers.map((s) => [s.name, s.status, s.tools]), [

@@ -511,6 +511,8 @@ states:
   const codes = r.warnings.map((w) => `${w.code} ${w.path}`);
   assertEquals(codes.sort(), [
     "agent_not_checked /states/0/agent",
+    // Without `task` the run input's task/userInput is used, else the empty task: worth a warning.
+    "agent_task_missing /states/0",
     "cycle_without_exit /states/1",
     "unreachable_state /states/3",
   ]);

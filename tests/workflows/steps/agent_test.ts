@@ -153,3 +153,34 @@ Deno.test("workflow agent steps share the run's workflow-scoped sandbox session,
     await model.close();
   }
 });
+
+Deno.test("workflow agent step without `task`: the run input's task, else its userInput, taken as text (Station's fallback)", async () => {
+  const model = startModelServer();
+  const t = await startTestStation({
+    configYaml:
+      `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  });
+  try {
+    const dir = t.home.path("environments", "default", "agents");
+    Deno.mkdirSync(dir, { recursive: true });
+    Deno.writeTextFileSync(`${dir}/Echo.prompt`, `---\nmodel: openai/test-model\n---\n{{userInput}}\n`);
+    await syncWorkflows(t.client);
+    const { engine } = t.station.ctx;
+    const definition = def({ id: "echo", states: [{ id: "say", type: "agent", agent: "Echo" }] });
+    model.route(() => ({ text: "ok" }));
+    for (
+      const [input, sent] of [
+        [{ task: "check ${disk}", userInput: "ignored" }, "check ${disk}"],
+        [{ userInput: "hello" }, "hello"],
+      ] as const
+    ) {
+      const before = model.requests.length;
+      const run = await engine.startRun({ definition, input: { ...input, disk: "sda" } });
+      assertEquals((await waitRun(engine, run.id)).status, "completed");
+      assertEquals(model.requests[before].body.messages.at(-1).content, sent);
+    }
+  } finally {
+    await t.close();
+    await model.close();
+  }
+});
