@@ -143,6 +143,8 @@ Deno.test("dashboard in Chromium: empty states, search, error and task columns, 
 
     // Events: each listed once with its own #seq (no list numbers), payloads folded until opened.
     const events = page.locator("ol.events");
+    // The forms above reload the page: its stylesheet must have loaded before a computed style is read.
+    await page.waitForLoadState("load");
     assertEquals(
       await page.evaluate("getComputedStyle(document.querySelector('ol.events')).listStyleType"),
       "none",
