@@ -39,6 +39,7 @@ const ai = {
   model: "openai/bench",
   base_url: model.url,
   api_key: "sk-bench",
+  limits: {},
   prices: {},
 };
 const echo = (args: unknown) => Promise.resolve(JSON.stringify(args));

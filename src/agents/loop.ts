@@ -19,6 +19,7 @@ import { cutToolOutput } from "./tool_output.ts";
 import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
+import type { ModelThrottle } from "./throttle.ts";
 import { costOf, type ModelPrice } from "../telemetry/cost.ts";
 
 /**
@@ -49,6 +50,8 @@ export interface LoopOptions {
   maxToolOutput: number;
   /** log.agent_turns (STATION_DEBUG=true): one stderr line per turn. */
   debug: boolean;
+  /** `ai.limits`: spaces the model calls and waits out a provider's Retry-After. */
+  throttle?: ModelThrottle;
   /**
    * Resolves once the ledger's commits so far are on disk (`ledger.durability` fsync or step): each model call
    * and tool call waits for it, so none begins before the turns and results it follows from are synced.
@@ -243,13 +246,19 @@ async function modelTurn(
   await o.ledger.event(run.id, "turn_started", { turn });
   await o.durable?.();
   const started = performance.now();
-  const r = await generateText({
-    model: o.model,
-    system: plan.system,
-    messages,
-    tools,
-    abortSignal: o.signal,
-  });
+  const limited = o.throttle && o.throttle.keysOf(run.model).length > 0;
+  const request = { model: o.model, system: plan.system, messages, tools, abortSignal: o.signal };
+  // A limited model's 429/503 are waited out by the throttle, durably, instead of the SDK's two retries.
+  const call = () => generateText({ ...request, ...(limited ? { maxRetries: 0 } : {}) });
+  const r = limited
+    ? await o.throttle!.call(run.model, {
+      signal: o.signal,
+      onWait: (w) => o.ledger.event(run.id, "model_throttled", { turn, ...w }),
+    }, async () => {
+      const r = await call();
+      return { value: r, tokens: r.usage.totalTokens ?? 0 };
+    })
+    : await call();
   const usage = {
     input_tokens: r.usage.inputTokens ?? 0,
     output_tokens: r.usage.outputTokens ?? 0,

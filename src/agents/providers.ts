@@ -13,7 +13,7 @@ import { StationError } from "../errors.ts";
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
 /** The `ai` section of config.yaml. */
-export type AiConfig = Config["ai"];
+export type AiConfig = Omit<Config["ai"], "limits">;
 type Provider = AiConfig["provider"];
 
 /** A model resolved for one run: its `provider/name` id and the AI SDK model that calls it. */

@@ -13,6 +13,7 @@ import { contextPlan } from "./context.ts";
 import { runLoop, type RunPlan } from "./loop.ts";
 import { type LoopTool, loopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
+import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { runSignal } from "./run_signal.ts";
 import { lowestBudget, priceOf } from "../telemetry/cost.ts";
@@ -88,6 +89,7 @@ export class AgentService {
   readonly ledger: AgentLedger;
   #o: AgentServiceOptions;
   #models: Models;
+  #throttle: ModelThrottle;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
   #stopping = false;
   /** The environment of an agent named without one. */
@@ -98,6 +100,7 @@ export class AgentService {
   constructor(o: AgentServiceOptions) {
     this.#o = o;
     this.ledger = new AgentLedger(o.db, o.clock);
+    this.#throttle = new ModelThrottle(o.db, o.config.ai.limits, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
   }
@@ -199,15 +202,9 @@ export class AgentService {
       throw new StationError("agent_run_finished", `agent run ${runId} has already ended (${row.status})`);
     }
     const active = this.#active.get(runId);
+    const error = { code: "canceled", message: reason };
     if (active) active.abort.abort(new StationError("canceled", reason));
-    else {
-      this.ledger.finish(runId, {
-        status: "canceled",
-        finish_reason: "canceled",
-        response: "",
-        error: { code: "canceled", message: reason },
-      });
-    }
+    else this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
     return this.ledger.get(runId)!;
   }
 
@@ -285,6 +282,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
+          throttle: this.#throttle,
           durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;

@@ -58,6 +58,18 @@ export function ttlFlag(opts: { ttl?: string; keep?: boolean }): string | undefi
   return opts.ttl;
 }
 
+/** `--priority`: a run's priority, 0 to 9. */
+export function priorityFlag(v: string): number {
+  if (!/^[0-9]$/.test(v)) {
+    throw usageError(
+      "invalid_usage",
+      `--priority must be 0 to 9, got ${JSON.stringify(v)}`,
+      "9 runs first, 0 last",
+    );
+  }
+  return Number(v);
+}
+
 /** The formats `-o`/`--output` names (kubectl's habit); any other value is a command's output file. */
 const OUTPUT_FORMATS = ["json", "yaml", "table"] as const;
 

@@ -7,7 +7,7 @@ import type { Run as RunView } from "../contract/runs.ts";
 import { errorMessage, StationError, usageError } from "../errors.ts";
 import { parseDuration } from "../lib/duration.ts";
 import { jsonMode, withStation } from "./context.ts";
-import { idempotencyKeyFlag } from "./flags.ts";
+import { idempotencyKeyFlag, priorityFlag } from "./flags.ts";
 import { readLocalText } from "./local_files.ts";
 import { errStyle, note, render } from "./output.ts";
 import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
@@ -99,6 +99,10 @@ export function runCommand(parent: Command): void {
       "start at most one run per key within 24 h: a repeat answers the run the key started",
     )
     .option("--record <file>", `${RECORD_HELP}; implies --wait`)
+    .option(
+      "--priority <n>",
+      "0 (last) to 9 (first) when concurrency slots are scarce (default: the workflow's)",
+    )
     .addHelpText(
       "after",
       "\nA file runs once: it is not stored as a workflow, so its schedule and triggers stay off and" +
@@ -122,6 +126,7 @@ export function runCommand(parent: Command): void {
           timeout?: string;
           idempotencyKey?: string;
           record?: string;
+          priority?: string;
         },
         cmd,
       ) => {
@@ -157,6 +162,7 @@ export function runCommand(parent: Command): void {
           input,
           trigger: "manual" as const,
           ...(recordTo ? { record: true } : {}),
+          ...(opts.priority !== undefined ? { priority: priorityFlag(opts.priority) } : {}),
         };
         const json = jsonMode(cmd);
         await withStation(cmd, async (client, where) => {

@@ -210,6 +210,17 @@ export const ConfigSchema = z.strictObject({
         "USD per million tokens by model id: {input_per_million, output_per_million, cached_input_per_million?}; " +
           "merged over the built-in prices of common OpenAI, Anthropic and Gemini models (docs/agents.md#cost)",
       ),
+    limits: z.record(
+      z.string().min(1),
+      z.strictObject({
+        requests_per_minute: z.int().min(1).optional(),
+        tokens_per_minute: z.int().min(1).optional(),
+        concurrency: z.int().min(1).optional(),
+      }),
+    ).default({}).describe(
+      'per model ("openai/gpt-4o-mini") or provider ("openai"): requests_per_minute, tokens_per_minute, ' +
+        "concurrency; calls wait for capacity and a 429/503's Retry-After instead of failing",
+    ),
   }).prefault({}),
   agents: z.strictObject({
     max_tool_output: z.int().min(256).default(10_240).describe(

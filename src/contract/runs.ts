@@ -7,6 +7,7 @@ export const RunStatus = z.enum([
   "pending",
   "running",
   "waiting",
+  "waiting_for_concurrency",
   "paused",
   "completed",
   "failed",
@@ -36,6 +37,9 @@ export const Run = z.looseObject({
   cost_usd: z.number().nullable().describe(
     "what its agent steps' runs (and their child agents') cost in USD (docs/agents.md#cost); null when none " +
       "has a known price",
+  ),
+  waiting_for: z.object({ key: z.string(), position: z.number() }).optional().describe(
+    "GET of one run waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
   ),
   definition: z.unknown().optional().describe(
     "the exact definition the run runs (GET of one run); workflow_version is null for a one-off file run",
@@ -103,6 +107,9 @@ export const StartRunBody = z.strictObject({
   ),
   record: z.boolean().optional().describe(
     "record its agent runs' model and tool calls: GET /api/v1/workflow-runs/{run_id}/cassette answers the cassette",
+  ),
+  priority: z.int().min(0).max(9).optional().describe(
+    "0 (last) to 9 (first) when concurrency slots are scarce; default the workflow's `priority`, else 5",
   ),
 }).meta({ id: "StartRunBody" });
 export type StartRunBody = z.input<typeof StartRunBody>;

@@ -104,6 +104,17 @@ export function countAgentRunFinished(agent: string, status: string, seconds: nu
   agentRunDuration.observe({ agent, status }, seconds);
 }
 
+const modelThrottled = new Counter({
+  name: "stn_model_throttled_seconds_total",
+  help: "Seconds model calls waited for their ai.limits or a provider's Retry-After, by limit key and reason",
+  labelNames: ["key", "reason"] as const,
+});
+
+/** Counts a model call's wait (the key is an `ai.limits` key, so the label set is bounded by the config). */
+export function countModelThrottled(key: string, reason: string, seconds: number): void {
+  modelThrottled.inc({ key, reason }, seconds);
+}
+
 const filesReaped = new Counter({
   name: "stn_files_reaped_total",
   help: "Expired files the file reaper (or stn files prune) deleted in this process",
@@ -136,6 +147,7 @@ export const processMetrics: readonly Family[] = [
   agentCost,
   agentRunsFinished,
   agentRunDuration,
+  modelThrottled,
   filesReaped,
   filesReapedBytes,
 ];

@@ -70,6 +70,13 @@ export class WorkflowRuns {
     return this.#engine.reads.runs.forks(runId).map(runView);
   }
 
+  /** Why a run waits for concurrency: the first key it waits for and its place there (1 = next); else undefined. */
+  waitingFor(run: RunRow): { key: string; position: number } | undefined {
+    return run.status === "waiting_for_concurrency"
+      ? this.#engine.reads.concurrency.position(run.id)
+      : undefined;
+  }
+
   /** A page of runs, newest first. */
   list(q: RunQuery): { runs: CostedRunView[]; nextCursor: string | null } {
     const page = this.#engine.reads.runs.list(q);

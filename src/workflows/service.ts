@@ -40,6 +40,8 @@ export interface StartRunInput {
   trigger?: RunTrigger;
   /** An idempotent start's claim on its key, inside the creating transaction (see `StartRunRequest`). */
   claim?: (runId: string) => string | undefined;
+  /** Overrides the workflow's `priority`. */
+  priority?: number;
 }
 
 /**
@@ -50,7 +52,7 @@ export interface StartRunInput {
  */
 export function resolveDefinition(
   services: WorkflowServices,
-  req: Omit<StartRunInput, "input" | "traceparent" | "trigger" | "claim">,
+  req: Omit<StartRunInput, "input" | "traceparent" | "trigger" | "claim" | "priority">,
 ): { definition: WorkflowDefinition; version: number | null } {
   const { workflows } = services;
   if (req.definition !== undefined) {
@@ -96,5 +98,6 @@ export async function startWorkflowRun(services: WorkflowServices, req: StartRun
     traceparent: req.traceparent,
     trigger: req.trigger,
     claim: req.claim,
+    priority: req.priority,
   });
 }

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { AgentService, type AgentSource, type McpTools } from "../../src/agents/service.ts";
 import type { AgentDefinition } from "../../src/agents/types.ts";
+import type { Config } from "../../src/config/schema.ts";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { type Durability, processDurability, walDurability } from "../../src/db/durability.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
@@ -65,6 +66,8 @@ export async function agentHarness(
     sandbox?: SandboxService;
     /** `agents.max_tool_output` (default 1024 bytes, so cuts show with small outputs). */
     maxToolOutput?: number;
+    /** `ai.limits`. */
+    limits?: Config["ai"]["limits"];
     /** `ai.prices` (docs/agents.md#cost). */
     prices?: Record<string, ModelPrice>;
     /** The services wait for WAL syncs of the ledger, as under `ledger.durability: fsync` or `step`. */
@@ -86,6 +89,7 @@ export async function agentHarness(
           model: "openai/test-model",
           base_url: baseUrl,
           api_key: "sk-test",
+          limits: options.limits ?? {},
           prices: options.prices ?? {},
         },
         agents: { max_tool_output: options.maxToolOutput ?? 1024, default_max_steps: 5, timeout: 60_000 },

@@ -24,6 +24,8 @@ export interface Reply {
   usage?: { input?: number; output?: number; cached?: number };
   /** Answer with this HTTP error status instead (the body carries `text` as the error message). */
   status?: number;
+  /** Headers of the answer (e.g. `retry-after` on a 429). */
+  headers?: Record<string, string>;
   /** Hold the answer until this resolves (or the client goes away). */
   hold?: Promise<void>;
 }
@@ -122,6 +124,7 @@ export function startModelServer(options: { contextLimit?: number } = {}): Model
     if (reply.status) {
       return Response.json({ error: { message: reply.text ?? "scripted error", type: "server_error" } }, {
         status: reply.status,
+        headers: reply.headers,
       });
     }
     const calls = (reply.calls ?? []).map((c) => ({ ...c, id: c.id ?? `call_${++callSeq}` }));

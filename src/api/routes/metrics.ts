@@ -70,6 +70,15 @@ function stationGauges(ctx: StationContext): Family[] {
       "Scheduled steps on a task queue that no live worker serves",
       () => new Map(ctx.engine.unserved().map((u) => [u.queue, u.waiting])),
     ),
+    gauge(
+      "stn_runs_waiting_for_concurrency",
+      "Workflow runs waiting for a concurrency key, per workflow (keys' values are not labels: they are unbounded)",
+      () =>
+        ctx.engine.reads.concurrency.waitingRuns().map((r) => ({
+          labels: [["workflow", r.workflow_id]],
+          value: r.n,
+        })),
+    ),
     perQueue("stn_workers", "Live stn worker processes taking steps from a task queue", () => {
       // A queue with steps waiting and nobody serving it reads 0, so an alert can match on the queue.
       const counts = new Map(ctx.engine.unserved().map((u) => [u.queue, 0]));

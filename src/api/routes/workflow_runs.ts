@@ -214,8 +214,14 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
 
   openapi(app, getRun, (c) => {
     const run = requireRun(ctx, c.req.valid("param").run_id);
+    const waiting = ctx.runs.waitingFor(run);
     const forks = ctx.runs.forks(run.id).map((f) => f.run_id);
-    return c.json({ ...ctx.runs.view(run), definition: JSON.parse(run.definition), forks }, 200);
+    return c.json({
+      ...ctx.runs.view(run),
+      ...(waiting ? { waiting_for: waiting } : {}),
+      definition: JSON.parse(run.definition),
+      forks,
+    }, 200);
   });
   openapi(
     app,

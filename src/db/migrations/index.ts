@@ -14,6 +14,7 @@ import m0020 from "./0020_agent_tool_call_detail.ts";
 import m0021 from "./0021_evals.ts";
 import m0022 from "./0022_agent_cost.ts";
 import m0024 from "./0024_run_lineage.ts";
+import m0025 from "./0025_flow_control.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
@@ -35,4 +36,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0021,
   m0022,
   m0024,
+  m0025,
 ];

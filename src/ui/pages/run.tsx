@@ -133,6 +133,7 @@ function Live(props: { ctx: StationContext; id: string }) {
   const approvals = runs.approvals({ runId: run.id });
   const pending = approvals.filter((a) => a.status === "pending");
   const agentRuns = agents.ofWorkflowRun(run.id);
+  const waiting = runs.waitingFor(requireRun(props.ctx, props.id));
   const parentAgents = run.parent_run_id ? agents.ofWorkflowRun(run.parent_run_id) : [];
   return (
     <>
@@ -140,6 +141,7 @@ function Live(props: { ctx: StationContext; id: string }) {
         <dt>Status</dt>
         <dd>
           <Status status={run.status} />
+          {waiting ? ` — waiting for concurrency key ${waiting.key}, position ${waiting.position}` : ""}
         </dd>
         <dt>Workflow</dt>
         <dd>

@@ -15,6 +15,7 @@ import {
 } from "../steps/fields.ts";
 import { stateSchemas } from "../steps/registry.ts";
 import { errorMessage } from "../../errors.ts";
+import { Concurrency, Priority, Singleton } from "./flow_control.ts";
 
 /**
  * The normalised workflow definition (docs/design/workflows-dsl.md#normalised-form): what every part after
@@ -124,6 +125,9 @@ function definitionOf(state: ReturnType<typeof stateSchemas>["state"]) {
     )
       .optional(),
     schedule: Schedule.optional(),
+    concurrency: Concurrency.optional(),
+    priority: Priority.optional(),
+    singleton: Singleton.optional(),
     triggers: z.array(Trigger).optional(),
   }).describe("the workflow");
 }

@@ -1,15 +1,17 @@
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Statements } from "../../db/statements.ts";
+import { applyConcurrency } from "./apply_concurrency.ts";
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
 /**
  * Writes a command list to the ledger, in order (the caller holds the transaction). Attempts
  * created by the list get their rowid here, and later commands' temporary ids are mapped to it.
- * Returns the `dispatch` commands as step messages.
+ * Returns the `dispatch` commands as step messages; `freed` gets each key a released run held or waited for
+ * that runs still wait for (once per run released).
  */
-export function applyCommands(sql: Statements, commands: Command[]): StepMessage[] {
+export function applyCommands(sql: Statements, commands: Command[], freed?: string[]): StepMessage[] {
   const ids = new Map<number, number>();
   const id = (n: number) => (n < 0 ? ids.get(n)! : n);
   const out: StepMessage[] = [];
@@ -353,6 +355,11 @@ export function applyCommands(sql: Statements, commands: Command[]): StepMessage
           id(c.attemptId),
           c.signalRowId,
         );
+        break;
+      case "enqueue_concurrency":
+      case "acquire_concurrency":
+      case "release_concurrency":
+        applyConcurrency(sql, c, freed);
         break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });

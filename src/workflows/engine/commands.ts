@@ -180,6 +180,19 @@ export type Command =
   }
   /** A kept signal is consumed by a wait that started after it arrived. */
   | { kind: "consume_signal"; signalRowId: number; attemptId: number }
+  /** Records the concurrency keys a run holds (`held`) or waits for, with its priority. */
+  | {
+    kind: "enqueue_concurrency";
+    runId: string;
+    slots: { key: string; limit: number }[];
+    priority: number;
+    queuedMs: number;
+    held: boolean;
+  }
+  /** A waiting run now holds its keys. */
+  | { kind: "acquire_concurrency"; runId: string }
+  /** A run ended: it holds and waits for no key any more. */
+  | { kind: "release_concurrency"; runId: string }
   /** After commit: publish "run this attempt now". */
   | { kind: "dispatch"; attemptId: number; runId: string; path: string; attempt: number };
 

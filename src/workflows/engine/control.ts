@@ -12,6 +12,7 @@ import { checkInput } from "../json_schema.ts";
 import type { ApprovalRow, RunRow } from "./ledger.ts";
 import type { RunState } from "./run_state.ts";
 import { createRun } from "./transitions.ts";
+import { runAdmission } from "./admission.ts";
 import type { RunTrigger } from "../trigger.ts";
 
 /** How a run is started. */
@@ -27,6 +28,8 @@ export interface StartRunRequest {
    * creating nothing (an idempotent start whose key already started one), or undefined to go on.
    */
   claim?: (runId: string) => string | undefined;
+  /** Overrides the workflow's `priority` (0–9) when concurrency slots are scarce. */
+  priority?: number;
 }
 
 /** The subject prefix on which a cancel reaches every engine process (`<prefix>.<run id>`). */
@@ -55,22 +58,37 @@ export class Control {
     const def = req.definition;
     const input = checkInput(def, req.input);
     const traceparent = currentTraceparent() ?? newTraceparent(req.traceparent);
+    const admission = await runAdmission(def, input, req.priority);
     let existing: string | undefined;
+    let canceled: string[] = [];
     const messages = await core.commitSoon(() => {
       existing = req.claim?.(id);
       if (existing) return [];
-      return createRun(
-        {
-          id,
-          definition: def,
-          workflowVersion: req.workflowVersion ?? null,
-          input,
-          traceparent,
-          trigger: req.trigger,
-        },
-        core.env(),
-      );
+      const single = core.admission.singleton(admission);
+      existing = single.active;
+      if (existing) return [];
+      canceled = single.canceled;
+      return [
+        ...single.commands,
+        ...createRun(
+          {
+            id,
+            definition: def,
+            workflowVersion: req.workflowVersion ?? null,
+            input,
+            traceparent,
+            trigger: req.trigger,
+            concurrency: admission && {
+              ...admission,
+              singleton: single.slot,
+              usage: (key) => core.repo.concurrency.usage(key),
+            },
+          },
+          core.env(),
+        ),
+      ];
     }, { eager: true });
+    for (const runId of canceled) core.notify(runId), core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
     if (existing) return core.repo.runs.get(existing)!;
     core.notify(id);
     countRunStarted(def.id);

@@ -21,6 +21,7 @@ import { type AttemptRow, type RunRow, TERMINAL_RUN } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { type Slot, Slots } from "./slots.ts";
+import { Admission } from "./admission.ts";
 import type { Prepared } from "./transitions.ts";
 import { type LedgerSync, type StartCounts, StepGate } from "./step_sync.ts";
 
@@ -97,6 +98,7 @@ export class EngineCore {
   readonly inflight = new Map<number, { run: string; abort: AbortController }>();
   /** The steps this process executes at once (`workers`): pulled messages and eager claims share them. */
   readonly slots: Slots;
+  readonly admission: Admission; // admits runs waiting for concurrency keys when a run gives its keys back
   readonly #after: AfterCommit;
   #stopping = false;
   #handlers = new Set<Promise<void>>();
@@ -114,6 +116,7 @@ export class EngineCore {
     this.clock = opts.clock ?? systemClock;
     this.dispatch = new Dispatcher(nc);
     this.slots = new Slots(opts.workers);
+    this.admission = new Admission({ repo, snapshot: (id) => this.snapshot(id), env: () => this.env() });
     this.gate = new StepGate(this.stats, opts.ledger, opts.stepDurability);
   }
 
@@ -121,7 +124,6 @@ export class EngineCore {
   get stopping(): boolean {
     return this.#stopping;
   }
-
   /** Marks the engine stopping (Engine.stop); there is no way back. */
   stop(): void {
     this.#stopping = true;
@@ -218,7 +220,9 @@ export class EngineCore {
     // Freed here, with no await before the claims below, so the first step it dispatches can take it.
     opts.slot?.free();
     const commands = decide();
-    const messages = this.repo.apply(commands);
+    const freed: string[] = [];
+    const messages = this.repo.apply(commands, freed);
+    this.admission.admit(freed, { commands, messages });
     return {
       commands,
       messages: opts.eager ? messages.filter((m) => !this.#claimHere(m, claimed)) : messages,
@@ -236,6 +240,8 @@ export class EngineCore {
         queueMicrotask(() => this.#after.armTimers());
       } else if (c.kind === "request_wait") {
         queueMicrotask(() => this.#after.waitStarted(c.runId, c.attemptId));
+      } else if (c.kind === "acquire_concurrency") {
+        this.#watchers.notify(c.runId); // an admitted run's followers (its own commit notifies the others)
       } else if (c.kind === "reopen_run") {
         this.#definitions.delete(c.runId); // a retried run goes on with the definition it was given
       } else if (c.kind === "finish_run") {
@@ -295,11 +301,8 @@ export class EngineCore {
 
   /** The definition of a run row, through the cache. */
   definitionOf(run: RunRow): WorkflowDefinition {
-    let def = this.#definitions.get(run.id);
-    if (!def) {
-      def = JSON.parse(run.definition) as WorkflowDefinition;
-      this.#definitions.set(run.id, def);
-    }
+    const def = this.#definitions.get(run.id) ?? JSON.parse(run.definition) as WorkflowDefinition;
+    this.#definitions.set(run.id, def);
     return def;
   }
 
@@ -315,7 +318,6 @@ export class EngineCore {
   scope(runId: string, scope: string): Scope {
     return JSON.parse(this.repo.scopes.get(runId, scope)!.context) as Scope;
   }
-
   /** The async part of recording an outcome (expressions in `output` mappings), done before the transaction. */
   async prepare(attempt: AttemptRow, state: State, outcome: Outcome): Promise<Prepared> {
     if (outcome.kind !== "completed") return { outcome, state };
@@ -347,7 +349,6 @@ export class EngineCore {
   settled(): Promise<unknown> {
     return Promise.allSettled([...this.#handlers]);
   }
-
   /** Publishes step messages (after their transaction committed), each on its step's task queue. */
   async publishAll(messages: StepMessage[], traceparent: string | null): Promise<void> {
     await Promise.all(messages.map((m) => this.dispatch.publish(m, traceparent, this.queueOf(m.id))));

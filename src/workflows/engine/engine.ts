@@ -43,7 +43,16 @@ export type {
 /** The ledger reads the engine offers its callers (API routes, event streams): typed, read-only. */
 export type LedgerReads = Pick<
   Repository,
-  "runs" | "attempts" | "scopes" | "events" | "approvals" | "timers" | "waits" | "signals" | "eventLog"
+  | "runs"
+  | "attempts"
+  | "scopes"
+  | "events"
+  | "approvals"
+  | "timers"
+  | "waits"
+  | "signals"
+  | "eventLog"
+  | "concurrency"
 >;
 
 /**
@@ -131,6 +140,8 @@ export class Engine {
       callback: (_err, msg) => core.abortRun(msg.subject.slice(CANCEL_SUBJECT.length + 1)),
     });
     if (core.opts.workers > 0) await this.#consumer.start();
+    // Runs left waiting for keys nobody holds any more start now (normally the commit freeing a key admits).
+    await core.publishAll(core.repo.transaction(() => core.admission.admitAll()).messages, null);
     this.#remote.start();
     await this.#timers.start();
     await this.#signals.start();

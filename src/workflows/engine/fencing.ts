@@ -115,7 +115,14 @@ export function resumeRun(state: RunState, retryWaiting: ReadonlySet<number>, en
     throw new StationError("run_not_paused", `run ${run.id} is ${run.status}, not paused`, { status: 409 });
   }
   const t = new Transition(state, env);
-  t.emit({ kind: "set_run_status", runId: run.id, status: "running", at: t.at });
+  // Paused before its concurrency keys admitted it (admission schedules its first step): it waits on.
+  const queued = state.definition.concurrency && !run.started_at && state.attempts.size === 0;
+  t.emit({
+    kind: "set_run_status",
+    runId: run.id,
+    status: queued ? "waiting_for_concurrency" : "running",
+    at: t.at,
+  });
   t.event("run_resumed", null);
   refreshRunStatus(t);
   for (const a of state.attempts.values()) {

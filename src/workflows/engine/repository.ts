@@ -23,6 +23,7 @@ import type {
   WaitRow,
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
+import { ConcurrencyReads } from "./concurrency_reads.ts";
 
 /**
  * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
@@ -62,6 +63,7 @@ export class Repository {
 
   constructor(db: Database) {
     this.#sql = new Statements(db);
+    this.concurrency = new ConcurrencyReads(this.#sql);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -69,10 +71,16 @@ export class Repository {
     return transaction(this.#sql.db, fn);
   }
 
-  /** Applies a command list (call inside `transaction`); returns the step messages to publish after commit. */
-  apply(commands: Command[]): StepMessage[] {
-    return applyCommands(this.#sql, commands);
+  /**
+   * Applies a command list (call inside `transaction`); returns the step messages to publish after commit.
+   * `freed` gets the concurrency keys released runs leave to waiting ones.
+   */
+  apply(commands: Command[], freed?: string[]): StepMessage[] {
+    return applyCommands(this.#sql, commands, freed);
   }
+
+  /** Concurrency keys: how busy each is, who waits (`run_concurrency`, `concurrency_keys`). */
+  readonly concurrency: ConcurrencyReads;
 
   readonly runs = {
     /** One run. */

@@ -3,6 +3,8 @@
  */
 
 import { ulid } from "ulid";
+import { runAdmission, usageWith } from "./admission.ts";
+import { CANCEL_SUBJECT } from "./control.ts";
 import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { countRunStarted } from "../../telemetry/metrics.ts";
@@ -102,12 +104,20 @@ export class Signals {
       const d = await this.#offer(c, event);
       if (d) deliveries.push({ ...d, runId: c.run_id, path: c.path });
     }
-    const starts = req.starts.map((s) => {
+    const starts = await Promise.all(req.starts.map(async (s) => {
       const id = ulid();
-      return { ...s, id, traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null) };
-    });
+      const admission = await runAdmission(s.definition, s.input);
+      return {
+        ...s,
+        id,
+        admission,
+        traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null),
+      };
+    }));
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
     let duplicate: EventRecordRow | undefined;
+    const skipped = new Map<string, string>();
+    const canceled: string[] = [];
     const messages = core.commit(() => {
       const again = core.repo.eventLog.get(event.id);
       if (again && again.received_ms >= now - retentionMs) {
@@ -134,9 +144,30 @@ export class Signals {
         commands.push(...t.commands);
         traceparents.set(runId, state.run.traceparent);
       }
-      for (const s of starts) commands.push(...createRun(s, core.env()));
+      const singletons = new Map<string, string>();
+      for (const { admission, ...s } of starts) {
+        const single = core.admission.singleton(admission);
+        const active = single.active ?? (admission?.singleton && singletons.get(admission.singleton.key));
+        if (active && admission?.singleton?.mode === "skip") {
+          skipped.set(s.id, active);
+          continue;
+        }
+        if (admission?.singleton) singletons.set(admission.singleton.key, s.id);
+        commands.push(...single.commands), canceled.push(...single.canceled);
+        // Several runs of one key may start here: each sees the keys the ones before it took.
+        const usage = usageWith((k) => core.repo.concurrency.usage(k), commands);
+        const concurrency = admission && { ...admission, singleton: single.slot, usage };
+        commands.push(...createRun({ ...s, concurrency }, core.env()));
+      }
       const started = [
-        ...starts.map((s) => ({ workflow_id: s.definition.id, run_id: s.id })),
+        ...starts.map((s) =>
+          skipped.has(s.id)
+            ? {
+              workflow_id: s.definition.id,
+              error: `singleton: run ${skipped.get(s.id)} is active; skipped`,
+            }
+            : { workflow_id: s.definition.id, run_id: s.id }
+        ),
         ...(req.refused ?? []),
       ];
       commands.push({ kind: "prune_events", beforeMs: now - retentionMs }, {
@@ -154,7 +185,8 @@ export class Signals {
     });
     if (duplicate) return { event: duplicate, duplicate: true };
     for (const runId of traceparents.keys()) core.notify(runId);
-    for (const s of starts) countRunStarted(s.definition.id);
+    for (const s of starts) if (!skipped.has(s.id)) countRunStarted(s.definition.id);
+    for (const runId of canceled) core.notify(runId), core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
     await Promise.all(messages.map((m) => core.dispatch.publish(m, traceparents.get(m.run) ?? null)));
     return { event: core.repo.eventLog.get(event.id)!, duplicate: false };
   }

@@ -6,6 +6,7 @@ import type { Command } from "./commands.ts";
 import { blockStart, findState, initialContext } from "./dataflow.ts";
 import { addTimer, park } from "./parking.ts";
 import type { RunTrigger } from "../trigger.ts";
+import { enqueueRun, type NewRunConcurrency } from "./concurrency.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
@@ -42,11 +43,14 @@ export interface NewRun {
   traceparent: string;
   /** What started the run (`workflow.trigger`). */
   trigger?: RunTrigger;
+  /** The run's concurrency keys (evaluated), its priority, and how busy each key is now. */
+  concurrency?: NewRunConcurrency;
 }
 
 /** Creates a run and schedules its first step. */
 export function createRun(req: NewRun, env: TransitionEnv): Command[] {
   const t = newRun(req, env, { context: initialContext(req.input, req.id, req.definition.id, req.trigger) });
+  if (req.concurrency && !enqueueRun(t, req.concurrency)) return t.commands;
   dispatch(t, schedule(t, "", blockStart(req.definition as Block), { attempt: 1 }));
   return t.commands;
 }
@@ -100,6 +104,19 @@ export function newRun(
   });
   t.event("run_created", null, { workflow_id: req.definition.id, input: req.input });
   return t;
+}
+
+/** Admits a run that waited for concurrency: it holds its keys and its first step is scheduled. */
+export function admitRun(state: RunState, env: TransitionEnv): Command[] {
+  const t = new Transition(state, env);
+  const run = state.run;
+  t.emit({ kind: "acquire_concurrency", runId: run.id });
+  if (run.status === "waiting_for_concurrency") {
+    t.emit({ kind: "set_run_status", runId: run.id, status: "pending", at: t.at });
+  }
+  t.event("run_admitted", null);
+  dispatch(t, schedule(t, "", blockStart(state.definition as Block), { attempt: 1 }));
+  return t.commands;
 }
 
 /** What recording an outcome needs besides the run state. */
@@ -348,6 +365,8 @@ export function finishRun(t: Transition, status: RunStatus, result: unknown, err
   const run = t.state.run;
   t.emit({ kind: "cancel_open_scopes", runId: run.id });
   t.emit({ kind: "finish_run", runId: run.id, status, result, error, at: t.at });
+  const def = t.state.definition;
+  if (def.concurrency || def.singleton) t.emit({ kind: "release_concurrency", runId: run.id });
   t.event(`run_${status}`, null, status === "completed" ? { result } : { error });
 }
 

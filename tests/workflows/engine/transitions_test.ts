@@ -253,8 +253,10 @@ Deno.test("settle: every run status × attempt status, from running and from wai
         // The next step is scheduled even in a paused run: its claim drops it, resume publishes it.
         assertEquals(only(cs, "dispatch").length, 1);
         const runStatusAfter = only(cs, "set_run_status").map((c) => c.status);
-        // A waiting run runs again; a pending one (not started) and a paused one keep their status.
-        assertEquals(runStatusAfter, runStatus === "waiting" ? ["running"] : [], `${from}: ${runStatus}`);
+        // A waiting run runs again (a run waiting for concurrency has no attempts; were it to, it runs too); a
+        // pending one (not started) and a paused one keep their status.
+        const runs = runStatus === "waiting" || runStatus === "waiting_for_concurrency";
+        assertEquals(runStatusAfter, runs ? ["running"] : [], `${from}: ${runStatus}`);
       }
     }
   }
@@ -654,4 +656,27 @@ Deno.test("backoff: exponential, capped, with ±20% jitter", () => {
   };
   assertEquals([1, 2, 3].map((n) => backoff(policy, n, () => 0.5)), [1000, 2000, 3000]);
   assertEquals([backoff(policy, 1, () => 0), backoff(policy, 1, () => 0.999999)], [800, 1200]);
+});
+
+Deno.test("createRun with concurrency keys: admitted at once, or waiting with its key and position", () => {
+  const keyed = { ...chain, concurrency: [{ key: "${input.n}", limit: 1 }] } as typeof chain;
+  const start = (held: number, waiting: number) =>
+    createRun({
+      id: "r1",
+      definition: keyed,
+      workflowVersion: 1,
+      input: { n: 1 },
+      traceparent: "tp",
+      concurrency: { slots: [{ key: "chain/1", limit: 1 }], priority: 5, usage: () => ({ held, waiting }) },
+    }, env);
+  const free = start(0, 0);
+  assertEquals(only(free, "enqueue_concurrency")[0].held, true);
+  assertEquals(only(free, "dispatch").length, 1);
+  for (const [held, waiting] of [[1, 0], [0, 2]]) {
+    const cs = start(held, waiting);
+    assertEquals(only(cs, "enqueue_concurrency")[0].held, false);
+    assertEquals(only(cs, "dispatch").length, 0);
+    assertEquals(only(cs, "set_run_status")[0].status, "waiting_for_concurrency");
+    assertEquals(only(cs, "append_event")[1].data, { key: "chain/1", position: waiting + 1, priority: 5 });
+  }
 });

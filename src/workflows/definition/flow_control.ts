@@ -1,0 +1,32 @@
+/** The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys, priority, singleton. */
+
+import { z } from "zod";
+import { templates } from "../steps/fields.ts";
+
+/**
+ * One concurrency limit: at most `limit` runs of the workflow hold the key at once; `key` is a `${…}` template
+ * over the input (`${input.customer}`), one key for the whole workflow without it.
+ */
+export const ConcurrencyLimit = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  limit: z.int().min(1).max(100_000),
+}).describe("a concurrency limit");
+export type ConcurrencyLimit = z.infer<typeof ConcurrencyLimit>;
+
+/** The limits a run must all fit before it starts; up to 4 (each is a key the run holds while it runs). */
+export const Concurrency = z.array(ConcurrencyLimit).min(1).max(4).describe("concurrency");
+
+/** How soon a run is admitted when slots are scarce: 0 (last) to 9 (first); default 5. */
+export const Priority = z.int().min(0).max(9).describe("priority");
+
+/** The priority of a run when neither the start nor the workflow gives one. */
+export const DEFAULT_PRIORITY = 5;
+
+/**
+ * At most one active run per key (a `${…}` template over the input; the whole workflow without it): a start
+ * while one is active is skipped (`skip`: the active run is the answer) or cancels it (`cancel_previous`).
+ */
+export const Singleton = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  mode: z.enum(["skip", "cancel_previous"]).default("skip"),
+}).describe("singleton");
