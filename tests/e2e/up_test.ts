@@ -14,7 +14,9 @@ const docker = dockerClient();
 /** A base port with it and the next two free on 127.0.0.1 (API, MCP, agent MCP). */
 function freePorts(): number {
   for (;;) {
-    const base = 20000 + Math.floor(Math.random() * 40000);
+    // Below the kernel's ephemeral range (32768+): the ports are held across minutes of build and restarts,
+    // and every other test's listener on port 0 and outgoing connection takes its port from that range.
+    const base = 20000 + Math.floor(Math.random() * 12000);
     const listeners: Deno.Listener[] = [];
     try {
       for (let p = base; p < base + 3; p++) listeners.push(Deno.listen({ hostname: "127.0.0.1", port: p }));
