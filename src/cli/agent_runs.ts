@@ -16,8 +16,8 @@ import { idempotencyKeyFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
-import { moreNote, pageFlags, readPages } from "./paging.ts";
-import { watchFlag, watchList } from "./watch.ts";
+import { pageFlags, readPages } from "./paging.ts";
+import { showRuns, watchFlag } from "./watch.ts";
 
 /** --var k=v, repeatable: the value as JSON when it parses (numbers, booleans, objects), else as text. */
 function collectVar(raw: string, vars: Record<string, unknown>): Record<string, unknown> {
@@ -195,22 +195,7 @@ export function agentRunCommands(agent: Command): Command {
                 limit,
               }),
           );
-        if (opts.watch) {
-          return await watchList({
-            json: jsonMode(cmd),
-            read: async () => (await read()).runs,
-            key: (r) => r.run_id,
-            header: RUN_HEADER,
-            row: runRow,
-          });
-        }
-        render(await read(), {
-          json: jsonMode(cmd),
-          text: (p) => {
-            moreNote(p.next_cursor);
-            return table(RUN_HEADER, p.runs.map(runRow));
-          },
-        });
+        await showRuns(cmd, { watch: opts.watch, read, header: RUN_HEADER, row: runRow });
       });
     },
   );

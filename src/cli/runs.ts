@@ -20,8 +20,8 @@ import { formatUsd } from "../telemetry/cost.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fields, render, renderLine, type Style, table } from "./output.ts";
-import { moreNote, pageFlags, readPages } from "./paging.ts";
-import { watchFlag, watchList } from "./watch.ts";
+import { pageFlags, readPages } from "./paging.ts";
+import { showRuns, watchFlag } from "./watch.ts";
 
 /** One event as a log line, styled for the stream it goes to. */
 export function describeEvent(e: RunEvent, style: Style): string {
@@ -66,22 +66,7 @@ export function workflowRunCommands(workflow: Command): void {
             (cursor, limit) =>
               listRuns(client, { workflow_id: opts.workflow, status: opts.status, limit, cursor }),
           );
-        if (opts.watch) {
-          return await watchList({
-            json: jsonMode(cmd),
-            read: async () => (await read()).runs,
-            key: (r) => r.run_id,
-            header: RUN_HEADER,
-            row: runRow,
-          });
-        }
-        render(await read(), {
-          json: jsonMode(cmd),
-          text: (p) => {
-            moreNote(p.next_cursor);
-            return table(RUN_HEADER, p.runs.map(runRow));
-          },
-        });
+        await showRuns(cmd, { watch: opts.watch, read, header: RUN_HEADER, row: runRow });
       });
     },
   );

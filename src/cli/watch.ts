@@ -1,7 +1,9 @@
 /** `--watch` for list commands: redraw on a terminal, append what changed otherwise, until Ctrl-C. */
 
 import type { Command } from "commander";
-import { outStyle, renderLine, table } from "./output.ts";
+import { jsonMode } from "./context.ts";
+import { outStyle, render, renderLine, table } from "./output.ts";
+import { moreNote } from "./paging.ts";
 
 /** What a watched list shows: its items, each one's key, and its table row. */
 export interface WatchView<T> {
@@ -70,4 +72,30 @@ export async function watchList<T>(view: WatchView<T>): Promise<void> {
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
   }
+}
+
+/** A list of runs as `workflow runs` and `agent runs` show it. */
+export interface RunList<T> {
+  /** --watch was given. */
+  watch?: boolean;
+  /** Reads the page (or pages) the paging flags ask for. */
+  read(): Promise<{ runs: T[]; next_cursor: string | null }>;
+  header: string[];
+  row(run: T): string[];
+}
+
+/** Shows a list of runs once (a table with the paging note, or the page as JSON), or watches it with --watch. */
+export async function showRuns<T extends { run_id: string }>(cmd: Command, list: RunList<T>): Promise<void> {
+  const json = jsonMode(cmd);
+  if (list.watch) {
+    const read = async () => (await list.read()).runs;
+    return await watchList({ json, read, key: (r) => r.run_id, header: list.header, row: list.row });
+  }
+  render(await list.read(), {
+    json,
+    text: (p) => {
+      moreNote(p.next_cursor);
+      return table(list.header, p.runs.map(list.row));
+    },
+  });
 }
