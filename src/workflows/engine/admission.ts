@@ -8,7 +8,7 @@ import { renderString } from "../expr.ts";
 import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
-import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "./concurrency.ts";
+import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "../../lib/concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";

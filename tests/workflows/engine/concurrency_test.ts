@@ -3,7 +3,7 @@ import {
   blockedKeys,
   pickAdmissions,
   type Waiter,
-} from "../../../src/workflows/engine/concurrency.ts";
+} from "../../../src/lib/concurrency.ts";
 import { assert, assertEquals } from "../../helpers/assert.ts";
 import { startTestStation } from "../../helpers/station.ts";
 import { def, eventTypes, waitRun } from "../helpers.ts";
