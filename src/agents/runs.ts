@@ -35,7 +35,9 @@ export class AgentRuns {
 
   /** A run as the API shows it; with `history`, its turns and tool calls too (outputs whole with `full`). */
   view(row: AgentRunRow, history = false, full = false): AgentRun {
-    return agentRunView(this.ledger, row, history, full);
+    const view = agentRunView(this.ledger, row, history, full);
+    const waiting = row.status === "waiting_for_concurrency" && this.ledger.keys.reads.position(row.id);
+    return waiting ? { ...view, waiting_for: waiting } : view;
   }
 
   /** One tool call of a run with its whole output, or an `agent_tool_call_not_found` naming how to list them. */

@@ -9,17 +9,21 @@ import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { type Clock, systemClock } from "../lib/clock.ts";
 import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
+import { runEnded } from "./run_rows.ts";
+import { agentAdmission } from "./admission.ts";
+import { WaitingRuns } from "./waiting.ts";
 import { contextPlan } from "./context.ts";
 import { runLoop, type RunPlan } from "./loop.ts";
-import { type LoopTool, loopTool } from "./loop_io.ts";
+import type { LoopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
 import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { runSignal } from "./run_signal.ts";
 import { lowestBudget, priceOf } from "../telemetry/cost.ts";
-import { sandboxToolbox } from "./sandbox_tools.ts";
-import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
-import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
+import type { AgentDefinition, AgentTool, Toolbox } from "./types.ts";
+import { childAgentTool } from "./child_tool.ts";
+import { runTools } from "./run_tools.ts";
+import { DoublesRegistry, type RunDoubles, runIdentity } from "./doubles.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
 export type AgentSource = (environment: string, name: string) => AgentDefinition | undefined;
@@ -69,6 +73,8 @@ export interface AgentRunRequest {
   maxCost?: number;
   /** Run on this model instead of the agent's (`stn eval run --model`). */
   model?: string;
+  /** 0–9 over the agent's `priority:`: how soon it is admitted when its concurrency keys are full. */
+  priority?: number;
 }
 
 /** A run that has started, and its end. */
@@ -76,9 +82,6 @@ export interface StartedRun {
   run: AgentRunRow;
   done: Promise<AgentRunRow>;
 }
-
-const CHILD_TASK_MAX = 10_000;
-const MAX_DEPTH = 5;
 
 /**
  * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
@@ -91,6 +94,7 @@ export class AgentService {
   #models: Models;
   #throttle: ModelThrottle;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
+  #waiting = new WaitingRuns();
   #stopping = false;
   /** The environment of an agent named without one. */
   readonly environment: string;
@@ -103,6 +107,7 @@ export class AgentService {
     this.#throttle = new ModelThrottle(o.db, o.config.ai.limits, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
+    this.ledger.onAdmitted = (ids) => this.#admitted(ids);
   }
 
   /** Starts a run; a step attempt or parent tool call that already started one gets that run back. */
@@ -117,7 +122,9 @@ export class AgentService {
     // A replay waits for the run wherever it runs; it never starts the run a second time.
     if (replayed) return { run, done: this.wait(run.id, req.signal) };
     const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
-    const done = this.#launch(run, plan, def, req.signal);
+    const done = run.status === "waiting_for_concurrency"
+      ? this.#queued(run, req.signal, (row) => this.#launch(row, plan, def, req.signal))
+      : this.#launch(run, plan, def, req.signal);
     if (unregister) done.then(unregister, unregister);
     return { run, done };
   }
@@ -130,10 +137,14 @@ export class AgentService {
     return { run, plan: JSON.parse(run.plan), def: this.#definition(run.environment, run.agent) };
   }
 
-  /** Whether a step's agent must run here, not on a worker: child agents, test doubles or an unknown agent. */
+  /**
+   * Whether a step's agent must run here, not on a worker: child agents, concurrency keys (a run waits for its
+   * keys here), test doubles or an unknown agent.
+   */
   stationOnly(agent: string, environment: string, workflowRunId: string): boolean {
     const def = this.#o.source(environment || this.environment, agent);
-    return !def || def.agents.length > 0 || this.doubles.find([workflowRunId]) !== undefined;
+    return !def || def.agents.length > 0 || def.concurrency !== undefined ||
+      this.doubles.find([workflowRunId]) !== undefined;
   }
 
   async #create(req: AgentRunRequest) {
@@ -152,8 +163,10 @@ export class AgentService {
       price: priceOf(model.id, this.#o.config.ai.prices),
       max_cost: lowestBudget(def.max_cost, req.maxCost),
     };
+    const admission = await agentAdmission(def, { task: req.task, variables }, req.priority);
     let replayed = false;
     const run = this.ledger.create({
+      admission,
       agent: def.name,
       environment: req.environment,
       model: model.id,
@@ -186,7 +199,7 @@ export class AgentService {
     if (active) return await active.done;
     for (;;) {
       const row = this.ledger.get(runId);
-      if (!row || row.status !== "running" || signal?.aborted) return row!;
+      if (!row || runEnded(row.status) || signal?.aborted) return row!;
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -198,29 +211,71 @@ export class AgentService {
   cancel(runId: string, reason = "canceled by request"): AgentRunRow {
     const row = this.ledger.get(runId);
     if (!row) throw new StationError("agent_run_not_found", `no agent run ${runId}`);
-    if (row.status !== "running") {
+    if (runEnded(row.status)) {
       throw new StationError("agent_run_finished", `agent run ${runId} has already ended (${row.status})`);
     }
     const active = this.#active.get(runId);
     const error = { code: "canceled", message: reason };
     if (active) active.abort.abort(new StationError("canceled", reason));
-    else this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
+    else {
+      // A waiting run gives back its place in the queue (it holds no key) and its caller hears it ended.
+      this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
+      this.#waiting.wake([runId]);
+    }
     return this.ledger.get(runId)!;
   }
 
-  /** Resumes the top-level runs a crash left `running`, from their last checkpoint. */
+  /**
+   * Resumes the top-level runs a crash left `running`, from their last checkpoint, and admits the waiting
+   * runs that fit now (the others keep waiting: admitted as runs end).
+   */
   resumeOrphans(): void {
     for (const run of this.ledger.orphans()) {
       if (this.#active.has(run.id)) continue;
-      this.#rejoin(run).catch((err) =>
-        log.error("resuming an agent run failed", { run: run.id, error: errorMessage(err) })
-      );
+      this.#resumeLogged(run);
     }
+    this.ledger.admitWaiting();
+  }
+
+  #resumeLogged(run: AgentRunRow): void {
+    this.#rejoin(run).catch((err) =>
+      log.error("resuming an agent run failed", { run: run.id, error: errorMessage(err) })
+    );
+  }
+
+  /**
+   * Runs the ledger just admitted: woken where this process waits for them; a top-level one nobody here waits
+   * for (it waited across a restart) is run here. A step's or child's run is run by its step or parent.
+   */
+  #admitted(runIds: string[]): void {
+    for (const id of this.#waiting.wake(runIds)) {
+      const run = this.ledger.get(id);
+      if (run && !run.parent_run_id && !run.workflow_run_id && !this.#stopping) this.#resumeLogged(run);
+    }
+  }
+
+  /** A run waiting for its concurrency keys: `launch`ed here once admitted; its row when it ended waiting. */
+  async #queued(
+    run: AgentRunRow,
+    signal: AbortSignal | undefined,
+    launch: (row: AgentRunRow) => Promise<AgentRunRow>,
+  ): Promise<AgentRunRow> {
+    const onAbort = () => {
+      if (this.ledger.get(run.id)?.status === "waiting_for_concurrency") {
+        this.cancel(run.id, "canceled while waiting");
+      }
+    };
+    await this.#waiting.until(run.id, () => this.ledger.get(run.id)?.status, { signal, onAbort });
+    const active = this.#active.get(run.id);
+    if (active) return await active.done;
+    const row = this.ledger.get(run.id)!;
+    return row.status === "running" && !this.#stopping ? await launch(row) : row;
   }
 
   /** Stops every run of this process without ending it in the ledger: they resume at the next start. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#waiting.wakeAll();
     for (const { abort } of this.#active.values()) {
       abort.abort(new StationError("shutdown", "station stopping"));
     }
@@ -242,6 +297,9 @@ export class AgentService {
   #rejoin(run: AgentRunRow, signal?: AbortSignal): Promise<AgentRunRow> {
     const active = this.#active.get(run.id);
     if (active) return active.done;
+    if (run.status === "waiting_for_concurrency") {
+      return this.#queued(run, signal, (row) => this.#rejoin(row, signal));
+    }
     if (run.status !== "running") return Promise.resolve(run);
     try {
       const { plan, def } = this.#resume(run);
@@ -272,7 +330,18 @@ export class AgentService {
       try {
         const doubles = this.doubles.forRun(this.ledger, run);
         const who = doubles && runIdentity(this.ledger, run);
-        toolbox = await this.#tools(run, def, abort.signal, doubles && { doubles, who: who! });
+        const children = def.agents.map((name) =>
+          childAgentTool(
+            { ledger: this.ledger, run: (r) => this.run(r) },
+            run,
+            this.#definition(run.environment, name),
+          )
+        );
+        toolbox = await runTools(
+          this.#o,
+          { run, def, children, signal: abort.signal },
+          doubles && { doubles, who: who! },
+        );
         let model = (doubles?.models ?? this.#models).resolve(run.model, who);
         if (doubles?.record) model = doubles.record.model(who!, model);
         const ended = await runLoop(run, plan, {
@@ -309,88 +378,5 @@ export class AgentService {
     });
     this.#active.set(run.id, { abort, done });
     return done;
-  }
-
-  /** The run's tools: its MCP tools, sandbox tools with `sandbox:`, child agents (doubled: MCP started lazily). */
-  async #tools(
-    run: AgentRunRow,
-    def: AgentDefinition,
-    signal: AbortSignal,
-    doubled?: { doubles: RunDoubles; who: ReturnType<typeof runIdentity> },
-  ): Promise<{ tools: LoopTool[]; close(): Promise<void> }> {
-    const boxes: Toolbox[] = [];
-    const close = async () => {
-      for (const b of boxes) await b.close();
-    };
-    try {
-      if (def.tools.length > 0) {
-        const { mcpTools, mcpToolSpecs } = this.#o;
-        boxes.push(
-          doubled?.doubles.tools && mcpToolSpecs
-            ? lazyToolbox(mcpToolSpecs(run.environment, def), () => mcpTools(run.environment, def, signal))
-            : await mcpTools(run.environment, def, signal),
-        );
-      }
-      if (def.sandbox) {
-        // Under tool doubles a mocked sandbox tool needs no sandbox service (Docker).
-        if (!this.#o.sandbox && !doubled?.doubles.tools) {
-          throw new StationError(
-            "agent_tools_unavailable",
-            `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
-            { hint: "start Docker and check `stn doctor` (sandbox.enabled)" },
-          );
-        }
-        boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));
-      }
-      const children = def.agents.map((name) => this.#childTool(run, name));
-      const external = new Set(def.tools);
-      const tools = boxes.flatMap((b) => b.tools.map(loopTool));
-      return {
-        tools: [
-          ...(doubled ? withDoubles(doubled.doubles, doubled.who, tools, external) : tools),
-          ...children,
-        ],
-        close,
-      };
-    } catch (err) {
-      await close();
-      throw err;
-    }
-  }
-
-  #childTool(run: AgentRunRow, name: string): LoopTool {
-    const child = this.#definition(run.environment, name);
-    return {
-      name: childAgentToolName(name),
-      description: `Ask the agent ${name} to do a task and get its answer. ${child.description}`.trim(),
-      inputSchema: {
-        type: "object",
-        properties: {
-          task: { type: "string", maxLength: CHILD_TASK_MAX, description: "what the agent should do" },
-        },
-        required: ["task"],
-      },
-      run: async (args, signal, callId) => {
-        // A child that lists its parent would recurse until the timeout: the chain is bounded.
-        let depth = 0;
-        for (let p = run.parent_run_id; p; p = this.ledger.get(p)?.parent_run_id ?? null) depth++;
-        if (depth >= MAX_DEPTH) throw new Error(`agents nest at most ${MAX_DEPTH} deep; ${name} not started`);
-        const task = String((args as { task?: unknown }).task ?? "").slice(0, CHILD_TASK_MAX);
-        const ended = await this.run({
-          agent: name,
-          environment: run.environment,
-          task,
-          parent: { runId: run.id, callId },
-          step: undefined,
-          traceId: run.trace_id ?? undefined,
-          signal,
-        });
-        if (ended.status !== "completed") {
-          const e = ended.error ? JSON.parse(ended.error) as { message: string } : undefined;
-          throw new Error(`agent ${name} ${ended.status}: ${e?.message ?? ended.finish_reason}`);
-        }
-        return ended.result ?? ended.response ?? "";
-      },
-    };
   }
 }

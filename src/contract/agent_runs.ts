@@ -3,7 +3,7 @@
 import { z } from "zod";
 
 /** The states of an agent run. */
-export const AgentRunStatus = z.enum(["running", "completed", "failed", "canceled"]);
+export const AgentRunStatus = z.enum(["running", "waiting_for_concurrency", "completed", "failed", "canceled"]);
 /** Why an agent run ended (docs/design/agents.md#runs). */
 export const AgentFinishReason = z.enum([
   "stop",
@@ -67,6 +67,9 @@ export const AgentRun = z.looseObject({
   task: z.string(),
   variables: z.record(z.string(), z.unknown()),
   status: AgentRunStatus,
+  waiting_for: z.object({ key: z.string(), position: z.number() }).optional().describe(
+    "a run waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
+  ),
   finish_reason: AgentFinishReason.nullable(),
   response: z.string().nullable(),
   result: z.unknown().optional().describe("the parsed JSON answer, when the agent has an output schema"),

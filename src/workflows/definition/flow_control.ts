@@ -1,6 +1,7 @@
 /** The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys, priority, singleton. */
 
 import { z } from "zod";
+import { renderString } from "../expr.ts";
 import { templates } from "../steps/fields.ts";
 
 /**
@@ -18,6 +19,12 @@ export const Concurrency = z.array(ConcurrencyLimit).min(1).max(4).describe("con
 
 /** How soon a run is admitted when slots are scarce: 0 (last) to 9 (first); default 5. */
 export const Priority = z.int().min(0).max(9).describe("priority");
+
+/** A concurrency or singleton key template's value over a run's input (`input.x` or `x`), as key text. */
+export async function keyValue(template: string, input: Record<string, unknown>): Promise<string> {
+  const v = await renderString(template, { data: { ...input, input }, bindings: { input } });
+  return typeof v === "string" ? v : JSON.stringify(v ?? null);
+}
 
 /** The priority of a run when neither the start nor the workflow gives one. */
 export const DEFAULT_PRIORITY = 5;

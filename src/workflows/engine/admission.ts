@@ -4,8 +4,7 @@
  * The decisions are the pure functions of `concurrency.ts` and `transitions.ts`.
  */
 
-import { renderString } from "../expr.ts";
-import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
+import { DEFAULT_PRIORITY, keyValue } from "../definition/flow_control.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
 import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "../../lib/concurrency.ts";
@@ -32,9 +31,7 @@ async function keyOf(
   input: Record<string, unknown>,
   sep = "/",
 ): Promise<string> {
-  if (template === undefined) return def.id;
-  const v = await renderString(template, { data: { ...input, input }, bindings: { input } });
-  return `${def.id}${sep}${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
+  return template === undefined ? def.id : `${def.id}${sep}${await keyValue(template, input)}`;
 }
 
 /** Evaluates a definition's concurrency keys over a run's input (keys are per workflow: `<id>` or `<id>/<value>`). */
