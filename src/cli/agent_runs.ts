@@ -12,7 +12,7 @@ import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { formatUsd } from "../telemetry/cost.ts";
-import { idempotencyKeyFlag } from "./flags.ts";
+import { idempotencyKeyFlag, priorityFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
@@ -50,6 +50,9 @@ interface EventData {
   removed?: string[];
   estimated_tokens?: number;
   fitted_tokens?: number;
+  key?: string;
+  position?: number;
+  waited_ms?: number;
 }
 
 /** One event of a run as a progress line on stderr. */
@@ -76,6 +79,10 @@ function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
       );
     case "run_resumed":
       return style.yellow(`resumed after turn ${d.turns}`);
+    case "run_waiting_for_concurrency":
+      return style.yellow(`waiting for concurrency key ${d.key} (position ${d.position})`);
+    case "run_admitted":
+      return style.dim(`admitted after ${d.waited_ms}ms`);
     default:
       return undefined;
   }
@@ -107,6 +114,7 @@ export function agentRunCommands(agent: Command): Command {
       "start at most one run per key within 24 h: a repeat follows the run the key started",
     )
     .option("--record <file>", RECORD_HELP)
+    .option("--priority <n>", "0 (last) to 9 (first) when the agent's concurrency slots are scarce")
     .addHelpText(
       "after",
       "\nExit codes: 0 answered, 1 the run failed or was canceled, 3 max_steps hit without an answer." +
@@ -122,6 +130,7 @@ export function agentRunCommands(agent: Command): Command {
         follow?: boolean;
         idempotencyKey?: string;
         record?: string;
+        priority?: string;
       },
       cmd,
     ) => {
@@ -132,6 +141,7 @@ export function agentRunCommands(agent: Command): Command {
           variables: opts.var,
           environment: opts.env,
           ...(recordTo ? { record: true } : {}),
+          ...(opts.priority !== undefined ? { priority: priorityFlag(opts.priority) } : {}),
         }, { idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey) });
         const follow = opts.follow ?? Deno.stderr.isTerminal();
         note((s) => s.dim(`run ${started.run_id} (${started.agent}, ${started.model})`));
@@ -168,7 +178,7 @@ export function agentRunCommands(agent: Command): Command {
     agent.command("runs")
       .description("list agent runs, newest first")
       .option("--agent <name>", "only runs of this agent")
-      .option("--status <status>", "running, completed, failed or canceled"),
+      .option("--status <status>", "running, waiting_for_concurrency, completed, failed or canceled"),
     50,
   )).action(
     async (
@@ -239,6 +249,11 @@ function inspectLines(r: AgentRun): string[] {
       ["agent", `${r.agent} (${r.environment})`],
       ["model", r.model],
       ["status", `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`],
+      ...(r.waiting_for
+        ? [
+          ["waiting for", `key ${r.waiting_for.key}, position ${r.waiting_for.position}`] as [string, string],
+        ]
+        : []),
       ["task", r.task],
       ["trigger", r.trigger],
       ["usage", usageText(r)],

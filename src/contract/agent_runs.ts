@@ -3,7 +3,13 @@
 import { z } from "zod";
 
 /** The states of an agent run. */
-export const AgentRunStatus = z.enum(["running", "waiting_for_concurrency", "completed", "failed", "canceled"]);
+export const AgentRunStatus = z.enum([
+  "running",
+  "waiting_for_concurrency",
+  "completed",
+  "failed",
+  "canceled",
+]);
 /** Why an agent run ended (docs/design/agents.md#runs). */
 export const AgentFinishReason = z.enum([
   "stop",
@@ -105,6 +111,9 @@ export const StartAgentRunBody = z.strictObject({
   ),
   record: z.boolean().optional().describe(
     "record the run's model and tool calls: GET /api/v1/agent-runs/{run_id}/cassette answers the cassette",
+  ),
+  priority: z.int().min(0).max(9).optional().describe(
+    "0 (last) to 9 (first) when the agent's concurrency slots are scarce; default the agent's `priority`, else 5",
   ),
 }).meta({ id: "StartAgentRunBody" });
 export type StartAgentRunBody = z.input<typeof StartAgentRunBody>;

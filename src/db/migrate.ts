@@ -63,7 +63,9 @@ function foreignKeysOn(db: DatabaseSync): boolean {
 /** Throws when a row points at a parent row that is not there (a rebuild must leave none). */
 function checkForeignKeys(db: DatabaseSync): void {
   const broken = db.prepare("PRAGMA foreign_key_check").all();
-  if (broken.length > 0) throw new Error(`${broken.length} row(s) break a foreign key: ${JSON.stringify(broken[0])}`);
+  if (broken.length > 0) {
+    throw new Error(`${broken.length} row(s) break a foreign key: ${JSON.stringify(broken[0])}`);
+  }
 }
 
 /** The highest applied migration version (0 for an empty database). */

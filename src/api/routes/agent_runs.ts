@@ -135,6 +135,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       environment: body.environment ?? ctx.config.values.workflows.environment,
       task: body.task,
       variables: body.variables,
+      priority: body.priority,
     };
     const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
     const keyed = key === undefined ? undefined : keyedStart(key, "agent_run", request);

@@ -149,6 +149,9 @@ function Live(props: { ctx: StationContext; id: string }) {
         <dt>Status</dt>
         <dd>
           <AgentStatus run={run} />
+          {run.waiting_for
+            ? ` — waiting for concurrency key ${run.waiting_for.key}, position ${run.waiting_for.position}`
+            : ""}
         </dd>
         <dt>Agent</dt>
         <dd>
@@ -190,7 +193,7 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
-      {run.status === "running"
+      {run.status === "running" || run.status === "waiting_for_concurrency"
         ? (
           <div class="actions">
             <ApiForm
