@@ -46,7 +46,10 @@ const keyRows = (h: AgentHarness) =>
   h.db.prepare("SELECT key, held, waiting FROM concurrency_keys ORDER BY key").all()
     .map((r) => ({ ...r }));
 
-async function withHarness(defs: AgentDefinition[], fn: (h: AgentHarness, model: ModelServer) => Promise<void>) {
+async function withHarness(
+  defs: AgentDefinition[],
+  fn: (h: AgentHarness, model: ModelServer) => Promise<void>,
+) {
   const model = startModelServer();
   const h = await agentHarness(model.url, defs);
   try {
@@ -73,7 +76,9 @@ Deno.test("agent concurrency: limit 1 per key never overlaps (ledger timestamps)
       for (let i = 1; i < runs.length; i++) {
         assert(
           runs[i].started_at >= runs[i - 1].ended_at!,
-          `${c}: ${runs[i].id} started ${runs[i].started_at} before ${runs[i - 1].id} ended ${runs[i - 1].ended_at}`,
+          `${c}: ${runs[i].id} started ${runs[i].started_at} before ${runs[i - 1].id} ended ${
+            runs[i - 1].ended_at
+          }`,
         );
       }
     }

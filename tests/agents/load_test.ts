@@ -419,3 +419,31 @@ Deno.test("the example environment's workflow is valid and names only the exampl
   ]);
   assertEquals(agentReferenceIssues(text, "default", () => undefined), []);
 });
+
+Deno.test("agent loader: concurrency keys and priority land in the definition; bad ones are errors where written", async () => {
+  const ok = await parse(`---
+concurrency:
+  - key: "\${input.customer_id}"
+    limit: 1
+  - limit: 20
+priority: 7
+---
+{{userInput}}
+`);
+  assertEquals(ok.errors, []);
+  assertEquals(ok.definition?.concurrency, [{ key: "${input.customer_id}", limit: 1 }, { limit: 20 }]);
+  assertEquals(ok.definition?.priority, 7);
+  const bad = await parse(`---
+concurrency:
+  - key: "\${input.("
+    limit: 0
+priority: 12
+---
+{{userInput}}
+`);
+  assertEquals(bad.errors.map((e) => e.path).sort(), [
+    "/concurrency/0/key",
+    "/concurrency/0/limit",
+    "/priority",
+  ]);
+});

@@ -57,10 +57,16 @@ Deno.test("e2e: agent concurrency keys hold for API, CLI and workflow step runs;
   const serve = await startServe({ env: home.env, home: home.home });
   try {
     const client = new StationClient(serve.url);
-    const holder = await startAgentRun(client, "Support", { task: "holder", variables: { customer: "acme" } });
+    const holder = await startAgentRun(client, "Support", {
+      task: "holder",
+      variables: { customer: "acme" },
+    });
     assertEquals(holder.status, "running");
     await model.waitForRequests(1);
-    const other = await startAgentRun(client, "Support", { task: "other", variables: { customer: "globex" } });
+    const other = await startAgentRun(client, "Support", {
+      task: "other",
+      variables: { customer: "globex" },
+    });
     await model.waitForRequests(2);
     const api = await startAgentRun(client, "Support", { task: "api", variables: { customer: "acme" } });
     assertEquals(api.status, "waiting_for_concurrency");
@@ -84,8 +90,10 @@ Deno.test("e2e: agent concurrency keys hold for API, CLI and workflow step runs;
       input: {},
     });
     assert(
-      await waitFor(async () =>
-        (await listAgentRuns(client, { status: "waiting_for_concurrency" })).runs.length === 3, 30_000),
+      await waitFor(
+        async () => (await listAgentRuns(client, { status: "waiting_for_concurrency" })).runs.length === 3,
+        30_000,
+      ),
       "the API's, the CLI's and the workflow step's runs wait",
     );
     // The step stays running while its agent run waits.
