@@ -67,6 +67,7 @@ Deno.test("e2e: agent concurrency keys hold for API, CLI and workflow step runs;
       task: "other",
       variables: { customer: "globex" },
     });
+    assertEquals(other.status, "running", "another customer's run starts at once");
     await model.waitForRequests(2);
     const api = await startAgentRun(client, "Support", { task: "api", variables: { customer: "acme" } });
     assertEquals(api.status, "waiting_for_concurrency");
