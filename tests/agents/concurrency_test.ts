@@ -183,3 +183,28 @@ Deno.test("agent concurrency: a restart keeps waiting runs waiting and runs them
     assertEquals(keyRows(h), []);
   });
 });
+
+Deno.test("agent concurrency: the caller's abort (a workflow run's cancel) cancels its waiting run", async () => {
+  await withHarness([PER_CUSTOMER], async (h, model) => {
+    const gate = gatedModel(model);
+    const holder = await start(h, "holder", { customer: "acme" });
+    await model.waitForRequests(1);
+    const abort = new AbortController();
+    const waiter = await h.service.start({
+      agent: "Support",
+      environment: "default",
+      task: "waiter",
+      variables: { customer: "acme" },
+      signal: abort.signal,
+    });
+    assertEquals(waiter.run.status, "waiting_for_concurrency");
+    abort.abort();
+    const ended = await waiter.done;
+    assertEquals([ended.status, JSON.parse(ended.error!).code], ["canceled", "canceled"]);
+    assertEquals(keyRows(h).find((k) => k.key === "agent:default/Support/acme")?.waiting, 0);
+    gate.release("holder");
+    assertEquals((await holder.done).status, "completed");
+    assertEquals(model.requests.map(taskOf), ["holder"], "the canceled run never called the model");
+    assertEquals(keyRows(h), []);
+  });
+});
