@@ -142,3 +142,47 @@ Deno.test("e2e: agent concurrency keys hold for API, CLI and workflow step runs;
     await home.cleanup();
   }
 });
+
+Deno.test("e2e: kill -9 of stn serve while an agent run waits: after the restart it runs once the holder ends", async () => {
+  const model = startModelServer();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  model.route((req) => ({ text: `answered ${taskOf(req)}`, hold: gate }));
+  const home = await tempHome();
+  home.writeConfig(
+    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  );
+  const dir = home.path("environments", "default", "agents");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(`${dir}/Support.prompt`, SUPPORT);
+  let serve = await startServe({ env: home.env, home: home.home });
+  try {
+    let client = new StationClient(serve.url);
+    const holder = await startAgentRun(client, "Support", {
+      task: "holder",
+      variables: { customer: "acme" },
+    });
+    await model.waitForRequests(1);
+    const waiter = await startAgentRun(client, "Support", {
+      task: "waiter",
+      variables: { customer: "acme" },
+    });
+    assertEquals(waiter.status, "waiting_for_concurrency");
+    await serve.stop("SIGKILL");
+    release();
+    serve = await startServe({ env: home.env, home: home.home });
+    client = new StationClient(serve.url);
+    assert(
+      await waitFor(async () => (await getAgentRun(client, waiter.run_id)).status === "completed", 30_000),
+      `the waiting run completes after the restart:\n${serve.stderr().slice(-2000)}`,
+    );
+    const ended = spans(home.path("stn.db"));
+    const [h, w] = [ended.find((s) => s.id === holder.run_id)!, ended.find((s) => s.id === waiter.run_id)!];
+    assert(w.started_at >= h.ended_at, `the waiter started ${w.started_at}, the holder ended ${h.ended_at}`);
+    assertEquals(model.requests.map(taskOf).filter((t) => t === "waiter"), ["waiter"]);
+  } finally {
+    await serve.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
