@@ -18,7 +18,7 @@ import type { LoopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
 import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
-import { runSignal } from "./run_signal.ts";
+import { outerReason, runSignal } from "./run_signal.ts";
 import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import type { AgentDefinition, AgentTool, Toolbox } from "./types.ts";
 import { childAgentTool } from "./child_tool.ts";
@@ -215,14 +215,25 @@ export class AgentService {
       throw new StationError("agent_run_finished", `agent run ${runId} has already ended (${row.status})`);
     }
     const active = this.#active.get(runId);
-    const error = { code: "canceled", message: reason };
     if (active) active.abort.abort(new StationError("canceled", reason));
-    else {
-      // A waiting run gives back its place in the queue (it holds no key) and its caller hears it ended.
-      this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
-      this.#waiting.wake([runId]);
-    }
+    else this.#endIdle(runId, new StationError("canceled", reason));
     return this.ledger.get(runId)!;
+  }
+
+  /**
+   * Ends a run nobody here runs (waiting for its keys, or left by a crash): canceled, or failed on a timeout. A
+   * waiting run gives back its place in the queue (it held no key) and its caller here hears it ended.
+   */
+  #endIdle(runId: string, why: StationError): void {
+    const error = { code: why.code, message: why.message };
+    const timeout = why.code === "agent_timeout";
+    this.ledger.finish(runId, {
+      status: timeout ? "failed" : "canceled",
+      finish_reason: timeout ? "timeout" : "canceled",
+      response: "",
+      error,
+    });
+    this.#waiting.wake([runId]);
   }
 
   /**
@@ -260,10 +271,11 @@ export class AgentService {
     signal: AbortSignal | undefined,
     launch: (row: AgentRunRow) => Promise<AgentRunRow>,
   ): Promise<AgentRunRow> {
+    // The caller's abort: a shutdown leaves the run waiting (for the next start), a step timeout or cancel ends it.
     const onAbort = () => {
-      if (this.ledger.get(run.id)?.status === "waiting_for_concurrency") {
-        this.cancel(run.id, "canceled while waiting");
-      }
+      const why = outerReason(signal!.reason);
+      if (why.code === "shutdown") this.#waiting.wake([run.id]);
+      else if (this.ledger.get(run.id)?.status === "waiting_for_concurrency") this.#endIdle(run.id, why);
     };
     await this.#waiting.until(run.id, () => this.ledger.get(run.id)?.status, { signal, onAbort });
     const active = this.#active.get(run.id);

@@ -1,5 +1,6 @@
 import type { AgentRunRow } from "../../src/agents/ledger.ts";
 import type { AgentDefinition } from "../../src/agents/types.ts";
+import { StationError } from "../../src/errors.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { agentDef, type AgentHarness, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
 import { type ModelRequest, type ModelServer, startModelServer } from "../helpers/model_server.ts";
@@ -31,8 +32,13 @@ function gatedModel(model: ModelServer) {
   };
 }
 
-const start = (h: AgentHarness, task: string, variables: Record<string, unknown>, priority?: number) =>
-  h.service.start({ agent: "Support", environment: "default", task, variables, priority });
+const start = (
+  h: AgentHarness,
+  task: string,
+  variables: Record<string, unknown>,
+  priority?: number,
+  signal?: AbortSignal,
+) => h.service.start({ agent: "Support", environment: "default", task, variables, priority, signal });
 
 /** Waits (on the ledger, no clock) until `runId` has status `status`. */
 async function untilStatus(h: AgentHarness, runId: string, status: AgentRunRow["status"]): Promise<void> {
@@ -184,7 +190,7 @@ Deno.test("agent concurrency: a restart keeps waiting runs waiting and runs them
   });
 });
 
-Deno.test("agent concurrency: the caller's abort (a workflow run's cancel) cancels its waiting run", async () => {
+Deno.test("agent concurrency: the caller's abort cancels its waiting run, a step timeout fails it, a shutdown keeps it", async () => {
   await withHarness([PER_CUSTOMER], async (h, model) => {
     const gate = gatedModel(model);
     const holder = await start(h, "holder", { customer: "acme" });
@@ -202,6 +208,21 @@ Deno.test("agent concurrency: the caller's abort (a workflow run's cancel) cance
     const ended = await waiter.done;
     assertEquals([ended.status, JSON.parse(ended.error!).code], ["canceled", "canceled"]);
     assertEquals(keyRows(h).find((k) => k.key === "agent:default/Support/acme")?.waiting, 0);
+    // A step's timeout ends its waiting run as timed out; the station stopping leaves it waiting.
+    const timedOut = new AbortController();
+    const late = await start(h, "late", { customer: "acme" }, undefined, timedOut.signal);
+    timedOut.abort(new StationError("step_timeout", "step ask passed its timeout"));
+    const lateEnd = await late.done;
+    assertEquals([lateEnd.status, lateEnd.finish_reason, JSON.parse(lateEnd.error!).code], [
+      "failed",
+      "timeout",
+      "agent_timeout",
+    ]);
+    const stopping = new AbortController();
+    const kept = await start(h, "kept", { customer: "acme" }, undefined, stopping.signal);
+    stopping.abort(new StationError("shutdown", "station stopping"));
+    assertEquals((await kept.done).status, "waiting_for_concurrency");
+    h.service.cancel(kept.run.id);
     gate.release("holder");
     assertEquals((await holder.done).status, "completed");
     assertEquals(model.requests.map(taskOf), ["holder"], "the canceled run never called the model");
