@@ -249,16 +249,15 @@ export class EngineCore {
    */
   claimIn(m: StepMessage, owner: string = this.owner, flow?: StepFlow): ClaimDecision {
     const a = this.repo.attempts.get(m.id);
+    const env = { ...this.env(), owner };
     const decision = claim({
       message: m,
       attempt: a,
       run: a && this.repo.runs.get(a.run_id),
       inflight: a !== undefined && this.inflight.has(a.id),
       retryPending: a?.status === "scheduled" && this.repo.timers.retryPending(a.id),
-    }, { ...this.env(), owner });
-    const gated = flow && decision.kind === "run"
-      ? gateStep(this, decision, flow, { ...this.env(), owner })
-      : decision;
+    }, env);
+    const gated = flow && decision.kind === "run" ? gateStep(this, decision, flow, env) : decision;
     if (gated.kind !== "busy" && gated.commands) this.repo.apply(gated.commands);
     return gated;
   }
