@@ -15,7 +15,7 @@ import type { Command } from "./commands.ts";
 import { blockedKeys } from "./concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
 import { type ClaimDecision, failUnstarted } from "./fencing.ts";
-import type { AttemptRow, RunRow } from "./ledger.ts";
+import type { AttemptRow } from "./ledger.ts";
 import { nextStartAt } from "./rate_window.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
@@ -24,8 +24,8 @@ import { flowControlled, hasStepFlow, type StepFlow, stepFlow, stepHolder } from
 /** What gating reads from the engine. */
 export interface GateDeps {
   repo: Repository;
-  /** The definition a run row runs (cached). */
-  definitionOf(run: RunRow): WorkflowDefinition;
+  /** The definition a run runs (cached while it is active). */
+  definition(runId: string): WorkflowDefinition;
   stateOf(a: AttemptRow): State;
   scope(runId: string, scope: string): Scope;
   snapshot(runId: string, ...include: number[]): RunState | undefined;
@@ -33,10 +33,10 @@ export interface GateDeps {
 
 /** The attempt a message would start, and its state, when that state has flow control and never started. */
 function gated(deps: GateDeps, m: StepMessage): { a: AttemptRow; state: State } | undefined {
-  const run = deps.repo.runs.get(m.run);
-  if (!run || !hasStepFlow(deps.definitionOf(run))) return undefined;
   const a = deps.repo.attempts.get(m.id);
-  if (!a || a.started_at !== null || a.run_id !== m.run) return undefined;
+  if (!a || a.started_at !== null || a.run_id !== m.run || !hasStepFlow(deps.definition(a.run_id))) {
+    return undefined;
+  }
   const state = deps.stateOf(a);
   return flowControlled(state) ? { a, state } : undefined;
 }
@@ -50,7 +50,7 @@ export function needsGate(deps: GateDeps, m: StepMessage): boolean {
 export async function flowFor(deps: GateDeps, m: StepMessage): Promise<StepFlow | undefined> {
   const g = gated(deps, m);
   if (!g) return undefined;
-  const def = deps.definitionOf(deps.repo.runs.get(m.run)!);
+  const def = deps.definition(g.a.run_id);
   const scope = deps.scope(g.a.run_id, g.a.scope);
   return await stepFlow(def, g.state, scope, deps.repo.stepLimits.runPriority(g.a.run_id));
 }
