@@ -21,7 +21,7 @@ import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { type Slot, Slots } from "./slots.ts";
 import { Admission } from "./admission.ts";
-import { flowFor, gateStep, needsGate } from "./step_gate.ts";
+import { eagerFlow, flowFor, gateStep } from "./step_gate.ts";
 import type { StepFlow } from "./step_limits.ts";
 import type { Prepared } from "./transitions.ts";
 import { StepGate } from "./step_sync.ts";
@@ -228,14 +228,15 @@ export class EngineCore {
    */
   #claimHere(m: StepMessage, claimed: Claimed[]): boolean {
     if (!this.#after.runsHere() || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
-    if (needsGate(this, m)) return false; // its limits are evaluated before a claim's transaction
+    const gate = eagerFlow(this, m); // undefined: its limits need JSONata, evaluated before a claim's transaction
+    if (!gate) return false;
     const streak = this.#streaks.get(m.run) ?? 0;
     const slot = streak < EAGER_STREAK || this.slots.waiting === 0 ? this.slots.tryTake() : undefined;
-    const decision = slot && this.claimIn(m);
+    const decision = slot && this.claimIn(m, this.owner, gate.flow);
     if (decision?.kind !== "run") {
       slot?.free();
       this.#streaks.delete(m.run);
-      return false;
+      return decision?.kind === "drop" && decision.commands !== undefined; // parked by its limits: no message
     }
     this.#streaks.set(m.run, streak + 1);
     this.stats.eager++;

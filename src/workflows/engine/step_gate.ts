@@ -19,7 +19,15 @@ import type { AttemptRow } from "./ledger.ts";
 import { nextStartAt } from "./rate_window.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
-import { flowControlled, hasStepFlow, type StepFlow, stepFlow, stepHolder } from "./step_limits.ts";
+import {
+  flowControlled,
+  type FlowInput,
+  hasStepFlow,
+  type StepFlow,
+  stepFlow,
+  stepFlowNow,
+  stepHolder,
+} from "./step_limits.ts";
 
 /** What gating reads from the engine. */
 export interface GateDeps {
@@ -41,18 +49,33 @@ function gated(deps: GateDeps, m: StepMessage): { a: AttemptRow; state: State } 
   return flowControlled(state) ? { a, state } : undefined;
 }
 
-/** Whether a message's step must pass the gate (so it is not claimed eagerly, where nothing is evaluated). */
-export function needsGate(deps: GateDeps, m: StepMessage): boolean {
-  return gated(deps, m) !== undefined;
+/** What evaluating the limits of a gated attempt's step reads. */
+function flowInput(deps: GateDeps, { a, state }: { a: AttemptRow; state: State }): FlowInput {
+  return {
+    def: deps.definition(a.run_id),
+    state,
+    scope: deps.scope(a.run_id, a.scope),
+    runPriority: deps.repo.stepLimits.runPriority(a.run_id),
+  };
+}
+
+/**
+ * For an eager claim (inside the transaction that scheduled the step, where nothing async can run): the step's
+ * limits (none: `{}`), or undefined when a key template needs JSONata, so the step goes through the queue.
+ */
+export function eagerFlow(deps: GateDeps, m: StepMessage): { flow?: StepFlow } | undefined {
+  const g = gated(deps, m);
+  if (!g) return {};
+  const flow = stepFlowNow(flowInput(deps, g));
+  return flow && { flow };
 }
 
 /** Evaluates the limits of a message's step before the claim's transaction; undefined when it has none. */
 export async function flowFor(deps: GateDeps, m: StepMessage): Promise<StepFlow | undefined> {
   const g = gated(deps, m);
   if (!g) return undefined;
-  const def = deps.definition(g.a.run_id);
-  const scope = deps.scope(g.a.run_id, g.a.scope);
-  return await stepFlow(def, g.state, scope, deps.repo.stepLimits.runPriority(g.a.run_id));
+  const input = flowInput(deps, g);
+  return stepFlowNow(input) ?? await stepFlow(input);
 }
 
 /**

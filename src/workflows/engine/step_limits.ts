@@ -5,7 +5,7 @@
  */
 
 import { errorMessage } from "../../errors.ts";
-import { renderString } from "../expr.ts";
+import { parseTemplate, renderString } from "../expr.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
@@ -58,48 +58,102 @@ export function hasStepFlow(def: WorkflowDefinition): boolean {
   return known;
 }
 
+const inputOf = (scope: Scope) => (scope.workflow as { input?: unknown } | undefined)?.input;
+
+/** One plain path (`input.customer`, `$input.customer`, `prep.who`): read without JSONata. */
+const PLAIN_PATH = /^\s*(\$?)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*$/;
+
 /**
- * A key as the ledger holds it: `step:<value>` of a template over the attempt's data (the run's input as
- * `input`, earlier steps' outputs), shared by every workflow naming it; `step:<workflow>/<step id>` without one.
+ * A template's value without JSONata, when each of its expressions is a plain path to a string or a number (the
+ * usual key: `${input.customer}`, `customer-${prep.who}`); undefined when one needs JSONata.
  */
-async function keyOf(template: string | undefined, scope: Scope, own: string): Promise<string> {
-  if (template === undefined) return `step:${own}`;
-  const input = (scope.workflow as { input?: unknown } | undefined)?.input;
-  const v = await renderString(template, { data: { ...scope, input }, bindings: { ctx: scope, input } });
-  return `step:${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
+function plainRender(template: string, scope: Scope): string | undefined {
+  let out = "";
+  for (const p of parseTemplate(template)) {
+    if ("text" in p) {
+      out += p.text;
+      continue;
+    }
+    const m = PLAIN_PATH.exec(p.expr);
+    if (!m) return undefined;
+    const [head, ...rest] = m[2].split(".");
+    // As JSONata sees them (`keyOf`): the data is the scope with `input`; the bindings are `$input` and `$ctx`.
+    let v: unknown = head === "input"
+      ? inputOf(scope)
+      : m[1]
+      ? (head === "ctx" ? scope : undefined)
+      : scope[head];
+    for (const k of rest) {
+      v = typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Scope)[k] : undefined;
+    }
+    if (typeof v !== "string" && typeof v !== "number") return undefined;
+    out += String(v);
+  }
+  return out;
 }
 
 /**
- * Evaluates a step's limits for an attempt over its scope's data; the priority is the step's, else the run's
- * (`runPriority`, when the run took concurrency keys), else the workflow's. Never throws: a failing key
- * template is the flow's `error`.
+ * A key as the ledger holds it: `step:<value>` of a template over the attempt's data (the run's input as
+ * `input`, earlier steps' outputs), shared by every workflow naming it; `step:<workflow>/<step id>` without one.
+ * Undefined when the template needs JSONata (`keyOf`).
  */
-export async function stepFlow(
-  def: WorkflowDefinition,
-  state: State,
-  scope: Scope,
-  runPriority?: number,
-): Promise<StepFlow> {
-  const own = `${def.id}/${state.id}`;
-  const priority = state.priority ?? runPriority ?? def.priority ?? DEFAULT_PRIORITY;
+function keyNow(template: string | undefined, scope: Scope, own: string): string | undefined {
+  if (template === undefined) return `step:${own}`;
+  const v = plainRender(template, scope);
+  return v === undefined ? undefined : `step:${v}`;
+}
+
+/** `keyNow`, else the template rendered by JSONata. */
+async function keyOf(template: string | undefined, scope: Scope, own: string): Promise<string> {
+  const now = keyNow(template, scope, own);
+  if (now !== undefined) return now;
+  const input = inputOf(scope);
+  const v = await renderString(template!, { data: { ...scope, input }, bindings: { ctx: scope, input } });
+  return `step:${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
+}
+
+/** What evaluating a step's limits reads: the step, its attempt's scope data, the run's priority. */
+export interface FlowInput {
+  def: WorkflowDefinition;
+  state: State;
+  scope: Scope;
+  /** The priority the run was admitted with, when it took concurrency keys. */
+  runPriority?: number;
+}
+
+/** A step's limits from its keys as the ledger holds them (the priority: the step's, the run's, the workflow's). */
+function flowOf({ def, state, runPriority }: FlowInput, keys: string[], rateKey?: string): StepFlow {
+  const byKey = new Map<string, number>();
+  (state.concurrency ?? []).forEach((c, i) =>
+    byKey.set(keys[i], Math.min(c.limit, byKey.get(keys[i]) ?? Infinity))
+  );
+  const r = state.rate_limit;
+  return {
+    slots: [...byKey].map(([key, limit]) => ({ key, limit })),
+    priority: state.priority ?? runPriority ?? def.priority ?? DEFAULT_PRIORITY,
+    ...(r && rateKey ? { rate: { key: rateKey, limit: r.limit, periodMs: parseDuration(r.period)! } } : {}),
+  };
+}
+
+/** A step's limits evaluated at once, when no key template needs JSONata (so an eager claim can gate it). */
+export function stepFlowNow(f: FlowInput): StepFlow | undefined {
+  const own = `${f.def.id}/${f.state.id}`;
+  const keys = (f.state.concurrency ?? []).map((c) => keyNow(c.key, f.scope, own));
+  const rateKey = f.state.rate_limit && keyNow(f.state.rate_limit.key, f.scope, own);
+  if (keys.includes(undefined) || (f.state.rate_limit && rateKey === undefined)) return undefined;
+  return flowOf(f, keys as string[], rateKey);
+}
+
+/** Evaluates a step's limits for an attempt over its scope's data. Never throws: a failing template is `error`. */
+export async function stepFlow(f: FlowInput): Promise<StepFlow> {
+  const own = `${f.def.id}/${f.state.id}`;
   try {
-    const byKey = new Map<string, number>();
-    for (const c of state.concurrency ?? []) {
-      const key = await keyOf(c.key, scope, own);
-      byKey.set(key, Math.min(c.limit, byKey.get(key) ?? Infinity));
-    }
-    const r = state.rate_limit;
-    return {
-      slots: [...byKey].map(([key, limit]) => ({ key, limit })),
-      priority,
-      ...(r
-        ? {
-          rate: { key: await keyOf(r.key, scope, own), limit: r.limit, periodMs: parseDuration(r.period)! },
-        }
-        : {}),
-    };
+    const keys: string[] = [];
+    for (const c of f.state.concurrency ?? []) keys.push(await keyOf(c.key, f.scope, own));
+    const rateKey = f.state.rate_limit && await keyOf(f.state.rate_limit.key, f.scope, own);
+    return flowOf(f, keys, rateKey);
   } catch (err) {
-    return { slots: [], priority, error: errorMessage(err) };
+    return { slots: [], priority: flowOf(f, []).priority, error: errorMessage(err) };
   }
 }
 

@@ -226,3 +226,37 @@ Deno.test("step rate_limit: at most N starts in any window, waits survive a stat
     await home.cleanup();
   }
 });
+
+Deno.test("step keys that need JSONata: evaluated before the claim; a failing one fails the step", async () => {
+  const { station, close } = await startTestStation();
+  const engine = station.ctx.engine;
+  const gated = (key: string) =>
+    def({
+      id: "jsonata-keys",
+      states: [{
+        id: "ask",
+        type: "human_approval",
+        message: "go?",
+        approvers: ["ops"],
+        concurrency: [{ key, limit: 1 }],
+      }],
+    });
+  try {
+    const lower = gated("${$lowercase(input.customer)}");
+    const first = await engine.startRun({ definition: lower, input: { customer: "ACME" } });
+    await waitRun(engine, first.id, ["waiting"]);
+    const second = await engine.startRun({ definition: lower, input: { customer: "acme" } });
+    await waitStep(engine, second.id, "ask", "waiting_for_concurrency");
+    assertEquals(engine.reads.concurrency.usage("step:acme"), { held: 1, waiting: 1 });
+    engine.cancel(first.id);
+    await waitRun(engine, second.id, ["waiting"]); // admitted when the holder's run was canceled
+
+    const broken = await engine.startRun({ definition: gated("${$error('no key')}"), input: {} });
+    const run = await waitRun(engine, broken.id);
+    assertEquals(run.status, "failed");
+    assertEquals(JSON.parse(run.error!).code, "expression_failed");
+    engine.cancel(second.id);
+  } finally {
+    await close();
+  }
+});
