@@ -8,7 +8,7 @@
  * most steps wait). Alternated ROUNDS times on one station, so the machine's load hits all of them; the
  * overhead is the median of each round's own ratio to the plain workflow.
  *
- *   deno run -A scripts/bench/concurrency.ts [runs=1000] [rounds=3]
+ *   deno run -A scripts/bench/concurrency.ts [runs=1000] [rounds=3] [variants=all, e.g. step_keys,waiting]
  */
 import { loadConfig } from "../../src/config/load.ts";
 import { setLogLevel } from "../../src/log.ts";
@@ -19,6 +19,8 @@ import { tableRow } from "./table.ts";
 
 const RUNS = Number(Deno.args[0] ?? 1000);
 const ROUNDS = Number(Deno.args[1] ?? 3);
+/** The variants measured against `plain` (all unless named). */
+const ONLY = Deno.args[2]?.split(",");
 const CUSTOMERS = 5;
 
 setLogLevel("warn");
@@ -39,6 +41,9 @@ const variants = {
   step_waiting: stepKeys(10),
 };
 type Variant = keyof typeof variants;
+const measured = (Object.keys(variants) as Variant[]).filter((v) =>
+  v === "plain" || !ONLY || ONLY.includes(v)
+);
 
 /** Steps per second of RUNS runs × 3 steps of one variant, all started at once. */
 async function measure(engine: Engine, variant: Variant, round: number): Promise<number> {
@@ -82,7 +87,7 @@ const rates: Record<Variant, number[]> = {
 try {
   await measure(station.ctx.engine, "plain", -1); // warm-up
   for (let r = 0; r < ROUNDS; r++) {
-    for (const v of Object.keys(variants) as Variant[]) {
+    for (const v of measured) {
       rates[v].push(await measure(station.ctx.engine, v, r));
     }
   }
@@ -93,7 +98,7 @@ try {
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rate = (xs: number[]) =>
   `${med(xs).toFixed(0)} steps/s (rounds: ${xs.map((x) => x.toFixed(0)).join(", ")})`;
-for (const v of Object.keys(variants) as Variant[]) console.log(`${v}: ${rate(rates[v])}`);
+for (const v of measured) console.log(`${v}: ${rate(rates[v])}`);
 // Each round's variants ran one after the other, so a round's ratio sees the same load: the median of those.
 const overhead = (v: Variant) => 1 - med(rates[v].map((x, i) => x / rates.plain[i]));
 const figures: Record<Exclude<Variant, "plain">, string> = {
@@ -102,7 +107,9 @@ const figures: Record<Exclude<Variant, "plain">, string> = {
   step_keys: "keys on every step, none waits",
   step_waiting: "keys on every step, limit 10 per customer: most steps wait",
 };
-for (const [v, what] of Object.entries(figures) as [Variant, string][]) {
+for (
+  const [v, what] of (Object.entries(figures) as [Variant, string][]).filter(([v]) => measured.includes(v))
+) {
   tableRow({
     figure: `concurrency-key admission, ${RUNS} runs × 3 steps (${what})`,
     value: `${med(rates[v]).toFixed(0)} steps/s`,

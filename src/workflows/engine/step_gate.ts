@@ -51,12 +51,12 @@ function gated(deps: GateDeps, m: StepMessage): { a: AttemptRow; state: State } 
 
 /** What evaluating the limits of a gated attempt's step reads. */
 function flowInput(deps: GateDeps, { a, state }: { a: AttemptRow; state: State }): FlowInput {
-  return {
-    def: deps.definition(a.run_id),
-    state,
-    scope: deps.scope(a.run_id, a.scope),
-    runPriority: deps.repo.stepLimits.runPriority(a.run_id),
-  };
+  const def = deps.definition(a.run_id);
+  // Only a run with concurrency keys has a priority of its own (its start's override), and only a wait uses it.
+  const runPriority = state.priority === undefined && state.concurrency && def.concurrency
+    ? deps.repo.stepLimits.runPriority(a.run_id)
+    : undefined;
+  return { def, state, scope: deps.scope(a.run_id, a.scope), runPriority };
 }
 
 /**
