@@ -48,7 +48,7 @@ async function executedBy(w: { stderr(): string }): Promise<number> {
   return Number(/stn_worker_steps_executed_total\{[^}]*\} (\d+)/.exec(metrics)![1]);
 }
 
-Deno.test("step concurrency keys: one call per customer across two workflows, on the station and 2 workers of a NATS cluster", async () => {
+Deno.test("step concurrency keys and a rate limit: one call per customer across two workflows, at most 5 per 500ms, on the station and 2 workers of a NATS cluster", async () => {
   const home = await tempHome();
   const io = await delayServer(30);
   let cluster: NatsCluster | undefined;
@@ -87,6 +87,7 @@ Deno.test("step concurrency keys: one call per customer across two workflows, on
           type: "http_get",
           url: io.url,
           concurrency: [{ key: "customer-${prep.who}", limit: 1 }],
+          rate_limit: { key: "io", limit: 5, period: "500ms" },
           next: "done",
         },
         { id: "done", type: "transform", expression: "{'ok': call.ok}" },
@@ -119,6 +120,11 @@ Deno.test("step concurrency keys: one call per customer across two workflows, on
           `c${c}: ${mine[i].run_id} started before ${mine[i - 1].run_id} ended`,
         );
       }
+    }
+    // The shared rate limit: any 500ms of either workflow holds at most 5 starts of `call`.
+    const starts = rows.map((r) => Date.parse(r.start)).sort((x, y) => x - y);
+    for (let i = 0; i + 5 < starts.length; i++) {
+      assert(starts[i + 5] - starts[i] >= 500, `6 starts within 500ms from #${i}: ${starts}`);
     }
     const executed = await Promise.all(workers.map(executedBy));
     assert(executed.every((n) => n > 0), `both workers ran steps: ${executed}`);
