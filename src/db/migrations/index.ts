@@ -15,6 +15,7 @@ import m0021 from "./0021_evals.ts";
 import m0022 from "./0022_agent_cost.ts";
 import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
+import m0026 from "./0026_step_flow_control.ts";
 import m0029 from "./0029_agent_concurrency.ts";
 
 /**
@@ -38,5 +39,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m0022,
   m0024,
   m0025,
+  m0026,
   m0029,
 ];

@@ -66,6 +66,7 @@ export class Consumer {
     }
     const decision = await core.claimSoon(m);
     if (decision.kind === "drop") {
+      if (decision.commands) core.notify(m.run); // parked by its step's limits
       core.stats.dropped++;
       msg.ack();
       return;
