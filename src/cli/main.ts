@@ -2,43 +2,15 @@
  * The CLI: the command tree, global options, and the exit code of a run (errors printed once, never a stack).
  */
 
-import { agentRunCommands } from "./agent_runs.ts";
 import { Command, CommanderError } from "commander";
 import { EXIT_HOME_BUSY, type Runtime } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { bundleCommand } from "./bundle.ts";
-import { registerAgentCommands } from "./agent.ts";
-import { completionsCommand } from "./completions.ts";
-import { configCommand } from "./config.ts";
-import { completeNamesCommand } from "./complete_names.ts";
-import { doctorCommand } from "./doctor.ts";
-import { eventsCommand, workflowSignalCommand } from "./events.ts";
-import { envCommand } from "./env.ts";
-import { evalReportCommand } from "./eval_report.ts";
-import { filesCommand } from "./files.ts";
-import { initCommand } from "./init.ts";
-import { importCommand } from "./import.ts";
+import { addCommands } from "./commands.ts";
 import { outputFormatArgs, shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, note, renderError, useYamlOutput } from "./output.ts";
 import { translateStationHabits } from "./station_habits.ts";
 import { useRuntime } from "./context.ts";
-import { mcpCommand } from "./mcp.ts";
-import { fakerCommand } from "./faker.ts";
-import { mockCommand } from "./mock.ts";
-import { sandboxCommand } from "./sandbox.ts";
-import { serveCommand } from "./serve.ts";
-import { workerCommand, workersCommand } from "./worker.ts";
-import { statusCommand } from "./status.ts";
-import { upCommands } from "./up.ts";
-import { versionCommand } from "./version.ts";
-import { workflowRunCommands } from "./runs.ts";
-import { workflowRerunCommands } from "./reruns.ts";
-import { runCommand } from "./run.ts";
-import { syncCommand } from "./sync.ts";
-import { testCommand } from "./test.ts";
-import { evalCommand } from "./eval.ts";
-import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
@@ -64,8 +36,11 @@ Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).
 Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 
-/** Builds the command tree; `runtime` is what `stn serve`, `stn worker` and embedded mode start. */
-export function buildProgram(runtime?: Runtime): Command {
+/**
+ * Builds the command tree `args` need (src/cli/commands.ts: the group they name, or all of it; no args
+ * gives all); `runtime` is what `stn serve`, `stn worker` and embedded mode start.
+ */
+export async function buildProgram(runtime?: Runtime, args: string[] = []): Promise<Command> {
   const program = new Command("stn")
     .description("stn — durable AI-agent workflows on NATS JetStream, SQLite and Docker sandboxes")
     .version(
@@ -85,36 +60,7 @@ export function buildProgram(runtime?: Runtime): Command {
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   if (runtime) useRuntime(program, runtime);
-  initCommand(program);
-  serveCommand(program);
-  workerCommand(program);
-  workersCommand(program);
-  statusCommand(program);
-  upCommands(program);
-  doctorCommand(program);
-  configCommand(program);
-  importCommand(program);
-  versionCommand(program);
-  sandboxCommand(program);
-  filesCommand(program);
-  const workflow = workflowCommand(program);
-  runCommand(workflow);
-  workflowRunCommands(workflow);
-  workflowRerunCommands(workflow);
-  workflowSignalCommand(workflow);
-  runCommand(program);
-  eventsCommand(program);
-  agentRunCommands(registerAgentCommands(program));
-  syncCommand(program);
-  testCommand(program);
-  evalReportCommand(evalCommand(program));
-  envCommand(program);
-  bundleCommand(program);
-  mcpCommand(program);
-  mockCommand(program);
-  fakerCommand(program);
-  completionsCommand(program);
-  completeNamesCommand(program);
+  await addCommands(program, args);
   exitOverrideAll(program);
   return program;
 }
@@ -160,7 +106,7 @@ export async function runCli(given: string[], runtime: Runtime): Promise<number>
   if (yaml) useYamlOutput();
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();
-  const program = buildProgram(runtime);
+  const program = await buildProgram(runtime, args);
   // With --json, commander's own error text is replaced by the JSON error (and its stderr line) below.
   if (json) silenceCommanderErrors(program);
   try {

@@ -6,6 +6,7 @@
 
 import type { Command } from "commander";
 import { usageError } from "../errors.ts";
+import { GLOBAL_VALUE_OPTIONS } from "./commands.ts";
 
 /** Station's commands stn does otherwise, by command path: what to run instead. */
 const POINTERS: Record<string, string> = {
@@ -39,9 +40,6 @@ const SHORT_ALIASES: Record<string, Record<string, string>> = {
   "workflow approvals reject": { "-c": "--comment", "-r": "--reason" },
 };
 
-// The global options that take a value, so the word after them is not a command.
-const GLOBAL_VALUES = new Set(["--station", "--config", "--endpoint"]);
-
 /** The args as stn reads them, and a warning for each Station flag translated. */
 export interface TranslatedArgs {
   args: string[];
@@ -56,7 +54,7 @@ function commandOf(program: Command, args: string[]): { cmd: Command; path: stri
     const a = args[i];
     if (a === "--") break;
     if (a.startsWith("-")) {
-      if (GLOBAL_VALUES.has(a)) i++;
+      if (GLOBAL_VALUE_OPTIONS.has(a)) i++;
       continue;
     }
     const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));

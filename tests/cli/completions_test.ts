@@ -31,9 +31,9 @@ function allOptions(cmd: Command, path = "stn"): Array<{ path: string; option: O
   ];
 }
 
-Deno.test("short flags: one meaning per letter across every command, each listed in the help table", () => {
+Deno.test("short flags: one meaning per letter across every command, each listed in the help table", async () => {
   const table = new Map(SHORT_FLAGS.map((f) => [f.short, f.long]));
-  for (const { path, option } of allOptions(buildProgram())) {
+  for (const { path, option } of allOptions(await buildProgram())) {
     if (!option.short) continue;
     assert(table.has(option.short), `${path} uses ${option.short}, which the short-flag table does not list`);
     // A short-only alias (-R) stands for the long flag the table names.
@@ -77,7 +77,7 @@ Deno.test("stn completions bash|zsh|fish: each shell accepts its script; Tab off
     const agentRun = (await stn("agent", "run", "Greeter", "hello there")).run_id;
     const key = (await stn("files", "upload", workflow, "--key", "notes/hello.yaml")).file_key;
     // commander keeps whether a command is hidden (`__complete`) in a private field.
-    const top = buildProgram().commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden)
+    const top = (await buildProgram()).commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden)
       .map((c) => c.name());
 
     for (const shell of ["bash", "zsh", "fish"] as const) {

@@ -390,7 +390,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     // successes of `up`, `logs` and `image build` need the station image and are checked with --json in
     // tests/e2e/up_test.ts).
     const failureOnly = ["serve", "worker", "up", "logs", "image build", "mcp stdio", "mock"];
-    for (const leaf of leafCommands(buildProgram())) {
+    for (const leaf of leafCommands(await buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
       if (!failureOnly.includes(leaf)) {
         assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);
