@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { currentTraceId } from "./telemetry/tracing.ts";
 
 /** Levelled logging to stderr; stdout stays clean for command output (docs/design/errors.md#cli-output). */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
@@ -14,6 +13,18 @@ let format: LogFormat = "text";
 const sinks = new Set<(line: string) => void>();
 /** Fields every line logged inside a scope carries (the API request's id). */
 const scope = new AsyncLocalStorage<Record<string, unknown>>();
+
+/**
+ * Reads the active span's trace id for each line. src/telemetry/tracing.ts hands it over when it loads with
+ * tracing on (every span starts there): log.ts itself stays free of `@opentelemetry/api`, a CommonJS package
+ * that would cost every CLI command ~20 ms to load (docs/benchmarks.md, startup).
+ */
+let activeTraceId: () => string | undefined = () => undefined;
+
+/** Sets where log lines read the active span's trace id from (src/telemetry/tracing.ts). */
+export function useTraceIds(read: () => string | undefined): void {
+  activeTraceId = read;
+}
 
 /** Sets the lowest level that is printed. */
 export function setLogLevel(level: LogLevel): void {
@@ -49,7 +60,7 @@ export function withLogFields<T>(fields: Record<string, unknown>, fn: () => T): 
 function emit(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
   if (LOG_LEVELS.indexOf(level) < threshold) return;
   const scoped = scope.getStore();
-  const traceId = currentTraceId();
+  const traceId = activeTraceId();
   const all = scoped || traceId
     ? { ...scoped, ...fields, ...(traceId ? { trace_id: traceId } : {}) }
     : fields;
