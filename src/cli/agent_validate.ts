@@ -6,7 +6,7 @@
  */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { join } from "node:path";
 import { showEnvironment } from "../client/environments.ts";
 import type { EnvironmentDetails } from "../contract/environments.ts";

@@ -4,7 +4,7 @@
  * import (docs/benchmarks.md, startup). Help, completion scripts and an unknown command load the whole tree.
  */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { lazyImport } from "../lib/lazy_import.ts";
 
 const init = () => lazyImport<typeof import("./init.ts")>("./init.ts", import.meta.url);

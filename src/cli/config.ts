@@ -1,6 +1,6 @@
 /** `stn config show` and `stn config migrate`: the configuration in effect, and Station's config as stn's. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { stringify } from "yaml";
 import { migrateStationConfig } from "../config/migrate_station.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";

@@ -1,6 +1,6 @@
 /** What every command shares: the global options, the server it talks to (or an embedded one), its client. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { discoverTarget, type Target } from "../client/discovery.ts";
 import { type Runtime, startEmbedded } from "../client/embedded.ts";
 import { StationClient } from "../client/http.ts";

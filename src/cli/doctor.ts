@@ -4,7 +4,7 @@
  */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { dirname, join } from "node:path";
 import { answers } from "../client/discovery.ts";
 import { loadConfig, type LoadedConfig } from "../config/load.ts";

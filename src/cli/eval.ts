@@ -1,6 +1,6 @@
 /** `stn eval run|list|show|compare|generate|datasets`: evaluations of agents and workflows (docs/evals.md). */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { basename, dirname, join } from "node:path";
 import {
   compareEvalRuns,

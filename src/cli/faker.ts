@@ -2,7 +2,7 @@
 
 import { lazyImport } from "../lib/lazy_import.ts";
 import { resolve } from "node:path";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { commandConfig, jsonMode, numberFlag } from "./context.ts";
 import { fields, render, StationError, table } from "./output.ts";

@@ -2,7 +2,7 @@
 
 import { lazyImport } from "../lib/lazy_import.ts";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { deleteFile, downloadFile, fileInfo, listFiles, pruneFiles, uploadFile } from "../client/files.ts";
 import { usageError } from "../errors.ts";
 import { keyBasename } from "../files/keys.ts";

@@ -1,7 +1,7 @@
 /** `stn logs`: the log of this home's station — `stn serve`'s log file, or the `stn up` container's log. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import process from "node:process";
 import type { Readable } from "node:stream";
 import type { StationPaths } from "../config/paths.ts";

@@ -2,7 +2,7 @@
  * The CLI: the command tree, global options, and the exit code of a run (errors printed once, never a stack).
  */
 
-import { Command, CommanderError } from "commander";
+import { Command, CommandExit } from "./command.ts";
 import { EXIT_HOME_BUSY, type Runtime } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
@@ -57,26 +57,16 @@ export async function buildProgram(runtime?: Runtime, args: string[] = []): Prom
       `embedded mode: exit ${EXIT_HOME_BUSY} at once when another stn is using STATION_HOME (default: wait up to 5m)`,
     )
     .addHelpText("after", HELP_FOOTER)
-    .showHelpAfterError("(run with --help for usage)")
-    .exitOverride();
+    .showHelpAfterError("(run with --help for usage)");
   if (runtime) useRuntime(program, runtime);
   await addCommands(program, args);
-  exitOverrideAll(program);
   return program;
 }
 
-/** Commander errors end runCli with a code instead of exiting the process, in every subcommand. */
-function exitOverrideAll(cmd: Command): void {
-  for (const sub of cmd.commands) {
-    sub.exitOverride();
-    exitOverrideAll(sub);
-  }
-}
-
-/** Silences commander's own error text in every command (under --json runCli prints the error itself). */
-function silenceCommanderErrors(cmd: Command): void {
+/** Silences the parser's own error text in every command (under --json runCli prints the error itself). */
+function silenceParseErrors(cmd: Command): void {
   cmd.configureOutput({ outputError: () => {} }).showHelpAfterError(false);
-  for (const sub of cmd.commands) silenceCommanderErrors(sub);
+  for (const sub of cmd.commands) silenceParseErrors(sub);
 }
 
 /**
@@ -89,8 +79,8 @@ function outputSwitches(args: string[]): { json: boolean; noColor: boolean } {
   return { json: own.includes("--json"), noColor: own.includes("--no-color") };
 }
 
-/** A commander parse error as a usage error (exit 2); its text loses commander's `error: ` prefix. */
-function commanderUsageError(err: CommanderError): StationError {
+/** A parse error (src/cli/command.ts) as a usage error (exit 2); its text loses the `error: ` prefix. */
+function parseUsageError(err: CommandExit): StationError {
   // A command group run without a subcommand shows its help (on stderr) and says so with "(outputHelp)".
   const message = err.code === "commander.help"
     ? "a subcommand is needed"
@@ -107,19 +97,19 @@ export async function runCli(given: string[], runtime: Runtime): Promise<number>
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();
   const program = await buildProgram(runtime, args);
-  // With --json, commander's own error text is replaced by the JSON error (and its stderr line) below.
-  if (json) silenceCommanderErrors(program);
+  // With --json, the parser's own error text is replaced by the JSON error (and its stderr line) below.
+  if (json) silenceParseErrors(program);
   try {
     const translated = translateStationHabits(program, args);
     note((style) => translated.warnings.map((w) => `${style.yellow("warning:")} ${w}`));
-    await program.parseAsync(translated.args, { from: "user" });
+    await program.parseAsync(translated.args);
     return 0;
   } catch (err) {
     if (err instanceof CliExit) return err.code;
-    if (err instanceof CommanderError) {
-      // help and --version are successes; otherwise commander has printed its message unless --json.
+    if (err instanceof CommandExit) {
+      // help and --version are successes; otherwise the parser has printed its message unless --json.
       if (err.exitCode === 0) return 0;
-      if (json) renderError(commanderUsageError(err), { json });
+      if (json) renderError(parseUsageError(err), { json });
       return 2;
     }
     const e = err instanceof StationError ? err : toStationError(err);

@@ -1,7 +1,7 @@
 /** `stn mcp stdio` and `stn mcp config`: the management tools over stdio, and client config snippets. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { approveMcpServers } from "../client/environments.ts";
 import { commandConfig, globals, jsonMode, withStation } from "./context.ts";

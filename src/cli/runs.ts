@@ -1,6 +1,6 @@
 /** `stn workflow runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { stringify } from "yaml";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { agentRunTable } from "./agent_runs.ts";

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { addLogSink, log } from "../log.ts";
 import { openLogFile } from "../lib/log_file.ts";
 import { commandConfig, jsonMode, numberFlag, runtimeOf } from "./context.ts";

@@ -1,10 +1,10 @@
 /**
- * Station's command-line habits, read before commander parses: its flags become stn's (`--endpoint` →
+ * Station's command-line habits, read before the parser (src/cli/command.ts) reads them: its flags become stn's (`--endpoint` →
  * `--station`, approve `-c`, reject `-r`) with a warning, its commands stn has no place for stop with a
  * one-line pointer, and `--version N` after a subcommand goes to that subcommand's own --version only.
  */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { GLOBAL_VALUE_OPTIONS } from "./commands.ts";
 
@@ -69,7 +69,7 @@ function pointer(command: string, instead: string, what = "command"): never {
   throw usageError("invalid_usage", `\`stn ${command}\` is Station's; stn has no such ${what}`, instead);
 }
 
-/** Translates Station's habits in args (before commander parses them); a pointer is thrown as a usage error. */
+/** Translates Station's habits in args (before the parser reads them); a pointer is thrown as a usage error. */
 export function translateStationHabits(program: Command, args: string[]): TranslatedArgs {
   const { cmd, path, next } = commandOf(program, args);
   const reached = path.join(" ");

@@ -1,7 +1,7 @@
 /** `stn status`: which server a command would use, and that server's health. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";
 import type { Target } from "../client/discovery.ts";

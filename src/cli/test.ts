@@ -1,7 +1,7 @@
 /** `stn test`: runs an environment's test cases on a station of their own and reports them (docs/testing.md). */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { dirname, join, relative } from "node:path";
 import { StationClient } from "../client/http.ts";
 import { type TestCase, TestRun } from "../contract/tests.ts";

@@ -1,5 +1,5 @@
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { CONTAINER_PORTS } from "../deploy/names.ts";
 import type { UpResult } from "../deploy/up.ts";

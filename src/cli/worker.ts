@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { listWorkers, type WorkerList } from "../client/workers.ts";

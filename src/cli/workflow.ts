@@ -1,7 +1,7 @@
 /** `stn workflow validate|apply|list|show|export|enable|delete|migrate`: workflow definitions from the CLI. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import { type Command, Option } from "commander";
+import { type Command, Option } from "./command.ts";
 import { stringify } from "yaml";
 import { dirname, join } from "node:path";
 import {

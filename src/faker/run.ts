@@ -16,7 +16,7 @@ import { inventedTools } from "./invent.ts";
 import { template } from "./templates.ts";
 import { parseToolsFile } from "./tools_file.ts";
 
-/** The flags of `stn faker`, as commander hands them over (Station's names). */
+/** The flags of `stn faker`, as the CLI parser hands them over (Station's names). */
 export interface FakerFlags {
   command?: string;
   /** Comma-separated arguments of the command. */

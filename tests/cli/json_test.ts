@@ -6,7 +6,7 @@ import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
 import { stationHome } from "../helpers/station_home.ts";
 import { sampleEvalRun } from "../helpers/eval_runs.ts";
-import type { Command } from "commander";
+import type { Command } from "../../src/cli/command.ts";
 
 /** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
 function leafCommands(cmd: Command, prefix = ""): string[] {
