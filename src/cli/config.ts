@@ -104,8 +104,8 @@ export function configCommand(program: Command): void {
     .description(
       "print the configuration in effect (defaults, config.yaml, environment, flags), secrets as ***",
     )
-    .action((_opts: unknown, cmd: Command) => {
-      const c = commandConfig(cmd);
+    .action(async (_opts: unknown, cmd: Command) => {
+      const c = await commandConfig(cmd);
       const result = {
         file: c.file,
         home: c.paths.home,

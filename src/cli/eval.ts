@@ -280,7 +280,7 @@ function generateCommand(group: Command): void {
             `--strategy must be one of ${strategies.join(", ")}, got ${strategy}`,
           );
         }
-        const config = commandConfig(cmd);
+        const config = await commandConfig(cmd);
         const environment = opts.env ?? config.values.workflows.environment;
         const path = opts.output ??
           join(config.paths.environments, environment, "evals", `${agent}.${strategy}.jsonl`);

@@ -55,7 +55,7 @@ export function logsCommand(program: Command): void {
     .option("--tail <n>", "only the last N lines", "100")
     .option("--since <time>", "only lines from this long ago (10m, 2h) or since this time (ISO 8601)")
     .action(async (opts: { name?: string; follow?: boolean; tail: string; since?: string }, cmd: Command) => {
-      const config = commandConfig(cmd);
+      const config = await commandConfig(cmd);
       if (!/^\d+$/.test(opts.tail)) {
         throw usageError("invalid_limit", `--tail ${opts.tail} is not a number`, "e.g. --tail 50");
       }

@@ -93,7 +93,7 @@ function parseUsageError(err: CommandExit): StationError {
 /** Runs the CLI with the runtime it starts, and returns the process exit code (docs/design/errors.md#exit-codes). */
 export async function runCli(given: string[], runtime: Runtime): Promise<number> {
   const { args, yaml } = outputFormatArgs(given);
-  if (yaml) useYamlOutput();
+  if (yaml) await useYamlOutput();
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();
   const program = await buildProgram(runtime, args);

@@ -36,7 +36,7 @@ export function mcpCommand(program: Command): void {
     )
     .option("--env <name>", "the environment (default: workflows.environment from config)")
     .action(async (server: string, opts: { env?: string }, cmd: Command) => {
-      const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
+      const environment = opts.env ?? (await commandConfig(cmd)).values.workflows.environment;
       const r = await withStation(cmd, (client) => approveMcpServers(client, environment, server), {
         embeddedFlags: { "workflows.sync_on_start": false },
       });
@@ -77,7 +77,7 @@ export function mcpCommand(program: Command): void {
           );
         }
         const stdio = opts.stdio || (client === "claude" && !opts.http && !opts.agent);
-        const config = commandConfig(cmd);
+        const config = await commandConfig(cmd);
         const station = globals(cmd).station;
         const warn = (message: string) => note((s) => `${s.yellow("warning:")} ${message}`);
         const how = stdio

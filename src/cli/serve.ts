@@ -31,7 +31,7 @@ export function serveCommand(program: Command): void {
         },
         cmd: Command,
       ) => {
-        const config = commandConfig(cmd, {
+        const config = await commandConfig(cmd, {
           "server.host": opts.host,
           "server.port": numberFlag(opts.port),
           "server.mcp_port": numberFlag(opts.mcpPort),

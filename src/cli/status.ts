@@ -31,7 +31,7 @@ function containerLines(c: ContainerState | undefined): [string, string][] {
 /** The `stn up` container server.json announces (when no --station / STATION_URL overrides it); fails when it is down. */
 async function upContainer(cmd: Command): Promise<ContainerState | undefined> {
   if (globals(cmd).station || Deno.env.get("STATION_URL")) return undefined;
-  const name = readServerFile(commandConfig(cmd).paths.serverJson)?.container;
+  const name = readServerFile((await commandConfig(cmd)).paths.serverJson)?.container;
   if (!name) return undefined;
   // Docker's client loads only when a station runs in a container (stn up), not for every stn status.
   const state =

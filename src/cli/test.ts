@@ -125,7 +125,7 @@ export function testCommand(program: Command): Command {
         import.meta.url,
       );
       const json = jsonMode(cmd);
-      const config = commandConfig(cmd);
+      const config = await commandConfig(cmd);
       // The test station's own info lines (sync, requests) are noise in a test report.
       if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
       const environment = opts.env ?? config.values.workflows.environment;

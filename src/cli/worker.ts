@@ -47,7 +47,7 @@ export function workerCommand(program: Command): void {
     }, cmd: Command) => {
       const concurrency = positive("--concurrency", opts.concurrency, 1000);
       const graceMs = positive("--drain-timeout", opts.drainTimeout, 86_400) * 1000;
-      const config = commandConfig(cmd, { "nats.url": opts.natsUrl, "log.level": opts.logLevel });
+      const config = await commandConfig(cmd, { "nats.url": opts.natsUrl, "log.level": opts.logLevel });
       const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
       let onSignal!: () => void;
       const signalled = new Promise<void>((resolve) => (onSignal = resolve));

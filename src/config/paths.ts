@@ -34,7 +34,7 @@ export const LEDGER_FILE = "stn.db";
 export const LEGACY_LEDGER_FILE = "station.db";
 
 /** Whether path names something (as node:fs existsSync says, without loading node:fs: ~15 ms per command). */
-function exists(path: string): boolean {
+export function exists(path: string): boolean {
   try {
     Deno.statSync(path);
     return true;
@@ -56,11 +56,19 @@ function ledgerPaths(home: string): { db: string; foreignDb: string | null } {
   return { db: legacy, foreignDb };
 }
 
+/** The config file's name in a home. */
+const CONFIG_FILE = "config.yaml";
+
+/** The config file of a home (it may not exist). */
+export function configFileOf(home: string): string {
+  return join(home, CONFIG_FILE);
+}
+
 /** The files and folders under a station home. */
 export function stationPaths(home: string): StationPaths {
   return {
     home,
-    config: join(home, "config.yaml"),
+    config: configFileOf(home),
     ...ledgerPaths(home),
     natsDir: join(home, "nats"),
     runDir: join(home, "run"),

@@ -3,7 +3,7 @@
  * file read), the session begun, and the faker served over stdin/stdout until its client goes away.
  */
 
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { createModels, type ResolvedModel } from "../agents/providers.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { log } from "../log.ts";
