@@ -1,3 +1,8 @@
+/**
+ * Following a station's Server-Sent Events streams (a run's events, a sandbox command's output); the
+ * stream parser itself (src/client/sse_messages.ts) is imported when a stream is first read.
+ */
+
 import type { z } from "zod";
 import { lazyImport } from "../lib/lazy_import.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
