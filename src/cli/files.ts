@@ -1,7 +1,7 @@
 /** `stn files …`: upload, download, list, stat and delete stored files, streamed with progress. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "../lib/path.ts";
 import type { Command } from "./command.ts";
 import { deleteFile, downloadFile, fileInfo, listFiles, pruneFiles, uploadFile } from "../client/files.ts";
 import { usageError } from "../errors.ts";

@@ -1,6 +1,6 @@
 /** `--record FILE` of `stn agent run` and `stn workflow run`: where the cassette goes, checked before the run. */
 
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../lib/path.ts";
 import type { Cassette } from "../contract/cassette.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { lazyImport } from "../lib/lazy_import.ts";

@@ -2,7 +2,7 @@
 
 import { lazyImport } from "../lib/lazy_import.ts";
 import { type Command, Option } from "./command.ts";
-import { dirname, join } from "node:path";
+import { dirname, join } from "../lib/path.ts";
 import {
   disableWorkflow,
   enableWorkflow,

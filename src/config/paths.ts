@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { join } from "../lib/path.ts";
 import { ledgerOwner } from "../lib/ledger_owner.ts";
 
 /** Where stn keeps its state (docs/design/process-model.md#the-data-directory). */
