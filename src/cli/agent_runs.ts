@@ -1,6 +1,6 @@
 /** `stn agent run|runs|inspect`: running an agent and reading its runs. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import {
   agentRunEvents,
   getAgentRun,
