@@ -13,6 +13,7 @@ import { contextPlan } from "./context.ts";
 import { runLoop, type RunPlan } from "./loop.ts";
 import { type LoopTool, loopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
+import { ModelLimits } from "./model_limits.ts";
 import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { runSignal } from "./run_signal.ts";
@@ -89,6 +90,8 @@ export class AgentService {
   readonly ledger: AgentLedger;
   #o: AgentServiceOptions;
   #models: Models;
+  /** `ai.limits` permits: the station's model calls and (over NATS) its workers'. */
+  readonly limits: ModelLimits;
   #throttle: ModelThrottle;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
   #stopping = false;
@@ -100,7 +103,8 @@ export class AgentService {
   constructor(o: AgentServiceOptions) {
     this.#o = o;
     this.ledger = new AgentLedger(o.db, o.clock);
-    this.#throttle = new ModelThrottle(o.db, o.config.ai.limits, o.clock);
+    this.limits = new ModelLimits(o.db, o.config.ai.limits, o.clock);
+    this.#throttle = new ModelThrottle(this.limits);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
   }
