@@ -110,3 +110,49 @@ Deno.test("workers: ai.limits concurrency and tokens_per_minute hold for the cal
     await home.cleanup();
   }
 });
+
+Deno.test("workers: a provider's Retry-After seen on a worker holds after that worker is killed: the next worker waits it out", async () => {
+  const model = startLimitedModel();
+  // The first call is refused for 20 s; the rest are answered.
+  const arrivals: number[] = [];
+  model.server.route(() => {
+    arrivals.push(Date.now());
+    return arrivals.length === 1
+      ? { status: 429, text: "rate limit reached", headers: { "retry-after": "20" } }
+      : { text: "after the wait" };
+  });
+  const home = await limitedHome(model, "openai: {concurrency: 4}");
+  const c = await cluster(home);
+  try {
+    const [id] = await startAgentSteps(c.client, 1);
+    await model.server.waitForRequests(1, 30_000);
+    // The worker holding the step waits out the Retry-After (it reported it, then recorded the wait); it is
+    // killed in the middle of that wait.
+    assert(
+      await waitFor(async () => (await throttleReasons(c.client, [id])).includes("retry_after"), 10_000),
+      "the worker recorded its wait",
+    );
+    const holds = async () =>
+      (await listWorkers(c.client)).workers.find((w) => w.in_flight.some((f) => f.run_id === id));
+    assert(await waitFor(async () => (await holds()) !== undefined, 10_000), "a worker holds the agent step");
+    const holder = (await holds())!;
+    const killed = c.workers.find((w) => w.name === holder.name)!;
+    assertEquals((await killed.stop("SIGKILL")).signal, "SIGKILL");
+
+    const ended = await waitForRun(c.client, id, { timeoutMs: 90_000 });
+    assertEquals(ended?.status, "completed", c.serve.stderr().slice(-3000));
+    // The other worker asked the station, which still held the model: no call before the 20 s were up.
+    assertEquals(arrivals.length, 2);
+    assert(arrivals[1] - arrivals[0] >= 20_000, `called again ${arrivals[1] - arrivals[0]} ms after the 429`);
+    const [run] = (await listAgentRuns(c.client, { workflow_run_id: id })).runs;
+    const waits = [];
+    for await (const e of agentRunEvents(c.client, run.run_id, { follow: false })) {
+      if (e.type === "model_throttled") waits.push(e.data as { reason: string; key: string });
+    }
+    assertEquals(waits.map((w) => [w.reason, w.key]), [["retry_after", "openai"], ["retry_after", "openai"]]);
+  } finally {
+    await c.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
