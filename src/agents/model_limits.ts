@@ -188,7 +188,7 @@ export class ModelLimits {
     if (limit.concurrency !== undefined && this.#inFlight(key, id, now) >= limit.concurrency) {
       return { key, reason: "concurrency", wait_ms: POLL_MS };
     }
-    if (limit.tokens_per_minute !== undefined) return this.#tokens(key, id, limit.tokens_per_minute, k, now);
+    if (limit.tokens_per_minute !== undefined) return this.#tokens(key, id, k.last_tokens, now);
     return undefined;
   }
 
@@ -197,14 +197,15 @@ export class ModelLimits {
    * calls in flight at the largest usage seen lately (the call about to go too); until one reported its
    * usage, calls of the key go one at a time.
    */
-  #tokens(key: string, id: string, tpm: number, k: KeyRow, now: number): ThrottleWait | undefined {
+  #tokens(key: string, id: string, lastTokens: number, now: number): ThrottleWait | undefined {
+    const tpm = this.#limits[key].tokens_per_minute!;
     const calls = this.#sql.all<{ sent_ms: number; tokens: number | null }>(
       "SELECT sent_ms, tokens FROM model_calls WHERE key = ? AND id != ? AND sent_ms > ? ORDER BY sent_ms",
       key,
       id,
       now - WINDOW_MS,
     );
-    const estimate = Math.max(k.last_tokens, ...calls.map((c) => c.tokens ?? 0));
+    const estimate = Math.max(lastTokens, ...calls.map((c) => c.tokens ?? 0));
     if (estimate === 0) {
       return calls.some((c) => c.tokens === null)
         ? { key, reason: "tokens_per_minute", wait_ms: POLL_MS }

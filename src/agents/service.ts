@@ -92,7 +92,6 @@ export class AgentService {
   #models: Models;
   /** `ai.limits` permits: the station's model calls and (over NATS) its workers'. */
   readonly limits: ModelLimits;
-  #throttle: ModelThrottle;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
   #stopping = false;
   /** The environment of an agent named without one. */
@@ -104,7 +103,6 @@ export class AgentService {
     this.#o = o;
     this.ledger = new AgentLedger(o.db, o.clock);
     this.limits = new ModelLimits(o.db, o.config.ai.limits, o.clock);
-    this.#throttle = new ModelThrottle(this.limits);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
   }
@@ -286,7 +284,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
-          throttle: this.#throttle,
+          throttle: new ModelThrottle(this.limits),
           durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;
