@@ -84,7 +84,8 @@ export const ModelPermitRequest = z.object({
   claim: StepClaim,
   op: z.enum(["acquire", "renew", "release", "block"]),
   id: z.string(),
-  model: z.string().min(1),
+  /** The model called (`acquire`, `block`). */
+  model: z.string().default(""),
   tokens: z.int().min(0).default(0),
   wait_ms: z.number().min(0).default(0),
 });

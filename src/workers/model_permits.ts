@@ -42,11 +42,11 @@ export class RemotePermits implements ModelPermits {
 
   async renew(id: string): Promise<void> {
     // Renewed every few seconds: a missed one is made up by the next.
-    await this.#ask({ op: "renew", id, model: "-" }, { retries: 0 });
+    await this.#ask({ op: "renew", id }, { retries: 0 });
   }
 
   async release(id: string, tokens: number): Promise<void> {
-    await this.#ask({ op: "release", id, model: "-", tokens });
+    await this.#ask({ op: "release", id, tokens });
   }
 
   async block(model: string, ms: number): Promise<string[]> {
