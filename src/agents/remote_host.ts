@@ -1,15 +1,19 @@
 /** AgentHost: the station's side of agent steps run by `stn worker`s (start the run, commit its writes). */
 
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { z } from "zod";
 import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import {
+  AGENT_MODEL_SUBJECT,
   AGENT_START_SUBJECT,
   AGENT_WRITE_SUBJECT,
   type AgentStartReply,
   AgentStartRequest,
   type AgentWriteReply,
   AgentWriteRequest,
+  type ModelPermitReply,
+  ModelPermitRequest,
   type StepClaim,
 } from "./remote_protocol.ts";
 import type { AgentService } from "./service.ts";
@@ -48,6 +52,7 @@ export class AgentHost {
       }));
     serve(AGENT_START_SUBJECT, (b) => this.#start(AgentStartRequest.parse(b)));
     serve(AGENT_WRITE_SUBJECT, (b) => this.#write(AgentWriteRequest.parse(b)));
+    serve(AGENT_MODEL_SUBJECT, (b) => this.#model(ModelPermitRequest.parse(b)));
   }
 
   /** Stops answering (workers retry until a station answers). */
@@ -90,6 +95,7 @@ export class AgentHost {
       turns: agents.ledger.turns(run.id),
       tool_calls: agents.ledger.toolCalls(run.id),
       mcp: running && def.tools.length > 0 ? await this.#o.mcpPlan(run.environment, def) : null,
+      limited: agents.limits.limited(run.model),
     };
   }
 
@@ -110,6 +116,25 @@ export class AgentHost {
     if (!again) (ledger[req.op] as (...a: unknown[]) => unknown).apply(ledger, req.args);
     if (req.op !== "finish") return { ok: true };
     return { ok: true, run: ledger.get(run.id), tool_calls: ledger.toolCalls(run.id) };
+  }
+
+  /** A worker's model call under `ai.limits`, decided on the ledger like the station's own calls. */
+  #model(req: z.output<typeof ModelPermitRequest>): ModelPermitReply {
+    const { limits } = this.#o.agents;
+    switch (req.op) {
+      case "acquire":
+        // Only the worker holding the step calls its model; the one it was taken from is refused.
+        this.#fence(req.claim);
+        return { wait: limits.acquire(req.id, req.model) };
+      case "renew":
+        limits.renew(req.id);
+        return {};
+      case "release":
+        limits.release(req.id, req.tokens);
+        return {};
+      case "block":
+        return { keys: limits.block(req.model, req.wait_ms) };
+    }
   }
 
   #fence(claim: StepClaim): void {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { AgentDefinition } from "./types.ts";
 import type { AgentRunRow, ToolCallRow, TurnRow } from "./ledger.ts";
 import type { RunPlan } from "./loop.ts";
+import type { ThrottleWait } from "./model_limits.ts";
 
 /**
  * What a `stn worker` running an `agent` step and the station say over NATS request/reply
@@ -12,6 +13,7 @@ import type { RunPlan } from "./loop.ts";
 
 export const AGENT_START_SUBJECT = "stn.workers.agent.start";
 export const AGENT_WRITE_SUBJECT = "stn.workers.agent.write";
+export const AGENT_MODEL_SUBJECT = "stn.workers.agent.model";
 
 /** The step attempt a worker holds the claim of. */
 const StepClaim = z.object({
@@ -47,6 +49,8 @@ export type AgentStartReply = RemoteError | {
   tool_calls: ToolCallRow[];
   /** The MCP tools' plan (mcp/toolbox.ts McpToolboxPlan): checked, approved, rendered by the station. */
   mcp: unknown;
+  /** Whether the station's `ai.limits` apply to the run's model: its calls then ask for permits. */
+  limited: boolean;
 };
 
 /** The loop's writes a worker sends (the AgentLedger methods of the same names). */
@@ -70,3 +74,22 @@ export type AgentWriteRequest = z.infer<typeof AgentWriteRequest>;
 
 /** Committed; after `finish`, the ended run and its tool calls. */
 export type AgentWriteReply = RemoteError | { ok: true; run?: AgentRunRow; tool_calls?: ToolCallRow[] };
+
+/**
+ * A worker's model call under the station's `ai.limits` (agents/model_limits.ts): ask for its permit
+ * (`acquire`, again after each wait), keep it while the model answers (`renew`), end it with the tokens it
+ * used (`release`), or hold the model for everyone for a provider's Retry-After (`block`, `wait_ms`).
+ */
+export const ModelPermitRequest = z.object({
+  claim: StepClaim,
+  op: z.enum(["acquire", "renew", "release", "block"]),
+  id: z.string(),
+  /** The model called (`acquire`, `block`). */
+  model: z.string().default(""),
+  tokens: z.int().min(0).default(0),
+  wait_ms: z.number().min(0).default(0),
+});
+export type ModelPermitRequest = z.input<typeof ModelPermitRequest>;
+
+/** `wait`: how long before asking again (none: go); `keys`: the limit keys a `block` held. */
+export type ModelPermitReply = RemoteError | { wait?: ThrottleWait; keys?: string[] };

@@ -16,6 +16,7 @@ import { contextPlan } from "./context.ts";
 import { runLoop, type RunPlan } from "./loop.ts";
 import type { LoopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
+import { ModelLimits } from "./model_limits.ts";
 import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
 import { outerReason, runSignal } from "./run_signal.ts";
@@ -92,7 +93,8 @@ export class AgentService {
   readonly ledger: AgentLedger;
   #o: AgentServiceOptions;
   #models: Models;
-  #throttle: ModelThrottle;
+  /** `ai.limits` permits: the station's model calls and (over NATS) its workers'. */
+  readonly limits: ModelLimits;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
   #waiting = new WaitingRuns();
   #stopping = false;
@@ -104,7 +106,7 @@ export class AgentService {
   constructor(o: AgentServiceOptions) {
     this.#o = o;
     this.ledger = new AgentLedger(o.db, o.clock);
-    this.#throttle = new ModelThrottle(o.db, o.config.ai.limits, o.clock);
+    this.limits = new ModelLimits(o.db, o.config.ai.limits, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
     this.ledger.onAdmitted = (ids) => this.#admitted(ids);
@@ -363,7 +365,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
-          throttle: this.#throttle,
+          throttle: new ModelThrottle(this.limits),
           durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;

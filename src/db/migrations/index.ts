@@ -17,6 +17,7 @@ import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
 import m0026 from "./0026_step_flow_control.ts";
 import m0029 from "./0029_agent_concurrency.ts";
+import m0030 from "./0030_model_calls.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
@@ -41,4 +42,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0025,
   m0026,
   m0029,
+  m0030,
 ];
