@@ -2,6 +2,7 @@ import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Statements } from "../../db/statements.ts";
 import { applyConcurrency } from "./apply_concurrency.ts";
+import { applyDebounce } from "./debounce.ts";
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
@@ -359,7 +360,11 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
       case "enqueue_concurrency":
       case "acquire_concurrency":
       case "release_concurrency":
+      case "expire_rate_admissions":
         applyConcurrency(sql, c, freed);
+        break;
+      case "debounce_start":
+        applyDebounce(sql, c.start);
         break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });

@@ -7,10 +7,14 @@
 
 import type { Transition } from "./run_state.ts";
 
-/** One key a run holds or waits for, and the limit its workflow gives it. */
+/**
+ * One key a run holds or waits for, and the limit its workflow gives it; a rate-limit key has the window
+ * (`periodMs`) its limit counts admissions in, and a run "holds" it only by having been admitted there.
+ */
 export interface KeySlot {
   key: string;
   limit: number;
+  periodMs?: number;
 }
 
 /** A waiting run's row for one key, as the ledger keeps it (`run_concurrency`). */
@@ -96,9 +100,10 @@ export function enqueueRun(t: Transition, c: NewRunConcurrency): boolean {
   });
   if (held) return true;
   t.emit({ kind: "set_run_status", runId, status: "waiting_for_concurrency", at: t.at });
-  const key = blocked[0].key;
+  const { key, periodMs } = blocked[0];
   t.event("run_waiting_for_concurrency", null, {
     key,
+    reason: periodMs === undefined ? "concurrency" : "rate_limit",
     position: c.usage(key).waiting + 1,
     priority: c.priority,
   });

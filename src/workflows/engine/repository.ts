@@ -24,6 +24,7 @@ import type {
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
 import { ConcurrencyReads } from "./concurrency_reads.ts";
+import { DebounceStore } from "./debounce.ts";
 
 /**
  * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
@@ -64,6 +65,7 @@ export class Repository {
   constructor(db: Database) {
     this.#sql = new Statements(db);
     this.concurrency = new ConcurrencyReads(this.#sql);
+    this.debounces = new DebounceStore(this.#sql);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -81,6 +83,8 @@ export class Repository {
 
   /** Concurrency keys: how busy each is, who waits (`run_concurrency`, `concurrency_keys`). */
   readonly concurrency: ConcurrencyReads;
+  /** Event starts waiting out a workflow's debounce (`debounced_starts`). */
+  readonly debounces: DebounceStore;
 
   readonly runs = {
     /** One run. */
@@ -215,9 +219,15 @@ export class Repository {
         "SELECT * FROM timers WHERE status = 'pending' AND fire_at <= ? ORDER BY fire_at LIMIT 100",
         now,
       ),
-    /** When the earliest pending timer fires (null when none is pending). */
+    /**
+     * When the earliest pending timer fires (null when none is pending): a timer row, a debounced start, or a
+     * rate-limit admission leaving its window (runs may wait for it).
+     */
     nextFireAt: (): number | null =>
-      this.#sql.get<{ f: number | null }>("SELECT MIN(fire_at) AS f FROM timers WHERE status = 'pending'")!.f,
+      this.#sql.get<{ f: number | null }>(
+        `SELECT MIN(f) AS f FROM (SELECT MIN(fire_at) AS f FROM timers WHERE status = 'pending'
+         UNION ALL SELECT MIN(fire_ms) FROM debounced_starts UNION ALL SELECT MIN(until_ms) FROM rate_admissions)`,
+      )!.f,
     /** Whether an attempt waits out a retry backoff. */
     retryPending: (attemptId: number): boolean =>
       !!this.#sql.get(
