@@ -19,6 +19,7 @@ import {
   signalView,
   type StepView,
   stepView,
+  type WaitingFor,
 } from "./engine/mod.ts";
 
 /** A pending timer of a run: the step it belongs to, what it does when it fires, and when. */
@@ -71,7 +72,7 @@ export class WorkflowRuns {
   }
 
   /** Why a run waits for concurrency: the first key it waits for and its place there (1 = next); else undefined. */
-  waitingFor(run: RunRow): { key: string; position: number } | undefined {
+  waitingFor(run: RunRow): WaitingFor | undefined {
     return run.status === "waiting_for_concurrency"
       ? this.#engine.reads.concurrency.position(run.id)
       : undefined;

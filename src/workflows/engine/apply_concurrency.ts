@@ -86,7 +86,9 @@ export function applyConcurrency(sql: Statements, c: ConcurrencyCommand, freed?:
           c.beforeMs,
         )
       ) {
-        if (sql.get("SELECT 1 FROM concurrency_keys WHERE key = ? AND waiting > 0", r.key)) freed?.push(r.key);
+        if (sql.get("SELECT 1 FROM concurrency_keys WHERE key = ? AND waiting > 0", r.key)) {
+          freed?.push(r.key);
+        }
       }
       break;
   }

@@ -63,7 +63,9 @@ export class ConcurrencyReads {
    * concurrency key, or a rate limit (with `until`, when its window next lets one more run in).
    */
   readonly position = (runId: string): WaitingFor | undefined => {
-    const row = this.#sql.get<{ key: string; position: number; period_ms: number | null; until: number | null }>(
+    const row = this.#sql.get<
+      { key: string; position: number; period_ms: number | null; until: number | null }
+    >(
       `SELECT w.key, w.period_ms, (SELECT COUNT(*) FROM run_concurrency o WHERE o.key = w.key
          AND o.status = 'waiting' AND o.seq <= w.seq) AS position,
          (SELECT MIN(until_ms) FROM rate_admissions a WHERE a.key = w.key) AS until

@@ -66,7 +66,11 @@ export class Control {
     return inSpan(`workflow.run ${req.definition.id}`, attributes, () => start(id));
   }
 
-  async #start(id: string, req: StartRunRequest, take?: (runId: string) => boolean): Promise<RunRow | undefined> {
+  async #start(
+    id: string,
+    req: StartRunRequest,
+    take?: (runId: string) => boolean,
+  ): Promise<RunRow | undefined> {
     const core = this.#core;
     const def = req.definition;
     const input = checkInput(def, req.input);

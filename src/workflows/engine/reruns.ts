@@ -137,7 +137,10 @@ export class Reruns {
   }
 
   /** A rerun's keys as a start takes them (the ledger's usage now), or undefined without flow control. */
-  #concurrency(admission: RunAdmission | undefined, singleton: KeySlot | undefined): NewRunConcurrency | undefined {
+  #concurrency(
+    admission: RunAdmission | undefined,
+    singleton: KeySlot | undefined,
+  ): NewRunConcurrency | undefined {
     const core = this.#core;
     return admission && {
       ...admission,

@@ -100,7 +100,11 @@ Deno.test("concurrency keys in the engine: waiting runs, cancel while waiting, a
     );
     assertEquals(listed.sort(), [a.id, b.id, c.id].sort());
     assertEquals(engine.reads.concurrency.usage("gated/acme", engine.clock.now()), { held: 1, waiting: 3 });
-    assertEquals(engine.reads.concurrency.position(c.id), { key: "gated/acme", position: 3, reason: "concurrency" });
+    assertEquals(engine.reads.concurrency.position(c.id), {
+      key: "gated/acme",
+      position: 3,
+      reason: "concurrency",
+    });
     assertEquals(engine.reads.concurrency.waitingRuns(), [{ workflow_id: "gated", n: 3 }]);
 
     engine.pause(a.id);
