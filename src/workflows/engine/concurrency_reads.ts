@@ -5,6 +5,7 @@
 
 import type { Statements } from "../../db/statements.ts";
 import { iso } from "../../lib/clock.ts";
+import { RATE_KEY } from "./flow_keys.ts";
 import { AGING_MS, type KeyUsage, type Waiter } from "./concurrency.ts";
 
 /** Why a run waits for concurrency: the key, its place in line there, and for a rate limit when it may go. */
@@ -24,19 +25,17 @@ export class ConcurrencyReads {
     this.#sql = sql;
   }
 
-  /**
-   * How many runs hold and wait for a key; a rate-limit key's holders are the runs admitted in its window at
-   * `now` (the two kinds of key never share a name, so the sum is the one that applies).
-   */
+  /** How many runs hold and wait for a key; a rate-limit key's holders are the runs admitted in its window at `now`. */
   readonly usage = (key: string, now: number): KeyUsage => {
-    const row = this.#sql.get<KeyUsage>(
-      `SELECT (SELECT COUNT(*) FROM rate_admissions WHERE key = ?1 AND until_ms > ?2)
-         + COALESCE((SELECT held FROM concurrency_keys WHERE key = ?1), 0) AS held,
-         COALESCE((SELECT waiting FROM concurrency_keys WHERE key = ?1), 0) AS waiting`,
+    const row = this.#sql.get<KeyUsage>("SELECT held, waiting FROM concurrency_keys WHERE key = ?", key);
+    const usage = { held: row?.held ?? 0, waiting: row?.waiting ?? 0 };
+    if (!key.startsWith(RATE_KEY)) return usage;
+    const inWindow = this.#sql.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM rate_admissions WHERE key = ? AND until_ms > ?",
       key,
       now,
     )!;
-    return { held: row.held, waiting: row.waiting };
+    return { ...usage, held: inWindow.n };
   };
   /**
    * The first `n` runs waiting for a key, best ranked first (priority aged at `now`, then arrival), with every
