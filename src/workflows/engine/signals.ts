@@ -108,13 +108,10 @@ export class Signals {
     const starts = await Promise.all(req.starts.map(async (s) => {
       const id = ulid();
       const admission = await runAdmission(s.definition, s.input);
-      return {
-        ...s,
-        id,
-        admission,
-        debounce: await debounceKey(s.definition, s.input),
-        traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null),
-      };
+      const debounce = await debounceKey(s.definition, s.input);
+      // A debounced start makes no run now: its span is made when the run starts (flow_due.ts).
+      const span = debounce === undefined ? startedRunSpan(s.definition.id, id) : undefined;
+      return { ...s, id, admission, debounce, traceparent: span ?? newTraceparent(null) };
     }));
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
     let duplicate: EventRecordRow | undefined;
