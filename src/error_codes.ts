@@ -170,6 +170,11 @@ export const ERROR_CODES = {
     1,
     "retry asked of a run that is not failed or canceled, or has no step left to retry",
   ],
+  singleton_active: [
+    409,
+    1,
+    "a retry of a workflow with `singleton: {mode: skip}` while another run holds its singleton key",
+  ],
   definition_incompatible: [
     422,
     1,

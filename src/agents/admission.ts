@@ -71,11 +71,11 @@ export class AgentKeys {
 
   /** Records a new run's keys: held when they all have room (undefined), else waited for (where it stands). */
   enqueue(runId: string, a: AgentAdmission, now: number): WaitingFor | undefined {
-    const blocked = blockedKeys(a.slots, this.reads.usage);
+    const blocked = blockedKeys(a.slots, (k) => this.reads.usage(k, now));
     const held = blocked.length === 0;
     const waitingFor = held
       ? undefined
-      : { key: blocked[0].key, position: this.reads.usage(blocked[0].key).waiting + 1 };
+      : { key: blocked[0].key, position: this.reads.usage(blocked[0].key, now).waiting + 1 };
     enqueueKeys(this.#sql, { runId, slots: a.slots, priority: a.priority, queuedMs: now, held });
     return waitingFor;
   }
@@ -99,10 +99,10 @@ export class AgentKeys {
       for (const w of this.reads.firstWaiting(key, perKey ?? n, now)) waiters.set(w.seq, w);
     }
     const ordered = [...waiters.values()].sort((a, b) => a.seq - b.seq);
-    const admitted = pickAdmissions(ordered, (k) => this.reads.usage(k).held, now);
+    const admitted = pickAdmissions(ordered, (k) => this.reads.usage(k, now).held, now);
     const at = iso(now);
     for (const runId of admitted) {
-      acquireKeys(this.#sql, runId);
+      acquireKeys(this.#sql, runId, now);
       const row = this.#sql.get<{ created_at: string }>(
         `UPDATE agent_runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'waiting_for_concurrency'
          RETURNING created_at`,

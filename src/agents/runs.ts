@@ -37,7 +37,7 @@ export class AgentRuns {
   view(row: AgentRunRow, history = false, full = false): AgentRun {
     const view = agentRunView(this.ledger, row, history, full);
     const waiting = row.status === "waiting_for_concurrency" && this.ledger.keys.reads.position(row.id);
-    return waiting ? { ...view, waiting_for: waiting } : view;
+    return waiting ? { ...view, waiting_for: { key: waiting.key, position: waiting.position } } : view;
   }
 
   /** One tool call of a run with its whole output, or an `agent_tool_call_not_found` naming how to list them. */

@@ -26,11 +26,19 @@ async function readData(raw: string | undefined): Promise<unknown> {
   }
 }
 
+/** What became of an event's start of one workflow: its run, a debounced start's state, or why none. */
+function startOutcome(s: EventRecord["started"][number]): string {
+  if (s.run_id) return s.run_id;
+  if (s.debounced_until) {
+    return `(debounced: starts at ${s.debounced_until} unless a later event supersedes it)`;
+  }
+  if (s.superseded_by) return `(debounced: superseded by event ${s.superseded_by})`;
+  return `(${s.error})`;
+}
+
 /** What an event did, for people. */
 function eventLines(e: EventRecord, duplicate: boolean): string[] {
-  const started = e.started.map((
-    s,
-  ) => (s.run_id ? `${s.workflow_id} ${s.run_id}` : `${s.workflow_id} (${s.error})`));
+  const started = e.started.map((s) => `${s.workflow_id} ${startOutcome(s)}`);
   return [
     ...fields([
       ["event", `${e.name} ${e.id}${duplicate ? " (duplicate: already received, nothing done)" : ""}`],

@@ -35,6 +35,12 @@ export const EventRecord = z.looseObject({
     workflow_id: z.string(),
     run_id: z.string().optional(),
     error: z.string().optional().describe("why a matching trigger started no run"),
+    debounced_until: z.string().optional().describe(
+      "a debounced workflow: its run starts then, unless a later event of its key supersedes this one",
+    ),
+    superseded_by: z.string().optional().describe(
+      "a debounced workflow: the later event that took its start",
+    ),
   })),
 }).meta({ id: "EventRecord" });
 export type EventRecord = z.infer<typeof EventRecord>;

@@ -38,8 +38,16 @@ export const Run = z.looseObject({
     "what its agent steps' runs (and their child agents') cost in USD (docs/agents.md#cost); null when none " +
       "has a known price",
   ),
-  waiting_for: z.object({ key: z.string(), position: z.number() }).optional().describe(
-    "GET of one run waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
+  waiting_for: z.object({
+    key: z.string(),
+    position: z.number(),
+    reason: z.enum(["concurrency", "rate_limit"]).describe(
+      "a concurrency key (runs holding it must end) or a rate limit (its window must move on)",
+    ),
+    until: z.string().optional().describe("a rate limit: when the oldest admission leaves its window"),
+  }).optional().describe(
+    "GET of one run waiting_for_concurrency: the key it waits for, why, and its place in that key's queue " +
+      "(1 = next)",
   ),
   definition: z.unknown().optional().describe(
     "the exact definition the run runs (GET of one run); workflow_version is null for a one-off file run",

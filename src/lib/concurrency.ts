@@ -6,10 +6,14 @@
  * so a key is served first-in first-out among equals.
  */
 
-/** One key a run holds or waits for, and the limit its workflow gives it. */
+/**
+ * One key a run holds or waits for, and the limit its workflow gives it; a rate-limit key has the window
+ * (`periodMs`) its limit counts admissions in, and a run "holds" it only by having been admitted there.
+ */
 export interface KeySlot {
   key: string;
   limit: number;
+  periodMs?: number;
 }
 
 /** A waiting run's row for one key, as the ledger keeps it (`run_concurrency`). */

@@ -20,6 +20,7 @@ import {
   stepHolder,
   type StepView,
   stepView,
+  type WaitingFor,
 } from "./engine/mod.ts";
 
 /** A pending timer of a run: the step it belongs to, what it does when it fires, and when. */
@@ -78,7 +79,7 @@ export class WorkflowRuns {
   }
 
   /** Why a run waits for concurrency: the first key it waits for and its place there (1 = next); else undefined. */
-  waitingFor(run: RunRow): KeyPlace | undefined {
+  waitingFor(run: RunRow): WaitingFor | undefined {
     return run.status === "waiting_for_concurrency"
       ? this.#engine.reads.concurrency.position(run.id)
       : undefined;
@@ -107,7 +108,7 @@ export class WorkflowRuns {
         : undefined;
       if (place) {
         const why = `concurrency key ${place.key} (position ${place.position})`;
-        return { ...view(a), waiting_for: why, waiting_for_concurrency: place };
+        return { ...view(a), waiting_for: why, waiting_for_concurrency: { key: place.key, position: place.position } };
       }
       const rate = a.status === "scheduled" ? reads.stepLimits.reservation(stepHolder(a.id)) : undefined;
       const why = rate

@@ -108,6 +108,7 @@ Deno.test("agent concurrency: runs of different keys run at once; a second run o
     assertEquals(h.service.ledger.keys.reads.position(a2.run.id), {
       key: "agent:default/Support/acme",
       position: 1,
+      reason: "concurrency",
     });
     assertEquals(model.requests.map(taskOf).sort(), ["a1", "b1"]);
     gate.release("a1");

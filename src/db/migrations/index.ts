@@ -16,6 +16,7 @@ import m0022 from "./0022_agent_cost.ts";
 import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
 import m0026 from "./0026_step_flow_control.ts";
+import m0027 from "./0027_rate_debounce.ts";
 import m0029 from "./0029_agent_concurrency.ts";
 import m0030 from "./0030_model_calls.ts";
 
@@ -41,6 +42,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0024,
   m0025,
   m0026,
+  m0027,
   m0029,
   m0030,
 ];

@@ -6,7 +6,7 @@ import { followRunEvents } from "../../events/run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../context.ts";
 import { formatUsd } from "../../telemetry/cost.ts";
-import { type RunView, runView, TERMINAL_RUN } from "../../workflows/engine/mod.ts";
+import { type RunView, runView, TERMINAL_RUN, type WaitingFor } from "../../workflows/engine/mod.ts";
 import type { ListedStep } from "../../workflows/runs.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
@@ -15,6 +15,14 @@ import { AgentRunTable } from "./agent_runs.tsx";
 import type { AgentRun } from "../../contract/agent_runs.ts";
 import { ExpressionBox, Lineage, RetryButton, StepRepair, stoppedAt } from "./run_repair.tsx";
 import { awaitedEvent, Decisions, EventForms, RunAgain, Timers } from "./run_actions.tsx";
+
+/** Why a run waits for concurrency, in words: its key, its place in line, and for a rate limit until when. */
+function waitingText(w: WaitingFor): string {
+  if (w.reason === "concurrency") return `waiting for concurrency key ${w.key}, position ${w.position}`;
+  return `waiting for rate limit ${w.key}, position ${w.position}${
+    w.until ? `, window moves on at ${w.until}` : ""
+  }`;
+}
 
 function requireRun(ctx: StationContext, id: string) {
   const run = ctx.runs.get(id);
@@ -143,7 +151,7 @@ function Live(props: { ctx: StationContext; id: string }) {
         <dt>Status</dt>
         <dd>
           <Status status={run.status} />
-          {waiting ? ` — waiting for concurrency key ${waiting.key}, position ${waiting.position}` : ""}
+          {waiting ? ` — ${waitingText(waiting)}` : ""}
         </dd>
         <dt>Workflow</dt>
         <dd>

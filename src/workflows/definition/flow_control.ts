@@ -1,8 +1,11 @@
-/** The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys, priority, singleton. */
+/**
+ * The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys, priority, singleton,
+ * rate limit and debounce.
+ */
 
 import { z } from "zod";
 import { renderString } from "../expr.ts";
-import { Priority, templates } from "../steps/fields.ts";
+import { Duration, Priority, templates } from "../steps/fields.ts";
 
 /**
  * One concurrency limit: at most `limit` runs of the workflow hold the key at once; `key` is a `${…}` template
@@ -37,3 +40,23 @@ export const Singleton = z.strictObject({
   key: z.string().min(1).check(templates).optional(),
   mode: z.enum(["skip", "cancel_previous"]).default("skip"),
 }).describe("singleton");
+
+/**
+ * At most `limit` runs of the workflow admitted (started) per `period` ("1m", "10s") per key (a `${…}` template
+ * over the input; the whole workflow without it); runs over it wait until the window lets them in.
+ */
+export const RateLimit = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  limit: z.int().min(1).max(100_000),
+  period: Duration,
+}).describe("rate_limit");
+export type RateLimit = z.infer<typeof RateLimit>;
+
+/**
+ * Trailing debounce of event-started runs: an event restarts its key's window (a `${…}` template over the
+ * input; the whole workflow without it), and one run starts `period` after the last event, with its input.
+ */
+export const Debounce = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  period: Duration,
+}).describe("debounce");

@@ -15,7 +15,7 @@ import {
 } from "../steps/fields.ts";
 import { stateSchemas } from "../steps/registry.ts";
 import { errorMessage } from "../../errors.ts";
-import { Concurrency, Priority, Singleton } from "./flow_control.ts";
+import { Concurrency, Debounce, Priority, RateLimit, Singleton } from "./flow_control.ts";
 
 /**
  * The normalised workflow definition (docs/design/workflows-dsl.md#normalised-form): what every part after
@@ -128,6 +128,8 @@ function definitionOf(state: ReturnType<typeof stateSchemas>["state"]) {
     concurrency: Concurrency.optional(),
     priority: Priority.optional(),
     singleton: Singleton.optional(),
+    rate_limit: RateLimit.optional(),
+    debounce: Debounce.optional(),
     triggers: z.array(Trigger).optional(),
   }).describe("the workflow");
 }

@@ -130,6 +130,17 @@ function literalBraces(value: unknown, path: string): Found[] {
   return [];
 }
 
+/** `debounce` acts on event-triggered starts only: without `triggers` it would silently do nothing. */
+function idleDebounce(value: unknown): Found[] {
+  if (!isObj(value) || value.debounce === undefined || value.triggers !== undefined) return [];
+  return [{
+    code: "debounce_without_triggers",
+    path: "/debounce",
+    message: "`debounce` applies to runs started by events, and this workflow has no `triggers`",
+    hint: "add `triggers: [{event: NAME}]`; direct and cron starts are never debounced (docs/workflows.md)",
+  }];
+}
+
 /** Validates a parsed definition (native, Go-project or API-body form). */
 export function validateDefinition(raw: unknown, options: ValidateOptions = {}): ValidationResult {
   const finish = (
@@ -180,6 +191,6 @@ export function validateDefinition(raw: unknown, options: ValidateOptions = {}):
     f.code === "missing_type" && aliases.some((a) => a.path.startsWith(norm.sourcePath(f.path) + "/"));
   const graph = checkGraph(norm.value, (p) => unwrapped.sourcePath(norm.sourcePath(p)));
   const errors = [...aliases, ...schema.found.filter((f) => !explained(f)), ...graph.errors];
-  const warnings = [...literalBraces(norm.value, ""), ...graph.warnings];
+  const warnings = [...literalBraces(norm.value, ""), ...idleDebounce(norm.value), ...graph.warnings];
   return finish(errors, warnings, norm.sourcePath, schema.data);
 }

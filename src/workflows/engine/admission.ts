@@ -1,15 +1,18 @@
 /**
- * Concurrency admission against the ledger (docs/workflows.md#flow-control): a run's keys evaluated from its
- * input, and, when a run or step attempt that held keys ends, the waiting runs and step attempts that now fit
- * admitted in the same transaction.
- * The decisions are the pure functions of `concurrency.ts` and `transitions.ts`.
+ * Concurrency admission against the ledger (docs/workflows.md#flow-control): a run's keys (concurrency, rate
+ * limit) evaluated from its input, and, when a run that held keys ends or a rate window moves on, the waiting
+ * runs and step attempts that now fit admitted in the same transaction. The decisions are the pure functions of
+ * `lib/concurrency.ts` and `transitions.ts`.
  */
 
-import { DEFAULT_PRIORITY, keyValue } from "../definition/flow_control.ts";
+import { parseDuration } from "../../lib/duration.ts";
+import { keyOf, RATE_KEY } from "./flow_keys.ts";
+import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
 import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "../../lib/concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
+import type { RunRow } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { admitRun } from "./transitions.ts";
@@ -26,31 +29,27 @@ export interface RunAdmission {
   singleton?: { key: string; mode: "skip" | "cancel_previous" };
 }
 
-/** A template key over a run's input, per workflow: `<id><sep><value>`, or `<id>` without a template. */
-async function keyOf(
-  def: WorkflowDefinition,
-  template: string | undefined,
-  input: Record<string, unknown>,
-  sep = "/",
-): Promise<string> {
-  return template === undefined ? def.id : `${def.id}${sep}${await keyValue(template, input)}`;
-}
-
 /** Evaluates a definition's concurrency keys over a run's input (keys are per workflow: `<id>` or `<id>/<value>`). */
 export async function runAdmission(
   def: WorkflowDefinition,
   input: Record<string, unknown>,
   priority?: number,
 ): Promise<RunAdmission | undefined> {
-  if (!def.concurrency && !def.singleton) return undefined;
+  if (!def.concurrency && !def.singleton && !def.rate_limit) return undefined;
   const byKey = new Map<string, number>();
   for (const c of def.concurrency ?? []) {
     const key = await keyOf(def, c.key, input);
     byKey.set(key, Math.min(c.limit, byKey.get(key) ?? Infinity));
   }
+  const slots: KeySlot[] = [...byKey].map(([key, limit]) => ({ key, limit }));
+  const r = def.rate_limit;
+  if (r) {
+    const key = RATE_KEY + await keyOf(def, r.key, input);
+    slots.push({ key, limit: r.limit, periodMs: parseDuration(r.period)! });
+  }
   const s = def.singleton;
   return {
-    slots: [...byKey].map(([key, limit]) => ({ key, limit })),
+    slots,
     priority: priority ?? def.priority ?? DEFAULT_PRIORITY,
     // `!` keeps a singleton key apart from every concurrency key of the workflow.
     ...(s ? { singleton: { key: await keyOf(def, s.key, input, "!"), mode: s.mode } } : {}),
@@ -98,6 +97,16 @@ export function usageWith(read: (key: string) => KeyUsage, pending: Command[]): 
   };
 }
 
+/**
+ * The top-level step a waiting run goes on at when admitted: a retried run's step it stopped at, a forked run's
+ * fork point; undefined for a new run (its first step).
+ */
+export function resumeAt(repo: Repository, run: RunRow): string | undefined {
+  const last = repo.attempts.list(run.id).filter((a) => a.scope === "").at(-1);
+  if (!last) return undefined;
+  return last.status === "completed" ? run.forked_from ?? undefined : last.step_id;
+}
+
 /** What admitting runs wrote: its commands (already applied) and the step messages to publish. */
 export interface Admitted {
   commands: Command[];
@@ -140,13 +149,13 @@ export class Admission {
     }
     if (waiters.size === 0) return out;
     const ordered = [...waiters.values()].sort((a, b) => a.seq - b.seq);
-    for (const holder of pickAdmissions(ordered, (k) => repo.concurrency.usage(k).held, e.now)) {
+    for (const holder of pickAdmissions(ordered, (k) => repo.concurrency.usage(k, e.now).held, e.now)) {
       // A holder is a waiting run, or a step attempt waiting for its step's keys (`step_limits.ts`).
       const attemptId = holderAttempt(holder);
       const step = attemptId === undefined ? undefined : repo.attempts.get(attemptId);
       const state = step ? undefined : snapshot(holder);
       if (!step && !state) continue;
-      const commands = step ? admitStep(step, e.now) : admitRun(state!, e);
+      const commands = step ? admitStep(step, e.now) : admitRun(state!, e, resumeAt(repo, state!.run));
       out.commands.push(...commands);
       out.messages.push(...repo.apply(commands));
     }

@@ -2,6 +2,7 @@ import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Statements } from "../../db/statements.ts";
 import { applyConcurrency } from "./apply_concurrency.ts";
+import { applyDebounce } from "./debounce.ts";
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
@@ -360,6 +361,7 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
       case "acquire_concurrency":
       case "release_concurrency":
       case "record_rate":
+      case "expire_rate_windows":
         applyConcurrency(sql, c, freed);
         break;
       case "wait_for_concurrency":
@@ -375,6 +377,9 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
           c.dispatchedAt,
           id(c.attemptId),
         );
+        break;
+      case "debounce_start":
+        applyDebounce(sql, c.start);
         break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });

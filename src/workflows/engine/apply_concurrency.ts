@@ -1,15 +1,23 @@
 /**
- * Writes the flow-control commands to the ledger: the run_concurrency rows and each key's counts, and the
- * rate-limit starts and reservations (`rate_admissions`).
+ * Writes the flow-control commands to the ledger: the run_concurrency rows and each key's counts (the shared
+ * writes of `db/concurrency_keys.ts`, with runs' rate-limit windows), and steps' rate-limit starts and
+ * reservations (`rate_admissions`).
  */
 
-import { acquireKeys, enqueueKeys, releaseKeys } from "../../db/concurrency_keys.ts";
+import { acquireKeys, enqueueKeys, expireRateWindows, releaseKeys } from "../../db/concurrency_keys.ts";
 import type { Statements } from "../../db/statements.ts";
 import type { Command } from "./commands.ts";
 
 type ConcurrencyCommand = Extract<
   Command,
-  { kind: "enqueue_concurrency" | "acquire_concurrency" | "release_concurrency" | "record_rate" }
+  {
+    kind:
+      | "enqueue_concurrency"
+      | "acquire_concurrency"
+      | "release_concurrency"
+      | "record_rate"
+      | "expire_rate_windows";
+  }
 >;
 
 /** Applies one concurrency command (the caller holds the transaction); `freed` gets keys runs still wait for. */
@@ -19,7 +27,7 @@ export function applyConcurrency(sql: Statements, c: ConcurrencyCommand, freed?:
       enqueueKeys(sql, c);
       break;
     case "acquire_concurrency":
-      acquireKeys(sql, c.runId);
+      acquireKeys(sql, c.runId, c.atMs);
       break;
     case "record_rate":
       recordRate(sql, c);
@@ -28,9 +36,11 @@ export function applyConcurrency(sql: Statements, c: ConcurrencyCommand, freed?:
       sql.run("DELETE FROM rate_admissions WHERE holder = ? AND status = 'reserved'", c.runId);
       releaseKeys(sql, c.runId, freed);
       break;
+    case "expire_rate_windows":
+      expireRateWindows(sql, c.beforeMs, freed);
+      break;
   }
 }
-
 /** Records a start (dropping the holder's reservation and the starts the window no longer counts) or a reservation. */
 function recordRate(sql: Statements, c: Extract<Command, { kind: "record_rate" }>): void {
   const reserved = sql.get<{ seq: number }>(

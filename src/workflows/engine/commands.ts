@@ -1,5 +1,6 @@
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Scope } from "../steps/types.ts";
+import type { DebouncedStart } from "./debounce.ts";
 import type { FanoutMeta, RunStatus, StepError, TimerKind } from "./ledger.ts";
 
 /**
@@ -164,7 +165,11 @@ export type Command =
     at: string;
     resumed: { run_id: string; step: string }[];
     /** The runs its triggers started, and the triggers that matched but could not start one. */
-    started: ({ workflow_id: string; run_id: string } | { workflow_id: string; error: string })[];
+    started: (
+      | { workflow_id: string; run_id: string }
+      | { workflow_id: string; error: string }
+      | { workflow_id: string; debounced_until?: string }
+    )[];
   }
   /** Forgets events received before `beforeMs` (the retention window). */
   | { kind: "prune_events"; beforeMs: number }
@@ -180,17 +185,24 @@ export type Command =
   }
   /** A kept signal is consumed by a wait that started after it arrived. */
   | { kind: "consume_signal"; signalRowId: number; attemptId: number }
-  /** Records the concurrency keys a run holds (`held`) or waits for, with its priority. */
+  /**
+   * Records the concurrency keys a run holds (`held`) or waits for, with its priority; a rate-limit key
+   * (`periodMs`) held is an admission in its window.
+   */
   | {
     kind: "enqueue_concurrency";
     runId: string;
-    slots: { key: string; limit: number }[];
+    slots: { key: string; limit: number; periodMs?: number }[];
     priority: number;
     queuedMs: number;
     held: boolean;
   }
-  /** A waiting run now holds its keys. */
-  | { kind: "acquire_concurrency"; runId: string }
+  /** A waiting run now holds its keys (and is admitted, at `atMs`, in its rate-limit keys' windows). */
+  | { kind: "acquire_concurrency"; runId: string; atMs: number }
+  /** Rate-limit admissions older than their window are forgotten (their keys' waiters may go). */
+  | { kind: "expire_rate_windows"; beforeMs: number }
+  /** An event's start of a debounced workflow: it replaces its key's pending start and restarts the window. */
+  | { kind: "debounce_start"; start: DebouncedStart }
   /** A run ended (or a step attempt, `runId` = `attempt:<id>`): it holds, waits for and reserves no key any more. */
   | { kind: "release_concurrency"; runId: string }
   /** A step attempt waits for its concurrency keys (admission schedules it again). */

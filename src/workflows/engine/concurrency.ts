@@ -32,9 +32,10 @@ export function enqueueRun(t: Transition, c: NewRunConcurrency): boolean {
   });
   if (held) return true;
   t.emit({ kind: "set_run_status", runId, status: "waiting_for_concurrency", at: t.at });
-  const key = blocked[0].key;
+  const { key, periodMs } = blocked[0];
   t.event("run_waiting_for_concurrency", null, {
     key,
+    reason: periodMs === undefined ? "concurrency" : "rate_limit",
     position: c.usage(key).waiting + 1,
     priority: c.priority,
   });

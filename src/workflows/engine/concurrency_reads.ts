@@ -2,6 +2,8 @@
 
 import { ConcurrencyKeys } from "../../db/concurrency_keys.ts";
 
+export type { WaitingFor } from "../../db/concurrency_keys.ts";
+
 /** How busy each concurrency key is, which runs wait for it, and how many runs of each workflow wait. */
 export class ConcurrencyReads extends ConcurrencyKeys {
   /** Runs waiting for concurrency keys, per workflow. */

@@ -14,6 +14,7 @@ import type { RunState } from "./run_state.ts";
 import { createRun } from "./transitions.ts";
 import { runAdmission } from "./admission.ts";
 import type { RunTrigger } from "../trigger.ts";
+import type { DebouncedStart } from "./debounce.ts";
 
 /** How a run is started. */
 export interface StartRunRequest {
@@ -48,12 +49,28 @@ export class Control {
    * that started it) is what the run stores: every step attempt, on any process and after restarts, is its child.
    */
   startRun(req: StartRunRequest): Promise<RunRow> {
-    const id = ulid();
-    const attributes = { "stn.run.id": id, "stn.workflow.id": req.definition.id };
-    return inSpan(`workflow.run ${req.definition.id}`, attributes, () => this.#start(id, req));
+    return this.#span(req, async (id) => (await this.#start(id, req))!);
   }
 
-  async #start(id: string, req: StartRunRequest): Promise<RunRow> {
+  /**
+   * Starts the run of a debounced start whose window ended, taking it in the creating transaction (so it
+   * starts once); undefined when it was taken already. A singleton `skip` records the active run.
+   */
+  startDebounced(s: DebouncedStart, take: (runId: string) => boolean): Promise<RunRow | undefined> {
+    return this.#span(s, (id) => this.#start(id, s, take));
+  }
+
+  #span<T>(req: { definition: WorkflowDefinition }, start: (id: string) => Promise<T>): Promise<T> {
+    const id = ulid();
+    const attributes = { "stn.run.id": id, "stn.workflow.id": req.definition.id };
+    return inSpan(`workflow.run ${req.definition.id}`, attributes, () => start(id));
+  }
+
+  async #start(
+    id: string,
+    req: StartRunRequest,
+    take?: (runId: string) => boolean,
+  ): Promise<RunRow | undefined> {
     const core = this.#core;
     const def = req.definition;
     const input = checkInput(def, req.input);
@@ -65,6 +82,7 @@ export class Control {
       existing = req.claim?.(id);
       if (existing) return [];
       const single = core.admission.singleton(admission);
+      if (take && !take(single.active ?? id)) return [];
       existing = single.active;
       if (existing) return [];
       canceled = single.canceled;
@@ -81,7 +99,7 @@ export class Control {
             concurrency: admission && {
               ...admission,
               singleton: single.slot,
-              usage: (key) => core.repo.concurrency.usage(key),
+              usage: (key) => core.repo.concurrency.usage(key, core.clock.now()),
             },
           },
           core.env(),
@@ -90,6 +108,7 @@ export class Control {
     }, { eager: true });
     for (const runId of canceled) core.notify(runId), core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
     if (existing) return core.repo.runs.get(existing)!;
+    if (!core.repo.runs.get(id)) return undefined; // a debounced start taken by someone else
     core.notify(id);
     countRunStarted(def.id);
     await core.publishAll(messages, traceparent);

@@ -27,6 +27,7 @@ import {
   Signals,
 } from "./signals.ts";
 import { Timers } from "./timers.ts";
+import { FlowDue } from "./flow_due.ts";
 
 export type {
   EngineOptions,
@@ -88,8 +89,9 @@ export class Engine {
       runHere: (attempt, slot) => this.#consumer.runHere(attempt, slot),
     });
     this.#consumer = new Consumer(this.#core);
-    this.#timers = new Timers(this.#core);
     this.#control = new Control(this.#core);
+    const flow = new FlowDue(this.#core, this.#control);
+    this.#timers = new Timers(this.#core, () => flow.fire());
     this.#reruns = new Reruns(this.#core);
     this.#signals = new Signals(this.#core);
     this.#remote = new RemoteWorkers(this.#core, (a, mark) => this.#consumer.runClaimed(a, { mark }));

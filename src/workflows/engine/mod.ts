@@ -34,6 +34,7 @@ export {
   TERMINAL_RUN,
 } from "./ledger.ts";
 export type { EventQuery, RunQuery } from "./repository.ts";
+export type { WaitingFor } from "./concurrency_reads.ts";
 export {
   type ApprovalView,
   approvalView,

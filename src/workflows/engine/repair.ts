@@ -13,6 +13,7 @@ import { findState } from "./dataflow.ts";
 import type { AttemptRow, RunStatus } from "./ledger.ts";
 import { type RunState, Transition, type TransitionEnv } from "./run_state.ts";
 import { dispatch, type NewRun, newRun, schedule } from "./transitions.ts";
+import { enqueueRun, type NewRunConcurrency } from "./concurrency.ts";
 
 /** The run statuses a retry takes a run from. */
 export const RETRYABLE: readonly RunStatus[] = ["failed", "canceled"];
@@ -54,6 +55,8 @@ export interface RetryRequest {
   workflowVersion: number | null;
   /** The run's top-level attempts (scope ''), oldest first. */
   topLevel: AttemptRow[];
+  /** The run's concurrency and rate-limit keys, evaluated again (they were given back when it ended). */
+  concurrency?: NewRunConcurrency;
 }
 
 /**
@@ -106,6 +109,8 @@ export function retryRun(state: RunState, req: RetryRequest, env: TransitionEnv)
     workflow_version: req.workflowVersion,
     reused: completed.length,
   });
+  // The run gave its keys back when it ended: it takes them again as a start does, or waits for them.
+  if (req.concurrency && !enqueueRun(t, req.concurrency)) return t.commands;
   const resume = findState(req.definition as Block, stoppedAt.step_id)!;
   dispatch(t, schedule(t, "", resume, { attempt: 1 }));
   return t.commands;
@@ -154,6 +159,8 @@ export function forkRun(req: ForkRequest, env: TransitionEnv): Command[] {
       reused_from: { run_id: req.parentRunId, visit: a.visit, attempt: a.attempt },
     });
   }
+  // Like a start, a fork takes its keys first; admitted later, it goes on at STEP (admission.ts resumeAt).
+  if (req.concurrency && !enqueueRun(t, req.concurrency)) return t.commands;
   dispatch(t, schedule(t, "", findState(req.definition as Block, req.step)!, { attempt: 1 }));
   return t.commands;
 }

@@ -25,6 +25,7 @@ import type {
 import type { RunState, ScopeState } from "./run_state.ts";
 import { ConcurrencyReads } from "./concurrency_reads.ts";
 import { StepLimitReads } from "./step_limit_reads.ts";
+import { DebounceStore } from "./debounce.ts";
 
 /**
  * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
@@ -61,11 +62,18 @@ export interface RunPage {
  */
 export class Repository {
   #sql: Statements;
+  /** Concurrency and rate keys: how busy each is, who waits (`run_concurrency`, `concurrency_keys`, windows). */
+  readonly concurrency: ConcurrencyReads;
+  /** Step flow control: what an attempt holds, rate keys' starts (`rate_admissions`). */
+  readonly stepLimits: StepLimitReads;
+  /** Event starts waiting out a workflow's debounce (`debounced_starts`). */
+  readonly debounces: DebounceStore;
 
   constructor(db: Database) {
     this.#sql = new Statements(db);
     this.concurrency = new ConcurrencyReads(this.#sql);
     this.stepLimits = new StepLimitReads(this.#sql);
+    this.debounces = new DebounceStore(this.#sql);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -73,18 +81,10 @@ export class Repository {
     return transaction(this.#sql.db, fn);
   }
 
-  /**
-   * Applies a command list (call inside `transaction`); returns the step messages to publish after commit.
-   * `freed` gets the concurrency keys released runs leave to waiting ones.
-   */
+  /** Applies commands (inside `transaction`): the step messages to publish after commit; `freed` gets keys freed. */
   apply(commands: Command[], freed?: string[]): StepMessage[] {
     return applyCommands(this.#sql, commands, freed);
   }
-
-  /** Concurrency keys: how busy each is, who waits (`run_concurrency`, `concurrency_keys`). */
-  readonly concurrency: ConcurrencyReads;
-  /** Step flow control: what an attempt holds, rate keys' starts (`rate_admissions`). */
-  readonly stepLimits: StepLimitReads;
 
   readonly runs = {
     /** One run. */
@@ -219,9 +219,15 @@ export class Repository {
         "SELECT * FROM timers WHERE status = 'pending' AND fire_at <= ? ORDER BY fire_at LIMIT 100",
         now,
       ),
-    /** When the earliest pending timer fires (null when none is pending). */
+    /**
+     * When the earliest pending timer fires (null when none is pending): a timer row, a debounced start, or a
+     * rate-limit admission leaving its window (runs may wait for it).
+     */
     nextFireAt: (): number | null =>
-      this.#sql.get<{ f: number | null }>("SELECT MIN(fire_at) AS f FROM timers WHERE status = 'pending'")!.f,
+      this.#sql.get<{ f: number | null }>(
+        `SELECT MIN(f) AS f FROM (SELECT MIN(fire_at) AS f FROM timers WHERE status = 'pending'
+         UNION ALL SELECT MIN(fire_ms) FROM debounced_starts UNION ALL SELECT MIN(until_ms) FROM run_rate_windows)`,
+      )!.f,
     /** Whether an attempt waits out a retry backoff. */
     retryPending: (attemptId: number): boolean =>
       !!this.#sql.get(

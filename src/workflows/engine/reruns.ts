@@ -12,6 +12,10 @@ import { findState, initialContext, replayContext } from "./dataflow.ts";
 import { newTraceparent } from "./dispatch.ts";
 import type { AttemptRow, RunRow } from "./ledger.ts";
 import { forkRun, retryRun } from "./repair.ts";
+import { type RunAdmission, runAdmission } from "./admission.ts";
+import type { KeySlot } from "../../lib/concurrency.ts";
+import type { NewRunConcurrency } from "./concurrency.ts";
+import { CANCEL_SUBJECT } from "./control.ts";
 
 /** The definition a retry or fork goes on with (the run's own when not given), and its stored version. */
 export interface WithDefinition {
@@ -39,12 +43,22 @@ export class Reruns {
     const run = this.#require(runId);
     const definition = opts.definition ?? core.definitionOf(run);
     const workflowVersion = opts.definition ? opts.workflowVersion ?? null : run.workflow_version;
+    const admission = await runAdmission(definition, JSON.parse(run.input));
+    let canceled: string[] = [];
     const messages = await core.commitSoon(() => {
       // Read inside the transaction: two retries of one run at once are fenced by the status check.
       const topLevel = this.#topLevel(runId);
       const state = core.snapshot(runId, ...topLevel.slice(-1).map((a) => a.id))!;
-      return retryRun(state, { definition, workflowVersion, topLevel }, core.env());
+      const single = core.admission.singleton(admission);
+      if (single.active && single.active !== runId) throw singletonActive(runId, single.active);
+      canceled = single.canceled;
+      const concurrency = this.#concurrency(admission, single.slot);
+      return [
+        ...single.commands,
+        ...retryRun(state, { definition, workflowVersion, topLevel, concurrency }, core.env()),
+      ];
     }, { eager: true });
+    this.#canceled(canceled);
     core.notify(runId);
     const after = core.repo.runs.get(runId)!;
     await core.publishAll(messages, after.traceparent);
@@ -74,11 +88,24 @@ export class Reruns {
       }),
     );
     const traceparent = newTraceparent(null);
-    const request = { id, definition, workflowVersion, input, traceparent, trigger };
-    const messages = await core.commitSoon(
-      () => forkRun({ ...request, parentRunId: parentId, step, reused, context }, core.env()),
-      { eager: true },
-    );
+    const admission = await runAdmission(definition, input);
+    let active: string | undefined;
+    let canceled: string[] = [];
+    const messages = await core.commitSoon(() => {
+      // A fork is a start: a singleton `skip` answers the active run, as a start does.
+      const single = core.admission.singleton(admission);
+      active = single.active;
+      if (active) return [];
+      canceled = single.canceled;
+      const concurrency = this.#concurrency(admission, single.slot);
+      const request = { id, definition, workflowVersion, input, traceparent, trigger, concurrency };
+      return [
+        ...single.commands,
+        ...forkRun({ ...request, parentRunId: parentId, step, reused, context }, core.env()),
+      ];
+    }, { eager: true });
+    if (active) return core.repo.runs.get(active)!;
+    this.#canceled(canceled);
     core.notify(id);
     countRunStarted(definition.id);
     await core.publishAll(messages, traceparent);
@@ -110,6 +137,24 @@ export class Reruns {
     );
   }
 
+  /** A rerun's keys as a start takes them (the ledger's usage now), or undefined without flow control. */
+  #concurrency(
+    admission: RunAdmission | undefined,
+    singleton: KeySlot | undefined,
+  ): NewRunConcurrency | undefined {
+    const core = this.#core;
+    return admission && {
+      ...admission,
+      singleton,
+      usage: (key) => core.repo.concurrency.usage(key, core.clock.now()),
+    };
+  }
+
+  /** Stops the runs a singleton `cancel_previous` canceled, wherever their steps run. */
+  #canceled(runIds: string[]): void {
+    for (const runId of runIds) this.#core.notify(runId), this.#core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
+  }
+
   #topLevel(runId: string): AttemptRow[] {
     return this.#core.repo.attempts.list(runId).filter((a) => a.scope === "");
   }
@@ -124,6 +169,13 @@ export class Reruns {
     }
     return run;
   }
+}
+
+function singletonActive(runId: string, active: string): StationError {
+  return new StationError("singleton_active", `run ${active} holds the singleton key run ${runId} needs`, {
+    status: 409,
+    hint: `retry it once ${active} has ended, or cancel that one: stn workflow cancel ${active}`,
+  });
 }
 
 function notReached(runId: string, step: string): StationError {

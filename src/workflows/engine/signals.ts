@@ -4,6 +4,7 @@
 
 import { ulid } from "ulid";
 import { runAdmission, usageWith } from "./admission.ts";
+import { debounced, debounceKey } from "./debounce.ts";
 import { CANCEL_SUBJECT } from "./control.ts";
 import { errorMessage, StationError } from "../../errors.ts";
 import { log } from "../../log.ts";
@@ -107,16 +108,15 @@ export class Signals {
     const starts = await Promise.all(req.starts.map(async (s) => {
       const id = ulid();
       const admission = await runAdmission(s.definition, s.input);
-      return {
-        ...s,
-        id,
-        admission,
-        traceparent: startedRunSpan(s.definition.id, id) ?? newTraceparent(null),
-      };
+      const debounce = await debounceKey(s.definition, s.input);
+      // A debounced start makes no run now: its span is made when the run starts (flow_due.ts).
+      const span = debounce === undefined ? startedRunSpan(s.definition.id, id) : undefined;
+      return { ...s, id, admission, debounce, traceparent: span ?? newTraceparent(null) };
     }));
     const traceparents = new Map<string, string | null>(starts.map((s) => [s.id, s.traceparent]));
     let duplicate: EventRecordRow | undefined;
     const skipped = new Map<string, string>();
+    const entries = new Map<string, { workflow_id: string; debounced_until?: string }>(); // debounced starts
     const canceled: string[] = [];
     const messages = core.commit(() => {
       const again = core.repo.eventLog.get(event.id);
@@ -145,7 +145,14 @@ export class Signals {
         traceparents.set(runId, state.run.traceparent);
       }
       const singletons = new Map<string, string>();
-      for (const { admission, ...s } of starts) {
+      for (const { admission, debounce, ...s } of starts) {
+        if (debounce !== undefined) {
+          const trigger = s.trigger ?? { type: "event", event: event.name, event_id: event.id };
+          const d = debounced({ ...s, key: debounce, trigger, eventId: event.id }, now);
+          commands.push({ kind: "debounce_start", start: d.start });
+          entries.set(s.id, d.entry);
+          continue;
+        }
         const single = core.admission.singleton(admission);
         const active = single.active ?? (admission?.singleton && singletons.get(admission.singleton.key));
         if (active && admission?.singleton?.mode === "skip") {
@@ -155,18 +162,18 @@ export class Signals {
         if (admission?.singleton) singletons.set(admission.singleton.key, s.id);
         commands.push(...single.commands), canceled.push(...single.canceled);
         // Several runs of one key may start here: each sees the keys the ones before it took.
-        const usage = usageWith((k) => core.repo.concurrency.usage(k), commands);
+        const usage = usageWith((k) => core.repo.concurrency.usage(k, now), commands);
         const concurrency = admission && { ...admission, singleton: single.slot, usage };
         commands.push(...createRun({ ...s, concurrency }, core.env()));
       }
       const started = [
         ...starts.map((s) =>
-          skipped.has(s.id)
+          entries.get(s.id) ?? (skipped.has(s.id)
             ? {
               workflow_id: s.definition.id,
               error: `singleton: run ${skipped.get(s.id)} is active; skipped`,
             }
-            : { workflow_id: s.definition.id, run_id: s.id }
+            : { workflow_id: s.definition.id, run_id: s.id })
         ),
         ...(req.refused ?? []),
       ];
@@ -185,7 +192,7 @@ export class Signals {
     });
     if (duplicate) return { event: duplicate, duplicate: true };
     for (const runId of traceparents.keys()) core.notify(runId);
-    for (const s of starts) if (!skipped.has(s.id)) countRunStarted(s.definition.id);
+    for (const s of starts) if (!skipped.has(s.id) && !entries.has(s.id)) countRunStarted(s.definition.id);
     for (const runId of canceled) core.notify(runId), core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
     await Promise.all(messages.map((m) => core.dispatch.publish(m, traceparents.get(m.run) ?? null)));
     return { event: core.repo.eventLog.get(event.id)!, duplicate: false };

@@ -104,7 +104,7 @@ export function gateStep(
   });
   const taken: Command[] = [];
   if (flow.slots.length > 0 && !stepLimits.holds(holder)) {
-    const blocked = blockedKeys(flow.slots, concurrency.usage);
+    const blocked = blockedKeys(flow.slots, (k) => concurrency.usage(k, env.now));
     const held = blocked.length === 0;
     taken.push({
       kind: "enqueue_concurrency",
@@ -121,7 +121,7 @@ export function gateStep(
         { kind: "wait_for_concurrency", attemptId: a.id },
         event("step_waiting_for_concurrency", {
           key,
-          position: concurrency.usage(key).waiting + 1,
+          position: concurrency.usage(key, env.now).waiting + 1,
           priority: flow.priority,
         }),
       ]);

@@ -168,7 +168,7 @@ export function releaseStep(t: Transition, a: AttemptRow): void {
 export function admitStep(a: AttemptRow, now: number): Command[] {
   if (a.status !== "waiting_for_concurrency") return [];
   return [
-    { kind: "acquire_concurrency", runId: stepHolder(a.id) },
+    { kind: "acquire_concurrency", runId: stepHolder(a.id), atMs: now },
     { kind: "admit_attempt", attemptId: a.id, dispatchedAt: now },
     {
       kind: "append_event",

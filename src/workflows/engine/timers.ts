@@ -6,17 +6,20 @@ import type { Prepared } from "./transitions.ts";
 
 /**
  * Durable timers and recovery (docs/design/ledger-and-engine.md#timers): one in-process timeout for the
- * earliest pending timer row, and a sweeper that re-dispatches attempts whose message may be lost or whose
- * claim lapsed.
+ * earliest pending timer row (or flow-control row due with time), and a sweeper that re-dispatches attempts
+ * whose message may be lost or whose claim lapsed.
  */
 export class Timers {
   #core: EngineCore;
   #timer?: ReturnType<typeof setTimeout>;
   #sweeper?: ReturnType<typeof setInterval>;
   #offJump?: () => void;
+  #alsoDue: () => Promise<void>;
 
-  constructor(core: EngineCore) {
+  /** `alsoDue` fires what else the ledger has due with time (flow_due.ts), each time timers are looked at. */
+  constructor(core: EngineCore, alsoDue: () => Promise<void> = async () => {}) {
     this.#core = core;
+    this.#alsoDue = alsoDue;
   }
 
   /** Re-arms the in-process timer for the earliest pending timer row (after a commit added one). */
@@ -57,6 +60,7 @@ export class Timers {
       if (core.stopping) return;
       await this.#fire(t);
     }
+    if (!core.stopping) await this.#alsoDue();
   }
 
   /** Fires one timer exactly once (its `pending → fired` change is the fence between processes). */

@@ -107,16 +107,21 @@ export function newRun(
   return t;
 }
 
-/** Admits a run that waited for concurrency: it holds its keys and its first step is scheduled. */
-export function admitRun(state: RunState, env: TransitionEnv): Command[] {
+/**
+ * Admits a run that waited for concurrency: it holds its keys and its first step (a retried or forked run's
+ * `resumeAt`) is scheduled.
+ */
+export function admitRun(state: RunState, env: TransitionEnv, resumeAt?: string): Command[] {
   const t = new Transition(state, env);
   const run = state.run;
-  t.emit({ kind: "acquire_concurrency", runId: run.id });
+  t.emit({ kind: "acquire_concurrency", runId: run.id, atMs: env.now });
   if (run.status === "waiting_for_concurrency") {
     t.emit({ kind: "set_run_status", runId: run.id, status: "pending", at: t.at });
   }
   t.event("run_admitted", null);
-  dispatch(t, schedule(t, "", blockStart(state.definition as Block), { attempt: 1 }));
+  const def = state.definition as Block;
+  const first = (resumeAt === undefined ? undefined : findState(def, resumeAt)) ?? blockStart(def);
+  dispatch(t, schedule(t, "", first, { attempt: 1 }));
   return t.commands;
 }
 

@@ -449,6 +449,20 @@ const CASES: Case[] = [
     path: "/states/0/until",
     line: 5,
   },
+  {
+    name: "rate_limit period is not a duration",
+    yaml: "id: x\nrate_limit: {limit: 5, period: soon}\nstates:\n" + ok,
+    code: "invalid_duration",
+    path: "/rate_limit/period",
+    line: 2,
+  },
+  {
+    name: "debounce without a period",
+    yaml: "id: x\ndebounce: {key: '${input.repo}'}\nstates:\n" + ok,
+    code: "missing_field",
+    path: "/debounce/period",
+    line: 2,
+  },
 ];
 
 Deno.test(`validator: ${CASES.length} invalid definitions, each with its code, path and line`, () => {
@@ -473,6 +487,15 @@ Deno.test(`validator: ${CASES.length} invalid definitions, each with its code, p
     if (problem) failures.push(`${c.name}: ${problem}\n    all: ${JSON.stringify(r.errors)}`);
   }
   assertEquals(failures, []);
+});
+
+Deno.test("validator warns of a debounce without triggers (it acts on event starts only)", () => {
+  const yaml = (extra: string) => `id: x\ndebounce: {period: 1m}\n${extra}states:\n` + ok;
+  assertEquals(validateSource(yaml("")).warnings.map((w) => [w.code, w.path]), [[
+    "debounce_without_triggers",
+    "/debounce",
+  ]]);
+  assertEquals(validateSource(yaml("triggers: [{event: push}]\n")).warnings, []);
 });
 
 Deno.test("validator: every issue has a message and a hint, and JSON sources get positions too", () => {

@@ -94,15 +94,19 @@ Deno.test("concurrency keys in the engine: waiting runs, cancel while waiting, a
       r.id
     );
     assertEquals(listed.sort(), [a.id, b.id, c.id].sort());
-    assertEquals(engine.reads.concurrency.usage("gated/acme"), { held: 1, waiting: 3 });
-    assertEquals(engine.reads.concurrency.position(c.id), { key: "gated/acme", position: 3 });
+    assertEquals(engine.reads.concurrency.usage("gated/acme", engine.clock.now()), { held: 1, waiting: 3 });
+    assertEquals(engine.reads.concurrency.position(c.id), {
+      key: "gated/acme",
+      position: 3,
+      reason: "concurrency",
+    });
     assertEquals(engine.reads.concurrency.waitingRuns(), [{ workflow_id: "gated", n: 3 }]);
 
     engine.pause(a.id);
     assertEquals((await engine.resume(a.id)).status, "waiting_for_concurrency");
     engine.cancel(c.id);
     assertEquals(engine.reads.runs.get(c.id)!.status, "canceled");
-    assertEquals(engine.reads.concurrency.usage("gated/acme"), { held: 1, waiting: 2 });
+    assertEquals(engine.reads.concurrency.usage("gated/acme", engine.clock.now()), { held: 1, waiting: 2 });
 
     assertEquals((await approve(holder.id)).status, "completed");
     await waitRun(engine, b.id, ["waiting"]); // priority 9 goes before the older a
@@ -117,7 +121,7 @@ Deno.test("concurrency keys in the engine: waiting runs, cancel while waiting, a
       "run_admitted",
     ]);
     await approve(other.id);
-    assertEquals(engine.reads.concurrency.usage("gated/acme"), { held: 0, waiting: 0 });
+    assertEquals(engine.reads.concurrency.usage("gated/acme", engine.clock.now()), { held: 0, waiting: 0 });
 
     // Runs an event's triggers start obey the keys too, two of one key in the same event included.
     const sent = await engine.sendEvent({

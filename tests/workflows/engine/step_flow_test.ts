@@ -124,10 +124,10 @@ Deno.test("step concurrency keys: shared across workflows, waiting steps visible
     assertEquals(listed.waiting_for_concurrency, { key: "step:acme", position: 2 });
     assertEquals(listed.waiting_for, "concurrency key step:acme (position 2)");
     assert(eventTypes(engine, older.id).includes("step_waiting_for_concurrency"));
-    assertEquals(engine.reads.concurrency.usage("step:acme"), { held: 1, waiting: 3 });
+    assertEquals(engine.reads.concurrency.usage("step:acme", engine.clock.now()), { held: 1, waiting: 3 });
 
     engine.cancel(dropped.id); // a canceled run's waiting step gives up its place
-    assertEquals(engine.reads.concurrency.usage("step:acme"), { held: 1, waiting: 2 });
+    assertEquals(engine.reads.concurrency.usage("step:acme", engine.clock.now()), { held: 1, waiting: 2 });
 
     await approve(holder.id);
     await waitRun(engine, urgent.id, ["waiting"]); // priority 9 goes before the older waiter
@@ -138,7 +138,7 @@ Deno.test("step concurrency keys: shared across workflows, waiting steps visible
     assert(eventTypes(engine, older.id).includes("step_admitted"));
     await approve(other.id);
     await waitRun(engine, other.id);
-    assertEquals(engine.reads.concurrency.usage("step:acme"), { held: 0, waiting: 0 });
+    assertEquals(engine.reads.concurrency.usage("step:acme", engine.clock.now()), { held: 0, waiting: 0 });
   } finally {
     await close();
   }
@@ -180,7 +180,10 @@ Deno.test("step concurrency limit 1 over concurrent runs: never two at once per 
         );
       }
     }
-    assertEquals(engine.reads.concurrency.usage("step:per-customer-call/call"), { held: 0, waiting: 0 });
+    assertEquals(engine.reads.concurrency.usage("step:per-customer-call/call", engine.clock.now()), {
+      held: 0,
+      waiting: 0,
+    });
   } finally {
     await close();
   }
@@ -247,7 +250,7 @@ Deno.test("step keys that need JSONata: evaluated before the claim; a failing on
     await waitRun(engine, first.id, ["waiting"]);
     const second = await engine.startRun({ definition: lower, input: { customer: "acme" } });
     await waitStep(engine, second.id, "ask", "waiting_for_concurrency");
-    assertEquals(engine.reads.concurrency.usage("step:acme"), { held: 1, waiting: 1 });
+    assertEquals(engine.reads.concurrency.usage("step:acme", engine.clock.now()), { held: 1, waiting: 1 });
     engine.cancel(first.id);
     await waitRun(engine, second.id, ["waiting"]); // admitted when the holder's run was canceled
 

@@ -677,6 +677,30 @@ Deno.test("createRun with concurrency keys: admitted at once, or waiting with it
     assertEquals(only(cs, "enqueue_concurrency")[0].held, false);
     assertEquals(only(cs, "dispatch").length, 0);
     assertEquals(only(cs, "set_run_status")[0].status, "waiting_for_concurrency");
-    assertEquals(only(cs, "append_event")[1].data, { key: "chain/1", position: waiting + 1, priority: 5 });
+    assertEquals(only(cs, "append_event")[1].data, {
+      key: "chain/1",
+      reason: "concurrency",
+      position: waiting + 1,
+      priority: 5,
+    });
   }
+  // A rate-limit key waits the same way, saying why.
+  const rated = createRun({
+    id: "r2",
+    definition: keyed,
+    workflowVersion: 1,
+    input: { n: 1 },
+    traceparent: "tp",
+    concurrency: {
+      slots: [{ key: "rate:chain", limit: 2, periodMs: 60_000 }],
+      priority: 5,
+      usage: () => ({ held: 2, waiting: 0 }),
+    },
+  }, env);
+  assertEquals(only(rated, "append_event")[1].data, {
+    key: "rate:chain",
+    reason: "rate_limit",
+    position: 1,
+    priority: 5,
+  });
 });
