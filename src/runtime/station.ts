@@ -1,12 +1,10 @@
 /** Assembling a station from its parts, in start order, and stopping them in reverse (startStation). */
 
-import { join } from "node:path";
 import { startCore, type StationCore } from "./core.ts";
-import { existsSync } from "node:fs";
+import { createEngine, stationReferences } from "./parts.ts";
 import { getAgent } from "../agents/store.ts";
 import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
-import { listAgents } from "../agents/store.ts";
 import { AgentHost } from "../agents/remote_host.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
@@ -17,7 +15,6 @@ import type { StationError } from "../errors.ts";
 import { syncAtStart } from "../environments/start_sync.ts";
 import { FileReaper } from "../files/reaper.ts";
 import { FileStore } from "../files/store.ts";
-import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
 import { mcpToken } from "../mcp/server/token.ts";
 import { getSession } from "../sandbox/ledger.ts";
@@ -27,7 +24,7 @@ import { VirtualClock } from "../testing/virtual_clock.ts";
 import { VirtualTime } from "../testing/virtual_time.ts";
 import { StubSandboxBackend } from "../testing/stub_sandbox.ts";
 import { VERSION } from "../version.ts";
-import { defaultReplicas, Engine, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
+import { defaultReplicas, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
 import { systemClock } from "../lib/clock.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowRuns } from "../workflows/runs.ts";
@@ -94,7 +91,7 @@ export async function startStation(
   started?: StationCore,
 ): Promise<Station> {
   const core = started ?? await startCore(config, options);
-  const { db, durability, durable, fatal, stop, closeWith } = core;
+  const { db, durable, fatal, stop, closeWith } = core;
   const { nc, target, server } = core.nats;
   const clock = options.time === "virtual" ? new VirtualClock() : systemClock;
 
@@ -148,22 +145,7 @@ export async function startStation(
       clock,
       durable,
     });
-    const e = config.values.engine;
-    const engine = new Engine(db, nc, {
-      workers: e.workers,
-      replicas,
-      ackWaitMs: e.ack_wait,
-      maxDeliver: e.max_deliver,
-      leaseMs: e.lease,
-      defaultTimeoutMs: e.default_timeout,
-      queueMaxAgeMs: e.queue_max_age,
-      eventRetentionMs: config.values.events.retention,
-      sandbox,
-      agents,
-      ledger: durability,
-      stepDurability: config.values.ledger.durability === "step",
-      clock,
-    });
+    const engine = createEngine(core, config, { replicas, clock, sandbox, agents });
     await engine.start();
     // Agent steps `stn worker`s run: the station creates their runs and commits their loops' writes.
     const agentHost = new AgentHost({
@@ -202,16 +184,7 @@ export async function startStation(
       agents,
       agentRuns: new AgentRuns(agents.ledger),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),
-      references: () => ({
-        environment: config.values.workflows.environment,
-        agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
-        // Not stored but its file is there: sync refused it (`stn agent validate` says why).
-        invalidAgent: (env: string, name: string) =>
-          existsSync(join(config.paths.environments, env, "agents", `${name}.prompt`))
-            ? `agents/${name}.prompt did not pass \`stn sync\``
-            : undefined,
-        sandbox: config.values.sandbox,
-      }),
+      references: stationReferences(config, db),
       durable,
       tests: new TestRuns(),
       evals,
