@@ -28,36 +28,6 @@ import { addRerunRoutes } from "./workflow_reruns.ts";
 
 type StartBody = z.output<typeof StartRunBody>;
 
-/**
- * What the run routes read: a full station's context, or a one-shot station's (src/runtime/one_shot.ts),
- * which runs no agents and so keeps no recordings.
- */
-export type RunRoutesContext =
-  & Pick<
-    StationContext,
-    | "config"
-    | "db"
-    | "engine"
-    | "runs"
-    | "workflows"
-    | "references"
-    | "sandbox"
-    | "sandboxUnavailable"
-    | "durable"
-    | "shutdown"
-  >
-  & Partial<Pick<StationContext, "recordings" | "agents">>;
-
-/** The station's recordings and agent doubles, which a one-shot station (no agents) never has. */
-function recordingParts(ctx: RunRoutesContext) {
-  if (!ctx.recordings || !ctx.agents) {
-    throw new StationError("internal_error", "this station runs no agents, so it records no runs", {
-      hint: "record runs on a full station (`stn serve`); a one-shot command that records starts one",
-    });
-  }
-  return { recordings: ctx.recordings, doubles: ctx.agents.doubles };
-}
-
 /** Starts a run, once per Idempotency-Key: a retry with the key answers the run the first try started. */
 async function start(ctx: RunRoutesContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
@@ -91,6 +61,36 @@ async function start(ctx: RunRoutesContext, keys: IdempotencyKeys, c: Context, b
   });
   if (recorder && parts && !parts.recordings.has(run.id)) parts.recordings.keep(run.id, recorder);
   return ctx.runs.view(run);
+}
+
+/**
+ * What the run routes read: a full station's context, or a one-shot station's (src/runtime/one_shot.ts),
+ * which runs no agents and so keeps no recordings.
+ */
+export type RunRoutesContext =
+  & Pick<
+    StationContext,
+    | "config"
+    | "db"
+    | "engine"
+    | "runs"
+    | "workflows"
+    | "references"
+    | "sandbox"
+    | "sandboxUnavailable"
+    | "durable"
+    | "shutdown"
+  >
+  & Partial<Pick<StationContext, "recordings" | "agents">>;
+
+/** The station's recordings and agent doubles, which a one-shot station (no agents) never has. */
+function recordingParts(ctx: RunRoutesContext) {
+  if (!ctx.recordings || !ctx.agents) {
+    throw new StationError("internal_error", "this station runs no agents, so it records no runs", {
+      hint: "record runs on a full station (`stn serve`); a one-shot command that records starts one",
+    });
+  }
+  return { recordings: ctx.recordings, doubles: ctx.agents.doubles };
 }
 
 const tags = ["runs"];
