@@ -13,6 +13,8 @@ export interface LocalStation {
   ctx: { nats: { managed: boolean; url: string } };
   /** Resolves with an error when a part the station cannot live without fails. */
   fatal: Promise<StationError>;
+  /** Answers the API in-process, when the station has no listener (a lean one-shot station). */
+  fetch?: typeof fetch;
   stop(): Promise<void>;
 }
 
@@ -101,7 +103,7 @@ export async function startEmbedded(
       quietSandbox: true,
       oneShot: options.oneShot,
     });
-    return { client: new StationClient(station.url), station, stop: station.stop };
+    return { client: new StationClient(station.url, { fetch: station.fetch }), station, stop: station.stop };
   } catch (err) {
     if (!(err instanceof StationError) || err.code !== "station_home_busy") throw err;
     throw new StationError(err.code, `${err.message}; nothing was started`, {

@@ -4,7 +4,7 @@ import { tempHome } from "../helpers/home.ts";
 import { runStn, spawnStn, waitFor } from "../helpers/stn.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { openDatabase } from "../../src/db/database.ts";
-import { wholeStationNeed } from "../../src/runtime/one_shot.ts";
+import { wholeStationNeed } from "../../src/runtime/lean_station.ts";
 import { validateSource } from "../../src/workflows/definition/load.ts";
 
 /** A local job (no agent or sandbox step) that parks on a timer between two steps. */
