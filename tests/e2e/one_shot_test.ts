@@ -92,7 +92,7 @@ Deno.test("crash: kill -9 during an embedded one-shot; the next one-shot finishe
   try {
     const first = spawnStn(["workflow", "run", file, "--input", '{"wait":"1s"}'], { env: home.env });
     // Killed once the run is parked on its timer: `first` has run, `done` has not.
-    const parked = await waitFor(async () => {
+    const parked = await waitFor(() => {
       try {
         return read("SELECT 1 FROM timers WHERE status = 'pending'").length > 0;
       } catch {
