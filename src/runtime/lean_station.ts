@@ -76,7 +76,11 @@ export async function startLean(core: StationCore, config: LoadedConfig): Promis
   const app = createRunsApp(ctx);
   return {
     url: `http://${config.values.server.host}`,
-    fetch: async (input, init) => await app.fetch(new Request(input, init)),
+    fetch: async (input, init) => {
+      // Once it stops, as a closed listener would: refused, not answered by parts already closed.
+      if (core.shutdown.aborted) throw new TypeError("the embedded station has stopped");
+      return await app.fetch(new Request(input, init));
+    },
     ctx: { nats: { managed: nats.server !== undefined, url: nats.target.url } },
     fatal: core.fatal,
     stop: core.stop,

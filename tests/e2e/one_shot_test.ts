@@ -1,7 +1,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { tempHome } from "../helpers/home.ts";
-import { runStn, spawnStn, waitFor } from "../helpers/stn.ts";
+import { processAlive, runStn, spawnStn, waitFor } from "../helpers/stn.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { wholeStationNeed } from "../../src/runtime/lean_station.ts";
@@ -133,6 +133,50 @@ Deno.test("crash: kill -9 during an embedded one-shot; the next one-shot finishe
       killed.id,
     );
     assertEquals(steps.map((s) => [s.path, s.n]), [["done", 1], ["first", 1], ["wait", 1]]);
+  } finally {
+    await home.cleanup();
+  }
+});
+
+Deno.test("SIGTERM (cron's timeout, Ctrl-C) during an embedded one-shot: exit 130, its nats-server stopped, the run kept", async () => {
+  const home = await tempHome();
+  const file = home.path("crash-job.workflow.yaml");
+  Deno.writeTextFileSync(file, JOB);
+  try {
+    // A hang in stopping fails the test (killed: 137), it does not stall it.
+    const job = spawnStn(["workflow", "run", file, "--input", '{"wait":"10m"}'], {
+      env: home.env,
+      killAfterMs: 30_000,
+    });
+    const parked = await waitFor(() => {
+      try {
+        const db = new DatabaseSync(home.path("stn.db"), { readOnly: true });
+        try {
+          return db.prepare("SELECT 1 FROM timers WHERE status = 'pending'").get() !== undefined;
+        } finally {
+          db.close();
+        }
+      } catch {
+        return false; // the ledger is not created yet
+      }
+    }, 60_000);
+    assert(parked, `the run never reached its timer: ${job.stderr()}`);
+    const natsPid = (JSON.parse(Deno.readTextFileSync(home.path("run", "nats.pid"))) as { pid: number }).pid;
+    // Stopped while the CLI waits on the run's quiet event stream (not as the run parks).
+    await new Promise((r) => setTimeout(r, 2000));
+    const status = await job.stop("SIGTERM");
+    assertEquals(status.code, 130, job.stderr());
+    assert(!processAlive(natsPid), "its nats-server was stopped");
+    const db = new DatabaseSync(home.path("stn.db"), { readOnly: true });
+    try {
+      assertEquals(
+        db.prepare("SELECT status FROM workflow_runs").get()?.status,
+        "waiting",
+        "kept for the next start",
+      );
+    } finally {
+      db.close();
+    }
   } finally {
     await home.cleanup();
   }
