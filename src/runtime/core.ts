@@ -13,7 +13,8 @@ import { hookProblems } from "../events/webhooks.ts";
 import { isLoopback } from "../lib/loopback.ts";
 import { log } from "../log.ts";
 import { locateNatsServer } from "../nats/locate.ts";
-import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
+import type { NatsConnection, NatsTarget } from "../nats/connection.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { ManagedNatsServer } from "../nats/server.ts";
 
 /** How a station's core starts NATS (see StartStationOptions). */
@@ -23,6 +24,10 @@ export interface CoreOptions {
 }
 
 type Closer = { name: string; close: () => void | Promise<void> };
+
+/** The NATS client's modules, loaded while a managed nats-server starts rather than before it. */
+const natsClient = () =>
+  lazyImport<typeof import("../nats/connection.ts")>("../nats/connection.ts", import.meta.url);
 
 /** A started core: the ledger and NATS, and how to stop everything registered on it so far. */
 export interface StationCore {
@@ -87,8 +92,10 @@ export async function startCore(config: LoadedConfig, options: CoreOptions): Pro
     })();
   const closeWith = (name: string, close: () => void | Promise<void>) => void closers.push({ name, close });
 
-  // Started before the ledger opens (a synchronous open and migration check): the child starts meanwhile.
+  // Started before the ledger opens (a synchronous open and migration check) and before the NATS client's
+  // modules load: the child starts meanwhile.
   const natsStarting = startNats(config, options);
+  const client = natsClient();
   // Registered at once, so a failure below (or in the ledger's open) still stops a server that started.
   closeWith("nats-server", async () => (await natsStarting.catch(() => undefined))?.server?.stop());
   try {
@@ -118,7 +125,7 @@ export async function startCore(config: LoadedConfig, options: CoreOptions): Pro
       );
     });
 
-    const nc: NatsConnection = await connectNats(target);
+    const nc: NatsConnection = await (await client).connectNats(target);
     closeWith("nats connection", () => closeNats(nc));
     return {
       db,
@@ -141,7 +148,10 @@ async function startNats(
   options: CoreOptions,
 ): Promise<{ target: NatsTarget; server?: ManagedNatsServer }> {
   const nats = config.values.nats;
-  if (nats.url) return { target: natsTarget({ ...nats, url: nats.url }) };
+  if (nats.url) {
+    const { natsTarget } = await natsClient();
+    return { target: natsTarget({ ...nats, url: nats.url }) };
+  }
   const bin = await locateNatsServer(nats.server_bin, { binDir: config.paths.binDir });
   const server = await ManagedNatsServer.start({
     bin: bin.path,
