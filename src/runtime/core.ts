@@ -71,8 +71,8 @@ function preflight(config: LoadedConfig): void {
 }
 
 /**
- * Checks the config, then opens the ledger while the managed nats-server starts (its start is a child
- * process's, so the two overlap), and connects; on any failure undoes what had started.
+ * Checks the config, opens the ledger, starts the managed nats-server (if any) and connects, loading the NATS
+ * client while the server starts; on any failure undoes what had started.
  */
 export async function startCore(config: LoadedConfig, options: CoreOptions): Promise<StationCore> {
   preflight(config);
@@ -92,12 +92,6 @@ export async function startCore(config: LoadedConfig, options: CoreOptions): Pro
     })();
   const closeWith = (name: string, close: () => void | Promise<void>) => void closers.push({ name, close });
 
-  // Started before the ledger opens (a synchronous open and migration check) and before the NATS client's
-  // modules load: the child starts meanwhile.
-  const natsStarting = startNats(config, options);
-  const client = natsClient();
-  // Registered at once, so a failure below (or in the ledger's open) still stops a server that started.
-  closeWith("nats-server", async () => (await natsStarting.catch(() => undefined))?.server?.stop());
   try {
     const db: Database = openDatabase(config.paths.db);
     closeWith("ledger", () => db.close());
@@ -111,7 +105,11 @@ export async function startCore(config: LoadedConfig, options: CoreOptions): Pro
       closeWith("ledger checkpointer", () => checkpointer.stop());
     }
 
-    const { target, server } = await natsStarting;
+    // The NATS client's modules load while the child starts.
+    const client = natsClient();
+    const { target, server } = await startNats(config, options);
+    // After the ledger's closers, so the server stops before the ledger closes (what runs until then may write).
+    if (server) closeWith("nats-server", () => server.stop());
     let fatalResolve!: (e: StationError) => void;
     const fatal = new Promise<StationError>((r) => (fatalResolve = r));
     server?.exited.then((status) => {
