@@ -10,9 +10,13 @@ import { runCli as runWith } from "./cli/main.ts";
 
 /** Starts the runtime's parts, each loaded only when a command starts it (client commands never pay for it). */
 const RUNTIME: Runtime = {
-  startStation: async (config, options) =>
-    (await lazyImport<typeof import("./runtime/station.ts")>("./runtime/station.ts", import.meta.url))
-      .startStation(config, options),
+  startStation: async (config, { oneShot, ...options }) =>
+    oneShot
+      // Its own module, so that a lean one-shot never loads the whole station's.
+      ? (await lazyImport<typeof import("./runtime/one_shot.ts")>("./runtime/one_shot.ts", import.meta.url))
+        .startOneShot(config, options, oneShot.definition)
+      : (await lazyImport<typeof import("./runtime/station.ts")>("./runtime/station.ts", import.meta.url))
+        .startStation(config, options),
   startWorker: async (config, settings) =>
     (await lazyImport<typeof import("./runtime/worker.ts")>("./runtime/worker.ts", import.meta.url))
       .startWorker(config, settings),

@@ -10,14 +10,20 @@
  * on a machine other work keeps busy the wall time is mostly waiting for a CPU, the CPU time is not.
  * The peak RSS is the largest single process's (stn's own; its nats-server is smaller).
  *
- *   deno run -A scripts/bench/client.ts [runs=15]
+ *   deno run -A scripts/bench/client.ts [runs=15] [client|oneshot] [--against DIR]
+ *
+ * A second argument runs one half only; `--against DIR` adds the one-shot of another checkout of stn (e.g. a
+ * `git archive` of the code before a change) to the same alternating rounds, for a before/after in one run.
  */
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
 import { tableRow } from "./table.ts";
 
-const RUNS = Number(Deno.args[0] ?? 15);
+const against = Deno.args.indexOf("--against");
+const AGAINST = against >= 0 ? Deno.args[against + 1] : undefined;
+const [runsArg, part] = Deno.args.filter((_, i) => against < 0 || (i !== against && i !== against + 1));
+const RUNS = Number(runsArg ?? 15);
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const STN = fileURLToPath(new URL("../stn", import.meta.url));
 const TRIAGE = fileURLToPath(new URL("../../examples/workflows/triage.workflow.yaml", import.meta.url));
@@ -144,14 +150,20 @@ async function clientCommands(): Promise<void> {
 async function oneShot(): Promise<void> {
   const home = await Deno.makeTempDir({ prefix: "stn-bench-oneshot-" });
   const env = baseEnv(home);
-  const job = [STN, "workflow", "run", TRIAGE, "--input", '{"alerts": [{"name": "cpu", "severity": 9}]}'];
+  const args = ["workflow", "run", TRIAGE, "--input", '{"alerts": [{"name": "cpu", "severity": 9}]}'];
+  const job = [STN, ...args];
   const base = [Deno.execPath(), "eval", "0"];
+  // The other checkout's stn, in a STATION_HOME of its own (its ledger may be older).
+  const otherHome = AGAINST ? await Deno.makeTempDir({ prefix: "stn-bench-oneshot-against-" }) : undefined;
+  const other = AGAINST ? [join(AGAINST, "scripts", "stn"), ...args] : undefined;
   try {
     await measure(job, env); // creates the ledger and the NATS store, as cron's first run does
-    const stn: Sample[] = [], bare: Sample[] = [];
+    if (other) await measure(other, baseEnv(otherHome!));
+    const stn: Sample[] = [], bare: Sample[] = [], before: Sample[] = [];
     for (let i = 0; i < RUNS; i++) {
       stn.push(await measure(job, env));
       bare.push(await measure(base, env));
+      if (other) before.push(await measure(other, baseEnv(otherHome!)));
     }
     const a = summary(stn), b = summary(bare);
     tableRow({
@@ -164,11 +176,16 @@ async function oneShot(): Promise<void> {
     console.log(`embedded one-shot (the README's main job), ${RUNS} alternating runs each:`);
     console.log(`  stn workflow run: ${a.text}; peak RSS ${a.peak.toFixed(0)} MiB`);
     console.log(`  deno eval:        ${b.text}; peak RSS ${b.peak.toFixed(0)} MiB`);
+    if (other) {
+      const o = summary(before);
+      console.log(`  ${AGAINST}: ${o.text}; peak RSS ${o.peak.toFixed(0)} MiB`);
+    }
   } finally {
     await Deno.remove(home, { recursive: true });
+    if (otherHome) await Deno.remove(otherHome, { recursive: true });
   }
 }
 
-await clientCommands();
-await oneShot();
+if (part !== "oneshot") await clientCommands();
+if (part !== "client") await oneShot();
 console.log(`load average: ${Deno.loadavg().map((l) => l.toFixed(1)).join(" ")} (2 cores)`);

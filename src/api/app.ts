@@ -1,16 +1,9 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
-import { HTTPException } from "hono/http-exception";
-import { StationError, toStationError } from "../errors.ts";
-import { log } from "../log.ts";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { answerErrors, apiBase } from "./base.ts";
 import type { StationContext } from "../context.ts";
-import { requiredToken, requireToken } from "../server/auth.ts";
-import { requestBodyLimit } from "./body_limit.ts";
 import { bundleRoutes } from "./routes/bundles.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { agentRunRoutes, agentRunStartRoutes } from "./routes/agent_runs.ts";
-import { observeRequests } from "./observe.ts";
-import { bodyFailure } from "../server/socket_answer.ts";
-import { allowHosts, hostRule, refuseCrossSite } from "../server/origin.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { eventRoutes, hookRoutes, signalRoutes } from "./routes/events.ts";
 import { environmentRoutes } from "./routes/environments.ts";
@@ -29,27 +22,7 @@ import { dashboardRoutes } from "../ui/mod.ts";
 
 /** Builds the HTTP API: request ids, access log, spans and metrics, error shape, auth, body limits, every resource's routes, and the OpenAPI document of them. */
 export function createApp(ctx: StationContext): OpenAPIHono {
-  const app = new OpenAPIHono();
-  app.use("*", ...observeRequests());
-  const token = requiredToken(ctx.config.values.server);
-  // Before the token: a page rebinding its name to this machine is refused whether or not a token is needed.
-  const hosts = hostRule(ctx.config.values.server);
-  app.use("*", refuseCrossSite(hosts), allowHosts(hosts));
-  if (token) app.use("*", requireToken(token));
-  app.use("*", requestBodyLimit(ctx.config.values.server.max_body_bytes));
-  // With `ledger.durability: fsync`, nothing is answered before the commits it may show are on disk. A
-  // read shows what was committed before it, so that is synced first and its answer (maybe a stream
-  // already flowing, which a wait after it would race) goes out as soon as it is ready; a write's
-  // own commits are synced before it is answered.
-  app.use("*", async (c, next) => {
-    if (c.req.method === "GET" || c.req.method === "HEAD") {
-      await ctx.durable();
-      return next();
-    }
-    await next();
-    await ctx.durable();
-  });
-
+  const { app, token } = apiBase(ctx);
   const workflows = workflowRoutes(ctx);
   addWorkflowStartRoute(ctx, workflows);
 
@@ -78,26 +51,6 @@ export function createApp(ctx: StationContext): OpenAPIHono {
   app.route("/", docsRoutes(app, ctx.version));
   app.route("/ui", dashboardRoutes(ctx, token));
 
-  app.notFound((c) => {
-    const err = new StationError("not_found", `no route for ${c.req.method} ${c.req.path}`, {
-      hint: "the API reference lists every route: GET /api/docs, or /api/v1/openapi.json",
-    });
-    return c.json(err.toBody(), 404);
-  });
-  app.onError((thrown, c) => {
-    // A middleware's own answer (bearer auth's 401 with WWW-Authenticate) goes out as it was made.
-    if (thrown instanceof HTTPException && thrown.res) return thrown.getResponse();
-    // A body the client cut off or sent malformed is its mistake: the answer it got, not a 500.
-    const failed = bodyFailure(c);
-    if (failed) return c.json(failed.toBody(), failed.status as 400);
-    const err = thrown instanceof HTTPException
-      ? new StationError("http_error", thrown.message || `HTTP ${thrown.status}`, { status: thrown.status })
-      : toStationError(thrown);
-    // Expected conditions (a full bucket is 507, a part down is 503) are answers, not server faults.
-    if (!(thrown instanceof StationError) || err.status === 500) {
-      log.error(`${c.req.method} ${c.req.path} failed`, { code: err.code, error: err.message });
-    }
-    return c.json(err.toBody(), err.status as 500);
-  });
+  answerErrors(app);
   return app;
 }

@@ -95,7 +95,7 @@ export function numberFlag(value: string | undefined): number | string | undefin
 export async function withStation<T>(
   cmd: Command,
   fn: (client: StationClient, target: Target) => Promise<T>,
-  options: { embeddedFlags?: Record<string, unknown> } = {},
+  options: { embeddedFlags?: Record<string, unknown>; oneShot?: { definition: unknown } } = {},
 ): Promise<T> {
   const config = await commandConfig(cmd);
   const target = await discoverTarget({ station: globals(cmd).station, paths: config.paths });
@@ -106,7 +106,10 @@ export async function withStation<T>(
   // An embedded runtime's own info lines are noise on a script's stderr.
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
   log.debug("no server found; starting an embedded runtime");
-  const embedded = await startEmbedded(runtimeOf(cmd), embeddedConfig, { waitLock: globals(cmd).waitLock });
+  const embedded = await startEmbedded(runtimeOf(cmd), embeddedConfig, {
+    waitLock: globals(cmd).waitLock,
+    oneShot: options.oneShot,
+  });
   // Ctrl-C or a SIGTERM from cron must not leave the embedded nats-server behind.
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   const onSignal = () => {

@@ -185,6 +185,11 @@ export function runCommand(parent: Command): void {
           }
           if (recordTo) await saveRecording(recordTo, await getRunCassette(client, run.id));
           finish(done, json);
+        }, {
+          // Embedded, a file's run (not stored, not recorded) is all the command does: a lean station may do.
+          oneShot: "definition" in body && !opts.save && !recordTo
+            ? { definition: body.definition }
+            : undefined,
         });
       },
     );

@@ -13,6 +13,8 @@ export interface LocalStation {
   ctx: { nats: { managed: boolean; url: string } };
   /** Resolves with an error when a part the station cannot live without fails. */
   fatal: Promise<StationError>;
+  /** Answers the API in-process, when the station has no listener (a lean one-shot station). */
+  fetch?: typeof fetch;
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,11 @@ export interface Runtime {
     /** `stn test`: timers on a virtual clock, sandboxes stubbed (docs/testing.md). */
     time?: "real" | "virtual";
     sandbox?: "docker" | "mock";
+    /**
+     * The command runs this workflow definition once and nothing else: the runtime may start only the
+     * parts that run needs (src/runtime/one_shot.ts).
+     */
+    oneShot?: { definition: unknown };
   }): Promise<LocalStation>;
   startWorker(config: LoadedConfig, settings: {
     queues: string[];
@@ -73,6 +80,8 @@ export const EXIT_HOME_BUSY = 75;
 export interface EmbeddedOptions {
   /** Wait for another stn using this STATION_HOME to finish (default), or refuse at once. */
   waitLock?: boolean;
+  /** The command runs this definition once and nothing else (see Runtime.startStation). */
+  oneShot?: { definition: unknown };
 }
 
 /** Starts the runtime in-process on a free loopback port, without announcing it in server.json. */
@@ -92,8 +101,9 @@ export async function startEmbedded(
       busyWaitMs: wait ? HOME_WAIT_MS : 0,
       busyExitCode: EXIT_HOME_BUSY,
       quietSandbox: true,
+      oneShot: options.oneShot,
     });
-    return { client: new StationClient(station.url), station, stop: station.stop };
+    return { client: new StationClient(station.url, { fetch: station.fetch }), station, stop: station.stop };
   } catch (err) {
     if (!(err instanceof StationError) || err.code !== "station_home_busy") throw err;
     throw new StationError(err.code, `${err.message}; nothing was started`, {

@@ -10,6 +10,7 @@ import {
   type RetryBody,
 } from "../contract/reruns.ts";
 import { StationError } from "../errors.ts";
+import { sleep } from "../lib/async.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
@@ -124,6 +125,9 @@ export function runEnded(run: Run): boolean {
   return ["completed", "failed", "canceled"].includes(run.status);
 }
 
+/** How long waitForRun pauses before following a run's events again after its stream ended early. */
+const RESUME_PAUSE_MS = 200;
+
 /**
  * Waits for a run's end by following its event stream; null when the timeout passes (or the signal
  * aborts) first. A dropped connection resumes from the last seq seen (Last-Event-ID semantics).
@@ -151,6 +155,13 @@ export async function waitForRun(
     } catch (err) {
       if (signal?.aborted) return null;
       if (err instanceof StationError) throw err;
+    }
+    // The stream ended before the run did (a dropped connection, a station stopping): resume after a pause,
+    // not in a loop that would keep a process busy — or, answered in-process, never yield to its event loop.
+    try {
+      await sleep(RESUME_PAUSE_MS, signal);
+    } catch {
+      return null;
     }
   }
 }

@@ -1,32 +1,22 @@
 /** Assembling a station from its parts, in start order, and stopping them in reverse (startStation). */
 
-import { join } from "node:path";
-import { existsSync } from "node:fs";
+import { startCore, type StationCore } from "./core.ts";
+import { createEngine, stationReferences } from "./parts.ts";
 import { getAgent } from "../agents/store.ts";
 import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
-import { listAgents } from "../agents/store.ts";
 import { AgentHost } from "../agents/remote_host.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
-import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../server/listen.ts";
 import { clientTimeouts } from "../server/slow_clients.ts";
 import type { LoadedConfig } from "../config/resolve.ts";
-import { startCheckpointer } from "../db/checkpoint.ts";
-import { processDurability, walDurability } from "../db/durability.ts";
-import { type Database, openDatabase } from "../db/database.ts";
-import { errorMessage, StationError, usageError } from "../errors.ts";
+import type { StationError } from "../errors.ts";
 import { syncAtStart } from "../environments/start_sync.ts";
-import { hookProblems } from "../events/webhooks.ts";
 import { FileReaper } from "../files/reaper.ts";
 import { FileStore } from "../files/store.ts";
-import { log } from "../log.ts";
 import { startMcpServers } from "../mcp/server/mod.ts";
 import { mcpToken } from "../mcp/server/token.ts";
-import { connectNats, type NatsConnection, type NatsTarget, natsTarget } from "../nats/connection.ts";
-import { ManagedNatsServer } from "../nats/server.ts";
-import { locateNatsServer } from "../nats/locate.ts";
 import { getSession } from "../sandbox/ledger.ts";
 import { startSandboxService } from "../sandbox/start.ts";
 import { Quiescence } from "../testing/quiescence.ts";
@@ -34,7 +24,7 @@ import { VirtualClock } from "../testing/virtual_clock.ts";
 import { VirtualTime } from "../testing/virtual_time.ts";
 import { StubSandboxBackend } from "../testing/stub_sandbox.ts";
 import { VERSION } from "../version.ts";
-import { defaultReplicas, Engine, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
+import { defaultReplicas, provisionStream, Scheduler } from "../workflows/engine/mod.ts";
 import { systemClock } from "../lib/clock.ts";
 import { AgentScheduler } from "../agents/scheduler.ts";
 import { WorkflowRuns } from "../workflows/runs.ts";
@@ -91,83 +81,21 @@ export interface Station {
   stop(): Promise<void>;
 }
 
-type Closer = { name: string; close: () => void | Promise<void> };
-
-/** Checks the settings that must hold before anything starts. */
-function preflight(config: LoadedConfig): void {
-  const { host, api_token, mcp_auth } = config.values.server;
-  if (mcp_auth === "always" && !api_token) {
-    throw usageError(
-      "api_token_required",
-      "server.mcp_auth is `always`, but there is no token to require",
-      "set server.api_token in config.yaml or STATION_API_TOKEN (16+ characters, e.g. `openssl rand -hex 32`)",
-    );
-  }
-  if (!isLoopback(host) && !api_token) {
-    throw usageError(
-      "api_token_required",
-      `refusing to listen on ${host} without an API token: anyone who can reach it could run workflows and sandboxes`,
-      "set server.api_token in config.yaml or STATION_API_TOKEN (16+ characters, e.g. `openssl rand -hex 32`), " +
-        "or bind to 127.0.0.1",
-    );
-  }
-  const hooks = hookProblems(config.values.events.hooks);
-  if (hooks.length > 0) {
-    throw usageError("config_invalid", hooks.join("; "), "fix the webhook mappings (docs/events.md)");
-  }
-}
-
-/** Starts the ledger, NATS and the API, in that order; on any failure undoes what had started. */
-export async function startStation(config: LoadedConfig, options: StartStationOptions): Promise<Station> {
-  preflight(config);
+/**
+ * Starts the ledger, NATS and the API, in that order (on `core` when one was started already, e.g. by a
+ * one-shot command that needed more than its lean station); on any failure undoes what had started.
+ */
+export async function startStation(
+  config: LoadedConfig,
+  options: StartStationOptions,
+  started?: StationCore,
+): Promise<Station> {
+  const core = started ?? await startCore(config, options);
+  const { db, durable, fatal, stop, closeWith } = core;
+  const { nc, target, server } = core.nats;
   const clock = options.time === "virtual" ? new VirtualClock() : systemClock;
-  const closers: Closer[] = [];
-  const shutdown = new AbortController();
-  let stopped: Promise<void> | undefined;
-  const stop = () =>
-    stopped ??= (async () => {
-      shutdown.abort();
-      for (const { name, close } of closers.reverse()) {
-        try {
-          await close();
-        } catch (err) {
-          log.warn(`stopping ${name} failed`, { error: errorMessage(err) });
-        }
-      }
-    })();
 
   try {
-    const db: Database = openDatabase(config.paths.db);
-    closers.push({ name: "ledger", close: () => db.close() });
-    const level = config.values.ledger.durability;
-    const durability = level !== "normal" && config.paths.db !== ":memory:"
-      ? walDurability(db, config.paths.db)
-      : processDurability;
-    closers.push({ name: "ledger sync", close: () => durability.close() });
-    const durable = () => durability.durable();
-    if (config.paths.db !== ":memory:") {
-      const checkpointer = startCheckpointer(db, config.paths.db);
-      closers.push({ name: "ledger checkpointer", close: () => checkpointer.stop() });
-    }
-
-    const { target, server } = await startNats(config, options);
-    if (server) closers.push({ name: "nats-server", close: () => server.stop() });
-    let fatalResolve!: (e: StationError) => void;
-    const fatal = new Promise<StationError>((r) => (fatalResolve = r));
-    server?.exited.then((status) => {
-      if (server.stopping) return;
-      const how = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
-      const lines = server.lastLines.slice(-3).map((l) => l.replace(/^\[\d+\] \S+ \S+ /, "")).join(" | ");
-      fatalResolve(
-        new StationError("nats_server_died", `the managed nats-server (pid ${server.pid}) ${how}`, {
-          hint: `check what stopped it (OOM killer, a stray kill); its last lines: ${lines || "(none)"}`,
-        }),
-      );
-    });
-
-    const nc: NatsConnection = await connectNats(target);
-    closers.push({ name: "nats connection", close: () => closeNats(nc) });
-
     const replicas = config.values.nats.replicas ?? defaultReplicas(nc);
     // First, so a cluster too small for nats.replicas is a clear error before any bucket is made.
     await provisionStream(nc, replicas, config.values.engine.queue_max_age);
@@ -178,7 +106,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     });
     const fileReaper = new FileReaper(files);
     if (config.values.storage.cleanup.enabled) fileReaper.start(config.values.storage.cleanup.interval);
-    closers.push({ name: "file reaper", close: () => fileReaper.stop() });
+    closeWith("file reaper", () => fileReaper.stop());
 
     const { service: sandbox, unavailable: sandboxUnavailable } = await startSandboxService(
       config.values.sandbox,
@@ -193,18 +121,15 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       // Stops after the engine (closers run in reverse): no step can open a session any more, so the
       // sessions of runs that ended here are closed now — a one-shot command exits within the
       // sandbox's run sweep interval, which would leave their containers running until a later start.
-      closers.push({
-        name: "sandbox",
-        close: async () => {
-          await sandbox.stop();
-          await sandbox.closeEndedRuns();
-        },
+      closeWith("sandbox", async () => {
+        await sandbox.stop();
+        await sandbox.closeEndedRuns();
       });
     }
     const workflows = new WorkflowStore(db);
     // MCP servers shared across agent runs; closed after the agent runs stop (closers run in reverse).
     const mcpPool = new McpPool({ max: config.values.mcp.pool_max, idleMs: config.values.mcp.idle_timeout });
-    closers.push({ name: "MCP server pool", close: () => mcpPool.close() });
+    closeWith("MCP server pool", () => mcpPool.close());
     const agents = new AgentService({
       db,
       config: config.values,
@@ -220,22 +145,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       clock,
       durable,
     });
-    const e = config.values.engine;
-    const engine = new Engine(db, nc, {
-      workers: e.workers,
-      replicas,
-      ackWaitMs: e.ack_wait,
-      maxDeliver: e.max_deliver,
-      leaseMs: e.lease,
-      defaultTimeoutMs: e.default_timeout,
-      queueMaxAgeMs: e.queue_max_age,
-      eventRetentionMs: config.values.events.retention,
-      sandbox,
-      agents,
-      ledger: durability,
-      stepDurability: level === "step",
-      clock,
-    });
+    const engine = createEngine(core, config, { replicas, clock, sandbox, agents });
     await engine.start();
     // Agent steps `stn worker`s run: the station creates their runs and commits their loops' writes.
     const agentHost = new AgentHost({
@@ -246,16 +156,16 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       durable,
     });
     agentHost.start();
-    closers.push({ name: "agent steps of workers", close: () => Promise.resolve(agentHost.stop()) });
+    closeWith("agent steps of workers", () => Promise.resolve(agentHost.stop()));
     // Registered after the NATS connection, so it stops before the connection drains.
-    closers.push({ name: "workflow engine", close: () => engine.stop() });
+    closeWith("workflow engine", () => engine.stop());
     // Runs a crash left running go on from their last checkpoint; at stop they stay running for the next start.
     // Stops after the agent runs (closers run in reverse): the eval runs' cases see their runs stop, not end.
     const evals = new EvalService({ db, toolDoubles: (mocks) => new CaseTools({ mocks, live: true }) });
-    closers.push({ name: "eval runs", close: () => evals.stop() });
+    closeWith("eval runs", () => evals.stop());
     evals.restoreDoubles(agents.doubles);
     agents.resumeOrphans();
-    closers.push({ name: "agent runs", close: () => agents.stop() });
+    closeWith("agent runs", () => agents.stop());
 
     const ctx: StationContext = {
       version: VERSION,
@@ -265,7 +175,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       nats: { nc, url: target.url, managed: server !== undefined, bin: server?.bin },
       files,
       fileReaper,
-      shutdown: shutdown.signal,
+      shutdown: core.shutdown,
       sandbox,
       sandboxUnavailable,
       workflows,
@@ -274,16 +184,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       agents,
       agentRuns: new AgentRuns(agents.ledger),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),
-      references: () => ({
-        environment: config.values.workflows.environment,
-        agentsOf: (env: string) => listAgents(db, env).map((a) => a.definition.name),
-        // Not stored but its file is there: sync refused it (`stn agent validate` says why).
-        invalidAgent: (env: string, name: string) =>
-          existsSync(join(config.paths.environments, env, "agents", `${name}.prompt`))
-            ? `agents/${name}.prompt did not pass \`stn sync\``
-            : undefined,
-        sandbox: config.values.sandbox,
-      }),
+      references: stationReferences(config, db),
       durable,
       tests: new TestRuns(),
       evals,
@@ -297,18 +198,18 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     }
     const scheduler = new Scheduler(engine, workflows, db, clock);
     scheduler.start();
-    closers.push({ name: "workflow scheduler", close: () => scheduler.stop() });
+    closeWith("workflow scheduler", () => scheduler.stop());
     const agentScheduler = new AgentScheduler(agents, db, clock);
     agentScheduler.start();
-    closers.push({ name: "agent scheduler", close: () => agentScheduler.stop() });
+    closeWith("agent scheduler", () => agentScheduler.stop());
     const quiescence = new Quiescence([engine, scheduler, agentScheduler, agents]);
     const time = clock instanceof VirtualClock ? new VirtualTime(clock, quiescence) : undefined;
-    if (time) closers.push({ name: "virtual time", close: () => time.stop() });
+    if (time) closeWith("virtual time", () => time.stop());
 
     const { host, port } = config.values.server;
     const app = createApp(ctx);
     const http = await listen(app.fetch, host, port, clientTimeouts(config.values.server));
-    closers.push({ name: "http server", close: () => http.close() });
+    closeWith("http server", () => http.close());
     const clientHost = host === "0.0.0.0" || host === "::"
       ? "127.0.0.1"
       : host.includes(":")
@@ -318,7 +219,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     let mcp: Station["mcp"];
     if (options.mcp) {
       const servers = await startMcpServers(ctx, app.fetch, clientHost);
-      closers.push({ name: "mcp servers", close: () => servers.close() });
+      closeWith("mcp servers", () => servers.close());
       mcp = { url: servers.mcpUrl, agentUrl: servers.agentUrl };
     }
 
@@ -335,43 +236,11 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
         version: VERSION,
       });
       // Pushed last so it is removed first: no client is sent to a server that is stopping.
-      closers.push({ name: "server.json", close: () => removeServerFile(config.paths.serverJson) });
+      closeWith("server.json", () => removeServerFile(config.paths.serverJson));
     }
     return { url, mcp, ctx, fatal, quiescence, time, stop };
   } catch (err) {
     await stop();
     throw err;
-  }
-}
-
-async function startNats(
-  config: LoadedConfig,
-  options: StartStationOptions,
-): Promise<{ target: NatsTarget; server?: ManagedNatsServer }> {
-  const nats = config.values.nats;
-  if (nats.url) return { target: natsTarget({ ...nats, url: nats.url }) };
-  const bin = await locateNatsServer(nats.server_bin, { binDir: config.paths.binDir });
-  const server = await ManagedNatsServer.start({
-    bin: bin.path,
-    storeDir: nats.store_dir ?? config.paths.natsDir,
-    pidFile: join(config.paths.runDir, "nats.pid"),
-    busyWaitMs: options.busyWaitMs,
-    busyExitCode: options.busyExitCode,
-  });
-  log.debug("managed nats-server ready", {
-    url: server.url,
-    pid: server.pid,
-    bin: bin.path,
-    source: bin.source,
-  });
-  return { target: { url: server.url, ...server.credentials }, server };
-}
-
-async function closeNats(nc: NatsConnection): Promise<void> {
-  if (nc.isClosed()) return;
-  try {
-    await nc.drain();
-  } catch {
-    await nc.close();
   }
 }

@@ -108,7 +108,11 @@ export class WorkflowRuns {
         : undefined;
       if (place) {
         const why = `concurrency key ${place.key} (position ${place.position})`;
-        return { ...view(a), waiting_for: why, waiting_for_concurrency: { key: place.key, position: place.position } };
+        return {
+          ...view(a),
+          waiting_for: why,
+          waiting_for_concurrency: { key: place.key, position: place.position },
+        };
       }
       const rate = a.status === "scheduled" ? reads.stepLimits.reservation(stepHolder(a.id)) : undefined;
       const why = rate

@@ -10,6 +10,7 @@ import {
 import { Run, RunIdParam } from "../../contract/runs.ts";
 import type { StationContext } from "../../context.ts";
 import { bulkRetry, evalAgainstRun, forkWorkflowRun, retryWorkflowRun } from "../../workflows/reruns.ts";
+import type { WorkflowServices } from "../../workflows/service.ts";
 import { errors, json, openapi } from "../openapi.ts";
 
 /** Repairing runs (docs/workflows.md#retry-fork-and-re-run): retry, fork, bulk retry, and eval against a run. */
@@ -80,7 +81,7 @@ const evalRoute = createRoute({
 });
 
 /** Adds retry, fork, bulk retry and eval to the /api/v1/workflow-runs router. */
-export function addRerunRoutes(ctx: StationContext, app: OpenAPIHono): void {
+export function addRerunRoutes(ctx: WorkflowServices & Pick<StationContext, "runs">, app: OpenAPIHono): void {
   openapi(app, bulk, async (c) => c.json(await bulkRetry(ctx, c.req.valid("json")), 200));
   openapi(app, retry, async (c) => {
     const run = await retryWorkflowRun(ctx, c.req.valid("param").run_id, c.req.valid("json"));

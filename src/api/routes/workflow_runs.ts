@@ -19,6 +19,7 @@ import { followRunEvents } from "../../events/run_events.ts";
 import type { StationContext } from "../../context.ts";
 import type { RunRow } from "../../workflows/engine/mod.ts";
 import { startWorkflowRun } from "../../workflows/service.ts";
+import { StationError } from "../../errors.ts";
 import { startOnce } from "../idempotency.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
 import { errors, json, openapi, router } from "../openapi.ts";
@@ -28,7 +29,7 @@ import { addRerunRoutes } from "./workflow_reruns.ts";
 type StartBody = z.output<typeof StartRunBody>;
 
 /** Starts a run, once per Idempotency-Key: a retry with the key answers the run the first try started. */
-async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
+async function start(ctx: RunRoutesContext, keys: IdempotencyKeys, c: Context, body: StartBody) {
   const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
   // One request however it is spelled: `workflowId` is the deprecated name of `workflow_id`, `save` is false
   // unless given (the stored workflow's own start route sends the same request).
@@ -36,9 +37,9 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
   const canonical = { ...named, workflow_id: body.workflow_id ?? workflowId, save: body.save ?? false };
   const keyed = key === undefined ? undefined : keyedStart(key, "workflow_run", canonical);
   const { record, ...request } = body;
-  const recordings = ctx.recordings;
-  const recorder = record
-    ? await recordings.recorder(
+  const parts = record ? recordingParts(ctx) : undefined;
+  const recorder = parts
+    ? await parts.recordings.recorder(
       {
         workflow: body.workflow_id ?? body.workflowId ?? (body.definition as { id?: string } | undefined)?.id,
       },
@@ -55,11 +56,41 @@ async function start(ctx: StationContext, keys: IdempotencyKeys, c: Context, bod
         traceparent: c.req.header("traceparent"),
         trigger: { type: body.trigger },
         // Registered inside the creating transaction: no agent step can start before the recorder is in place.
-        claim: recorder ? ctx.agents.doubles.claimFor({ record: recorder }, claim) : claim,
+        claim: recorder && parts ? parts.doubles.claimFor({ record: recorder }, claim) : claim,
       }),
   });
-  if (recorder && !recordings.has(run.id)) recordings.keep(run.id, recorder);
+  if (recorder && parts && !parts.recordings.has(run.id)) parts.recordings.keep(run.id, recorder);
   return ctx.runs.view(run);
+}
+
+/**
+ * What the run routes read: a full station's context, or a one-shot station's (src/runtime/one_shot.ts),
+ * which runs no agents and so keeps no recordings.
+ */
+export type RunRoutesContext =
+  & Pick<
+    StationContext,
+    | "config"
+    | "db"
+    | "engine"
+    | "runs"
+    | "workflows"
+    | "references"
+    | "sandbox"
+    | "sandboxUnavailable"
+    | "durable"
+    | "shutdown"
+  >
+  & Partial<Pick<StationContext, "recordings" | "agents">>;
+
+/** The station's recordings and agent doubles, which a one-shot station (no agents) never has. */
+function recordingParts(ctx: RunRoutesContext) {
+  if (!ctx.recordings || !ctx.agents) {
+    throw new StationError("internal_error", "this station runs no agents, so it records no runs", {
+      hint: "record runs on a full station (`stn serve`); a one-shot command that records starts one",
+    });
+  }
+  return { recordings: ctx.recordings, doubles: ctx.agents.doubles };
 }
 
 const tags = ["runs"];
@@ -100,7 +131,7 @@ export function addWorkflowStartRoute(ctx: StationContext, app: OpenAPIHono): vo
 }
 
 /** The run or a 404. */
-export function requireRun(ctx: StationContext, runId: string): RunRow {
+export function requireRun(ctx: Pick<RunRoutesContext, "runs">, runId: string): RunRow {
   return ctx.runs.require(runId);
 }
 
@@ -193,7 +224,7 @@ const control = (verb: "pause" | "resume") =>
   });
 
 /** /api/v1/workflow-runs: start, list, inspect, follow and control runs. */
-export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
+export function workflowRunRoutes(ctx: RunRoutesContext): OpenAPIHono {
   const engine = ctx.engine;
   const app = router();
   const keys = new IdempotencyKeys(ctx.db);
@@ -226,7 +257,7 @@ export function workflowRunRoutes(ctx: StationContext): OpenAPIHono {
   openapi(
     app,
     getCassette,
-    (c) => c.json(ctx.recordings.cassette(c.req.valid("param").run_id), 200),
+    (c) => c.json(recordingParts(ctx).recordings.cassette(c.req.valid("param").run_id), 200),
   );
 
   openapi(app, getSteps, (c) => {
