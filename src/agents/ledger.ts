@@ -74,8 +74,8 @@ export class AgentLedger {
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
            parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
-           started_at, cost_usd)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           started_at, cost_usd, queue)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -94,6 +94,7 @@ export class AgentLedger {
         at,
         at,
         r.priced ? 0 : null,
+        r.queue ?? null,
       );
       this.#event(id, "run_started", {
         agent: r.agent,
@@ -101,6 +102,7 @@ export class AgentLedger {
         task: r.task,
         trigger,
         parent_run_id: r.parentRunId,
+        ...(r.queue ? { queue: r.queue } : {}),
       });
     });
     return this.get(existing ?? id)!;
@@ -289,11 +291,14 @@ export class AgentLedger {
     );
   }
 
-  /** Runs left `running` that nobody else resumes: not a child (its parent does) nor a workflow step's (the engine does). */
+  /**
+   * Runs left `running` that nobody else resumes: not a child (its parent does), nor a workflow step's (the
+   * engine does), nor one on a task queue (a worker does).
+   */
   orphans(): AgentRunRow[] {
     return this.#q.all<AgentRunRow>(
       `SELECT * FROM agent_runs WHERE status = 'running' AND parent_run_id IS NULL AND workflow_run_id IS NULL
-       ORDER BY id`,
+         AND queue IS NULL ORDER BY id`,
     );
   }
 
@@ -327,7 +332,10 @@ export class AgentLedger {
     const params: SQLInputValue[] = [];
     if (q.agent) where.push("agent = ?"), params.push(q.agent);
     if (q.workflowRunId) where.push("workflow_run_id = ?"), params.push(q.workflowRunId);
-    if (q.status) where.push("status = ?"), params.push(q.status);
+    // `queued` is a running run on a task queue that no worker has taken yet (agents/views.ts).
+    if (q.status === "queued") where.push("status = 'running' AND queue IS NOT NULL AND owner IS NULL");
+    else if (q.status === "running") where.push("status = 'running' AND (queue IS NULL OR owner IS NOT NULL)");
+    else if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
     // node:sqlite types rows as Record<string, SQLOutputValue>; agent_runs' columns are AgentRunRow's.
     const runs = this.#db.prepare(

@@ -6,15 +6,26 @@
 import type { AgentRun } from "../contract/agent_runs.ts";
 import { StationError } from "../errors.ts";
 import type { AgentLedger, AgentRunQuery, AgentRunRow } from "./ledger.ts";
-import { agentRunView, toolCallView } from "./views.ts";
+import { agentRunView, queued, toolCallView } from "./views.ts";
+
+/** A live `stn worker` as far as queued runs care (the engine's WorkerView). */
+export interface LiveWorker {
+  queues: string[];
+  /** It runs agents. */
+  agents: boolean;
+  draining: boolean;
+}
 
 /** The read side of agent runs. */
 export class AgentRuns {
   /** The ledger itself, for the event streams that follow a run (events/agent_run_events.ts). */
   readonly ledger: AgentLedger;
+  #workers: () => LiveWorker[];
 
-  constructor(ledger: AgentLedger) {
+  /** `workers`: the live workers, which say why a queued run waits (none: every queue is unserved). */
+  constructor(ledger: AgentLedger, workers: () => LiveWorker[] = () => []) {
     this.ledger = ledger;
+    this.#workers = workers;
   }
 
   /** A run's ledger row, or undefined. */
@@ -35,7 +46,15 @@ export class AgentRuns {
 
   /** A run as the API shows it; with `history`, its turns and tool calls too (outputs whole with `full`). */
   view(row: AgentRunRow, history = false, full = false): AgentRun {
-    return agentRunView(this.ledger, row, history, full);
+    const view = agentRunView(this.ledger, row, history, full);
+    if (!queued(row)) return view;
+    const served = this.#workers().some((w) => w.agents && !w.draining && w.queues.includes(row.queue!));
+    return {
+      ...view,
+      waiting_for: served
+        ? `a free slot of a worker on queue ${row.queue}`
+        : `a worker on queue ${row.queue}: none is serving it (start \`stn worker --queue ${row.queue}\`)`,
+    };
   }
 
   /** One tool call of a run with its whole output, or an `agent_tool_call_not_found` naming how to list them. */

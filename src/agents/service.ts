@@ -18,7 +18,8 @@ import { renderAgentPrompt } from "./render.ts";
 import { runSignal } from "./run_signal.ts";
 import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import { sandboxToolbox } from "./sandbox_tools.ts";
-import { type AgentDefinition, type AgentTool, childAgentToolName, type Toolbox } from "./types.ts";
+import type { AgentDefinition, AgentTool, Toolbox } from "./types.ts";
+import { childAgentTool } from "./child_tool.ts";
 import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
@@ -44,6 +45,8 @@ export interface AgentServiceOptions {
   clock?: Clock;
   /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each turn. */
   durable?: () => Promise<void>;
+  /** Runs on task queues: tells workers one was queued, and the one running a canceled run. */
+  remote?: { queued(run: AgentRunRow): void; canceled(runId: string): void };
 }
 
 /** What starts (or finds) an agent run. */
@@ -69,6 +72,8 @@ export interface AgentRunRequest {
   maxCost?: number;
   /** Run on this model instead of the agent's (`stn eval run --model`). */
   model?: string;
+  /** Run on a `stn worker` serving this task queue, over the agent's `queue:` (a run started directly). */
+  queue?: string;
 }
 
 /** A run that has started, and its end. */
@@ -77,8 +82,6 @@ export interface StartedRun {
   done: Promise<AgentRunRow>;
 }
 
-const CHILD_TASK_MAX = 10_000;
-const MAX_DEPTH = 5;
 
 /**
  * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
@@ -114,8 +117,12 @@ export class AgentService {
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
     const { run, plan, def, replayed } = await this.#create(req);
-    // A replay waits for the run wherever it runs; it never starts the run a second time.
-    if (replayed) return { run, done: this.wait(run.id, req.signal) };
+    // A replay waits for the run wherever it runs; it never starts the run a second time. So does a run on a
+    // task queue: a worker serving it runs it.
+    if (replayed || run.queue !== null) {
+      if (!replayed) this.#o.remote?.queued(run);
+      return { run, done: this.wait(run.id, req.signal) };
+    }
     const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
     const done = this.#launch(run, plan, def, req.signal);
     if (unregister) done.then(unregister, unregister);
@@ -130,6 +137,12 @@ export class AgentService {
     return { run, plan: JSON.parse(run.plan), def: this.#definition(run.environment, run.agent) };
   }
 
+  /** A run taken from a task queue for a worker: its plan (what is left of its timeout on a resume) and agent. */
+  forQueued(run: AgentRunRow): { plan: RunPlan; def: AgentDefinition } {
+    if (run.claims > 1) return this.#resume(run);
+    return { plan: JSON.parse(run.plan), def: this.#definition(run.environment, run.agent) };
+  }
+
   /** Whether a step's agent must run here, not on a worker: child agents, test doubles or an unknown agent. */
   stationOnly(agent: string, environment: string, workflowRunId: string): boolean {
     const def = this.#o.source(environment || this.environment, agent);
@@ -141,6 +154,7 @@ export class AgentService {
     const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(
       req.model ?? def.model,
     );
+    const queue = queueOf(req, def);
     const variables = req.variables ?? {};
     const prompt = await renderAgentPrompt(def, req.task, variables);
     const plan: RunPlan = {
@@ -166,6 +180,7 @@ export class AgentService {
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
       priced: plan.price !== undefined,
+      queue,
       claim: req.claim && ((id) => {
         const found = req.claim!(id);
         replayed = found !== undefined;
@@ -205,6 +220,8 @@ export class AgentService {
     const error = { code: "canceled", message: reason };
     if (active) active.abort.abort(new StationError("canceled", reason));
     else this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
+    // A worker running it aborts its model call and tool (its writes are refused from now on anyway).
+    if (!active && row.owner !== null) this.#o.remote?.canceled(runId);
     return this.ledger.get(runId)!;
   }
 
@@ -342,7 +359,9 @@ export class AgentService {
         }
         boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));
       }
-      const children = def.agents.map((name) => this.#childTool(run, name));
+      const children = def.agents.map((name) =>
+        childAgentTool(run, this.#definition(run.environment, name), this)
+      );
       const external = new Set(def.tools);
       const tools = boxes.flatMap((b) => b.tools.map(loopTool));
       return {
@@ -357,40 +376,20 @@ export class AgentService {
       throw err;
     }
   }
+}
 
-  #childTool(run: AgentRunRow, name: string): LoopTool {
-    const child = this.#definition(run.environment, name);
-    return {
-      name: childAgentToolName(name),
-      description: `Ask the agent ${name} to do a task and get its answer. ${child.description}`.trim(),
-      inputSchema: {
-        type: "object",
-        properties: {
-          task: { type: "string", maxLength: CHILD_TASK_MAX, description: "what the agent should do" },
-        },
-        required: ["task"],
-      },
-      run: async (args, signal, callId) => {
-        // A child that lists its parent would recurse until the timeout: the chain is bounded.
-        let depth = 0;
-        for (let p = run.parent_run_id; p; p = this.ledger.get(p)?.parent_run_id ?? null) depth++;
-        if (depth >= MAX_DEPTH) throw new Error(`agents nest at most ${MAX_DEPTH} deep; ${name} not started`);
-        const task = String((args as { task?: unknown }).task ?? "").slice(0, CHILD_TASK_MAX);
-        const ended = await this.run({
-          agent: name,
-          environment: run.environment,
-          task,
-          parent: { runId: run.id, callId },
-          step: undefined,
-          traceId: run.trace_id ?? undefined,
-          signal,
-        });
-        if (ended.status !== "completed") {
-          const e = ended.error ? JSON.parse(ended.error) as { message: string } : undefined;
-          throw new Error(`agent ${name} ${ended.status}: ${e?.message ?? ended.finish_reason}`);
-        }
-        return ended.result ?? ended.response ?? "";
-      },
-    };
-  }
+/**
+ * The task queue a run goes to: the start's, else the agent's `queue:`, for a run started directly. A step's
+ * run follows its step, a child runs inside its parent; under test doubles or with child agents a run stays
+ * here (the doubles and the children are this process's): the agent's `queue:` is then not used, and a queue
+ * asked for by the start is refused.
+ */
+function queueOf(req: AgentRunRequest, def: AgentDefinition): string | undefined {
+  if (req.step || req.parent) return undefined;
+  const why = def.agents.length > 0 ? "it has child agents" : req.doubles ? "it runs under test doubles" : "";
+  if (!why) return req.queue ?? def.queue;
+  if (req.queue === undefined) return undefined;
+  throw new StationError("agent_queue_unsupported", `agent ${def.name} cannot run on queue ${req.queue}: ${why}`, {
+    hint: "run it without --queue: its runs stay on the station",
+  });
 }

@@ -50,6 +50,7 @@ interface EventData {
   removed?: string[];
   estimated_tokens?: number;
   fitted_tokens?: number;
+  worker?: string;
 }
 
 /** One event of a run as a progress line on stderr. */
@@ -76,6 +77,8 @@ function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
       );
     case "run_resumed":
       return style.yellow(`resumed after turn ${d.turns}`);
+    case "run_claimed":
+      return style.dim(`taken by worker ${d.worker}`);
     default:
       return undefined;
   }
@@ -107,6 +110,10 @@ export function agentRunCommands(agent: Command): Command {
       "start at most one run per key within 24 h: a repeat follows the run the key started",
     )
     .option("--record <file>", RECORD_HELP)
+    .option(
+      "--queue <name>",
+      "run it on a `stn worker` serving this task queue (over the agent's `queue:`); it waits for one",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 answered, 1 the run failed or was canceled, 3 max_steps hit without an answer." +
@@ -122,6 +129,7 @@ export function agentRunCommands(agent: Command): Command {
         follow?: boolean;
         idempotencyKey?: string;
         record?: string;
+        queue?: string;
       },
       cmd,
     ) => {
@@ -132,9 +140,11 @@ export function agentRunCommands(agent: Command): Command {
           variables: opts.var,
           environment: opts.env,
           ...(recordTo ? { record: true } : {}),
+          ...(opts.queue ? { queue: opts.queue } : {}),
         }, { idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey) });
         const follow = opts.follow ?? Deno.stderr.isTerminal();
         note((s) => s.dim(`run ${started.run_id} (${started.agent}, ${started.model})`));
+        if (started.waiting_for) note((s) => s.yellow(`queued: waiting for ${started.waiting_for}`));
         for await (const e of agentRunEvents(client, started.run_id)) {
           if (follow) note((style) => describeEvent(e, style));
         }
@@ -168,7 +178,7 @@ export function agentRunCommands(agent: Command): Command {
     agent.command("runs")
       .description("list agent runs, newest first")
       .option("--agent <name>", "only runs of this agent")
-      .option("--status <status>", "running, completed, failed or canceled"),
+      .option("--status <status>", "queued, running, completed, failed or canceled"),
     50,
   )).action(
     async (
@@ -245,6 +255,8 @@ function inspectLines(r: AgentRun): string[] {
       ["duration", r.duration_ms === null ? "-" : formatDuration(r.duration_ms)],
       ...(r.workflow_run_id ? [["workflow", `${r.workflow_run_id} ${r.step_path}`] as [string, string]] : []),
       ...(r.parent_run_id ? [["parent", r.parent_run_id] as [string, string]] : []),
+      ...(r.queue ? [["queue", `${r.queue} (worker ${r.owner ?? "-"})`] as [string, string]] : []),
+      ...(r.waiting_for ? [["waiting for", r.waiting_for] as [string, string]] : []),
       ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
     ]),
     "",

@@ -4,6 +4,7 @@
  */
 
 import { z } from "zod";
+import { TaskQueue } from "./task_queue.ts";
 
 /** `sandbox:` in a `.prompt` file, normalised (the short form `sandbox: python` is `{mode: compute, runtime: python}`). */
 export const AgentSandboxSchema = z.object({
@@ -79,6 +80,8 @@ export const AgentDefinitionSchema = z.object({
   max_cost: z.number().positive().optional(),
   /** `context:` (an stn extension): the run's context window settings over config's. */
   context: ContextSettings.optional(),
+  /** `queue:` (an stn extension): its directly started runs run on a `stn worker` serving this task queue. */
+  queue: TaskQueue.optional(),
   /** The whole file as written (front matter and Handlebars body): what the renderer renders. */
   source: z.string(),
   /** Front matter keys stn does not use, kept as written (validate reports them as warnings). */

@@ -1,9 +1,12 @@
 /** The contract of agent runs: starting one, the run with its turns and tool calls, its events, lists. */
 
 import { z } from "zod";
+import { TaskQueue } from "./task_queue.ts";
 
 /** The states of an agent run. */
-export const AgentRunStatus = z.enum(["running", "completed", "failed", "canceled"]);
+export const AgentRunStatus = z.enum(["queued", "running", "completed", "failed", "canceled"]).describe(
+  "queued: on a task queue, waiting for a `stn worker` serving it to take it (docs/workers.md#agent-runs-on-a-queue)",
+);
 /** Why an agent run ended (docs/design/agents.md#runs). */
 export const AgentFinishReason = z.enum([
   "stop",
@@ -90,6 +93,13 @@ export const AgentRun = z.looseObject({
   ),
   started_at: z.string(),
   ended_at: z.string().nullable(),
+  queue: z.string().nullable().describe(
+    "the task queue a `stn worker` runs it from (`queue:` of its .prompt, or the start's); null: on the station",
+  ),
+  owner: z.string().nullable().describe("the id of the `stn worker` that runs it (`stn workers`); null for none"),
+  waiting_for: z.string().optional().describe(
+    "why a queued run waits, e.g. `no live worker serves queue gpu`",
+  ),
 }).meta({ id: "AgentRun" });
 export type AgentRun = z.infer<typeof AgentRun>;
 
@@ -102,6 +112,9 @@ export const StartAgentRunBody = z.strictObject({
   ),
   record: z.boolean().optional().describe(
     "record the run's model and tool calls: GET /api/v1/agent-runs/{run_id}/cassette answers the cassette",
+  ),
+  queue: TaskQueue.optional().describe(
+    "run it on a `stn worker` serving this task queue (over the agent's `queue:`); it waits until one takes it",
   ),
 }).meta({ id: "StartAgentRunBody" });
 export type StartAgentRunBody = z.input<typeof StartAgentRunBody>;

@@ -7,6 +7,8 @@ import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mo
 import { AgentRuns } from "../agents/runs.ts";
 import { listAgents } from "../agents/store.ts";
 import { AgentHost } from "../agents/remote_host.ts";
+import { AGENT_CANCEL_SUBJECT, AGENT_QUEUED_SUBJECT } from "../agents/remote_protocol.ts";
+import { RunClaims } from "../agents/run_claims.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
@@ -219,6 +221,12 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       environment: config.values.workflows.environment,
       clock,
       durable,
+      // Runs on task queues (docs/workers.md#agent-runs-on-a-queue): idle workers ask at once; a cancel reaches
+      // the worker running the run.
+      remote: {
+        queued: () => nc.publish(AGENT_QUEUED_SUBJECT),
+        canceled: (runId) => nc.publish(`${AGENT_CANCEL_SUBJECT}.${runId}`),
+      },
     });
     const e = config.values.engine;
     const engine = new Engine(db, nc, {
@@ -241,6 +249,8 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
     const agentHost = new AgentHost({
       nc,
       agents,
+      claims: new RunClaims(db, agents.ledger, clock),
+      leaseMs: e.lease,
       holds: ({ worker, ...step }) => engine.holds(worker, step),
       mcpPlan: (environment, def) => planMcpToolbox(db, environment, def.tools),
       durable,
@@ -272,7 +282,7 @@ export async function startStation(config: LoadedConfig, options: StartStationOp
       engine,
       runs: new WorkflowRuns(engine, (ids) => agents.ledger.workflowRunCosts(ids)),
       agents,
-      agentRuns: new AgentRuns(agents.ledger),
+      agentRuns: new AgentRuns(agents.ledger, () => engine.workers()),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),
       references: () => ({
         environment: config.values.workflows.environment,

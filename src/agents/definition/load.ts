@@ -344,6 +344,7 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     timeout_ms: fm.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(fm.timeout),
     context: fm.context,
     max_cost: fm.max_cost,
+    queue: fm.queue,
     source: text,
     extra,
   });

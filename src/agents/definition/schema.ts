@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ContextSettings } from "../../contract/agent_definition.ts";
+import { TaskQueue } from "../../contract/task_queue.ts";
 import { cron, timezone } from "../../workflows/definition/schema.ts";
 import { durationProblem, rule } from "../../lib/schema_rules.ts";
 
@@ -103,6 +104,8 @@ export const FrontMatter = z.looseObject({
   context: ContextSettings.optional(),
   /** stn's own: the run's budget in USD (docs/agents.md#cost). */
   max_cost: z.number().positive().optional(),
+  /** stn's own: runs started directly go to a `stn worker` serving this task queue (docs/workers.md). */
+  queue: TaskQueue.optional(),
 });
 export type FrontMatter = z.infer<typeof FrontMatter>;
 

@@ -15,6 +15,7 @@ import m0021 from "./0021_evals.ts";
 import m0022 from "./0022_agent_cost.ts";
 import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
+import m0028 from "./0028_agent_run_queues.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0022,
   m0024,
   m0025,
+  m0028,
 ];

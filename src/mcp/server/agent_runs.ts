@@ -27,7 +27,7 @@ async function waitForAgentRun(client: StationClient, runId: string, signal: Abo
       if (!signal.aborted && err instanceof StationError) throw err;
     }
     const run = await getAgentRun(client, runId);
-    if (run.status !== "running" || signal.aborted) return run;
+    if ((run.status !== "running" && run.status !== "queued") || signal.aborted) return run;
   }
 }
 

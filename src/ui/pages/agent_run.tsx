@@ -190,7 +190,7 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
-      {run.status === "running"
+      {run.status === "running" || run.status === "queued"
         ? (
           <div class="actions">
             <ApiForm
