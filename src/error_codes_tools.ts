@@ -44,7 +44,11 @@ export const TOOL_ERROR_CODES = {
   agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
   agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],
   claim_lost: [409, 1, "a worker's agent write came after its claim lapsed (the step or run was taken over)"],
-  agent_queue_unsupported: [422, 1, "an agent with child agents, or a run under test doubles, cannot go to a queue"],
+  agent_queue_unsupported: [
+    422,
+    1,
+    "an agent with child agents, or a run under test doubles, cannot go to a queue",
+  ],
   agent_output_invalid: [
     422,
     1,

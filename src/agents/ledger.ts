@@ -334,8 +334,9 @@ export class AgentLedger {
     if (q.workflowRunId) where.push("workflow_run_id = ?"), params.push(q.workflowRunId);
     // `queued` is a running run on a task queue that no worker has taken yet (agents/views.ts).
     if (q.status === "queued") where.push("status = 'running' AND queue IS NOT NULL AND owner IS NULL");
-    else if (q.status === "running") where.push("status = 'running' AND (queue IS NULL OR owner IS NOT NULL)");
-    else if (q.status) where.push("status = ?"), params.push(q.status);
+    else if (q.status === "running") {
+      where.push("status = 'running' AND (queue IS NULL OR owner IS NOT NULL)");
+    } else if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
     // node:sqlite types rows as Record<string, SQLOutputValue>; agent_runs' columns are AgentRunRow's.
     const runs = this.#db.prepare(

@@ -65,7 +65,10 @@ export class AgentHost {
     serve(AGENT_START_SUBJECT, (b) => this.#start(AgentStartRequest.parse(b)));
     serve(AGENT_WRITE_SUBJECT, (b) => this.#write(AgentWriteRequest.parse(b)));
     serve(AGENT_TAKE_SUBJECT, (b) => this.#take(AgentTakeRequest.parse(b)));
-    serve(AGENT_RENEW_SUBJECT, (b) => this.#o.claims.renew(AgentClaimsRequest.parse(b).claims, this.#o.leaseMs));
+    serve(
+      AGENT_RENEW_SUBJECT,
+      (b) => this.#o.claims.renew(AgentClaimsRequest.parse(b).claims, this.#o.leaseMs),
+    );
     serve(AGENT_RELEASE_SUBJECT, (b) => {
       const released = this.#o.claims.release(AgentClaimsRequest.parse(b).claims);
       if (released > 0) this.queued();
@@ -154,7 +157,11 @@ export class AgentHost {
     if (!run || !claimOf(run, req.claim)) {
       throw new StationError("agent_run_not_found", `agent run ${req.run_id} is not the claimed one`);
     }
-    const ended = () => ({ ok: true as const, run: ledger.get(run.id), tool_calls: ledger.toolCalls(run.id) });
+    const ended = () => ({
+      ok: true as const,
+      run: ledger.get(run.id),
+      tool_calls: ledger.toolCalls(run.id),
+    });
     if (run.status !== "running") {
       // Canceled while the worker ran it: its end is the cancel's; anything else is refused, so its loop stops.
       if (req.op === "finish") return ended();
@@ -180,5 +187,6 @@ export class AgentHost {
 /** Whether a write under this claim is to this run: the queued run itself, or the claimed step's run. */
 function claimOf(run: AgentRunRow, claim: Claim): boolean {
   if ("run_id" in claim) return run.id === claim.run_id;
-  return run.workflow_run_id === claim.run && run.step_path === claim.path && run.step_attempt === claim.attempt;
+  return run.workflow_run_id === claim.run && run.step_path === claim.path &&
+    run.step_attempt === claim.attempt;
 }

@@ -107,9 +107,12 @@ export const AgentWriteRequest = z.object({
 export type AgentWriteRequest = z.infer<typeof AgentWriteRequest>;
 
 /** A queued run taken for the worker, with what its loop needs; `none` when no run waits on its queues. */
-export type AgentTakeReply = RemoteError | { none: true } | (Exclude<AgentStartReply, RemoteError> & {
-  claim: RunClaim;
-});
+export type AgentTakeReply =
+  | RemoteError
+  | { none: true }
+  | (Exclude<AgentStartReply, RemoteError> & {
+    claim: RunClaim;
+  });
 
 /** Committed; after `finish`, the ended run and its tool calls. */
 export type AgentWriteReply = RemoteError | { ok: true; run?: AgentRunRow; tool_calls?: ToolCallRow[] };

@@ -82,7 +82,6 @@ export interface StartedRun {
   done: Promise<AgentRunRow>;
 }
 
-
 /**
  * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
  * agent, its model's key and its input BEFORE a run exists, records the run, gathers its tools (MCP, sandbox,
@@ -389,7 +388,11 @@ function queueOf(req: AgentRunRequest, def: AgentDefinition): string | undefined
   const why = def.agents.length > 0 ? "it has child agents" : req.doubles ? "it runs under test doubles" : "";
   if (!why) return req.queue ?? def.queue;
   if (req.queue === undefined) return undefined;
-  throw new StationError("agent_queue_unsupported", `agent ${def.name} cannot run on queue ${req.queue}: ${why}`, {
-    hint: "run it without --queue: its runs stay on the station",
-  });
+  throw new StationError(
+    "agent_queue_unsupported",
+    `agent ${def.name} cannot run on queue ${req.queue}: ${why}`,
+    {
+      hint: "run it without --queue: its runs stay on the station",
+    },
+  );
 }

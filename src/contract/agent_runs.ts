@@ -96,7 +96,9 @@ export const AgentRun = z.looseObject({
   queue: z.string().nullable().describe(
     "the task queue a `stn worker` runs it from (`queue:` of its .prompt, or the start's); null: on the station",
   ),
-  owner: z.string().nullable().describe("the id of the `stn worker` that runs it (`stn workers`); null for none"),
+  owner: z.string().nullable().describe(
+    "the id of the `stn worker` that runs it (`stn workers`); null for none",
+  ),
   waiting_for: z.string().optional().describe(
     "why a queued run waits, e.g. `no live worker serves queue gpu`",
   ),

@@ -81,7 +81,9 @@ export class WorkerAgents {
   start(): void {
     const { nc } = this.#o;
     this.#subs.push(
-      nc.subscribe(AGENT_QUEUED_SUBJECT, { callback: () => this.#queued.splice(0).forEach((wake) => wake()) }),
+      nc.subscribe(AGENT_QUEUED_SUBJECT, {
+        callback: () => this.#queued.splice(0).forEach((wake) => wake()),
+      }),
       nc.subscribe(`${AGENT_CANCEL_SUBJECT}.*`, {
         callback: (_err, msg) =>
           this.#runs.get(msg.subject.slice(AGENT_CANCEL_SUBJECT.length + 1))?.abort.abort(

@@ -153,10 +153,12 @@ export class StepWorker {
         continue;
       }
       this.#active++;
-      const taken = await agents.take({ worker: this.id, name: this.name }, this.#opts.queues).catch((err) => {
-        log.debug("asking for a queued agent run failed", { error: errorMessage(err) });
-        return undefined;
-      });
+      const taken = await agents.take({ worker: this.id, name: this.name }, this.#opts.queues).catch(
+        (err) => {
+          log.debug("asking for a queued agent run failed", { error: errorMessage(err) });
+          return undefined;
+        },
+      );
       if (!taken) {
         this.#free();
         await agents.nextQueued(1000);
