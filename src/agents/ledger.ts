@@ -291,10 +291,7 @@ export class AgentLedger {
     );
   }
 
-  /**
-   * Runs left `running` that nobody else resumes: not a child (its parent does), nor a workflow step's (the
-   * engine does), nor one on a task queue (a worker does).
-   */
+  /** Runs left `running` nobody else resumes: not a child's (its parent does), a step's (the engine) or queued (a worker). */
   orphans(): AgentRunRow[] {
     return this.#q.all<AgentRunRow>(
       `SELECT * FROM agent_runs WHERE status = 'running' AND parent_run_id IS NULL AND workflow_run_id IS NULL

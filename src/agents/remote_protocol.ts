@@ -4,10 +4,11 @@ import type { AgentRunRow, ToolCallRow, TurnRow } from "./ledger.ts";
 import type { RunPlan } from "./loop.ts";
 
 /**
- * What a `stn worker` running an `agent` step and the station say over NATS request/reply
- * (docs/workers.md#agent-steps): the station creates (or finds) the step's agent run and hands over what
- * its loop needs; every write of the loop then goes to the station, the ledger's only writer, and is
- * committed before the reply, so a worker killed mid-run leaves every finished turn and tool call recorded.
+ * What a `stn worker` running an agent loop and the station say over NATS request/reply
+ * (docs/workers.md#agent-steps): the station creates (or finds) an `agent` step's run, or hands over a run
+ * queued on the worker's queues under a claim of its own (docs/workers.md#agent-runs-on-a-queue), with what
+ * its loop needs; every write of the loop then goes to the station, the ledger's only writer, and is committed
+ * before the reply, so a worker killed mid-run leaves every finished turn and tool call recorded.
  */
 
 export const AGENT_START_SUBJECT = "stn.workers.agent.start";
