@@ -425,7 +425,10 @@ Deno.test("agent loader: `queue` names a task queue; with child agents it is not
   assertEquals([queued.definition!.queue, queued.warnings], ["gpu", []]);
   const bad = await parse("---\nqueue: GPU nodes\n---\nhi");
   assertEquals(bad.definition, undefined);
-  assert(bad.errors.some((e) => e.path === "/queue" && e.message.includes("lowercase")), JSON.stringify(bad.errors));
+  assert(
+    bad.errors.some((e) => e.path === "/queue" && e.message.includes("lowercase")),
+    JSON.stringify(bad.errors),
+  );
   const parent = await parse("---\nqueue: gpu\nagents: [Helper]\n---\nhi");
   assertEquals(where(parent.warnings), ["queue_with_child_agents@2:1"]);
 });

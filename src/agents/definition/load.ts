@@ -245,7 +245,8 @@ function notes(fm: FrontMatter, raw: Record<string, unknown>): Unplaced[] {
     found.push({
       code: "queue_with_child_agents",
       path: "/queue",
-      message: "an agent with child agents runs on the station (its children run inside it): `queue` is not used",
+      message:
+        "an agent with child agents runs on the station (its children run inside it): `queue` is not used",
       hint: "remove `queue`, or `agents` (docs/workers.md#agent-runs-on-a-queue)",
     });
   }

@@ -169,6 +169,19 @@ function Live(props: { ctx: StationContext; id: string }) {
         </dd>
         <dt>Duration</dt>
         <dd>{formatDuration(run.duration_ms ?? span(run.started_at, run.ended_at))}</dd>
+        {run.queue
+          ? (
+            <>
+              <dt>Queue</dt>
+              <dd>
+                <code>{run.queue}</code>
+                <span class="muted">
+                  {run.waiting_for ? ` waiting for ${run.waiting_for}` : ` worker ${run.owner ?? "-"}`}
+                </span>
+              </dd>
+            </>
+          )
+          : null}
         {run.trace_id
           ? (
             <>
