@@ -201,7 +201,11 @@ export class AgentService {
     for (;;) {
       const row = this.ledger.get(runId);
       if (!row || row.status !== "running" || signal?.aborted) return row!;
-      await new Promise((r) => setTimeout(r, 200));
+      // Woken by its writes here (a worker's too: this station commits them), else in a second (another process's).
+      await new Promise<void>((r) => {
+        const off = this.ledger.watch(runId, () => (off(), clearTimeout(t), r()));
+        const t = setTimeout(() => (off(), r()), 1000);
+      });
     }
   }
 
@@ -378,10 +382,8 @@ export class AgentService {
 }
 
 /**
- * The task queue a run goes to: the start's, else the agent's `queue:`, for a run started directly. A step's
- * run follows its step, a child runs inside its parent; under test doubles or with child agents a run stays
- * here (the doubles and the children are this process's): the agent's `queue:` is then not used, and a queue
- * asked for by the start is refused.
+ * The task queue of a run started directly: the start's, else the agent's `queue:`. Under test doubles or with
+ * child agents (this process's) a run stays here: the agent's `queue:` is not used, the start's is refused.
  */
 function queueOf(req: AgentRunRequest, def: AgentDefinition): string | undefined {
   if (req.step || req.parent) return undefined;
