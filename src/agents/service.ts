@@ -116,8 +116,7 @@ export class AgentService {
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
     const { run, plan, def, replayed } = await this.#create(req);
-    // A replay waits for the run wherever it runs; it never starts the run a second time. So does a run on a
-    // task queue: a worker serving it runs it.
+    // A replay waits for the run wherever it runs, never starts it twice; a queued one waits for its worker.
     if (replayed || run.queue !== null) {
       if (!replayed) this.#o.remote?.queued(run);
       return { run, done: this.wait(run.id, req.signal) };
@@ -138,8 +137,8 @@ export class AgentService {
 
   /** A run taken from a task queue for a worker: its plan (what is left of its timeout on a resume) and agent. */
   forQueued(run: AgentRunRow): { plan: RunPlan; def: AgentDefinition } {
-    if (run.claims > 1) return this.#resume(run);
-    return { plan: JSON.parse(run.plan), def: this.#definition(run.environment, run.agent) };
+    const def = this.#definition(run.environment, run.agent);
+    return run.claims > 1 ? this.#resume(run) : { plan: JSON.parse(run.plan), def };
   }
 
   /** Whether a step's agent must run here, not on a worker: child agents, test doubles or an unknown agent. */
