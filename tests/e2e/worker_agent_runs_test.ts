@@ -273,3 +273,69 @@ Deno.test("agent runs on a queue: kill -9 of the worker mid tool loop: another w
     await home.cleanup();
   }
 });
+
+Deno.test("agent runs on a queue: a worker stopped with SIGTERM hands its run back; another worker finishes it", async () => {
+  const model = startModelServer();
+  let first = true;
+  // The first model call (on the first worker) is held until that worker aborts it; the next is answered.
+  model.route(() => {
+    if (!first) return { text: "finished elsewhere" };
+    first = false;
+    return { hold: new Promise<void>(() => {}), text: "never" };
+  });
+  const home = await queueHome(model.url);
+  const nats = await singleNats();
+  const serve = await startServe({
+    env: home.env,
+    home: home.home,
+    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
+  });
+  const workers: WorkerProcess[] = [];
+  try {
+    const client = new StationClient(serve.url);
+    workers.push(startWorkerProcess({
+      env: home.env,
+      natsUrl: nats.url,
+      name: "drain-1",
+      args: ["--queue", "gpu", "--drain-timeout", "1"],
+    }));
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 1, 20_000),
+      workers[0].stderr(),
+    );
+    const [one] = (await listWorkers(client)).workers;
+    const started = await startAgentRun(client, "Greeter", { task: "drain me", queue: "gpu" });
+    await model.waitForRequests(1, 30_000);
+    workers.push(
+      startWorkerProcess({ env: home.env, natsUrl: nats.url, name: "drain-2", args: ["--queue", "gpu"] }),
+    );
+    assert(
+      await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000),
+      workers[1].stderr(),
+    );
+    assertEquals((await workers[0].stop("SIGTERM")).code, 0, workers[0].stderr());
+
+    const run = await ended(client, started.run_id);
+    assertEquals(
+      [run.status, run.response],
+      ["completed", "finished elsewhere"],
+      serve.stderr().slice(-3000),
+    );
+    const two = (await listWorkers(client)).workers.find((w) => w.name === "drain-2")!;
+    const events = (await eventsOf(client, run.run_id)).map((
+      e,
+    ) => [e.type, (e.data as { owner?: string })?.owner]);
+    assertEquals(events.filter(([t]) => t === "run_claimed" || t === "run_released"), [
+      ["run_claimed", one.id],
+      ["run_released", one.id],
+      ["run_claimed", two.id],
+    ]);
+    assertEquals([model.requests.length, model.requests[0].aborted], [2, true]);
+  } finally {
+    for (const w of workers) await w.stop();
+    await serve.stop();
+    await nats.stop();
+    await model.close();
+    await home.cleanup();
+  }
+});
