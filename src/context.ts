@@ -1,6 +1,6 @@
 import type { AgentRuns } from "./agents/runs.ts";
 import type { AgentService } from "./agents/service.ts";
-import type { LoadedConfig } from "./config/load.ts";
+import type { LoadedConfig } from "./config/resolve.ts";
 import type { Database } from "./db/database.ts";
 import type { FileReaper } from "./files/reaper.ts";
 import type { FileStore } from "./files/store.ts";

@@ -1,6 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
-import { currentTraceId } from "./telemetry/tracing.ts";
-
 /** Levelled logging to stderr; stdout stays clean for command output (docs/design/errors.md#cli-output). */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = typeof LOG_LEVELS[number];
@@ -12,8 +9,20 @@ let threshold = LOG_LEVELS.indexOf("info");
 let format: LogFormat = "text";
 /** Where lines go besides stderr (`stn serve`'s log file). */
 const sinks = new Set<(line: string) => void>();
-/** Fields every line logged inside a scope carries (the API request's id). */
-const scope = new AsyncLocalStorage<Record<string, unknown>>();
+/** Fields every line logged inside a scope carries (the API request's id): src/log_scope.ts keeps them. */
+let scopeFields: () => Record<string, unknown> | undefined = () => undefined;
+
+/**
+ * Reads the active span's trace id for each line. src/telemetry/tracing.ts hands it over when it loads with
+ * tracing on (every span starts there): log.ts itself stays free of `@opentelemetry/api`, a CommonJS package
+ * that would cost every CLI command ~20 ms to load (docs/benchmarks.md, startup).
+ */
+let activeTraceId: () => string | undefined = () => undefined;
+
+/** Sets where log lines read the active span's trace id from (src/telemetry/tracing.ts). */
+export function useTraceIds(read: () => string | undefined): void {
+  activeTraceId = read;
+}
 
 /** Sets the lowest level that is printed. */
 export function setLogLevel(level: LogLevel): void {
@@ -41,15 +50,15 @@ export function logEnabled(level: LogLevel): boolean {
   return LOG_LEVELS.indexOf(level) >= threshold;
 }
 
-/** Runs fn with fields added to every line it logs (e.g. `request_id`). */
-export function withLogFields<T>(fields: Record<string, unknown>, fn: () => T): T {
-  return scope.run({ ...scope.getStore(), ...fields }, fn);
+/** Sets where log lines read their scope's fields from (src/log_scope.ts, when it loads). */
+export function useScopeFields(read: () => Record<string, unknown> | undefined): void {
+  scopeFields = read;
 }
 
 function emit(level: LogLevel, msg: string, fields?: Record<string, unknown>): void {
   if (LOG_LEVELS.indexOf(level) < threshold) return;
-  const scoped = scope.getStore();
-  const traceId = currentTraceId();
+  const scoped = scopeFields();
+  const traceId = activeTraceId();
   const all = scoped || traceId
     ? { ...scoped, ...fields, ...(traceId ? { trace_id: traceId } : {}) }
     : fields;

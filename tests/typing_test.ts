@@ -41,8 +41,8 @@ Deno.test("typing: no-explicit-any is on, and each exception says why (`deno-lin
   assertEquals(linesMatching(/deno-lint-ignore(-file)? no-explicit-any(?!\s+--\s+\S)/), []);
 });
 
-/** Whether node is the handler given to commander's `.action(…)`, whose parameters commander fixes. */
-function commanderAction(node: ts.Node): boolean {
+/** Whether node is the handler given to a command's `.action(…)`, whose parameters the CLI parser fixes. */
+function commandAction(node: ts.Node): boolean {
   const call = node.parent;
   return ts.isCallExpression(call) && call.arguments.includes(node as ts.Expression) &&
     ts.isPropertyAccessExpression(call.expression) && call.expression.name.text === "action";
@@ -55,7 +55,7 @@ function longParameterLists(max: number): string[] {
     const source = ts.createSourceFile(file, Deno.readTextFileSync(file), ts.ScriptTarget.Latest, true, kind);
     const found: string[] = [];
     const visit = (node: ts.Node) => {
-      if (ts.isFunctionLike(node) && !commanderAction(node)) {
+      if (ts.isFunctionLike(node) && !commandAction(node)) {
         // A `this` parameter only types the receiver; callers do not pass it.
         const count = node.parameters.filter((p) => p.name.getText(source) !== "this").length;
         if (count > max) {

@@ -1,27 +1,27 @@
-/** The tool that offers a child agent (`agents:` of a `.prompt`) to its parent's model. */
+/** A child agent as its parent's tool `__agent_<name>` (docs/agents.md: `agents:`): it runs the child and answers its result. */
 
-import type { AgentRunRow } from "./ledger.ts";
+import type { AgentLedger, AgentRunRow } from "./ledger.ts";
 import type { LoopTool } from "./loop_io.ts";
 import { type AgentDefinition, childAgentToolName } from "./types.ts";
 
 const CHILD_TASK_MAX = 10_000;
 const MAX_DEPTH = 5;
 
-/** What a child's tool needs of the agent service: the parent chain, and running the child to its end. */
-export interface ChildRuns {
-  ledger: { get(id: string): AgentRunRow | undefined };
-  run(req: {
+/** What a child tool needs of the agent service: the ledger (to bound the depth) and running a run to its end. */
+export interface ChildRunner {
+  ledger: AgentLedger;
+  run: (req: {
     agent: string;
     environment: string;
     task: string;
     parent: { runId: string; callId: string };
     traceId?: string;
-    signal?: AbortSignal;
-  }): Promise<AgentRunRow>;
+    signal: AbortSignal;
+  }) => Promise<AgentRunRow>;
 }
 
-/** The `__agent_<name>` tool of parent run `run`: runs the child on `{task}` and answers its result. */
-export function childAgentTool(run: AgentRunRow, child: AgentDefinition, runs: ChildRuns): LoopTool {
+/** The tool that runs `child` for the parent run `run`, one child run per tool call. */
+export function childAgentTool(runner: ChildRunner, run: AgentRunRow, child: AgentDefinition): LoopTool {
   const name = child.name;
   return {
     name: childAgentToolName(name),
@@ -36,10 +36,10 @@ export function childAgentTool(run: AgentRunRow, child: AgentDefinition, runs: C
     run: async (args, signal, callId) => {
       // A child that lists its parent would recurse until the timeout: the chain is bounded.
       let depth = 0;
-      for (let p = run.parent_run_id; p; p = runs.ledger.get(p)?.parent_run_id ?? null) depth++;
+      for (let p = run.parent_run_id; p; p = runner.ledger.get(p)?.parent_run_id ?? null) depth++;
       if (depth >= MAX_DEPTH) throw new Error(`agents nest at most ${MAX_DEPTH} deep; ${name} not started`);
       const task = String((args as { task?: unknown }).task ?? "").slice(0, CHILD_TASK_MAX);
-      const ended = await runs.run({
+      const ended = await runner.run({
         agent: name,
         environment: run.environment,
         task,

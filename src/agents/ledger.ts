@@ -6,39 +6,27 @@ import { countAgentRunFinished } from "../telemetry/metrics.ts";
 import { toolCallView } from "./views.ts";
 import { Statements } from "../db/statements.ts";
 import { type Clock, iso, systemClock } from "../lib/clock.ts";
+import { AgentKeys } from "./admission.ts";
 import type {
   AgentEventRow,
   AgentRunQuery,
   AgentRunRow,
-  AgentRunStatus,
-  FinishReason,
   NewRun,
-  RunError,
+  RunEnd,
   ToolCallRow,
   TurnRow,
 } from "./run_rows.ts";
 
-export type {
-  AgentEventRow,
-  AgentRunQuery,
-  AgentRunRow,
-  AgentRunStatus,
-  FinishReason,
-  NewRun,
-  RunError,
-  RunTrigger,
-  ToolCallRow,
-  TurnRow,
-  Usage,
-} from "./run_rows.ts";
+export type * from "./run_rows.ts";
 
 /**
  * The agent runs' ledger (migration 0007): the only code that reads or writes its tables. Every
  * change is one transaction that also appends the run's event, so a run's record and its event log
- * never disagree, and each completed model turn and tool result is on disk before the next begins.
+ * never disagree, and each completed model turn and tool result is on disk before the next begins. A run's
+ * concurrency keys (admission.ts) are taken and given back in the transactions that create and end it.
  */
 
-const TERMINAL_EVENT: Record<Exclude<AgentRunStatus, "running">, string> = {
+const TERMINAL_EVENT: Record<RunEnd["status"], string> = {
   completed: "run_completed",
   failed: "run_failed",
   canceled: "run_canceled",
@@ -50,12 +38,16 @@ export class AgentLedger {
   #q: Statements;
   #watchers = new Watchers();
   #clock: Clock;
+  readonly keys: AgentKeys;
+  /** Hears the waiting runs a commit admitted (the agent service launches them). */
+  onAdmitted: (runIds: string[]) => void = () => {};
 
   /** `clock` stamps the runs and their events (the engine's, so a virtual clock in tests stamps both alike). */
   constructor(db: Database, clock: Clock = systemClock) {
     this.#db = db;
     this.#clock = clock;
     this.#q = new Statements(db);
+    this.keys = new AgentKeys(this.#q, (runId, type, data) => this.#event(runId, type, data));
   }
 
   #now(): string {
@@ -71,11 +63,12 @@ export class AgentLedger {
     this.#write(id, () => {
       existing = r.claim?.(id);
       if (existing) return;
+      const waiting = r.admission && this.keys.enqueue(id, r.admission, this.#clock.now());
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
            parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
            started_at, cost_usd, queue)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -83,6 +76,7 @@ export class AgentLedger {
         r.task,
         JSON.stringify(r.variables),
         JSON.stringify(r.plan),
+        waiting ? "waiting_for_concurrency" : "running",
         r.parentRunId ?? null,
         r.parentCallId ?? null,
         r.step?.runId ?? null,
@@ -104,6 +98,9 @@ export class AgentLedger {
         parent_run_id: r.parentRunId,
         ...(r.queue ? { queue: r.queue } : {}),
       });
+      if (waiting) {
+        this.#event(id, "run_waiting_for_concurrency", { ...waiting, priority: r.admission!.priority });
+      }
     });
     return this.get(existing ?? id)!;
   }
@@ -226,23 +223,15 @@ export class AgentLedger {
   }
 
   /** Ends a running run (a run already ended stays as it was); returns whether this call ended it. */
-  finish(
-    runId: string,
-    end: {
-      status: Exclude<AgentRunStatus, "running">;
-      finish_reason: FinishReason;
-      response: string;
-      result?: unknown;
-      error?: RunError;
-    },
-  ): boolean {
+  finish(runId: string, end: RunEnd): boolean {
     let ended = false;
+    let admitted: string[] = [];
     this.#write(runId, () => {
       const at = this.#now();
       ended = this.#q.run(
         `UPDATE agent_runs SET status = ?, finish_reason = ?, response = ?, result = ?, error = ?, ended_at = ?,
            duration_ms = CAST(ROUND((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
-         WHERE id = ? AND status = 'running'`,
+         WHERE id = ? AND status IN ('running', 'waiting_for_concurrency')`,
         end.status,
         end.finish_reason,
         end.response,
@@ -259,9 +248,23 @@ export class AgentLedger {
           finish_reason: end.finish_reason,
           ...(end.error ? { error: end.error } : {}),
         });
+        admitted = this.keys.release(runId, this.#clock.now());
       }
     });
+    this.#announce(admitted);
     return ended;
+  }
+
+  /** Admits whatever waiting runs fit now (at start: a run may have ended unseen, a limit may have been raised). */
+  admitWaiting(): void {
+    let admitted: string[] = [];
+    transaction(this.#db, () => admitted = this.keys.admitAll(this.#clock.now()));
+    this.#announce(admitted);
+  }
+
+  #announce(admitted: string[]): void {
+    for (const id of admitted) this.#watchers.notify(id);
+    this.onAdmitted(admitted);
   }
 
   get(id: string): AgentRunRow | undefined {

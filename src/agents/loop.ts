@@ -246,7 +246,7 @@ async function modelTurn(
   await o.ledger.event(run.id, "turn_started", { turn });
   await o.durable?.();
   const started = performance.now();
-  const limited = o.throttle && o.throttle.keysOf(run.model).length > 0;
+  const limited = o.throttle?.limited(run.model) ?? false;
   const request = { model: o.model, system: plan.system, messages, tools, abortSignal: o.signal };
   // A limited model's 429/503 are waited out by the throttle, durably, instead of the SDK's two retries.
   const call = () => generateText({ ...request, ...(limited ? { maxRetries: 0 } : {}) });

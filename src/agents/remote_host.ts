@@ -1,11 +1,13 @@
 /** AgentHost: the station's side of agent loops run by `stn worker`s (start or take the run, commit its writes). */
 
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { z } from "zod";
 import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import type { AgentRunRow } from "./ledger.ts";
 import type { RunPlan } from "./loop.ts";
 import {
+  AGENT_MODEL_SUBJECT,
   AGENT_QUEUED_SUBJECT,
   AGENT_RELEASE_SUBJECT,
   AGENT_RENEW_SUBJECT,
@@ -20,6 +22,8 @@ import {
   type AgentWriteReply,
   AgentWriteRequest,
   type Claim,
+  type ModelPermitReply,
+  ModelPermitRequest,
   type StepClaim,
 } from "./remote_protocol.ts";
 import type { RunClaims } from "./run_claims.ts";
@@ -74,6 +78,7 @@ export class AgentHost {
       if (released > 0) this.queued();
       return { released };
     });
+    serve(AGENT_MODEL_SUBJECT, (b) => this.#model(ModelPermitRequest.parse(b)));
   }
 
   /** Stops answering (workers retry until a station answers). */
@@ -138,7 +143,7 @@ export class AgentHost {
   }
 
   async #handover(run: AgentRunRow, plan: RunPlan, def: AgentDefinition) {
-    const { ledger } = this.#o.agents;
+    const { ledger, limits } = this.#o.agents;
     const running = run.status === "running";
     return {
       run,
@@ -147,6 +152,7 @@ export class AgentHost {
       turns: ledger.turns(run.id),
       tool_calls: ledger.toolCalls(run.id),
       mcp: running && def.tools.length > 0 ? await this.#o.mcpPlan(run.environment, def) : null,
+      limited: limits.limited(run.model),
     };
   }
 
@@ -173,6 +179,25 @@ export class AgentHost {
       if (req.op === "finish") claims.forget(run.id);
     });
     return req.op === "finish" ? ended() : { ok: true };
+  }
+
+  /** A worker's model call under `ai.limits`, decided on the ledger like the station's own calls. */
+  #model(req: z.output<typeof ModelPermitRequest>): ModelPermitReply {
+    const { limits } = this.#o.agents;
+    switch (req.op) {
+      case "acquire":
+        // Only the worker holding the step or run calls its model; the one it was taken from is refused.
+        this.#fence(req.claim);
+        return { wait: limits.acquire(req.id, req.model) };
+      case "renew":
+        limits.renew(req.id);
+        return {};
+      case "release":
+        limits.release(req.id, req.tokens);
+        return {};
+      case "block":
+        return { keys: limits.block(req.model, req.wait_ms) };
+    }
   }
 
   #fence(claim: Claim): void {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { AgentDefinition } from "./types.ts";
 import type { AgentRunRow, ToolCallRow, TurnRow } from "./ledger.ts";
 import type { RunPlan } from "./loop.ts";
+import type { ThrottleWait } from "./model_limits.ts";
 
 /**
  * What a `stn worker` running an agent loop and the station say over NATS request/reply
@@ -23,6 +24,8 @@ export const AGENT_RELEASE_SUBJECT = "stn.workers.agent.release";
 export const AGENT_QUEUED_SUBJECT = "stn.workers.agent.queued";
 /** `stn.workers.agent.cancel.<run>`: the run was canceled; the worker running it aborts its loop. */
 export const AGENT_CANCEL_SUBJECT = "stn.workers.agent.cancel";
+/** A worker's model call asks the station's `ai.limits` for its permit. */
+export const AGENT_MODEL_SUBJECT = "stn.workers.agent.model";
 
 /** The step attempt a worker holds the claim of. */
 const StepClaim = z.object({
@@ -82,6 +85,8 @@ export type AgentStartReply = RemoteError | {
   tool_calls: ToolCallRow[];
   /** The MCP tools' plan (mcp/toolbox.ts McpToolboxPlan): checked, approved, rendered by the station. */
   mcp: unknown;
+  /** Whether the station's `ai.limits` apply to the run's model: its calls then ask for permits. */
+  limited: boolean;
 };
 
 /** The loop's writes a worker sends (the AgentLedger methods of the same names). */
@@ -117,3 +122,23 @@ export type AgentTakeReply =
 
 /** Committed; after `finish`, the ended run and its tool calls. */
 export type AgentWriteReply = RemoteError | { ok: true; run?: AgentRunRow; tool_calls?: ToolCallRow[] };
+
+/**
+ * A worker's model call under the station's `ai.limits` (agents/model_limits.ts): ask for its permit
+ * (`acquire`, again after each wait), keep it while the model answers (`renew`), end it with the tokens it
+ * used (`release`), or hold the model for everyone for a provider's Retry-After (`block`, `wait_ms`).
+ */
+export const ModelPermitRequest = z.object({
+  /** The step attempt or queued run the worker holds: a worker whose claim lapsed gets no permit. */
+  claim: Claim,
+  op: z.enum(["acquire", "renew", "release", "block"]),
+  id: z.string(),
+  /** The model called (`acquire`, `block`). */
+  model: z.string().default(""),
+  tokens: z.int().min(0).default(0),
+  wait_ms: z.number().min(0).default(0),
+});
+export type ModelPermitRequest = z.input<typeof ModelPermitRequest>;
+
+/** `wait`: how long before asking again (none: go); `keys`: the limit keys a `block` held. */
+export type ModelPermitReply = RemoteError | { wait?: ThrottleWait; keys?: string[] };

@@ -1,6 +1,13 @@
 /** Row types of the agent-run tables (migration 0007) and what the ledger is asked; `ledger.ts` is the only code that queries them. */
 
-export type AgentRunStatus = "running" | "completed" | "failed" | "canceled";
+import type { AgentAdmission } from "./admission.ts";
+
+export type AgentRunStatus = "running" | "waiting_for_concurrency" | "completed" | "failed" | "canceled";
+
+/** Whether a run has ended (a waiting run has not: it runs once admitted). */
+export function runEnded(status: AgentRunStatus): boolean {
+  return status !== "running" && status !== "waiting_for_concurrency";
+}
 /** What started a run: a caller (CLI, API, MCP), its schedule, a workflow step or a parent agent. */
 export type RunTrigger = "manual" | "schedule" | "workflow" | "agent";
 export type FinishReason = "stop" | "max_steps" | "output_invalid" | "timeout" | "canceled" | "error";
@@ -17,6 +24,15 @@ export interface Usage {
 export interface RunError {
   code: string;
   message: string;
+}
+
+/** How a run ends: its final status, why, its answer or error. */
+export interface RunEnd {
+  status: "completed" | "failed" | "canceled";
+  finish_reason: FinishReason;
+  response: string;
+  result?: unknown;
+  error?: RunError;
 }
 
 export interface AgentRunRow extends Usage {
@@ -116,8 +132,10 @@ export interface NewRun {
   traceId?: string;
   /** Its model has a price (docs/agents.md#cost): its cost starts at 0, else it stays null (unknown). */
   priced?: boolean;
-  /** Routed to this task queue: created waiting for a `stn worker` serving it. */
+  /** Routed to this task queue: waiting for a `stn worker` serving it (once admitted, with `admission`). */
   queue?: string;
+  /** Its concurrency keys and priority (admission.ts): it waits, status `waiting_for_concurrency`, unless all fit. */
+  admission?: AgentAdmission;
   /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
   trigger?: RunTrigger;
   /**

@@ -26,7 +26,7 @@ export function runSignal(
 }
 
 /** What an outer abort means for the run: shutdown leaves it to resume, a step timeout is a timeout, else a cancel. */
-function outerReason(reason: unknown): StationError {
+export function outerReason(reason: unknown): StationError {
   if (reason instanceof StationError && (reason.code === "shutdown" || reason.code === "agent_timeout")) {
     return reason;
   }

@@ -47,14 +47,14 @@ export class AgentRuns {
   /** A run as the API shows it; with `history`, its turns and tool calls too (outputs whole with `full`). */
   view(row: AgentRunRow, history = false, full = false): AgentRun {
     const view = agentRunView(this.ledger, row, history, full);
+    const waiting = row.status === "waiting_for_concurrency" && this.ledger.keys.reads.position(row.id);
+    if (waiting) return { ...view, waiting_for: waiting };
     if (!queued(row)) return view;
     const served = this.#workers().some((w) => w.agents && !w.draining && w.queues.includes(row.queue!));
-    return {
-      ...view,
-      waiting_for: served
-        ? `a free slot of a worker on queue ${row.queue}`
-        : `a worker on queue ${row.queue}: none is serving it (start \`stn worker --queue ${row.queue}\`)`,
-    };
+    const reason = served
+      ? `a free slot of a worker on queue ${row.queue}`
+      : `a worker on queue ${row.queue}: none is serving it (start \`stn worker --queue ${row.queue}\`)`;
+    return { ...view, waiting_for: { queue: row.queue!, reason } };
   }
 
   /** One tool call of a run with its whole output, or an `agent_tool_call_not_found` naming how to list them. */

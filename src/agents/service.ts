@@ -8,19 +8,25 @@ import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { type Clock, systemClock } from "../lib/clock.ts";
-import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
+import { AgentLedger, type AgentRunRow } from "./ledger.ts";
+import { runEnded } from "./run_rows.ts";
+import { agentAdmission } from "./admission.ts";
+import { untilEnded, WaitingRuns } from "./waiting.ts";
+import { queueOf } from "./run_queue.ts";
+import type { AgentRunRequest, StartedRun } from "./run_request.ts";
 import { contextPlan } from "./context.ts";
 import { runLoop, type RunPlan } from "./loop.ts";
-import { type LoopTool, loopTool } from "./loop_io.ts";
+import type { LoopTool } from "./loop_io.ts";
 import { createModels, type Models } from "./providers.ts";
+import { ModelLimits } from "./model_limits.ts";
 import { ModelThrottle } from "./throttle.ts";
 import { renderAgentPrompt } from "./render.ts";
-import { runSignal } from "./run_signal.ts";
+import { outerReason, runSignal } from "./run_signal.ts";
 import { lowestBudget, priceOf } from "../telemetry/cost.ts";
-import { sandboxToolbox } from "./sandbox_tools.ts";
 import type { AgentDefinition, AgentTool, Toolbox } from "./types.ts";
 import { childAgentTool } from "./child_tool.ts";
-import { DoublesRegistry, lazyToolbox, type RunDoubles, runIdentity, withDoubles } from "./doubles.ts";
+import { runTools } from "./run_tools.ts";
+import { DoublesRegistry, runIdentity } from "./doubles.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
 export type AgentSource = (environment: string, name: string) => AgentDefinition | undefined;
@@ -49,39 +55,6 @@ export interface AgentServiceOptions {
   remote?: { queued(run: AgentRunRow): void; canceled(runId: string): void };
 }
 
-/** What starts (or finds) an agent run. */
-export interface AgentRunRequest {
-  agent: string;
-  environment: string;
-  task: string;
-  variables?: Record<string, unknown>;
-  /** A child agent's run: the parent run and its tool call. */
-  parent?: { runId: string; callId: string };
-  /** A workflow step's run: the step attempt it belongs to (and its session scope). */
-  step?: { runId: string; path: string; visit: number; attempt: number };
-  traceId?: string;
-  /** `schedule` for the agent scheduler's runs (the others are derived from `parent` and `step`). */
-  trigger?: RunTrigger;
-  /** The caller's cancel (a workflow run's cancel, a parent's abort). */
-  signal?: AbortSignal;
-  /** An idempotent start's claim on its key, inside the creating transaction (see the ledger's `NewRun`). */
-  claim?: (runId: string) => string | undefined;
-  /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
-  doubles?: RunDoubles;
-  /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
-  maxCost?: number;
-  /** Run on this model instead of the agent's (`stn eval run --model`). */
-  model?: string;
-  /** Run on a `stn worker` serving this task queue, over the agent's `queue:` (a run started directly). */
-  queue?: string;
-}
-
-/** A run that has started, and its end. */
-export interface StartedRun {
-  run: AgentRunRow;
-  done: Promise<AgentRunRow>;
-}
-
 /**
  * The one entry every caller uses to run agents (CLI, API, workflow step, schedules, parent agents): checks the
  * agent, its model's key and its input BEFORE a run exists, records the run, gathers its tools (MCP, sandbox,
@@ -91,8 +64,10 @@ export class AgentService {
   readonly ledger: AgentLedger;
   #o: AgentServiceOptions;
   #models: Models;
-  #throttle: ModelThrottle;
+  /** `ai.limits` permits: the station's model calls and (over NATS) its workers'. */
+  readonly limits: ModelLimits;
   #active = new Map<string, { abort: AbortController; done: Promise<AgentRunRow> }>();
+  #waiting = new WaitingRuns();
   #stopping = false;
   /** The environment of an agent named without one. */
   readonly environment: string;
@@ -102,9 +77,10 @@ export class AgentService {
   constructor(o: AgentServiceOptions) {
     this.#o = o;
     this.ledger = new AgentLedger(o.db, o.clock);
-    this.#throttle = new ModelThrottle(o.db, o.config.ai.limits, o.clock);
+    this.limits = new ModelLimits(o.db, o.config.ai.limits, o.clock);
     this.#models = createModels(o.config.ai, o.env);
     this.environment = o.environment ?? "default";
+    this.ledger.onAdmitted = (ids) => this.#admitted(ids);
   }
 
   /** Starts a run; a step attempt or parent tool call that already started one gets that run back. */
@@ -118,11 +94,13 @@ export class AgentService {
     const { run, plan, def, replayed } = await this.#create(req);
     // A replay waits for the run wherever it runs, never starts it twice; a queued one waits for its worker.
     if (replayed || run.queue !== null) {
-      if (!replayed) this.#o.remote?.queued(run);
+      if (!replayed && run.status === "running") this.#o.remote?.queued(run);
       return { run, done: this.wait(run.id, req.signal) };
     }
     const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
-    const done = this.#launch(run, plan, def, req.signal);
+    const done = run.status === "waiting_for_concurrency"
+      ? this.#queued(run, req.signal, (row) => this.#launch(row, plan, def, req.signal))
+      : this.#launch(run, plan, def, req.signal);
     if (unregister) done.then(unregister, unregister);
     return { run, done };
   }
@@ -141,10 +119,14 @@ export class AgentService {
     return run.claims > 1 ? this.#resume(run) : { plan: JSON.parse(run.plan), def };
   }
 
-  /** Whether a step's agent must run here, not on a worker: child agents, test doubles or an unknown agent. */
+  /**
+   * Whether a step's agent must run here, not on a worker: child agents, concurrency keys (a run waits for its
+   * keys here), test doubles or an unknown agent.
+   */
   stationOnly(agent: string, environment: string, workflowRunId: string): boolean {
     const def = this.#o.source(environment || this.environment, agent);
-    return !def || def.agents.length > 0 || this.doubles.find([workflowRunId]) !== undefined;
+    return !def || def.agents.length > 0 || def.concurrency !== undefined ||
+      this.doubles.find([workflowRunId]) !== undefined;
   }
 
   async #create(req: AgentRunRequest) {
@@ -164,8 +146,10 @@ export class AgentService {
       price: priceOf(model.id, this.#o.config.ai.prices),
       max_cost: lowestBudget(def.max_cost, req.maxCost),
     };
+    const admission = await agentAdmission(def, { task: req.task, variables }, req.priority);
     let replayed = false;
     const run = this.ledger.create({
+      admission,
       agent: def.name,
       environment: req.environment,
       model: model.id,
@@ -197,15 +181,7 @@ export class AgentService {
   async wait(runId: string, signal?: AbortSignal): Promise<AgentRunRow> {
     const active = this.#active.get(runId);
     if (active) return await active.done;
-    for (;;) {
-      const row = this.ledger.get(runId);
-      if (!row || row.status !== "running" || signal?.aborted) return row!;
-      // Woken by its writes here (a worker's too: this station commits them), else in a second (another process's).
-      await new Promise<void>((r) => {
-        const off = this.ledger.watch(runId, () => (off(), clearTimeout(t), r()));
-        const t = setTimeout(() => (off(), r()), 1000);
-      });
-    }
+    return await untilEnded(this.ledger, runId, signal);
   }
 
   /** Why agent runs keep this process busy (some run here), else null: quiescence in tests. */
@@ -215,31 +191,88 @@ export class AgentService {
   cancel(runId: string, reason = "canceled by request"): AgentRunRow {
     const row = this.ledger.get(runId);
     if (!row) throw new StationError("agent_run_not_found", `no agent run ${runId}`);
-    if (row.status !== "running") {
+    if (runEnded(row.status)) {
       throw new StationError("agent_run_finished", `agent run ${runId} has already ended (${row.status})`);
     }
     const active = this.#active.get(runId);
-    const error = { code: "canceled", message: reason };
     if (active) active.abort.abort(new StationError("canceled", reason));
-    else this.ledger.finish(runId, { status: "canceled", finish_reason: "canceled", response: "", error });
+    else this.#endIdle(runId, new StationError("canceled", reason));
     // A worker running it aborts its model call and tool (its writes are refused from now on anyway).
     if (!active && row.owner !== null) this.#o.remote?.canceled(runId);
     return this.ledger.get(runId)!;
   }
 
-  /** Resumes the top-level runs a crash left `running`, from their last checkpoint. */
+  /**
+   * Ends a run nobody here runs (waiting for its keys, or left by a crash): canceled, or failed on a timeout. A
+   * waiting run gives back its place in the queue (it held no key) and its caller here hears it ended.
+   */
+  #endIdle(runId: string, why: StationError): void {
+    const error = { code: why.code, message: why.message };
+    const timeout = why.code === "agent_timeout";
+    this.ledger.finish(runId, {
+      status: timeout ? "failed" : "canceled",
+      finish_reason: timeout ? "timeout" : "canceled",
+      response: "",
+      error,
+    });
+    this.#waiting.wake([runId]);
+  }
+
+  /**
+   * Resumes the top-level runs a crash left `running`, from their last checkpoint, and admits the waiting
+   * runs that fit now (the others keep waiting: admitted as runs end).
+   */
   resumeOrphans(): void {
     for (const run of this.ledger.orphans()) {
       if (this.#active.has(run.id)) continue;
-      this.#rejoin(run).catch((err) =>
-        log.error("resuming an agent run failed", { run: run.id, error: errorMessage(err) })
-      );
+      this.#resumeLogged(run);
     }
+    this.ledger.admitWaiting();
+  }
+
+  #resumeLogged(run: AgentRunRow): void {
+    this.#rejoin(run).catch((err) =>
+      log.error("resuming an agent run failed", { run: run.id, error: errorMessage(err) })
+    );
+  }
+
+  /**
+   * Runs the ledger just admitted: woken where this process waits for them; a top-level one nobody here waits
+   * for (it waited across a restart) is run here. A step's or child's run is run by its step or parent.
+   */
+  #admitted(runIds: string[]): void {
+    for (const id of this.#waiting.wake(runIds)) {
+      const run = this.ledger.get(id);
+      if (!run || this.#stopping) continue;
+      // A run on a task queue, admitted: now a worker serving it may take it (docs/agents.md#concurrency).
+      if (run.queue !== null) this.#o.remote?.queued(run);
+      else if (!run.parent_run_id && !run.workflow_run_id) this.#resumeLogged(run);
+    }
+  }
+
+  /** A run waiting for its concurrency keys: `launch`ed here once admitted; its row when it ended waiting. */
+  async #queued(
+    run: AgentRunRow,
+    signal: AbortSignal | undefined,
+    launch: (row: AgentRunRow) => Promise<AgentRunRow>,
+  ): Promise<AgentRunRow> {
+    // The caller's abort: a shutdown leaves the run waiting (for the next start), a step timeout or cancel ends it.
+    const onAbort = () => {
+      const why = outerReason(signal!.reason);
+      if (why.code === "shutdown") this.#waiting.wake([run.id]);
+      else if (this.ledger.get(run.id)?.status === "waiting_for_concurrency") this.#endIdle(run.id, why);
+    };
+    await this.#waiting.until(run.id, () => this.ledger.get(run.id)?.status, { signal, onAbort });
+    const active = this.#active.get(run.id);
+    if (active) return await active.done;
+    const row = this.ledger.get(run.id)!;
+    return row.status === "running" && !this.#stopping ? await launch(row) : row;
   }
 
   /** Stops every run of this process without ending it in the ledger: they resume at the next start. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#waiting.wakeAll();
     for (const { abort } of this.#active.values()) {
       abort.abort(new StationError("shutdown", "station stopping"));
     }
@@ -261,6 +294,9 @@ export class AgentService {
   #rejoin(run: AgentRunRow, signal?: AbortSignal): Promise<AgentRunRow> {
     const active = this.#active.get(run.id);
     if (active) return active.done;
+    if (run.status === "waiting_for_concurrency") {
+      return this.#queued(run, signal, (row) => this.#rejoin(row, signal));
+    }
     if (run.status !== "running") return Promise.resolve(run);
     try {
       const { plan, def } = this.#resume(run);
@@ -291,7 +327,18 @@ export class AgentService {
       try {
         const doubles = this.doubles.forRun(this.ledger, run);
         const who = doubles && runIdentity(this.ledger, run);
-        toolbox = await this.#tools(run, def, abort.signal, doubles && { doubles, who: who! });
+        const children = def.agents.map((name) =>
+          childAgentTool(
+            { ledger: this.ledger, run: (r) => this.run(r) },
+            run,
+            this.#definition(run.environment, name),
+          )
+        );
+        toolbox = await runTools(
+          this.#o,
+          { run, def, children, signal: abort.signal },
+          doubles && { doubles, who: who! },
+        );
         let model = (doubles?.models ?? this.#models).resolve(run.model, who);
         if (doubles?.record) model = doubles.record.model(who!, model);
         const ended = await runLoop(run, plan, {
@@ -301,7 +348,7 @@ export class AgentService {
           signal: abort.signal,
           maxToolOutput: this.#o.config.agents.max_tool_output,
           debug: this.#o.debug ?? false,
-          throttle: this.#throttle,
+          throttle: new ModelThrottle(this.limits),
           durable: this.#o.durable,
         });
         return ended ?? this.ledger.get(run.id)!;
@@ -329,71 +376,4 @@ export class AgentService {
     this.#active.set(run.id, { abort, done });
     return done;
   }
-
-  /** The run's tools: its MCP tools, sandbox tools with `sandbox:`, child agents (doubled: MCP started lazily). */
-  async #tools(
-    run: AgentRunRow,
-    def: AgentDefinition,
-    signal: AbortSignal,
-    doubled?: { doubles: RunDoubles; who: ReturnType<typeof runIdentity> },
-  ): Promise<{ tools: LoopTool[]; close(): Promise<void> }> {
-    const boxes: Toolbox[] = [];
-    const close = async () => {
-      for (const b of boxes) await b.close();
-    };
-    try {
-      if (def.tools.length > 0) {
-        const { mcpTools, mcpToolSpecs } = this.#o;
-        boxes.push(
-          doubled?.doubles.tools && mcpToolSpecs
-            ? lazyToolbox(mcpToolSpecs(run.environment, def), () => mcpTools(run.environment, def, signal))
-            : await mcpTools(run.environment, def, signal),
-        );
-      }
-      if (def.sandbox) {
-        // Under tool doubles a mocked sandbox tool needs no sandbox service (Docker).
-        if (!this.#o.sandbox && !doubled?.doubles.tools) {
-          throw new StationError(
-            "agent_tools_unavailable",
-            `agent ${def.name} needs a sandbox, and sandboxes are not available here`,
-            { hint: "start Docker and check `stn doctor` (sandbox.enabled)" },
-          );
-        }
-        boxes.push(sandboxToolbox(this.#o.sandbox, def.sandbox, run.workflow_run_id ?? undefined));
-      }
-      const children = def.agents.map((name) =>
-        childAgentTool(run, this.#definition(run.environment, name), this)
-      );
-      const external = new Set(def.tools);
-      const tools = boxes.flatMap((b) => b.tools.map(loopTool));
-      return {
-        tools: [
-          ...(doubled ? withDoubles(doubled.doubles, doubled.who, tools, external) : tools),
-          ...children,
-        ],
-        close,
-      };
-    } catch (err) {
-      await close();
-      throw err;
-    }
-  }
-}
-
-/**
- * The task queue of a run started directly: the start's, else the agent's `queue:`. Under test doubles or with
- * child agents (this process's) a run stays here: the agent's `queue:` is not used, the start's is refused.
- */
-function queueOf(req: AgentRunRequest, def: AgentDefinition): string | undefined {
-  if (req.step || req.parent) return undefined;
-  const why = def.agents.length > 0 ? "it has child agents" : req.doubles ? "it runs under test doubles" : "";
-  if (!why) return req.queue ?? def.queue;
-  if (req.queue === undefined) return undefined;
-  throw new StationError(
-    "agent_queue_unsupported",
-    `agent ${def.name} cannot run on queue ${req.queue}: ${why}`,
-    {
-      hint: "run it without --queue: its runs stay on the station",
-    },
-  );
 }

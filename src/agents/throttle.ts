@@ -1,37 +1,33 @@
 /**
- * Model-call flow control (`ai.limits`, docs/configuration.md#flow-control): each limited model's calls are spaced
- * to its requests_per_minute, wait while the tokens it spent are over its tokens_per_minute, and wait out a
- * provider's 429/503 `Retry-After` (or a backoff) instead of failing. The request slots, spent tokens and
- * Retry-After deadlines are ledger rows (`model_limits`), so a wait holds for every process on the ledger and
- * after a restart; `concurrency` counts this process's calls in flight.
+ * Model-call flow control (`ai.limits`, docs/configuration.md#flow-control): a limited model's call asks for
+ * a permit before it goes (ModelLimits on the station's ledger, or the station over NATS on a `stn worker`),
+ * waits as long as it is told, says when it ended and how many tokens it used, and waits out a provider's
+ * 429/503 `Retry-After` (or a backoff) — reported, so every caller of the model backs off — instead of failing.
  */
 
 import { APICallError } from "ai";
-import type { Database } from "../db/database.ts";
-import { transaction } from "../db/database.ts";
-import { Statements } from "../db/statements.ts";
+import { ulid } from "ulid";
 import { sleep } from "../lib/async.ts";
-import { type Clock, systemClock } from "../lib/clock.ts";
-import { countModelThrottled } from "../telemetry/metrics.ts";
+import { LEASE_MS, type ThrottleWait } from "./model_limits.ts";
 
-/** One `ai.limits` entry. */
-export interface ModelLimit {
-  requests_per_minute?: number;
-  tokens_per_minute?: number;
-  concurrency?: number;
-}
+type Awaitable<T> = T | Promise<T>;
 
-/** Why a call waited: the limit that held it, how long, and the provider's status for a Retry-After. */
-export interface ThrottleWait {
-  key: string;
-  reason: "requests_per_minute" | "tokens_per_minute" | "concurrency" | "retry_after";
-  wait_ms: number;
-  status?: number;
+/** Where model-call permits come from: the ledger (ModelLimits) or, on a worker, the station. */
+export interface ModelPermits {
+  /** Whether `ai.limits` applies to the model. */
+  limited(model: string): boolean;
+  /** Undefined: call `id` may go now; else how long to wait before asking again (asking again is safe). */
+  acquire(id: string, model: string): Awaitable<ThrottleWait | undefined>;
+  /** Keeps an in-flight call's place while the model answers. */
+  renew(id: string): Awaitable<void>;
+  /** The call ended, having used `tokens`. */
+  release(id: string, tokens: number): Awaitable<void>;
+  /** Holds every call of the model for `ms` (a provider's Retry-After); returns the limit keys held. */
+  block(model: string, ms: number): Awaitable<string[]>;
 }
 
 /** The longest single wait on a provider's say-so (a longer Retry-After is waited out in steps of this). */
 const MAX_WAIT_MS = 60_000;
-const MINUTE = 60_000;
 
 /** A model call's Retry-After (`retry-after-ms`, `retry-after` seconds or date) on a 429/503, else undefined. */
 export function retryAfterMs(err: unknown, now: number): number | undefined {
@@ -46,152 +42,59 @@ export function retryAfterMs(err: unknown, now: number): number | undefined {
   return Math.max(0, Number.isFinite(secs) ? secs * 1000 : Date.parse(after) - now);
 }
 
-/** Spaces, counts and retries the model calls of the models `ai.limits` names. */
+/** Runs the model calls of the models `ai.limits` names when their permits allow. */
 export class ModelThrottle {
-  #sql: Statements;
-  #limits: Record<string, ModelLimit>;
-  #clock: Clock;
-  #inFlight = new Map<string, number>();
+  #permits: ModelPermits;
 
-  constructor(db: Database, limits: Record<string, ModelLimit>, clock: Clock = systemClock) {
-    this.#sql = new Statements(db);
-    this.#limits = limits;
-    this.#clock = clock;
+  constructor(permits: ModelPermits) {
+    this.#permits = permits;
   }
 
-  /** The `ai.limits` keys that apply to a model (`provider/name`, then `provider`). */
-  keysOf(model: string): string[] {
-    return [model, model.split("/")[0]].filter((k, i, all) => this.#limits[k] && all.indexOf(k) === i);
+  /** Whether `ai.limits` applies to the model (its calls then go through `call`). */
+  limited(model: string): boolean {
+    return this.#permits.limited(model);
   }
 
   /**
-   * Runs one model call once its limits allow, and again after a 429/503 (waiting its Retry-After or a backoff),
-   * until it answers otherwise or `signal` aborts. `onWait` hears every wait before it starts.
+   * Runs one model call once its permit allows, and again after a 429/503 (waiting its Retry-After or a
+   * backoff), until it answers otherwise or `signal` aborts. `onWait` hears each wait whose reason differs
+   * from the one before (one run event per reason, not one per poll).
    */
   async call<T>(
     model: string,
-    run: { signal: AbortSignal; onWait: (w: ThrottleWait) => void },
+    run: { signal: AbortSignal; onWait: (w: ThrottleWait) => Awaitable<unknown> },
     fn: () => Promise<{ value: T; tokens: number }>,
   ): Promise<T> {
-    const keys = this.keysOf(model);
+    const p = this.#permits;
+    let last: string | undefined;
+    const wait = async (w: ThrottleWait) => {
+      if (w.reason !== last) await run.onWait(w);
+      last = w.reason;
+      await sleep(w.wait_ms, run.signal);
+    };
     for (let failures = 0;; failures++) {
-      for (const key of keys) await this.#admit(key, run);
-      for (const key of keys) this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
+      const id = ulid();
+      for (let w = await p.acquire(id, model); w; w = await p.acquire(id, model)) await wait(w);
+      // A call longer than the lease keeps its place in the concurrency count.
+      const renewal = setInterval(() => void Promise.resolve(p.renew(id)).catch(() => {}), LEASE_MS / 3);
+      let out: { value: T; tokens: number };
       try {
-        const out = await fn();
-        for (const key of keys) this.#spend(key, out.tokens);
-        return out.value;
+        out = await fn();
       } catch (err) {
-        const after = retryAfterMs(err, this.#clock.now());
-        if (after === undefined || keys.length === 0) throw err;
-        const backoff = Math.min(MAX_WAIT_MS, 1000 * 2 ** failures);
-        const wait = Math.min(MAX_WAIT_MS, after || backoff);
-        const status = ((err as { lastError?: unknown }).lastError ?? err) as APICallError;
-        for (const key of keys) this.#block(key, wait);
-        await this.#wait(
-          { key: keys[0], reason: "retry_after", wait_ms: wait, status: status.statusCode },
-          run,
-        );
-      } finally {
-        for (const key of keys) this.#inFlight.set(key, this.#inFlight.get(key)! - 1);
-      }
-    }
-  }
-
-  /** Waits until the key's limits let one more call go, and takes its request slot. */
-  async #admit(key: string, run: { signal: AbortSignal; onWait: (w: ThrottleWait) => void }): Promise<void> {
-    const limit = this.#limits[key];
-    for (;;) {
-      if (limit.concurrency !== undefined && (this.#inFlight.get(key) ?? 0) >= limit.concurrency) {
-        await this.#wait({ key, reason: "concurrency", wait_ms: 250 }, run);
+        clearInterval(renewal);
+        await p.release(id, 0);
+        const after = retryAfterMs(err, Date.now());
+        if (after === undefined) throw err;
+        const ms = Math.min(MAX_WAIT_MS, after || 1000 * 2 ** failures);
+        const status = (((err as { lastError?: unknown }).lastError ?? err) as APICallError).statusCode;
+        const [key] = await p.block(model, ms);
+        last = undefined;
+        await wait({ key: key ?? model, reason: "retry_after", wait_ms: ms, status });
         continue;
       }
-      const now = this.#clock.now();
-      const w = transaction(this.#sql.db, () => this.#reserve(key, limit, now));
-      if (!w) return;
-      await this.#wait(w, run);
-      // A reserved request slot is this call's once waited for; another wait reserves nothing and is checked again.
-      if (w.reason === "requests_per_minute") return await this.#spaced(key, limit.requests_per_minute!, run);
+      clearInterval(renewal);
+      await p.release(id, out.tokens);
+      return out.value;
     }
-  }
-
-  /**
-   * Sends no sooner than one interval after the key's last call went: timers that fire late (a busy machine)
-   * would otherwise let reserved slots go out together, above the rate.
-   */
-  async #spaced(key: string, rpm: number, run: { signal: AbortSignal }): Promise<void> {
-    for (;;) {
-      const now = this.#clock.now();
-      const wait = transaction(this.#sql.db, () => {
-        const { sent_ms } = this.#sql.get<{ sent_ms: number }>(
-          "SELECT sent_ms FROM model_limits WHERE key = ?",
-          key,
-        )!;
-        const due = sent_ms + MINUTE / rpm;
-        if (due > now) return due - now;
-        this.#sql.run("UPDATE model_limits SET sent_ms = ? WHERE key = ?", now, key);
-        return 0;
-      });
-      if (wait === 0) return;
-      await sleep(wait, run.signal);
-    }
-  }
-
-  /** Takes the next request slot when the tokens and Retry-After allow (inside a transaction); else why not. */
-  #reserve(key: string, limit: ModelLimit, now: number): ThrottleWait | undefined {
-    this.#sql.run("INSERT INTO model_limits (key) VALUES (?) ON CONFLICT (key) DO NOTHING", key);
-    const row = this.#sql.get<
-      { next_ms: number; sent_ms: number; tokens_ms: number; blocked_until_ms: number }
-    >(
-      "SELECT next_ms, sent_ms, tokens_ms, blocked_until_ms FROM model_limits WHERE key = ?",
-      key,
-    )!;
-    if (row.blocked_until_ms > now) {
-      return { key, reason: "retry_after", wait_ms: row.blocked_until_ms - now };
-    }
-    if (limit.tokens_per_minute !== undefined && row.tokens_ms > now) {
-      return { key, reason: "tokens_per_minute", wait_ms: row.tokens_ms - now };
-    }
-    if (limit.requests_per_minute === undefined) return undefined;
-    // The slot is reserved now and waited for after the commit, so concurrent callers queue one interval apart.
-    const interval = MINUTE / limit.requests_per_minute;
-    const slot = Math.max(now, row.next_ms);
-    this.#sql.run("UPDATE model_limits SET next_ms = ? WHERE key = ?", slot + interval, key);
-    if (slot <= now && row.sent_ms + interval <= now) {
-      this.#sql.run("UPDATE model_limits SET sent_ms = ? WHERE key = ?", now, key);
-      return undefined;
-    }
-    return { key, reason: "requests_per_minute", wait_ms: Math.max(0, slot - now) };
-  }
-
-  /** Records a call's tokens: the key's token budget is paid off that much later. */
-  #spend(key: string, tokens: number): void {
-    const tpm = this.#limits[key].tokens_per_minute;
-    if (tpm === undefined || tokens <= 0) return;
-    const now = this.#clock.now();
-    this.#sql.run(
-      "UPDATE model_limits SET tokens_ms = MAX(tokens_ms, ?) + ? WHERE key = ?",
-      now - MINUTE,
-      Math.round((tokens * MINUTE) / tpm),
-      key,
-    );
-  }
-
-  /** Holds every call of the key for `ms` (a provider's Retry-After). */
-  #block(key: string, ms: number): void {
-    this.#sql.run(
-      "UPDATE model_limits SET blocked_until_ms = MAX(blocked_until_ms, ?) WHERE key = ?",
-      this.#clock.now() + ms,
-      key,
-    );
-  }
-
-  async #wait(
-    wait: ThrottleWait,
-    run: { signal: AbortSignal; onWait: (w: ThrottleWait) => void },
-  ): Promise<void> {
-    run.onWait(wait);
-    countModelThrottled(wait.key, wait.reason, wait.wait_ms / 1000);
-    await sleep(wait.wait_ms, run.signal);
   }
 }

@@ -3,7 +3,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { requestId } from "hono/request-id";
 import { routePath } from "hono/route";
-import { log, withLogFields } from "../log.ts";
+import { log } from "../log.ts";
+import { withLogFields } from "../log_scope.ts";
 import { observeRequest } from "../telemetry/metrics.ts";
 import { inSpan, SpanKind } from "../telemetry/tracing.ts";
 import { bodyFailure } from "../server/socket_answer.ts";

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { getAgent, listAgents } from "../client/agents.ts";
 import type { AgentShow } from "../contract/agents.ts";
 import type { SyncReport } from "../contract/sync.ts";

@@ -1,6 +1,6 @@
 /** `stn agent run|runs|inspect`: running an agent and reading its runs. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import {
   agentRunEvents,
   getAgentRun,
@@ -8,11 +8,11 @@ import {
   listAgentRuns,
   startAgentRun,
 } from "../client/agent_runs.ts";
-import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
+import { type AgentRun, type AgentRunEvent, describeWait } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { formatUsd } from "../telemetry/cost.ts";
-import { idempotencyKeyFlag } from "./flags.ts";
+import { idempotencyKeyFlag, priorityFlag } from "./flags.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
 import { RECORD_HELP, recordTarget, saveRecording } from "./record.ts";
@@ -51,6 +51,9 @@ interface EventData {
   estimated_tokens?: number;
   fitted_tokens?: number;
   worker?: string;
+  key?: string;
+  position?: number;
+  waited_ms?: number;
 }
 
 /** One event of a run as a progress line on stderr. */
@@ -79,6 +82,10 @@ function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
       return style.yellow(`resumed after turn ${d.turns}`);
     case "run_claimed":
       return style.dim(`taken by worker ${d.worker}`);
+    case "run_waiting_for_concurrency":
+      return style.yellow(`waiting for concurrency key ${d.key} (position ${d.position})`);
+    case "run_admitted":
+      return style.dim(`admitted after ${d.waited_ms}ms`);
     default:
       return undefined;
   }
@@ -114,6 +121,7 @@ export function agentRunCommands(agent: Command): Command {
       "--queue <name>",
       "run it on a `stn worker` serving this task queue (over the agent's `queue:`); it waits for one",
     )
+    .option("--priority <n>", "0 (last) to 9 (first) when the agent's concurrency slots are scarce")
     .addHelpText(
       "after",
       "\nExit codes: 0 answered, 1 the run failed or was canceled, 3 max_steps hit without an answer." +
@@ -130,6 +138,7 @@ export function agentRunCommands(agent: Command): Command {
         idempotencyKey?: string;
         record?: string;
         queue?: string;
+        priority?: string;
       },
       cmd,
     ) => {
@@ -141,10 +150,12 @@ export function agentRunCommands(agent: Command): Command {
           environment: opts.env,
           ...(recordTo ? { record: true } : {}),
           ...(opts.queue ? { queue: opts.queue } : {}),
+          ...(opts.priority !== undefined ? { priority: priorityFlag(opts.priority) } : {}),
         }, { idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey) });
         const follow = opts.follow ?? Deno.stderr.isTerminal();
         note((s) => s.dim(`run ${started.run_id} (${started.agent}, ${started.model})`));
-        if (started.waiting_for) note((s) => s.yellow(`queued: waiting for ${started.waiting_for}`));
+        const wait = started.waiting_for;
+        if (wait) note((s) => s.yellow(`${started.status}: waiting for ${describeWait(wait)}`));
         for await (const e of agentRunEvents(client, started.run_id)) {
           if (follow) note((style) => describeEvent(e, style));
         }
@@ -178,7 +189,7 @@ export function agentRunCommands(agent: Command): Command {
     agent.command("runs")
       .description("list agent runs, newest first")
       .option("--agent <name>", "only runs of this agent")
-      .option("--status <status>", "queued, running, completed, failed or canceled"),
+      .option("--status <status>", "queued, running, waiting_for_concurrency, completed, failed or canceled"),
     50,
   )).action(
     async (
@@ -249,6 +260,7 @@ function inspectLines(r: AgentRun): string[] {
       ["agent", `${r.agent} (${r.environment})`],
       ["model", r.model],
       ["status", `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`],
+      ...(r.waiting_for ? [["waiting for", describeWait(r.waiting_for)] as [string, string]] : []),
       ["task", r.task],
       ["trigger", r.trigger],
       ["usage", usageText(r)],
@@ -256,7 +268,6 @@ function inspectLines(r: AgentRun): string[] {
       ...(r.workflow_run_id ? [["workflow", `${r.workflow_run_id} ${r.step_path}`] as [string, string]] : []),
       ...(r.parent_run_id ? [["parent", r.parent_run_id] as [string, string]] : []),
       ...(r.queue ? [["queue", `${r.queue} (worker ${r.owner ?? "-"})`] as [string, string]] : []),
-      ...(r.waiting_for ? [["waiting for", r.waiting_for] as [string, string]] : []),
       ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
     ]),
     "",

@@ -6,7 +6,7 @@
  */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { join } from "node:path";
 import { showEnvironment } from "../client/environments.ts";
 import type { EnvironmentDetails } from "../contract/environments.ts";
@@ -68,7 +68,7 @@ interface FileReport {
 /** The files to validate: those given (each must be a readable file), else the environment's agents folder. */
 async function validateTargets(files: string[], environment: string, cmd: Command): Promise<string[]> {
   if (files.length === 0) {
-    const dir = join(commandConfig(cmd).paths.environments, environment, "agents");
+    const dir = join((await commandConfig(cmd)).paths.environments, environment, "agents");
     const { promptFiles } = await lazyImport<typeof import("../agents/definition/mod.ts")>(
       "../agents/definition/mod.ts",
       import.meta.url,
@@ -107,7 +107,7 @@ function validateText(report: { files: FileReport[] }, style: Style): string[] {
 
 /** `agent validate`: every issue of every file; exit 1 when any file has an error. */
 export async function validateAgents(files: string[], opts: { env?: string }, cmd: Command): Promise<void> {
-  const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
+  const environment = opts.env ?? (await commandConfig(cmd)).values.workflows.environment;
   const targets = await validateTargets(files, environment, cmd);
   const { loadAgentFiles } = await lazyImport<typeof import("../agents/definition/mod.ts")>(
     "../agents/definition/mod.ts",

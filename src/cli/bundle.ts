@@ -1,7 +1,7 @@
 /** `stn bundle create|inspect|install`: an environment packed as a .tar.gz, and installing one. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { basename, resolve } from "node:path";
 import { createBundle, installBundle } from "../client/environments.ts";
 import {

@@ -1,6 +1,6 @@
 /** `stn __complete KIND`: the names shell completion offers (run ids, workflows, agents, …), from the station. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { listAgents } from "../client/agents.ts";
 import { discoverTarget } from "../client/discovery.ts";

@@ -1,6 +1,6 @@
 /** `stn completions bash|zsh|fish|powershell`: completion scripts generated from the command tree. */
 
-import type { Argument, Command, Option } from "commander";
+import type { Command, Option } from "./command.ts";
 import { usageError } from "../errors.ts";
 import type { NameKind } from "./complete_names.ts";
 import { jsonMode } from "./context.ts";
@@ -39,7 +39,7 @@ function optionKind(option: Option): NameKind | "-" {
 
 /**
  * Every command path of the tree, aliases included (`workflows runs` as well as `workflow runs`), with its
- * subcommand names and its flags plus the global ones. Built from commander at run time, so completion
+ * subcommand names and its flags plus the global ones. Built from the command tree (src/cli/command.ts) at run time, so completion
  * follows the commands as they change.
  */
 function nodes(program: Command): Node[] {
@@ -47,14 +47,13 @@ function nodes(program: Command): Node[] {
   const globalValues = valuesOf(program);
   const out: Node[] = [];
   const walk = (cmd: Command, path: string) => {
-    // commander keeps whether a command is hidden in a private field, with no public getter.
-    const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden);
+    const subs = cmd.commands.filter((c) => !c.hidden);
     out.push({
       path,
       children: subs.flatMap((c) => [c.name(), ...c.aliases()]),
       options: [...new Set([...flagsOf(cmd), ...globals, "--help"])],
-      args: (cmd.registeredArguments as readonly Argument[]).map((a) => argumentKind(path, a.name())),
-      // `-o FORMAT` is read before commander sees the arguments (outputFormatArgs), on every command.
+      args: cmd.registeredArguments.map((a) => argumentKind(path, a.name())),
+      // `-o FORMAT` is read before the parser sees the arguments (outputFormatArgs), on every command.
       values: [...new Set([...valuesOf(cmd), ...globalValues, "-o:-", "--output:-"])],
     });
     for (const sub of subs) {
@@ -66,14 +65,14 @@ function nodes(program: Command): Node[] {
 }
 
 function flagsOf(cmd: Command): string[] {
-  return (cmd.options as Option[]).filter((o) => !o.hidden).flatMap((o) =>
+  return cmd.options.filter((o) => !o.hidden).flatMap((o) =>
     [o.long, o.short].filter((f): f is string => !!f)
   );
 }
 
 /** Each flag taking a value, hidden ones too (a typed value must not count as an argument), as `flag:kind`. */
 function valuesOf(cmd: Command): string[] {
-  return (cmd.options as Option[]).filter((o) => o.required).flatMap((o) =>
+  return cmd.options.filter((o) => o.required).flatMap((o) =>
     [o.long, o.short].filter((f): f is string => !!f).map((f) => `${f}:${optionKind(o)}`)
   );
 }

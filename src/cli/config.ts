@@ -1,6 +1,6 @@
 /** `stn config show` and `stn config migrate`: the configuration in effect, and Station's config as stn's. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { stringify } from "yaml";
 import { migrateStationConfig } from "../config/migrate_station.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
@@ -104,8 +104,8 @@ export function configCommand(program: Command): void {
     .description(
       "print the configuration in effect (defaults, config.yaml, environment, flags), secrets as ***",
     )
-    .action((_opts: unknown, cmd: Command) => {
-      const c = commandConfig(cmd);
+    .action(async (_opts: unknown, cmd: Command) => {
+      const c = await commandConfig(cmd);
       const result = {
         file: c.file,
         home: c.paths.home,

@@ -1,10 +1,17 @@
 /** What every command shares: the global options, the server it talks to (or an embedded one), its client. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { discoverTarget, type Target } from "../client/discovery.ts";
 import { type Runtime, startEmbedded } from "../client/embedded.ts";
 import { StationClient } from "../client/http.ts";
-import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import {
+  configFilePath,
+  type LoadConfigOptions,
+  type LoadedConfig,
+  resolveConfig,
+} from "../config/resolve.ts";
+import { exists } from "../config/paths.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { StationError } from "../errors.ts";
 import { log, LOG_LEVELS, setLogFormat, setLogLevel } from "../log.ts";
 import { note } from "./output.ts";
@@ -51,9 +58,20 @@ export function jsonMode(cmd: Command): boolean {
 // A command may load its config twice (embedded flags): each warning is said once per process.
 const warned = new Set<string>();
 
-/** Loads config for a command (flags are dotted config paths), applies its log level and says its warnings. */
-export function commandConfig(cmd: Command, flags: Record<string, unknown> = {}): LoadedConfig {
-  const config = loadConfig({ configPath: globals(cmd).config, flags });
+/**
+ * Loads config for a command (flags are dotted config paths), applies its log level and says its warnings.
+ * The YAML reader (src/config/load.ts) is imported only when there is a config file to read.
+ */
+export async function commandConfig(
+  cmd: Command,
+  flags: Record<string, unknown> = {},
+): Promise<LoadedConfig> {
+  const options: LoadConfigOptions = { configPath: globals(cmd).config, flags };
+  const config = options.configPath !== undefined || exists(configFilePath(options))
+    ? (await lazyImport<typeof import("../config/load.ts")>("../config/load.ts", import.meta.url)).loadConfig(
+      options,
+    )
+    : resolveConfig(options, null);
   for (const w of config.warnings) {
     if (warned.has(w)) continue;
     warned.add(w);
@@ -79,12 +97,12 @@ export async function withStation<T>(
   fn: (client: StationClient, target: Target) => Promise<T>,
   options: { embeddedFlags?: Record<string, unknown> } = {},
 ): Promise<T> {
-  const config = commandConfig(cmd);
+  const config = await commandConfig(cmd);
   const target = await discoverTarget({ station: globals(cmd).station, paths: config.paths });
   const token = Deno.env.get("STATION_API_TOKEN") ?? target.token ?? config.values.server.api_token;
   if (target.url) return fn(new StationClient(target.url, { token }), target);
 
-  const embeddedConfig = options.embeddedFlags ? commandConfig(cmd, options.embeddedFlags) : config;
+  const embeddedConfig = options.embeddedFlags ? await commandConfig(cmd, options.embeddedFlags) : config;
   // An embedded runtime's own info lines are noise on a script's stderr.
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
   log.debug("no server found; starting an embedded runtime");

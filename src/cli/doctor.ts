@@ -4,10 +4,11 @@
  */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { dirname, join } from "node:path";
 import { answers } from "../client/discovery.ts";
-import { loadConfig, type LoadedConfig } from "../config/load.ts";
+import { loadConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import { ConfigSchema } from "../config/schema.ts";
 import { jetStreamAnswers, natsModule } from "./doctor_nats.ts";

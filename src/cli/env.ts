@@ -1,6 +1,6 @@
 /** `stn env …`: environment folders and their variables (secrets masked). */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import {
   approveMcpServers,
   copyEnvironment,

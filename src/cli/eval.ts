@@ -1,6 +1,6 @@
 /** `stn eval run|list|show|compare|generate|datasets`: evaluations of agents and workflows (docs/evals.md). */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { basename, dirname, join } from "node:path";
 import {
   compareEvalRuns,
@@ -280,7 +280,7 @@ function generateCommand(group: Command): void {
             `--strategy must be one of ${strategies.join(", ")}, got ${strategy}`,
           );
         }
-        const config = commandConfig(cmd);
+        const config = await commandConfig(cmd);
         const environment = opts.env ?? config.values.workflows.environment;
         const path = opts.output ??
           join(config.paths.environments, environment, "evals", `${agent}.${strategy}.jsonl`);

@@ -4,7 +4,7 @@
  */
 
 import { extname, resolve } from "node:path";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { EvalRun } from "../contract/evals.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "../client/http.ts";

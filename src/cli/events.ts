@@ -1,6 +1,6 @@
 /** `stn events send|list` and `stn workflow signal`: events to everyone, signals to one run. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { listEvents, sendEvent, signalRun } from "../client/events.ts";
 import type { EventRecord } from "../contract/events.ts";
 import { errorMessage, usageError } from "../errors.ts";

@@ -2,7 +2,7 @@
 
 import { lazyImport } from "../lib/lazy_import.ts";
 import { resolve } from "node:path";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
 import { commandConfig, jsonMode, numberFlag } from "./context.ts";
 import { fields, render, StationError, table } from "./output.ts";
@@ -74,7 +74,7 @@ export function fakerCommand(program: Command): void {
         "../faker/mod.ts",
         import.meta.url,
       );
-      await runFaker(opts, commandConfig(cmd));
+      await runFaker(opts, await commandConfig(cmd));
     });
 
   faker.command("templates")
@@ -94,7 +94,7 @@ export function fakerCommand(program: Command): void {
         "../faker/mod.ts",
         import.meta.url,
       );
-      const all = await listSessions(commandConfig(cmd).paths.home);
+      const all = await listSessions((await commandConfig(cmd)).paths.home);
       const list = typeof limit === "number" ? all.slice(0, limit) : all;
       render({ sessions: list }, {
         json: jsonMode(cmd),
@@ -114,7 +114,7 @@ export function fakerCommand(program: Command): void {
         "../faker/mod.ts",
         import.meta.url,
       );
-      const session = await readSession(commandConfig(cmd).paths.home, id);
+      const session = await readSession((await commandConfig(cmd)).paths.home, id);
       render(session, { json: jsonMode(cmd), text: sessionText });
     });
   sessions.command("export <id>")
@@ -129,7 +129,7 @@ export function fakerCommand(program: Command): void {
         "../faker/mod.ts",
         import.meta.url,
       );
-      const spec = sessionSpec(await readSession(commandConfig(cmd).paths.home, id));
+      const spec = sessionSpec(await readSession((await commandConfig(cmd)).paths.home, id));
       if (opts.output === undefined) {
         return render({ spec }, { json: jsonMode(cmd), text: (r) => r.spec.trimEnd() });
       }
@@ -152,7 +152,7 @@ async function listTemplates(cmd: Command): Promise<void> {
     "../faker/mod.ts",
     import.meta.url,
   );
-  const list = templates(commandConfig(cmd).values);
+  const list = templates((await commandConfig(cmd)).values);
   render({ templates: list }, {
     json: jsonMode(cmd),
     text: (r) =>

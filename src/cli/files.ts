@@ -1,8 +1,8 @@
 /** `stn files …`: upload, download, list, stat and delete stored files, streamed with progress. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import { basename, dirname, join, resolve } from "node:path";
-import type { Command } from "commander";
+import { basename, dirname, join, resolve } from "../lib/path.ts";
+import type { Command } from "./command.ts";
 import { deleteFile, downloadFile, fileInfo, listFiles, pruneFiles, uploadFile } from "../client/files.ts";
 import { usageError } from "../errors.ts";
 import { keyBasename } from "../files/keys.ts";

@@ -1,6 +1,6 @@
 /** `stn import station`: a Station (Go project) home brought into stn, Station's files only read. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { resolve } from "node:path";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import { importStation, type StationImport } from "../environments/station_import.ts";

@@ -1,6 +1,6 @@
 /** `stn init`: the model choice and the default environment's examples, asked for on a terminal. */
 
-import { type Command, Option } from "commander";
+import { type Command, Option } from "./command.ts";
 import { resolveHome, stationPaths } from "../config/paths.ts";
 import {
   DEFAULT_MODELS,

@@ -1,7 +1,7 @@
 /** `stn logs`: the log of this home's station — `stn serve`'s log file, or the `stn up` container's log. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import process from "node:process";
 import type { Readable } from "node:stream";
 import type { StationPaths } from "../config/paths.ts";
@@ -55,7 +55,7 @@ export function logsCommand(program: Command): void {
     .option("--tail <n>", "only the last N lines", "100")
     .option("--since <time>", "only lines from this long ago (10m, 2h) or since this time (ISO 8601)")
     .action(async (opts: { name?: string; follow?: boolean; tail: string; since?: string }, cmd: Command) => {
-      const config = commandConfig(cmd);
+      const config = await commandConfig(cmd);
       if (!/^\d+$/.test(opts.tail)) {
         throw usageError("invalid_limit", `--tail ${opts.tail} is not a number`, "e.g. --tail 50");
       }

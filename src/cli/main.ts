@@ -2,43 +2,15 @@
  * The CLI: the command tree, global options, and the exit code of a run (errors printed once, never a stack).
  */
 
-import { agentRunCommands } from "./agent_runs.ts";
-import { Command, CommanderError } from "commander";
+import { Command, CommandExit } from "./command.ts";
 import { EXIT_HOME_BUSY, type Runtime } from "../client/embedded.ts";
 import { StationError, toStationError, usageError } from "../errors.ts";
 import { VERSION } from "../version.ts";
-import { bundleCommand } from "./bundle.ts";
-import { registerAgentCommands } from "./agent.ts";
-import { completionsCommand } from "./completions.ts";
-import { configCommand } from "./config.ts";
-import { completeNamesCommand } from "./complete_names.ts";
-import { doctorCommand } from "./doctor.ts";
-import { eventsCommand, workflowSignalCommand } from "./events.ts";
-import { envCommand } from "./env.ts";
-import { evalReportCommand } from "./eval_report.ts";
-import { filesCommand } from "./files.ts";
-import { initCommand } from "./init.ts";
-import { importCommand } from "./import.ts";
+import { addCommands } from "./commands.ts";
 import { outputFormatArgs, shortFlagHelp } from "./flags.ts";
 import { CliExit, disableColor, note, renderError, useYamlOutput } from "./output.ts";
 import { translateStationHabits } from "./station_habits.ts";
 import { useRuntime } from "./context.ts";
-import { mcpCommand } from "./mcp.ts";
-import { fakerCommand } from "./faker.ts";
-import { mockCommand } from "./mock.ts";
-import { sandboxCommand } from "./sandbox.ts";
-import { serveCommand } from "./serve.ts";
-import { workerCommand, workersCommand } from "./worker.ts";
-import { statusCommand } from "./status.ts";
-import { upCommands } from "./up.ts";
-import { versionCommand } from "./version.ts";
-import { workflowRunCommands } from "./runs.ts";
-import { workflowRerunCommands } from "./reruns.ts";
-import { runCommand } from "./run.ts";
-import { syncCommand } from "./sync.ts";
-import { testCommand } from "./test.ts";
-import { evalCommand } from "./eval.ts";
-import { workflowCommand } from "./workflow.ts";
 
 const HELP_FOOTER = `
 Where commands send their work, first match wins:
@@ -64,8 +36,11 @@ Exit codes: 0 success, 1 failure, 2 usage error (bad flag, bad config);
   ${EXIT_HOME_BUSY} another stn is using STATION_HOME (embedded mode; nothing was started).
 Scripting contract (streams, --json, paging, stdin, completions): docs/cli.md`;
 
-/** Builds the command tree; `runtime` is what `stn serve`, `stn worker` and embedded mode start. */
-export function buildProgram(runtime?: Runtime): Command {
+/**
+ * Builds the command tree `args` need (src/cli/commands.ts: the group they name, or all of it; no args
+ * gives all); `runtime` is what `stn serve`, `stn worker` and embedded mode start.
+ */
+export async function buildProgram(runtime?: Runtime, args: string[] = []): Promise<Command> {
   const program = new Command("stn")
     .description("stn — durable AI-agent workflows on NATS JetStream, SQLite and Docker sandboxes")
     .version(
@@ -82,55 +57,16 @@ export function buildProgram(runtime?: Runtime): Command {
       `embedded mode: exit ${EXIT_HOME_BUSY} at once when another stn is using STATION_HOME (default: wait up to 5m)`,
     )
     .addHelpText("after", HELP_FOOTER)
-    .showHelpAfterError("(run with --help for usage)")
-    .exitOverride();
+    .showHelpAfterError("(run with --help for usage)");
   if (runtime) useRuntime(program, runtime);
-  initCommand(program);
-  serveCommand(program);
-  workerCommand(program);
-  workersCommand(program);
-  statusCommand(program);
-  upCommands(program);
-  doctorCommand(program);
-  configCommand(program);
-  importCommand(program);
-  versionCommand(program);
-  sandboxCommand(program);
-  filesCommand(program);
-  const workflow = workflowCommand(program);
-  runCommand(workflow);
-  workflowRunCommands(workflow);
-  workflowRerunCommands(workflow);
-  workflowSignalCommand(workflow);
-  runCommand(program);
-  eventsCommand(program);
-  agentRunCommands(registerAgentCommands(program));
-  syncCommand(program);
-  testCommand(program);
-  evalReportCommand(evalCommand(program));
-  envCommand(program);
-  bundleCommand(program);
-  mcpCommand(program);
-  mockCommand(program);
-  fakerCommand(program);
-  completionsCommand(program);
-  completeNamesCommand(program);
-  exitOverrideAll(program);
+  await addCommands(program, args);
   return program;
 }
 
-/** Commander errors end runCli with a code instead of exiting the process, in every subcommand. */
-function exitOverrideAll(cmd: Command): void {
-  for (const sub of cmd.commands) {
-    sub.exitOverride();
-    exitOverrideAll(sub);
-  }
-}
-
-/** Silences commander's own error text in every command (under --json runCli prints the error itself). */
-function silenceCommanderErrors(cmd: Command): void {
+/** Silences the parser's own error text in every command (under --json runCli prints the error itself). */
+function silenceParseErrors(cmd: Command): void {
   cmd.configureOutput({ outputError: () => {} }).showHelpAfterError(false);
-  for (const sub of cmd.commands) silenceCommanderErrors(sub);
+  for (const sub of cmd.commands) silenceParseErrors(sub);
 }
 
 /**
@@ -143,8 +79,8 @@ function outputSwitches(args: string[]): { json: boolean; noColor: boolean } {
   return { json: own.includes("--json"), noColor: own.includes("--no-color") };
 }
 
-/** A commander parse error as a usage error (exit 2); its text loses commander's `error: ` prefix. */
-function commanderUsageError(err: CommanderError): StationError {
+/** A parse error (src/cli/command.ts) as a usage error (exit 2); its text loses the `error: ` prefix. */
+function parseUsageError(err: CommandExit): StationError {
   // A command group run without a subcommand shows its help (on stderr) and says so with "(outputHelp)".
   const message = err.code === "commander.help"
     ? "a subcommand is needed"
@@ -157,23 +93,23 @@ function commanderUsageError(err: CommanderError): StationError {
 /** Runs the CLI with the runtime it starts, and returns the process exit code (docs/design/errors.md#exit-codes). */
 export async function runCli(given: string[], runtime: Runtime): Promise<number> {
   const { args, yaml } = outputFormatArgs(given);
-  if (yaml) useYamlOutput();
+  if (yaml) await useYamlOutput();
   const { json, noColor } = outputSwitches(args);
   if (noColor) disableColor();
-  const program = buildProgram(runtime);
-  // With --json, commander's own error text is replaced by the JSON error (and its stderr line) below.
-  if (json) silenceCommanderErrors(program);
+  const program = await buildProgram(runtime, args);
+  // With --json, the parser's own error text is replaced by the JSON error (and its stderr line) below.
+  if (json) silenceParseErrors(program);
   try {
     const translated = translateStationHabits(program, args);
     note((style) => translated.warnings.map((w) => `${style.yellow("warning:")} ${w}`));
-    await program.parseAsync(translated.args, { from: "user" });
+    await program.parseAsync(translated.args);
     return 0;
   } catch (err) {
     if (err instanceof CliExit) return err.code;
-    if (err instanceof CommanderError) {
-      // help and --version are successes; otherwise commander has printed its message unless --json.
+    if (err instanceof CommandExit) {
+      // help and --version are successes; otherwise the parser has printed its message unless --json.
       if (err.exitCode === 0) return 0;
-      if (json) renderError(commanderUsageError(err), { json });
+      if (json) renderError(parseUsageError(err), { json });
       return 2;
     }
     const e = err instanceof StationError ? err : toStationError(err);

@@ -1,7 +1,7 @@
 /** `stn mcp stdio` and `stn mcp config`: the management tools over stdio, and client config snippets. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { approveMcpServers } from "../client/environments.ts";
 import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
@@ -36,7 +36,7 @@ export function mcpCommand(program: Command): void {
     )
     .option("--env <name>", "the environment (default: workflows.environment from config)")
     .action(async (server: string, opts: { env?: string }, cmd: Command) => {
-      const environment = opts.env ?? commandConfig(cmd).values.workflows.environment;
+      const environment = opts.env ?? (await commandConfig(cmd)).values.workflows.environment;
       const r = await withStation(cmd, (client) => approveMcpServers(client, environment, server), {
         embeddedFlags: { "workflows.sync_on_start": false },
       });
@@ -77,7 +77,7 @@ export function mcpCommand(program: Command): void {
           );
         }
         const stdio = opts.stdio || (client === "claude" && !opts.http && !opts.agent);
-        const config = commandConfig(cmd);
+        const config = await commandConfig(cmd);
         const station = globals(cmd).station;
         const warn = (message: string) => note((s) => `${s.yellow("warning:")} ${message}`);
         const how = stdio

@@ -2,7 +2,7 @@
 
 import { fileURLToPath } from "node:url";
 import { discoverTarget } from "../client/discovery.ts";
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { findProgram } from "../lib/programs.ts";
 import { mcpToken } from "../mcp/server/token.ts";
 import { readServerFile } from "../config/server_file.ts";

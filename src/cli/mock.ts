@@ -2,7 +2,7 @@
 
 import { lazyImport } from "../lib/lazy_import.ts";
 import { basename } from "node:path";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { type StationError, usageError } from "../errors.ts";
 import { jsonMode, numberFlag } from "./context.ts";
 import { readLocalText } from "./local_files.ts";

@@ -1,7 +1,7 @@
 /** The CLI's one output layer: text or --json on stdout, progress and errors on stderr, colour rules. */
 
-import { stringify } from "yaml";
 import { StationError } from "../errors.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 
 /**
  * The CLI's one output layer (docs/cli.md). Results go to stdout — a text view for people, or with
@@ -27,16 +27,17 @@ export interface Style {
 }
 
 let colorDisabled = false;
-let yamlOutput = false;
+/** With `-o yaml`: how a structured result is written (the YAML package is loaded only then, ~25 ms). */
+let yamlText: ((value: unknown) => string) | undefined;
 
 /** Structured results as YAML instead of JSON (`-o yaml`; `--json` and `-o json` keep JSON). */
-export function useYamlOutput(): void {
-  yamlOutput = true;
+export async function useYamlOutput(): Promise<void> {
+  yamlText = (await lazyImport<typeof import("../lib/yaml.ts")>("../lib/yaml.ts", import.meta.url)).yamlText;
 }
 
 /** A structured result as the chosen format prints it: pretty JSON, or a YAML document. */
 function structured(value: unknown): string {
-  return yamlOutput ? stringify(value).trimEnd() : JSON.stringify(value, null, 2);
+  return yamlText ? yamlText(value).trimEnd() : JSON.stringify(value, null, 2);
 }
 
 /** Turns colour off on both streams (the global `--no-color`). */
@@ -85,7 +86,7 @@ export function render<T>(result: T, options: RenderOptions<T>): void {
  * `-o yaml` one YAML document (`---` first), else its text.
  */
 export function renderLine<T>(item: T, options: RenderOptions<T>): void {
-  if (options.json) return console.log(yamlOutput ? `---\n${structured(item)}` : JSON.stringify(item));
+  if (options.json) return console.log(yamlText ? `---\n${structured(item)}` : JSON.stringify(item));
   render(item, options);
 }
 
@@ -117,7 +118,7 @@ export function renderError(err: StationError, options: { json: boolean }): void
   console.error(`${errStyle.red("error:")} ${err.message}`);
   if (err.hint) console.error(`${errStyle.dim("hint:")} ${err.hint}`);
   // One line, so it also ends an NDJSON stream (`workflow logs --json`) as a parsable line.
-  if (options.json) console.log(yamlOutput ? structured(err.toBody()) : JSON.stringify(err.toBody()));
+  if (options.json) console.log(yamlText ? structured(err.toBody()) : JSON.stringify(err.toBody()));
 }
 
 /** Aligned `label: value` lines. */

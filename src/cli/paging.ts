@@ -1,6 +1,6 @@
 /** --limit, --cursor and --all for list commands whose API pages (docs/cli.md). */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { note } from "./output.ts";
 

@@ -1,9 +1,9 @@
 /** `--record FILE` of `stn agent run` and `stn workflow run`: where the cassette goes, checked before the run. */
 
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../lib/path.ts";
 import type { Cassette } from "../contract/cassette.ts";
 import { errorMessage, usageError } from "../errors.ts";
-import { writeCassette } from "../testing/cassette.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { note } from "./output.ts";
 
 /** The help line of `--record`. */
@@ -40,6 +40,10 @@ export async function recordTarget(path: string | undefined): Promise<string | u
 
 /** Writes the cassette (whole or not at all) and says so on stderr. */
 export async function saveRecording(path: string, cassette: Cassette): Promise<void> {
+  const { writeCassette } = await lazyImport<typeof import("../testing/cassette.ts")>(
+    "../testing/cassette.ts",
+    import.meta.url,
+  );
   await writeCassette(path, cassette);
   const n = cassette.runs.length;
   note((style) => style.dim(`recorded ${n} agent run${n === 1 ? "" : "s"} to ${path}`));

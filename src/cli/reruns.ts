@@ -1,7 +1,7 @@
 /** `stn workflow retry|fork|eval` (alias `debug-expression`): repairing runs from the CLI. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { bulkRetryRuns, evalInRun, forkRun, retryRun, waitForRun } from "../client/workflow_runs.ts";
 import type { StationClient } from "../client/http.ts";
 import type { Run } from "../contract/runs.ts";

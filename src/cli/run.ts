@@ -1,7 +1,7 @@
 /** `stn workflow run` and its shortcut `stn run`: start a run of a stored workflow or a definition file. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { getRunCassette, startRun, waitForRun } from "../client/workflow_runs.ts";
 import type { Run as RunView } from "../contract/runs.ts";
 import { errorMessage, StationError, usageError } from "../errors.ts";

@@ -1,7 +1,6 @@
 /** `stn workflow runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
 
-import type { Command } from "commander";
-import { stringify } from "yaml";
+import type { Command } from "./command.ts";
 import { listAgentRuns } from "../client/agent_runs.ts";
 import { agentRunTable } from "./agent_runs.ts";
 import {
@@ -16,6 +15,7 @@ import {
 import { runSignals } from "../client/events.ts";
 import { usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { formatUsd } from "../telemetry/cost.ts";
 import type { Run as RunView, RunEvent } from "../contract/runs.ts";
 import { jsonMode, withStation } from "./context.ts";
@@ -80,7 +80,11 @@ export function workflowRunCommands(workflow: Command): void {
       await withStation(cmd, async (client) => {
         if (opts.definition) {
           const { definition } = await getRun(client, runId);
-          render(definition, { json: jsonMode(cmd), text: (d) => stringify(d).trimEnd() });
+          const { yamlText } = await lazyImport<typeof import("../lib/yaml.ts")>(
+            "../lib/yaml.ts",
+            import.meta.url,
+          );
+          render(definition, { json: jsonMode(cmd), text: (d) => yamlText(d).trimEnd() });
           return;
         }
         if (opts.trace) {

@@ -1,6 +1,6 @@
 /** `stn sandbox …`: sessions, exec, workspace files and compute-mode runs. */
 
-import { type Command, Option } from "commander";
+import { type Command, Option } from "./command.ts";
 import {
   closeSandbox,
   deleteSandboxFile,

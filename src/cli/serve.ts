@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { addLogSink, log } from "../log.ts";
 import { openLogFile } from "../lib/log_file.ts";
 import { commandConfig, jsonMode, numberFlag, runtimeOf } from "./context.ts";
@@ -31,7 +31,7 @@ export function serveCommand(program: Command): void {
         },
         cmd: Command,
       ) => {
-        const config = commandConfig(cmd, {
+        const config = await commandConfig(cmd, {
           "server.host": opts.host,
           "server.port": numberFlag(opts.port),
           "server.mcp_port": numberFlag(opts.mcpPort),

@@ -1,11 +1,12 @@
 /**
- * Station's command-line habits, read before commander parses: its flags become stn's (`--endpoint` →
+ * Station's command-line habits, read before the parser (src/cli/command.ts) reads them: its flags become stn's (`--endpoint` →
  * `--station`, approve `-c`, reject `-r`) with a warning, its commands stn has no place for stop with a
  * one-line pointer, and `--version N` after a subcommand goes to that subcommand's own --version only.
  */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
+import { GLOBAL_VALUE_OPTIONS } from "./commands.ts";
 
 /** Station's commands stn does otherwise, by command path: what to run instead. */
 const POINTERS: Record<string, string> = {
@@ -39,9 +40,6 @@ const SHORT_ALIASES: Record<string, Record<string, string>> = {
   "workflow approvals reject": { "-c": "--comment", "-r": "--reason" },
 };
 
-// The global options that take a value, so the word after them is not a command.
-const GLOBAL_VALUES = new Set(["--station", "--config", "--endpoint"]);
-
 /** The args as stn reads them, and a warning for each Station flag translated. */
 export interface TranslatedArgs {
   args: string[];
@@ -56,7 +54,7 @@ function commandOf(program: Command, args: string[]): { cmd: Command; path: stri
     const a = args[i];
     if (a === "--") break;
     if (a.startsWith("-")) {
-      if (GLOBAL_VALUES.has(a)) i++;
+      if (GLOBAL_VALUE_OPTIONS.has(a)) i++;
       continue;
     }
     const sub = cmd.commands.find((c) => c.name() === a || c.aliases().includes(a));
@@ -71,7 +69,7 @@ function pointer(command: string, instead: string, what = "command"): never {
   throw usageError("invalid_usage", `\`stn ${command}\` is Station's; stn has no such ${what}`, instead);
 }
 
-/** Translates Station's habits in args (before commander parses them); a pointer is thrown as a usage error. */
+/** Translates Station's habits in args (before the parser reads them); a pointer is thrown as a usage error. */
 export function translateStationHabits(program: Command, args: string[]): TranslatedArgs {
   const { cmd, path, next } = commandOf(program, args);
   const reached = path.join(" ");

@@ -1,7 +1,7 @@
 /** `stn status`: which server a command would use, and that server's health. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { commandConfig, globals, jsonMode, withStation } from "./context.ts";
 import { fail, fields, render, StationError } from "./output.ts";
 import type { Target } from "../client/discovery.ts";
@@ -31,7 +31,7 @@ function containerLines(c: ContainerState | undefined): [string, string][] {
 /** The `stn up` container server.json announces (when no --station / STATION_URL overrides it); fails when it is down. */
 async function upContainer(cmd: Command): Promise<ContainerState | undefined> {
   if (globals(cmd).station || Deno.env.get("STATION_URL")) return undefined;
-  const name = readServerFile(commandConfig(cmd).paths.serverJson)?.container;
+  const name = readServerFile((await commandConfig(cmd)).paths.serverJson)?.container;
   if (!name) return undefined;
   // Docker's client loads only when a station runs in a container (stn up), not for every stn status.
   const state =

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { syncWorkflows } from "../client/workflows.ts";
 import { StationError } from "../errors.ts";
 import { formatInvalid } from "../workflows/definition/format.ts";

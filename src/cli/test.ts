@@ -1,7 +1,7 @@
 /** `stn test`: runs an environment's test cases on a station of their own and reports them (docs/testing.md). */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { dirname, join, relative } from "node:path";
 import { StationClient } from "../client/http.ts";
 import { type TestCase, TestRun } from "../contract/tests.ts";
@@ -125,7 +125,7 @@ export function testCommand(program: Command): Command {
         import.meta.url,
       );
       const json = jsonMode(cmd);
-      const config = commandConfig(cmd);
+      const config = await commandConfig(cmd);
       // The test station's own info lines (sync, requests) are noise in a test report.
       if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");
       const environment = opts.env ?? config.values.workflows.environment;

@@ -1,5 +1,5 @@
 import { lazyImport } from "../lib/lazy_import.ts";
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { CONTAINER_PORTS } from "../deploy/names.ts";
 import type { UpResult } from "../deploy/up.ts";
@@ -129,7 +129,7 @@ export function upCommands(program: Command): void {
       bundleEnv?: string;
       trust?: boolean;
     }, cmd: Command) => {
-      const config = commandConfig(cmd);
+      const config = await commandConfig(cmd);
       const api = port(opts.port);
       for (const [flag, given] of [["--bundle-env", opts.bundleEnv], ["--trust", opts.trust]] as const) {
         if (given && !opts.bundle) {
@@ -175,7 +175,7 @@ export function upCommands(program: Command): void {
     .option("--purge", "also remove the data volume, the image and the token (asks first)")
     .option("--yes", "do not ask (needed for --purge without a terminal)")
     .action(async (opts: { name?: string; purge?: boolean; yes?: boolean }, cmd: Command) => {
-      const config = commandConfig(cmd);
+      const config = await commandConfig(cmd);
       const d = await deploy();
       const names = d.targetNames(config.paths, opts.name);
       const json = jsonMode(cmd);

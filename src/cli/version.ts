@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { type BuildInfo, buildInfo } from "../build/info.ts";
 import { loadConfig } from "../config/load.ts";
 import { toStationError } from "../errors.ts";

@@ -1,6 +1,6 @@
 /** `--watch` for list commands: redraw on a terminal, append what changed otherwise, until Ctrl-C. */
 
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { jsonMode } from "./context.ts";
 import { outStyle, render, renderLine, table } from "./output.ts";
 import { moreNote } from "./paging.ts";

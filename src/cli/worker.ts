@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./command.ts";
 import { usageError } from "../errors.ts";
 import { log } from "../log.ts";
 import { listWorkers, type WorkerList } from "../client/workers.ts";
@@ -47,7 +47,7 @@ export function workerCommand(program: Command): void {
     }, cmd: Command) => {
       const concurrency = positive("--concurrency", opts.concurrency, 1000);
       const graceMs = positive("--drain-timeout", opts.drainTimeout, 86_400) * 1000;
-      const config = commandConfig(cmd, { "nats.url": opts.natsUrl, "log.level": opts.logLevel });
+      const config = await commandConfig(cmd, { "nats.url": opts.natsUrl, "log.level": opts.logLevel });
       const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
       let onSignal!: () => void;
       const signalled = new Promise<void>((resolve) => (onSignal = resolve));

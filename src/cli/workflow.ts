@@ -1,9 +1,8 @@
 /** `stn workflow validate|apply|list|show|export|enable|delete|migrate`: workflow definitions from the CLI. */
 
 import { lazyImport } from "../lib/lazy_import.ts";
-import { type Command, Option } from "commander";
-import { stringify } from "yaml";
-import { dirname, join } from "node:path";
+import { type Command, Option } from "./command.ts";
+import { dirname, join } from "../lib/path.ts";
 import {
   disableWorkflow,
   enableWorkflow,
@@ -264,10 +263,16 @@ export function workflowCommand(program: Command): Command {
       await withStation(cmd, async (client) => {
         const shown = await getWorkflow(client, id, version);
         const versions = await listWorkflowVersions(client, id);
+        // The YAML package is loaded only for --definition (~25 ms of a command's start).
+        const definition = opts.definition
+          ? (await lazyImport<typeof import("../lib/yaml.ts")>("../lib/yaml.ts", import.meta.url)).yamlText(
+            shown.definition,
+          ).trimEnd()
+          : undefined;
         render({ ...shown, versions }, {
           json: jsonMode(cmd),
           text: (r) => {
-            if (opts.definition) return stringify(r.definition).trimEnd();
+            if (definition !== undefined) return definition;
             const w = r.workflow;
             return [
               ...fields([
@@ -303,7 +308,8 @@ export function workflowCommand(program: Command): Command {
       const version = versionFlag(opts.version);
       await withStation(cmd, async (client) => {
         const shown = await getWorkflow(client, id, version);
-        const text = stringify(shown.definition);
+        const text = (await lazyImport<typeof import("../lib/yaml.ts")>("../lib/yaml.ts", import.meta.url))
+          .yamlText(shown.definition);
         if (!opts.output) {
           return render({ id, version: shown.version, definition: shown.definition }, {
             json: jsonMode(cmd),

@@ -1,6 +1,6 @@
 /** Embedded mode: a station started inside the CLI process for one command, and stopped after it. */
 
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { StationError } from "../errors.ts";
 import { StationClient } from "./http.ts";
 

@@ -1,8 +1,9 @@
 /** Calls of /api/v1/files: uploads and downloads streamed, keys checked before they reach a URL. */
 
 import { DeletedFile, FileInfo, FileList, PruneReport, UploadResult } from "../contract/files.ts";
-import { requireHeaderSafeType } from "../files/content_type.ts";
-import { newFileKey, validateKey } from "../files/keys.ts";
+import { requireHeaderSafeType } from "../files/header_safe.ts";
+import { validateKey } from "../files/keys.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 
 /**
@@ -39,7 +40,11 @@ export async function uploadFile(
     "content-type": requireHeaderSafeType(opts.contentType ?? "application/octet-stream"),
   };
   if (opts.size !== undefined) headers["x-file-size"] = String(opts.size);
-  const path = filePath(opts.key ?? newFileKey());
+  const path = filePath(
+    opts.key ??
+      (await lazyImport<typeof import("../files/new_key.ts")>("../files/new_key.ts", import.meta.url))
+        .newFileKey(),
+  );
   const res = await client.fetch("PUT", path, {
     body,
     headers,

@@ -90,7 +90,7 @@ export async function execStreaming(
     signal,
   });
   const what = `POST ${base(id)}/exec`;
-  for await (const message of sseMessages(res.body!)) {
+  for await (const message of await sseMessages(res.body!)) {
     const data = JSON.parse(message.data);
     if (message.event === "stdout" || message.event === "stderr") {
       const chunk = parseAnswer(OutputChunk, data, what);

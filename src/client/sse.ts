@@ -1,12 +1,19 @@
+/**
+ * Following a station's Server-Sent Events streams (a run's events, a sandbox command's output); the
+ * stream parser itself (src/client/sse_messages.ts) is imported when a stream is first read.
+ */
+
 import type { z } from "zod";
-import { type EventSourceMessage, EventSourceParserStream } from "eventsource-parser/stream";
+import { lazyImport } from "../lib/lazy_import.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
+import type { EventSourceMessage } from "./sse_messages.ts";
 
-export type { EventSourceMessage } from "eventsource-parser/stream";
-
-/** The messages of a Server-Sent Events body (any line ending: LF, CRLF or CR), as they arrive. */
-export function sseMessages(body: ReadableStream<Uint8Array>): ReadableStream<EventSourceMessage> {
-  return body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+/** The messages of a Server-Sent Events body as they arrive (src/client/sse_messages.ts, loaded on first use). */
+export async function sseMessages(
+  body: ReadableStream<Uint8Array>,
+): Promise<ReadableStream<EventSourceMessage>> {
+  const parser = await lazyImport<typeof import("./sse_messages.ts")>("./sse_messages.ts", import.meta.url);
+  return parser.sseMessages(body);
 }
 
 /** How to follow a run's events: resume after a seq (or "now"); with follow false, end when caught up. */
@@ -31,7 +38,7 @@ export async function* followRunEvents<T>(
     headers: { accept: "text/event-stream" },
     signal: options.signal,
   });
-  for await (const message of sseMessages(res.body!)) {
+  for await (const message of await sseMessages(res.body!)) {
     if (message.data) yield parseAnswer(schema, JSON.parse(message.data), `GET ${path}`);
   }
 }

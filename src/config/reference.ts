@@ -1,7 +1,7 @@
 /** The configuration reference (docs/configuration.md's table), derived from the config schema. */
 
 import { durationSchema, formatDuration } from "../lib/duration.ts";
-import { configKeys } from "./load.ts";
+import { configKeys } from "./resolve.ts";
 import { ConfigSchema } from "./schema.ts";
 
 /** One row of the configuration reference: key, environment variables, default, meaning. */

@@ -1,4 +1,4 @@
-import { dirname } from "node:path";
+import { dirname } from "../lib/path.ts";
 import { makePrivateDir, PRIVATE_FILE_MODE } from "../lib/private_files.ts";
 
 /**

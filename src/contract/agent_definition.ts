@@ -82,6 +82,10 @@ export const AgentDefinitionSchema = z.object({
   context: ContextSettings.optional(),
   /** `queue:` (an stn extension): its directly started runs run on a `stn worker` serving this task queue. */
   queue: TaskQueue.optional(),
+  /** `concurrency:` (docs/agents.md#concurrency): limits every run must fit; `key` a `${…}` template over the input. */
+  concurrency: z.array(z.object({ key: z.string().optional(), limit: z.int().positive() })).optional(),
+  /** `priority:` 0–9: how soon a waiting run is admitted when slots are scarce (default 5). */
+  priority: z.int().min(0).max(9).optional(),
   /** The whole file as written (front matter and Handlebars body): what the renderer renders. */
   source: z.string(),
   /** Front matter keys stn does not use, kept as written (validate reports them as warnings). */

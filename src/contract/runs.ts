@@ -70,7 +70,11 @@ export const Step = z.looseObject({
   reused_from: z.looseObject({ run_id: z.string(), path: z.string(), visit: z.number(), attempt: z.number() })
     .nullable().describe("the parent run's attempt whose output a reused step carries"),
   waiting_for: z.string().optional().describe(
-    "why a scheduled step is not running yet, e.g. `waiting for a worker on queue gpu`",
+    "why a step is not running yet, e.g. `waiting for a worker on queue gpu`, `concurrency key step:acme " +
+      "(position 2)`, `rate limit step:acme until 2026-01-01T00:00:00.000Z` (docs/workflows.md#flow-control)",
+  ),
+  waiting_for_concurrency: z.object({ key: z.string(), position: z.number() }).optional().describe(
+    "a step waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
   ),
 }).meta({ id: "Step" });
 export type Step = z.infer<typeof Step>;

@@ -1,4 +1,5 @@
 import type { AgentLedger } from "../agents/ledger.ts";
+import { runEnded } from "../agents/run_rows.ts";
 import type { AgentRunEvent } from "../contract/agent_runs.ts";
 import { followEvents, type FollowFrom } from "./follow.ts";
 
@@ -11,7 +12,10 @@ export async function* followAgentRunEvents(
   const log = {
     after: (seq: number) => ledger.eventsAfter(runId, seq),
     lastSeq: () => ledger.lastSeq(runId),
-    ended: () => ledger.get(runId)?.status !== "running",
+    ended: () => {
+      const status = ledger.get(runId)?.status;
+      return status === undefined || runEnded(status);
+    },
     watch: (fn: () => void) => ledger.watch(runId, fn),
   };
   for await (const e of followEvents(log, after, signal, live)) {

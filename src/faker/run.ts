@@ -3,7 +3,7 @@
  * file read), the session begun, and the faker served over stdin/stdout until its client goes away.
  */
 
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { createModels, type ResolvedModel } from "../agents/providers.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { log } from "../log.ts";
@@ -16,7 +16,7 @@ import { inventedTools } from "./invent.ts";
 import { template } from "./templates.ts";
 import { parseToolsFile } from "./tools_file.ts";
 
-/** The flags of `stn faker`, as commander hands them over (Station's names). */
+/** The flags of `stn faker`, as the CLI parser hands them over (Station's names). */
 export interface FakerFlags {
   command?: string;
   /** Comma-separated arguments of the command. */

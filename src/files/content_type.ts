@@ -1,5 +1,4 @@
 import { getMimeType, mimes } from "hono/utils/mime";
-import { StationError } from "../errors.ts";
 
 // The data and code files stn stores that Hono's web-oriented table lacks, or reads otherwise (.ts is
 // MPEG transport stream there, a TypeScript file here).
@@ -28,17 +27,4 @@ export function contentTypeFor(name: string): string {
   // A dotfile (".env") has no extension.
   if (base.lastIndexOf(".") <= 0) return "application/octet-stream";
   return getMimeType(base, TYPES)?.split(";")[0] ?? "application/octet-stream";
-}
-
-/** True when a value can travel in a header as it is: printable ASCII (HTTP header values are bytes). */
-export function isHeaderSafe(value: string): boolean {
-  return /^[\x20-\x7e]*$/.test(value);
-}
-
-/** Refuses a content type that cannot travel in a header as it is (HTTP header values are bytes). */
-export function requireHeaderSafeType(value: string): string {
-  if (isHeaderSafe(value)) return value;
-  throw new StationError("invalid_request", `invalid content type ${JSON.stringify(value)}`, {
-    hint: "a MIME type in printable ASCII, e.g. text/csv",
-  });
 }

@@ -1,19 +1,11 @@
 /** File keys: the rules a key obeys, and the object name it is stored under. */
 
-import { monotonicFactory } from "ulid";
 import { StationError } from "../errors.ts";
 
 /** Longest key accepted, in UTF-8 bytes (object names become subjects; keep them well under limits). */
 export const MAX_KEY_BYTES = 512;
 
 const SHORT_ID = /^f_[0-9A-HJKMNP-TV-Z]{26}$/;
-const nextUlid = monotonicFactory();
-
-/** A new key for a user upload: `files/f_<ULID>`. */
-export function newFileKey(): string {
-  return `files/f_${nextUlid()}`;
-}
-
 /** The key a user means: a bare upload id `f_<ULID>` stands for `files/f_<ULID>`. */
 export function resolveKey(key: string): string {
   return SHORT_ID.test(key) ? `files/${key}` : key;

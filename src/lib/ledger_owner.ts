@@ -5,7 +5,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
-import { basename, join } from "node:path";
+import { basename, join } from "./path.ts";
 import { StationError } from "../errors.ts";
 
 /** absent: no file (or an empty one stn made); stn: stn's ledger (it has station_meta); other: not stn's. */

@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "./path.ts";
 
 /**
  * Files and folders only stn's user may read: $STATION_HOME holds the ledger (every run's input and

@@ -1,4 +1,4 @@
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "./path.ts";
 
 /**
  * Writes a file whole or not at all: the bytes go to a temp file beside it, which is then renamed over

@@ -10,6 +10,7 @@ import {
   parseDocument,
   type ParseOptions,
   type SchemaOptions,
+  stringify,
   type ToJSOptions,
 } from "yaml";
 import { MAX_NESTING, nestsDeeperThan } from "./nesting.ts";
@@ -152,3 +153,8 @@ export function yamlData(doc: Document, options: ToJSOptions & CreateNodeOptions
 }
 
 const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MiB`;
+
+/** A value as YAML text (what `-o yaml` and `--definition` print). */
+export function yamlText(value: unknown): string {
+  return stringify(value);
+}

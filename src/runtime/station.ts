@@ -14,7 +14,7 @@ import { createApp } from "../api/app.ts";
 import { isLoopback } from "../lib/loopback.ts";
 import { listen } from "../server/listen.ts";
 import { clientTimeouts } from "../server/slow_clients.ts";
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { startCheckpointer } from "../db/checkpoint.ts";
 import { processDurability, walDurability } from "../db/durability.ts";
 import { type Database, openDatabase } from "../db/database.ts";

@@ -1,6 +1,6 @@
 /** Assembling a `stn worker`: its NATS connection, its step worker, its health server. */
 
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { within } from "../lib/async.ts";
 import { log } from "../log.ts";

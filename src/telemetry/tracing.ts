@@ -11,6 +11,7 @@ import {
   TraceFlags,
 } from "@opentelemetry/api";
 import { VERSION } from "../version.ts";
+import { useTraceIds } from "../log.ts";
 
 /**
  * Spans through Deno's built-in OpenTelemetry (docs/observability.md says why not the JS SDK): with
@@ -81,6 +82,8 @@ export function currentTraceId(): string | undefined {
   if (!tracingEnabled) return undefined;
   return trace.getActiveSpan()?.spanContext().traceId;
 }
+
+if (tracingEnabled) useTraceIds(currentTraceId);
 
 /** The active span as a W3C traceparent (what a run stores to continue its trace), if one is active. */
 export function currentTraceparent(): string | undefined {

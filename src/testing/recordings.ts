@@ -1,7 +1,7 @@
 /** The recordings a station keeps for runs started with `record: true`, until the caller fetches the cassette. */
 
 import { join } from "node:path";
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import type { Cassette } from "../contract/cassette.ts";
 import { StationError } from "../errors.ts";
 import { writeCassette } from "./cassette.ts";

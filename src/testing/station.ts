@@ -4,7 +4,7 @@
  */
 
 import { join } from "node:path";
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import { stationPaths } from "../config/paths.ts";
 import { StationClient } from "../client/http.ts";
 import type { StationContext } from "../context.ts";

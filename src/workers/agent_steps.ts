@@ -30,11 +30,14 @@ import { runSignal } from "../agents/run_signal.ts";
 import { sandboxToolbox } from "../agents/sandbox_tools.ts";
 import type { Toolbox } from "../agents/types.ts";
 import type { Config } from "../config/schema.ts";
-import { type ErrorCode, errorMessage, StationError } from "../errors.ts";
+import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { type McpPool, type McpToolboxPlan, openPlannedToolbox } from "../mcp/mod.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import type { AgentRunner } from "../workflows/steps/runners.ts";
+import { ModelThrottle } from "../agents/throttle.ts";
+import { RemotePermits } from "./model_permits.ts";
+import { stationRequest } from "./station_request.ts";
 
 /** What a worker's agent steps need. */
 export interface WorkerAgentsOptions {
@@ -52,10 +55,6 @@ export interface WorkerAgentsOptions {
 
 type Started = Exclude<AgentStartReply, { error: unknown }>;
 type Taken = Exclude<AgentTakeReply, { error: unknown }>;
-
-const REQUEST_TIMEOUT_MS = 10_000;
-/** How long a write is retried while no station answers (a station restart). */
-const RETRIES = 30;
 
 /**
  * Runs agent loops on a worker (docs/workers.md#agent-steps): the station creates or finds the run of a step
@@ -113,7 +112,9 @@ export class WorkerAgents {
     who: { worker: string; name: string },
     queues: string[],
   ): Promise<{ ended: Promise<void> } | undefined> {
-    const taken = await request<Taken>(this.#o.nc, AGENT_TAKE_SUBJECT, { ...who, queues }, 0);
+    const taken = await stationRequest<Taken>(this.#o.nc, AGENT_TAKE_SUBJECT, { ...who, queues }, {
+      retries: 0,
+    });
     if ("none" in taken) return undefined;
     const { claim } = taken;
     const abort = new AbortController();
@@ -138,7 +139,9 @@ export class WorkerAgents {
     const left = [...this.#runs.values()];
     if (left.length === 0) return;
     for (const r of left) r.abort.abort(new StationError("shutdown", "worker draining"));
-    await request(this.#o.nc, AGENT_RELEASE_SUBJECT, { claims: left.map((r) => r.claim) }, 0)
+    await stationRequest(this.#o.nc, AGENT_RELEASE_SUBJECT, { claims: left.map((r) => r.claim) }, {
+      retries: 0,
+    })
       .catch((err) => log.warn("handing back agent runs failed", { error: errorMessage(err) }));
   }
 
@@ -158,7 +161,7 @@ export class WorkerAgents {
     req: Parameters<AgentRunner["run"]>[0],
     calls: Map<string, ToolCallRow[]>,
   ): Promise<AgentRunRow> {
-    const started = await request<Started>(this.#o.nc, AGENT_START_SUBJECT, {
+    const started = await stationRequest<Started>(this.#o.nc, AGENT_START_SUBJECT, {
       claim,
       agent: req.agent,
       environment: req.environment,
@@ -197,6 +200,10 @@ export class WorkerAgents {
         signal: abort.signal,
         maxToolOutput: this.#o.config.agents.max_tool_output,
         debug: false,
+        // The station's `ai.limits` decide, cluster-wide: this worker asks it before each model call.
+        throttle: new ModelThrottle(
+          new RemotePermits({ nc: this.#o.nc, claim, limited: started.limited, signal: abort.signal }),
+        ),
       });
       if (!ended) throw new StationError("shutdown", "worker stopping: the run resumes where it goes next");
       return ledger;
@@ -267,34 +274,18 @@ class RemoteLedger implements LoopLedger {
   finish = (...args: unknown[]) => this.#write("finish", args);
 
   async #write(op: typeof WRITES[number], args: unknown[]): Promise<void> {
-    const reply = await request<Exclude<AgentWriteReply, { error: unknown }>>(this.#nc, AGENT_WRITE_SUBJECT, {
-      claim: this.#claim,
-      // One id for all its sends: a write re-sent after a lost answer is applied once.
-      write_id: ulid(),
-      run_id: this.#started.run.id,
-      op,
-      args,
-    });
+    const reply = await stationRequest<Exclude<AgentWriteReply, { error: unknown }>>(
+      this.#nc,
+      AGENT_WRITE_SUBJECT,
+      {
+        claim: this.#claim,
+        // One id for all its sends: a write re-sent after a lost answer is applied once.
+        write_id: ulid(),
+        run_id: this.#started.run.id,
+        op,
+        args,
+      },
+    );
     if (reply.run) this.#end = { run: reply.run, tool_calls: reply.tool_calls ?? [] };
-  }
-}
-
-/** A request to the station, retried `retries` times while none answers; a refusal is thrown as its error. */
-async function request<T>(nc: NatsConnection, subject: string, body: unknown, retries = RETRIES): Promise<T> {
-  for (let tries = 0;; tries++) {
-    let reply: T | { error: { code: string; message: string } };
-    try {
-      reply = (await nc.request(subject, JSON.stringify(body), { timeout: REQUEST_TIMEOUT_MS })).json();
-    } catch (err) {
-      if (nc.isClosed() || tries >= retries) {
-        throw new StationError("station_unreachable", `no station answered ${subject}: ${errorMessage(err)}`);
-      }
-      await new Promise((r) => setTimeout(r, 1000));
-      continue;
-    }
-    if (reply && typeof reply === "object" && "error" in reply) {
-      throw new StationError(reply.error.code as ErrorCode, reply.error.message);
-    }
-    return reply as T;
   }
 }

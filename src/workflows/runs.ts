@@ -17,6 +17,7 @@ import {
   type RunView,
   runView,
   signalView,
+  stepHolder,
   type StepView,
   stepView,
 } from "./engine/mod.ts";
@@ -29,8 +30,14 @@ export interface PendingTimer {
   fires_at: string;
 }
 
-/** A step as the API lists it: with why it waits, when no live process serves its queue. */
-export type ListedStep = StepView & { waiting_for?: string };
+/**
+ * A step as the API lists it: with why it waits — no live process serves its queue, its concurrency keys are
+ * full (`waiting_for_concurrency`: the key and its place there), or its rate limit's window is (flow control).
+ */
+export type ListedStep = StepView & { waiting_for?: string; waiting_for_concurrency?: KeyPlace };
+
+/** A key a run or step waits for, and its place in that key's queue (1 = next). */
+export type KeyPlace = { key: string; position: number };
 
 /** What workflow runs' agent runs cost (USD) by run id: the agent ledger's sum (docs/agents.md#cost). */
 export type RunCosts = (runIds: string[]) => Map<string, number | null>;
@@ -71,7 +78,7 @@ export class WorkflowRuns {
   }
 
   /** Why a run waits for concurrency: the first key it waits for and its place there (1 = next); else undefined. */
-  waitingFor(run: RunRow): { key: string; position: number } | undefined {
+  waitingFor(run: RunRow): KeyPlace | undefined {
     return run.status === "waiting_for_concurrency"
       ? this.#engine.reads.concurrency.position(run.id)
       : undefined;
@@ -95,7 +102,17 @@ export class WorkflowRuns {
     if (!opts.waitingFor) return attempts.map(view);
     const served = this.#engine.servedQueues();
     return attempts.map((a) => {
-      const why = this.#engine.waitingFor(a, served);
+      const place = a.status === "waiting_for_concurrency"
+        ? reads.concurrency.position(stepHolder(a.id))
+        : undefined;
+      if (place) {
+        const why = `concurrency key ${place.key} (position ${place.position})`;
+        return { ...view(a), waiting_for: why, waiting_for_concurrency: place };
+      }
+      const rate = a.status === "scheduled" ? reads.stepLimits.reservation(stepHolder(a.id)) : undefined;
+      const why = rate
+        ? `rate limit ${rate.key} until ${new Date(rate.at_ms).toISOString()}`
+        : this.#engine.waitingFor(a, served);
       return why ? { ...view(a), waiting_for: why } : view(a);
     });
   }

@@ -7,7 +7,7 @@ import type { Engine, RunRow } from "./engine/mod.ts";
 import type { WorkflowStore } from "./store.ts";
 import type { SandboxAvailability } from "../sandbox/required.ts";
 import { requireSandboxFor } from "./sandbox_steps.ts";
-import type { LoadedConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/resolve.ts";
 import type { Database } from "../db/database.ts";
 import { requireReferences, type StationReferences } from "./definition/references.ts";
 import type { RunTrigger } from "./trigger.ts";

@@ -432,3 +432,31 @@ Deno.test("agent loader: `queue` names a task queue; with child agents it is not
   const parent = await parse("---\nqueue: gpu\nagents: [Helper]\n---\nhi");
   assertEquals(where(parent.warnings), ["queue_with_child_agents@2:1"]);
 });
+
+Deno.test("agent loader: concurrency keys and priority land in the definition; bad ones are errors where written", async () => {
+  const ok = await parse(`---
+concurrency:
+  - key: "\${input.customer_id}"
+    limit: 1
+  - limit: 20
+priority: 7
+---
+{{userInput}}
+`);
+  assertEquals(ok.errors, []);
+  assertEquals(ok.definition?.concurrency, [{ key: "${input.customer_id}", limit: 1 }, { limit: 20 }]);
+  assertEquals(ok.definition?.priority, 7);
+  const bad = await parse(`---
+concurrency:
+  - key: "\${input.("
+    limit: 0
+priority: 12
+---
+{{userInput}}
+`);
+  assertEquals(bad.errors.map((e) => e.path).sort(), [
+    "/concurrency/0/key",
+    "/concurrency/0/limit",
+    "/priority",
+  ]);
+});

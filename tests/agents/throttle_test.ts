@@ -2,6 +2,7 @@ import { retryAfterMs } from "../../src/agents/throttle.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { agentDef, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
 import { startModelServer } from "../helpers/model_server.ts";
+import { maxPerMinute, startLimitedModel } from "../helpers/limited_model.ts";
 import { APICallError } from "ai";
 
 const RATE = 600; // requests per minute: one every 100 ms (the suite's scale of "60 a minute" in the issue)
@@ -101,4 +102,62 @@ Deno.test("Retry-After: seconds, milliseconds, a date, or none (a backoff); othe
   assertEquals(retryAfterMs(err(429, {}), now), 0);
   assertEquals(retryAfterMs(err(500, { "retry-after": "2" }), now), undefined);
   assertEquals(retryAfterMs(new Error("boom"), now), undefined);
+});
+
+Deno.test("ai.limits: tokens_per_minute — the tokens the provider reports in any minute stay under the limit", async () => {
+  // Each call reports 40 tokens; 100 a minute lets two go, the third waits for the first to leave the minute.
+  const model = startLimitedModel({ usage: { input: 30, output: 10 } });
+  // A run's wait for capacity counts against its timeout: this one waits a minute.
+  const h = await agentHarness(model.server.url, [
+    agentDef("Plain", PLAIN_PROMPT, { model: "openai/test-model", timeout_ms: 180_000 }),
+  ], { limits: { "openai/test-model": { tokens_per_minute: 100 } } });
+  try {
+    const runs = await Promise.all(
+      ["a", "b", "c"].map((task) => h.service.run({ agent: "Plain", environment: "default", task })),
+    );
+    assertEquals(runs.map((r) => r.status), ["completed", "completed", "completed"]);
+    assertEquals(model.served.length, 3);
+    const most = maxPerMinute(model.served, "tokens");
+    assert(most <= 100, `the provider served ${most} tokens within a minute (limit 100)`);
+    const reasons = runs.flatMap((r) =>
+      h.service.ledger.eventsAfter(r.id, 0).filter((e) => e.type === "model_throttled").map((e) =>
+        JSON.parse(e.data!).reason
+      )
+    );
+    assert(reasons.includes("tokens_per_minute"), `a run waited for the token budget (${reasons})`);
+  } finally {
+    await h.close();
+    await model.close();
+  }
+});
+
+Deno.test("ai.limits: concurrency — the provider never has more calls in flight than the limit", async () => {
+  const model = startLimitedModel({ holdMs: 200 });
+  const h = await agentHarness(model.server.url, [
+    agentDef("Plain", PLAIN_PROMPT, { model: "openai/test-model" }),
+  ], { limits: { openai: { concurrency: 2 } } });
+  try {
+    const runs = await Promise.all(
+      Array.from(
+        { length: 8 },
+        (_, i) => h.service.run({ agent: "Plain", environment: "default", task: `q${i}` }),
+      ),
+    );
+    assertEquals(runs.filter((r) => r.status !== "completed").length, 0, "no run fails");
+    assertEquals(model.served.length, 8);
+    assert(model.maxInFlight() <= 2, `${model.maxInFlight()} calls were in flight at once (limit 2)`);
+    const waited = runs.filter((r) =>
+      h.service.ledger.eventsAfter(r.id, 0).some((e) =>
+        e.type === "model_throttled" && JSON.parse(e.data!).reason === "concurrency"
+      )
+    );
+    assert(waited.length > 0, "the runs over the limit waited, and say so in their events");
+    const open = h.db.prepare("SELECT COUNT(*) AS n FROM model_calls WHERE done_ms IS NULL").get() as {
+      n: number;
+    };
+    assertEquals(open.n, 0, "every call's permit was given back");
+  } finally {
+    await h.close();
+    await model.close();
+  }
 });

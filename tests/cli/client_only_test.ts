@@ -4,6 +4,7 @@ import { assertEquals } from "../helpers/assert.ts";
 // main.ts imports, statically or through a literal import("./x.ts"), before any command runs, so the
 // engine, the API, the ledger, Docker, NATS, Ajv and JSONata may only be reached through lazyImport
 // (src/lib/lazy_import.ts), whose `typeof import` is a type-only edge (docs/benchmarks.md, client commands).
+// Each command group's modules are imported when it runs (src/cli/commands.ts).
 
 interface GraphModule {
   specifier: string;
@@ -41,17 +42,52 @@ async function loadedGraph(entry: string): Promise<string[]> {
   return loaded;
 }
 
+/** Every module `deno run` loads for these entries, together. */
+async function loadedGraphs(entries: string[]): Promise<string[]> {
+  return [...new Set((await Promise.all(entries.map(loadedGraph))).flat())];
+}
+
+/** The modules src/cli/commands.ts imports when their command group runs. */
+function commandGroupModules(): string[] {
+  const text = Deno.readTextFileSync(new URL("../../src/cli/commands.ts", import.meta.url));
+  return [...text.matchAll(/lazyImport<typeof import\("\.\/([^"]+)"\)>/g)].map((m) =>
+    `../../src/cli/${m[1]}`
+  );
+}
+
 Deno.test("client commands: the CLI loads no runtime, engine, API, ledger, Docker, NATS or validator at start", async () => {
-  const loaded = await loadedGraph("../../src/stn.ts");
+  const modules = commandGroupModules();
+  assertEquals(modules.includes("../../src/cli/runs.ts"), true);
+  // The entry and every command group, as the whole tree (--help) loads them.
+  const loaded = await loadedGraphs(["../../src/stn.ts", ...modules]);
   const heavy = [
     // Nothing of runtime/ loads for a client command (it finds a running server through config/server_file.ts).
     /\/src\/(runtime\/(?!server_file\.ts)|api\/|db\/|workflows\/engine\/|sandbox\/docker\.ts|nats\/connection)/,
     /^npm:(dockerode|@nats-io\/|ajv|jsonata|@hono\/|ai@|@ai-sdk\/|dotprompt|@modelcontextprotocol|tar-stream|croner)/,
   ];
   assertEquals(loaded.filter((s) => heavy.some((re) => re.test(s))), []);
-  // The walk itself is sound: the client and commander are reached.
+  // The walk itself is sound: the client is reached.
   assertEquals(loaded.some((s) => s.endsWith("/src/client/http.ts")), true);
-  assertEquals(loaded.some((s) => s.startsWith("npm:commander@")), true);
+});
+
+Deno.test("client commands: `stn workflow runs` and `stn files list` load zod, node:sqlite and no CommonJS package or Node layer", async () => {
+  // What each loads: the entry and its command group (src/cli/commands.ts). Commander (node:events,
+  // node:child_process), yaml and @opentelemetry/api (CommonJS), ulid (node:crypto), node:fs, node:path
+  // (src/lib/path.ts stands in) and node:async_hooks each cost a client command 5-25 ms of start
+  // (docs/benchmarks.md, startup); node:sqlite (the ledger owner check) loads in ~1 ms.
+  const groups = {
+    "workflow runs": ["workflow.ts", "run.ts", "runs.ts", "reruns.ts", "events.ts"],
+    "files list": ["files.ts"],
+  };
+  for (const [command, files] of Object.entries(groups)) {
+    const loaded = await loadedGraphs(["../../src/stn.ts", ...files.map((f) => `../../src/cli/${f}`)]);
+    const outside = loaded.filter((s) => /^(npm|node):/.test(s));
+    assertEquals(
+      outside.filter((s) => !/^(npm:zod@|node:sqlite$)/.test(s)),
+      [],
+      `stn ${command} loads these`,
+    );
+  }
 });
 
 Deno.test("client commands: `stn --version` loads only the version (the CLI is imported when a command needs it)", async () => {

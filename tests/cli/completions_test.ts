@@ -5,7 +5,7 @@ import { completeIn, runQuiet } from "../helpers/shell_completion.ts";
 import { runStn, startServe, stnOnPath } from "../helpers/stn.ts";
 import { buildProgram } from "../../src/cli/main.ts";
 import { SHORT_FLAGS } from "../../src/cli/flags.ts";
-import type { Command, Option } from "commander";
+import type { Command, Option } from "../../src/cli/command.ts";
 
 Deno.test("stn completions zsh|fish print their scripts; --json wraps the script; other shells are a usage error", async () => {
   const home = await tempHome();
@@ -26,14 +26,14 @@ Deno.test("stn completions zsh|fish print their scripts; --json wraps the script
 /** Every option of every command, with the command's path. */
 function allOptions(cmd: Command, path = "stn"): Array<{ path: string; option: Option }> {
   return [
-    ...(cmd.options as Option[]).map((option) => ({ path, option })),
+    ...cmd.options.map((option) => ({ path, option })),
     ...cmd.commands.flatMap((c) => allOptions(c, `${path} ${c.name()}`)),
   ];
 }
 
-Deno.test("short flags: one meaning per letter across every command, each listed in the help table", () => {
+Deno.test("short flags: one meaning per letter across every command, each listed in the help table", async () => {
   const table = new Map(SHORT_FLAGS.map((f) => [f.short, f.long]));
-  for (const { path, option } of allOptions(buildProgram())) {
+  for (const { path, option } of allOptions(await buildProgram())) {
     if (!option.short) continue;
     assert(table.has(option.short), `${path} uses ${option.short}, which the short-flag table does not list`);
     // A short-only alias (-R) stands for the long flag the table names.
@@ -76,8 +76,7 @@ Deno.test("stn completions bash|zsh|fish: each shell accepts its script; Tab off
     const runId = (await stn("run", "hello", "--wait")).run_id;
     const agentRun = (await stn("agent", "run", "Greeter", "hello there")).run_id;
     const key = (await stn("files", "upload", workflow, "--key", "notes/hello.yaml")).file_key;
-    // commander keeps whether a command is hidden (`__complete`) in a private field.
-    const top = buildProgram().commands.filter((c) => !(c as unknown as { _hidden: boolean })._hidden)
+    const top = (await buildProgram()).commands.filter((c) => !c.hidden)
       .map((c) => c.name());
 
     for (const shell of ["bash", "zsh", "fish"] as const) {

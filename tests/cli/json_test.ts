@@ -6,7 +6,7 @@ import { removeStationContainers, SANDBOX_CONFIG } from "../sandbox/backend.ts";
 import { buildProgram } from "../../src/cli/main.ts";
 import { stationHome } from "../helpers/station_home.ts";
 import { sampleEvalRun } from "../helpers/eval_runs.ts";
-import type { Command } from "commander";
+import type { Command } from "../../src/cli/command.ts";
 
 /** Every leaf command of the real command tree, as its path ("workflow approvals approve"). */
 function leafCommands(cmd: Command, prefix = ""): string[] {
@@ -392,7 +392,7 @@ Deno.test('--json: every command prints one JSON object, {"error": …} on failu
     // successes of `up`, `logs` and `image build` need the station image and are checked with --json in
     // tests/e2e/up_test.ts).
     const failureOnly = ["serve", "worker", "up", "logs", "image build", "mcp stdio", "mock"];
-    for (const leaf of leafCommands(buildProgram())) {
+    for (const leaf of leafCommands(await buildProgram())) {
       assert(rows.some((r) => r.cmd === leaf && !r.ok), `a failure row for ${leaf}`);
       if (!failureOnly.includes(leaf)) {
         assert(rows.some((r) => r.cmd === leaf && r.ok), `a success row for ${leaf}`);

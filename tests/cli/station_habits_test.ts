@@ -5,7 +5,9 @@ import { StationError } from "../../src/errors.ts";
 import { tempHome } from "../helpers/home.ts";
 import { runStn } from "../helpers/stn.ts";
 
-const translate = (args: string[]) => translateStationHabits(buildProgram(), args);
+// The whole tree, as `stn --help` builds it.
+const program = await buildProgram();
+const translate = (args: string[]) => translateStationHabits(program, args);
 
 function pointer(args: string[]): StationError {
   const err = assertThrows(() => translate(args), StationError) as StationError;

@@ -1,5 +1,6 @@
 import { assertEquals, assertMatch, assertThrows } from "../helpers/assert.ts";
-import { configKeys, loadConfig } from "../../src/config/load.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import { configKeys } from "../../src/config/resolve.ts";
 import { StationError } from "../../src/errors.ts";
 import { tempHome } from "../helpers/home.ts";
 

@@ -26,7 +26,7 @@ Deno.test("SSE: messages parse the same with CRLF, LF or CR line ends, whatever 
     const framed = text.replaceAll("\n", eol);
     // Cut between the CR and the LF of a CRLF, and mid-field.
     const cuts = [framed.slice(0, 7), framed.slice(7, 24), framed.slice(24, 25), framed.slice(25)];
-    const seen = await Array.fromAsync(sseMessages(body(...cuts)));
+    const seen = await Array.fromAsync(await sseMessages(body(...cuts)));
     assertEquals(seen.map(({ id, event, data }) => ({ id, event, data })), expected, JSON.stringify(eol));
   }
 });

@@ -99,3 +99,55 @@ Deno.test("ledger: transaction commits, rolls back on error, and nests with save
   assertEquals(db.prepare("SELECT v FROM t ORDER BY v").all().map((r) => r.v), [1, 3]);
   db.close();
 });
+
+Deno.test("migration 29: agent_runs is rebuilt to allow waiting_for_concurrency; its turns, events and links stay", async () => {
+  const home = await tempHome();
+  try {
+    const db = new DatabaseSync(home.path("stn.db"));
+    db.exec("PRAGMA foreign_keys = ON");
+    const before = MIGRATIONS.filter((m) => m.version < 29);
+    migrate(db, before);
+    db.exec(`INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, created_at,
+               started_at, trigger, cost_usd)
+             VALUES ('arun_1', 'a', 'default', 'm', 't', '{}', '{}', 'completed', 'x', 'x', 'schedule', 0.5);
+             INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
+               created_at, started_at)
+             VALUES ('arun_2', 'a', 'default', 'm', 't', '{}', '{}', 'running', 'arun_1', 'x', 'x');
+             INSERT INTO agent_run_events (run_id, seq, type, time) VALUES ('arun_1', 1, 'run_started', 'x');`);
+    assertThrows(() =>
+      db.exec(`UPDATE agent_runs SET status = 'waiting_for_concurrency' WHERE id = 'arun_2'`)
+    );
+    assertEquals(migrate(db, MIGRATIONS).includes(29), true);
+    assertEquals((db.prepare("PRAGMA foreign_keys").get() as { foreign_keys: number }).foreign_keys, 1);
+    db.exec(`UPDATE agent_runs SET status = 'waiting_for_concurrency' WHERE id = 'arun_2'`);
+    const rows = db.prepare("SELECT id, status, parent_run_id, trigger, cost_usd FROM agent_runs ORDER BY id")
+      .all();
+    assertEquals(rows.map((r) => ({ ...r })), [
+      { id: "arun_1", status: "completed", parent_run_id: null, trigger: "schedule", cost_usd: 0.5 },
+      {
+        id: "arun_2",
+        status: "waiting_for_concurrency",
+        parent_run_id: "arun_1",
+        trigger: "manual",
+        cost_usd: null,
+      },
+    ]);
+    // The children still point at the rebuilt table: deleting a run cascades as before.
+    db.exec("DELETE FROM agent_runs WHERE id = 'arun_1'");
+    assertEquals((db.prepare("SELECT COUNT(*) AS n FROM agent_runs").get() as { n: number }).n, 0);
+    assertEquals((db.prepare("SELECT COUNT(*) AS n FROM agent_run_events").get() as { n: number }).n, 0);
+    const indexes = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'agent_runs'",
+    )
+      .all().map((r) => r.name).filter((n) => !String(n).startsWith("sqlite_")).sort();
+    assertEquals(indexes, [
+      "agent_runs_by_agent",
+      "agent_runs_by_parent_call",
+      "agent_runs_by_status",
+      "agent_runs_by_step_attempt",
+    ]);
+    db.close();
+  } finally {
+    await home.cleanup();
+  }
+});

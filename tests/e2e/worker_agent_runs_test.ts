@@ -161,7 +161,11 @@ Deno.test("agent runs on a queue: a run waits while no worker serves its queue, 
     const client = new StationClient(serve.url);
     const started = await startAgentRun(client, "Greeter", { task: "wait for me", queue: "gpu" });
     assertEquals(started.status, "queued");
-    assertStringIncludes(started.waiting_for ?? "", "none is serving it (start `stn worker --queue gpu`)");
+    assertEquals(started.waiting_for?.queue, "gpu");
+    assertStringIncludes(
+      started.waiting_for?.reason ?? "",
+      "none is serving it (start `stn worker --queue gpu`)",
+    );
     // Longer than a lease and more: it still waits, it does not fail.
     await new Promise((r) => setTimeout(r, 5000));
     const waiting = await getAgentRun(client, started.run_id);

@@ -39,6 +39,8 @@ export interface ModelRequest {
   tokens: number;
   /** True when the client went away before the answer was sent (an aborted call). */
   aborted: boolean;
+  /** The API key it was sent with (`Authorization: Bearer` or `x-api-key`). */
+  api_key: string;
 }
 
 export interface ModelServer {
@@ -99,7 +101,9 @@ export function startModelServer(options: { contextLimit?: number } = {}): Model
       : undefined;
     if (!protocol || req.method !== "POST") return new Response("not found", { status: 404 });
     const body = await req.json();
-    const record: ModelRequest = { protocol, body, tokens: requestTokens(body), aborted: false };
+    const api_key = req.headers.get("authorization")?.replace(/^Bearer /, "") ??
+      req.headers.get("x-api-key") ?? "";
+    const record: ModelRequest = { protocol, body, tokens: requestTokens(body), aborted: false, api_key };
     requests.push(record);
     // Deno's request.signal also fires after a successful answer: only an abort before it counts.
     let answered = false;

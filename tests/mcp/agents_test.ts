@@ -178,7 +178,8 @@ Deno.test("mcp: agents run through both servers against the scripted model; sync
       timeout_seconds: 1,
     });
     assertEquals([queued.status, queued.queue, queued.owner], ["queued", "gpu", null]);
-    assertStringIncludes(queued.waiting_for, "none is serving it");
+    assertEquals(queued.waiting_for.queue, "gpu");
+    assertStringIncludes(queued.waiting_for.reason, "none is serving it");
     const unqueued = await call(management, "cancel_agent_run", { runId: queued.run_id });
     assertEquals(unqueued.status, "canceled");
 

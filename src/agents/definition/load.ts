@@ -354,6 +354,8 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     context: fm.context,
     max_cost: fm.max_cost,
     queue: fm.queue,
+    concurrency: fm.concurrency,
+    priority: fm.priority,
     source: text,
     extra,
   });

@@ -137,6 +137,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       task: body.task,
       variables: body.variables,
       queue: body.queue,
+      priority: body.priority,
     };
     const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
     const keyed = key === undefined ? undefined : keyedStart(key, "agent_run", request);

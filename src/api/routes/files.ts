@@ -17,8 +17,10 @@ import {
   UploadResult,
 } from "../../contract/files.ts";
 import { StationError } from "../../errors.ts";
-import { keyBasename, newFileKey, resolveKey, validateKey } from "../../files/keys.ts";
-import { contentTypeFor, isHeaderSafe, requireHeaderSafeType } from "../../files/content_type.ts";
+import { keyBasename, resolveKey, validateKey } from "../../files/keys.ts";
+import { newFileKey } from "../../files/new_key.ts";
+import { contentTypeFor } from "../../files/content_type.ts";
+import { isHeaderSafe, requireHeaderSafeType } from "../../files/header_safe.ts";
 import { type FileInfo, type PutOptions, uploadResult } from "../../files/store.ts";
 import { parseDuration } from "../../lib/duration.ts";
 import type { StationContext } from "../../context.ts";

@@ -79,6 +79,15 @@ function stationGauges(ctx: StationContext): Family[] {
           value: r.n,
         })),
     ),
+    gauge(
+      "stn_agent_runs_waiting_for_concurrency",
+      "Agent runs waiting for a concurrency key, per agent (keys' values are not labels: they are unbounded)",
+      () =>
+        ctx.agents.ledger.keys.waitingRuns().map((r) => ({
+          labels: [["agent", r.agent]],
+          value: r.n,
+        })),
+    ),
     perQueue("stn_workers", "Live stn worker processes taking steps from a task queue", () => {
       // A queue with steps waiting and nobody serving it reads 0, so an alert can match on the queue.
       const counts = new Map(ctx.engine.unserved().map((u) => [u.queue, 0]));

@@ -15,7 +15,10 @@ import m0021 from "./0021_evals.ts";
 import m0022 from "./0022_agent_cost.ts";
 import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
+import m0026 from "./0026_step_flow_control.ts";
 import m0028 from "./0028_agent_run_queues.ts";
+import m0029 from "./0029_agent_concurrency.ts";
+import m0030 from "./0030_model_calls.ts";
 
 /**
  * Every schema change, in order. Add a file `NNNN_name.ts` and list it here; never edit one that
@@ -38,5 +41,8 @@ export const MIGRATIONS: readonly Migration[] = [
   m0022,
   m0024,
   m0025,
+  m0026,
   m0028,
+  m0029,
+  m0030,
 ];

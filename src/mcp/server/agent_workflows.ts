@@ -85,7 +85,7 @@ export function runStatusTool(client: StationClient): McpToolSpec {
     "get_run_status",
     "A run's status with its result or error, for the run_id a workflow_* or agent_* tool returned " +
       "(workflow runs: pending, running, waiting, waiting_for_concurrency, paused, completed, failed, canceled; " +
-      "agent runs: running, completed, failed, canceled, with the agent's response).",
+      "agent runs: running, waiting_for_concurrency, completed, failed, canceled, with the agent's response).",
     z.strictObject({
       run_id: z.string().min(1).describe("the run_id a workflow_* or agent_* tool returned"),
     }),

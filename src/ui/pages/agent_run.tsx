@@ -1,7 +1,7 @@
 /** /ui/agent-runs/:id: an agent run's page, its live fragment and its events. */
 
 import type { Context, Hono } from "hono";
-import type { AgentRun } from "../../contract/agent_runs.ts";
+import { type AgentRun, describeWait } from "../../contract/agent_runs.ts";
 import { StationError } from "../../errors.ts";
 import { formatUsd } from "../../telemetry/cost.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
@@ -149,6 +149,7 @@ function Live(props: { ctx: StationContext; id: string }) {
         <dt>Status</dt>
         <dd>
           <AgentStatus run={run} />
+          {run.waiting_for ? ` — waiting for ${describeWait(run.waiting_for)}` : ""}
         </dd>
         <dt>Agent</dt>
         <dd>
@@ -176,7 +177,7 @@ function Live(props: { ctx: StationContext; id: string }) {
               <dd>
                 <code>{run.queue}</code>
                 <span class="muted">
-                  {run.waiting_for ? ` waiting for ${run.waiting_for}` : ` worker ${run.owner ?? "-"}`}
+                  {run.status === "queued" ? "" : ` worker ${run.owner ?? "-"}`}
                 </span>
               </dd>
             </>
@@ -203,7 +204,7 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
-      {run.status === "running" || run.status === "queued"
+      {run.status === "running" || run.status === "queued" || run.status === "waiting_for_concurrency"
         ? (
           <div class="actions">
             <ApiForm

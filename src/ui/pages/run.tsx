@@ -6,7 +6,8 @@ import { followRunEvents } from "../../events/run_events.ts";
 import { streamRunEvents } from "../../events/sse.ts";
 import type { StationContext } from "../../context.ts";
 import { formatUsd } from "../../telemetry/cost.ts";
-import { type RunView, runView, type StepView, TERMINAL_RUN } from "../../workflows/engine/mod.ts";
+import { type RunView, runView, TERMINAL_RUN } from "../../workflows/engine/mod.ts";
+import type { ListedStep } from "../../workflows/runs.ts";
 import { Layout, type PageContext } from "../layout.tsx";
 import { ApiForm, formatDuration, Json, span, Status, StepErrorText, Time } from "../parts.tsx";
 import { DecisionForm } from "./approval_form.tsx";
@@ -47,7 +48,7 @@ function Controls(props: { run: RunView }) {
 }
 
 /** Each attempt of each step: a bar on the run's time axis, its duration, status and error. */
-function Timeline(props: { run: RunView; steps: StepView[]; now: number; parentAgents: AgentRun[] }) {
+function Timeline(props: { run: RunView; steps: ListedStep[]; now: number; parentAgents: AgentRun[] }) {
   const { run, steps, now } = props;
   const stopped = stoppedAt(run, steps);
   if (steps.length === 0) return <p class="muted">No step has been scheduled yet.</p>;
@@ -84,6 +85,7 @@ function Timeline(props: { run: RunView; steps: StepView[]; now: number; parentA
               <td>{s.attempt}</td>
               <td>
                 <Status status={s.status} />
+                {s.waiting_for ? <span class="muted">{` — ${s.waiting_for}`}</span> : null}
               </td>
               <td>{formatDuration(s.duration_ms ?? span(s.started_at, s.completed_at, now))}</td>
               <td>
@@ -129,7 +131,7 @@ function Timeline(props: { run: RunView; steps: StepView[]; now: number; parentA
 function Live(props: { ctx: StationContext; id: string }) {
   const { runs, agentRuns: agents } = props.ctx;
   const run = runs.view(requireRun(props.ctx, props.id));
-  const steps = runs.steps(run.id);
+  const steps = runs.steps(run.id, { waitingFor: true });
   const approvals = runs.approvals({ runId: run.id });
   const pending = approvals.filter((a) => a.status === "pending");
   const agentRuns = agents.ofWorkflowRun(run.id);

@@ -1,7 +1,8 @@
 /** The flow-control fields of a workflow (docs/workflows.md#flow-control): concurrency keys, priority, singleton. */
 
 import { z } from "zod";
-import { templates } from "../steps/fields.ts";
+import { renderString } from "../expr.ts";
+import { Priority, templates } from "../steps/fields.ts";
 
 /**
  * One concurrency limit: at most `limit` runs of the workflow hold the key at once; `key` is a `${…}` template
@@ -16,8 +17,14 @@ export type ConcurrencyLimit = z.infer<typeof ConcurrencyLimit>;
 /** The limits a run must all fit before it starts; up to 4 (each is a key the run holds while it runs). */
 export const Concurrency = z.array(ConcurrencyLimit).min(1).max(4).describe("concurrency");
 
-/** How soon a run is admitted when slots are scarce: 0 (last) to 9 (first); default 5. */
-export const Priority = z.int().min(0).max(9).describe("priority");
+/** How soon a run is admitted when slots are scarce: 0 (last) to 9 (first); default 5 (shared with steps). */
+export { Priority };
+
+/** A concurrency or singleton key template's value over a run's input (`input.x` or `x`), as key text. */
+export async function keyValue(template: string, input: Record<string, unknown>): Promise<string> {
+  const v = await renderString(template, { data: { ...input, input }, bindings: { input } });
+  return typeof v === "string" ? v : JSON.stringify(v ?? null);
+}
 
 /** The priority of a run when neither the start nor the workflow gives one. */
 export const DEFAULT_PRIORITY = 5;

@@ -1,19 +1,20 @@
 /**
  * Concurrency admission against the ledger (docs/workflows.md#flow-control): a run's keys evaluated from its
- * input, and, when a run that held keys ends, the waiting runs that now fit admitted in the same transaction.
+ * input, and, when a run or step attempt that held keys ends, the waiting runs and step attempts that now fit
+ * admitted in the same transaction.
  * The decisions are the pure functions of `concurrency.ts` and `transitions.ts`.
  */
 
-import { renderString } from "../expr.ts";
-import { DEFAULT_PRIORITY } from "../definition/flow_control.ts";
+import { DEFAULT_PRIORITY, keyValue } from "../definition/flow_control.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
-import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "./concurrency.ts";
+import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "../../lib/concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { admitRun } from "./transitions.ts";
 import { cancelRun } from "./fencing.ts";
+import { admitStep, holderAttempt } from "./step_limits.ts";
 
 /** How many waiters per key the start-up pass reads (a newer definition may have raised a key's limit). */
 const ADMIT_AT_START = 1000;
@@ -32,9 +33,7 @@ async function keyOf(
   input: Record<string, unknown>,
   sep = "/",
 ): Promise<string> {
-  if (template === undefined) return def.id;
-  const v = await renderString(template, { data: { ...input, input }, bindings: { input } });
-  return `${def.id}${sep}${typeof v === "string" ? v : JSON.stringify(v ?? null)}`;
+  return template === undefined ? def.id : `${def.id}${sep}${await keyValue(template, input)}`;
 }
 
 /** Evaluates a definition's concurrency keys over a run's input (keys are per workflow: `<id>` or `<id>/<value>`). */
@@ -141,10 +140,13 @@ export class Admission {
     }
     if (waiters.size === 0) return out;
     const ordered = [...waiters.values()].sort((a, b) => a.seq - b.seq);
-    for (const runId of pickAdmissions(ordered, (k) => repo.concurrency.usage(k).held, e.now)) {
-      const state = snapshot(runId);
-      if (!state) continue;
-      const commands = admitRun(state, e);
+    for (const holder of pickAdmissions(ordered, (k) => repo.concurrency.usage(k).held, e.now)) {
+      // A holder is a waiting run, or a step attempt waiting for its step's keys (`step_limits.ts`).
+      const attemptId = holderAttempt(holder);
+      const step = attemptId === undefined ? undefined : repo.attempts.get(attemptId);
+      const state = step ? undefined : snapshot(holder);
+      if (!step && !state) continue;
+      const commands = step ? admitStep(step, e.now) : admitRun(state!, e);
       out.commands.push(...commands);
       out.messages.push(...repo.apply(commands));
     }

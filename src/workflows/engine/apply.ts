@@ -359,7 +359,22 @@ export function applyCommands(sql: Statements, commands: Command[], freed?: stri
       case "enqueue_concurrency":
       case "acquire_concurrency":
       case "release_concurrency":
+      case "record_rate":
         applyConcurrency(sql, c, freed);
+        break;
+      case "wait_for_concurrency":
+        sql.run(
+          "UPDATE step_attempts SET status = 'waiting_for_concurrency', owner = NULL WHERE id = ?",
+          id(c.attemptId),
+        );
+        break;
+      case "admit_attempt":
+        sql.run(
+          `UPDATE step_attempts SET status = 'scheduled', dispatched_at = ?
+           WHERE id = ? AND status = 'waiting_for_concurrency'`,
+          c.dispatchedAt,
+          id(c.attemptId),
+        );
         break;
       case "dispatch":
         out.push({ id: id(c.attemptId), run: c.runId, path: c.path, attempt: c.attempt });

@@ -7,6 +7,7 @@ import type { StepMessage } from "./dispatch.ts";
 import type { ClaimDecision } from "./fencing.ts";
 import type { AttemptRow, FanoutMeta } from "./ledger.ts";
 import type { Slot } from "./slots.ts";
+import type { StepFlow } from "./step_limits.ts";
 import { settle } from "./transitions.ts";
 import { errorMessage } from "../../errors.ts";
 
@@ -16,9 +17,12 @@ import { errorMessage } from "../../errors.ts";
  * process holding the claim (this station, or a `stn worker`'s id).
  */
 
-/** Fencing: decides, in one transaction, whether this message may run its attempt, and claims it for owner. */
-export function claimStep(core: EngineCore, m: StepMessage, owner: string = core.owner): ClaimDecision {
-  return core.repo.transaction(() => core.claimIn(m, owner));
+/**
+ * Fencing: decides, in one transaction, whether this message may run its attempt, and claims it for owner;
+ * `flow`, its step's limits (`flowFor`), may park it instead.
+ */
+export function claimStep(core: EngineCore, m: StepMessage, owner: string, flow?: StepFlow): ClaimDecision {
+  return core.repo.transaction(() => core.claimIn(m, owner, flow));
 }
 
 /** A requeued fanout parent's outcome: its finished children joined (undefined when it has none). */

@@ -191,8 +191,21 @@ export type Command =
   }
   /** A waiting run now holds its keys. */
   | { kind: "acquire_concurrency"; runId: string }
-  /** A run ended: it holds and waits for no key any more. */
+  /** A run ended (or a step attempt, `runId` = `attempt:<id>`): it holds, waits for and reserves no key any more. */
   | { kind: "release_concurrency"; runId: string }
+  /** A step attempt waits for its concurrency keys (admission schedules it again). */
+  | { kind: "wait_for_concurrency"; attemptId: number }
+  /** A step attempt that waited for its concurrency keys is scheduled again. */
+  | { kind: "admit_attempt"; attemptId: number; dispatchedAt: number }
+  /** A rate-limited start (`started`, forgetting starts older than `periodMs`) or a waiter's promised instant. */
+  | {
+    kind: "record_rate";
+    key: string;
+    holder: string;
+    atMs: number;
+    status: "started" | "reserved";
+    periodMs: number;
+  }
   /** After commit: publish "run this attempt now". */
   | { kind: "dispatch"; attemptId: number; runId: string; path: string; attempt: number };
 

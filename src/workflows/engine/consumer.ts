@@ -1,5 +1,6 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
-import { log, logEnabled, withLogFields } from "../../log.ts";
+import { log, logEnabled } from "../../log.ts";
+import { withLogFields } from "../../log_scope.ts";
 import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
 import { failSpan, inSpan, tracingEnabled } from "../../telemetry/tracing.ts";
 import type { State } from "../definition/schema.ts";
@@ -66,6 +67,7 @@ export class Consumer {
     }
     const decision = await core.claimSoon(m);
     if (decision.kind === "drop") {
+      if (decision.commands) core.notify(m.run); // parked by its step's limits
       core.stats.dropped++;
       msg.ack();
       return;

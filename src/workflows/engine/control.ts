@@ -99,7 +99,9 @@ export class Control {
   /** Cancels a run: in-flight executors are aborted, approvals and timers canceled, nothing runs after. */
   cancel(runId: string, reason = "canceled by request"): RunRow {
     const core = this.#core;
-    core.commit(() => cancelRun(this.#require(runId), reason, core.env()));
+    // What it gave back may admit waiting runs and steps: their first messages go out (the sweep is the fallback).
+    const admitted = core.commit(() => cancelRun(this.#require(runId), reason, core.env()));
+    if (admitted.length > 0) void core.track(core.publishAll(admitted, null));
     core.notify(runId);
     core.abortRun(runId);
     core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);

@@ -8,7 +8,6 @@ import { Watchers } from "../../lib/watchers.ts";
 import { log } from "../../log.ts";
 import { countRunFinished } from "../../telemetry/metrics.ts";
 import type { State, WorkflowDefinition } from "../definition/schema.ts";
-import type { AgentRunner, SandboxRunner } from "../steps/runners.ts";
 import type { Outcome, Scope } from "../steps/types.ts";
 import { stateOf } from "./blocks.ts";
 import { claim, type ClaimDecision } from "./fencing.ts";
@@ -22,44 +21,11 @@ import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { type Slot, Slots } from "./slots.ts";
 import { Admission } from "./admission.ts";
+import { eagerFlow, flowFor, gateStep } from "./step_gate.ts";
+import type { StepFlow } from "./step_limits.ts";
 import type { Prepared } from "./transitions.ts";
-import { type LedgerSync, type StartCounts, StepGate } from "./step_sync.ts";
-
-/** Engine settings (config section `engine`). */
-export interface EngineOptions {
-  /** Steps this process executes at once (0: none, remote `stn worker` processes run them all). */
-  workers: number;
-  /** Copies of the WORKFLOWS stream in a NATS cluster (default: 3 on a cluster, else 1). */
-  replicas?: number;
-  ackWaitMs: number;
-  maxDeliver: number;
-  leaseMs: number;
-  defaultTimeoutMs: number;
-  /** MaxAge of the WORKFLOWS stream (engine.queue_max_age; default 7 days). */
-  queueMaxAgeMs?: number;
-  /** Handed to executors of `sandbox` steps. */
-  sandbox?: SandboxRunner;
-  /** Handed to executors of `agent` steps. */
-  agents?: AgentRunner;
-  /** Where every time decision reads the time (default: the wall clock). */
-  clock?: Clock;
-  /** How long a sent event's id is remembered (idempotency) and the event listed (default 7 days). */
-  eventRetentionMs?: number;
-  /** The ledger's sync: step messages are acked, workers' outcomes answered, once it covers them (default: none). */
-  ledger?: LedgerSync;
-  /** `ledger.durability: step`: a step starts only once what it follows from is on disk (step_sync.ts). */
-  stepDurability?: boolean;
-}
-
-/** Counters for tests and benchmarks. */
-export interface EngineStats extends StartCounts {
-  executed: number;
-  dropped: number;
-  /** Outcomes recorded for remote workers. */
-  remote: number;
-  /** Steps claimed by this station in the transaction that scheduled them (eager dispatch, no message). */
-  eager: number;
-}
+import { StepGate } from "./step_sync.ts";
+import type { EngineOptions, EngineStats } from "./options.ts";
 
 /** How a commit goes: `eager` claims the steps it dispatches (`EngineCore.commit`); `slot` is freed for them first. */
 export interface CommitOptions {
@@ -173,9 +139,10 @@ export class EngineCore {
     );
   }
 
-  /** `claimStep` in the next group transaction (`commitSoon`). */
-  claimSoon(m: StepMessage): Promise<ClaimDecision> {
-    return this.#inGroup(() => this.claimIn(m), (decision) => decision);
+  /** `claimStep` in the next group transaction (`commitSoon`), its step's limits evaluated first. */
+  async claimSoon(m: StepMessage): Promise<ClaimDecision> {
+    const flow = await flowFor(this, m);
+    return this.#inGroup(() => this.claimIn(m, this.owner, flow), (decision) => decision);
   }
 
   #inGroup<W, R>(write: () => W, after: (w: W) => R, undo: () => void = () => {}): Promise<R> {
@@ -261,13 +228,15 @@ export class EngineCore {
    */
   #claimHere(m: StepMessage, claimed: Claimed[]): boolean {
     if (!this.#after.runsHere() || this.stopping || this.queueOf(m.id) !== DEFAULT_QUEUE) return false;
+    const gate = eagerFlow(this, m); // undefined: its limits need JSONata, evaluated before a claim's transaction
+    if (!gate) return false;
     const streak = this.#streaks.get(m.run) ?? 0;
     const slot = streak < EAGER_STREAK || this.slots.waiting === 0 ? this.slots.tryTake() : undefined;
-    const decision = slot && this.claimIn(m);
+    const decision = slot && this.claimIn(m, this.owner, gate.flow);
     if (decision?.kind !== "run") {
       slot?.free();
       this.#streaks.delete(m.run);
-      return false;
+      return decision?.kind === "drop" && decision.commands !== undefined; // parked by its limits: no message
     }
     this.#streaks.set(m.run, streak + 1);
     this.stats.eager++;
@@ -275,18 +244,23 @@ export class EngineCore {
     return true;
   }
 
-  /** Fencing inside the caller's transaction: whether `m` may run its attempt, claimed for owner when it may. */
-  claimIn(m: StepMessage, owner: string = this.owner): ClaimDecision {
+  /**
+   * Fencing inside the caller's transaction: whether `m` may run its attempt, claimed for owner when it may;
+   * `flow` (its step's limits, from `flowFor`) may park it instead (step_gate.ts).
+   */
+  claimIn(m: StepMessage, owner: string = this.owner, flow?: StepFlow): ClaimDecision {
     const a = this.repo.attempts.get(m.id);
+    const env = { ...this.env(), owner };
     const decision = claim({
       message: m,
       attempt: a,
       run: a && this.repo.runs.get(a.run_id),
       inflight: a !== undefined && this.inflight.has(a.id),
       retryPending: a?.status === "scheduled" && this.repo.timers.retryPending(a.id),
-    }, { ...this.env(), owner });
-    if (decision.kind === "run") this.repo.apply(decision.commands);
-    return decision;
+    }, env);
+    const gated = flow && decision.kind === "run" ? gateStep(this, decision, flow, env) : decision;
+    if (gated.kind !== "busy" && gated.commands) this.repo.apply(gated.commands);
+    return gated;
   }
 
   /** A run as transitions read it, with the attempts a transition is about (call inside a transaction). */

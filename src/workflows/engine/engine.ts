@@ -9,7 +9,8 @@ import { StationError } from "../../errors.ts";
 import { Consumer } from "./consumer.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { CANCEL_SUBJECT, Control, type StartRunRequest } from "./control.ts";
-import { EngineCore, type EngineOptions, type EngineStats } from "./core.ts";
+import { EngineCore } from "./core.ts";
+import type { EngineOptions, EngineStats } from "./options.ts";
 import { defaultReplicas, provisionQueue, provisionStream, type QueueInfo, queueInfo } from "./dispatch.ts";
 import { Idleness } from "./idle.ts";
 import type { ApprovalRow, AttemptRow, RunRow } from "./ledger.ts";
@@ -53,6 +54,7 @@ export type LedgerReads = Pick<
   | "signals"
   | "eventLog"
   | "concurrency"
+  | "stepLimits"
 >;
 
 /**

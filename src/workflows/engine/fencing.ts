@@ -6,7 +6,14 @@ import { stateOf, timeoutOf } from "./blocks.ts";
 import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
-import { type ApprovalRow, type AttemptRow, type RunRow, TERMINAL_RUN, type TimerRow } from "./ledger.ts";
+import {
+  type ApprovalRow,
+  type AttemptRow,
+  type RunRow,
+  type StepError,
+  TERMINAL_RUN,
+  type TimerRow,
+} from "./ledger.ts";
 import { childScopes, type RunState, Transition, type TransitionEnv } from "./run_state.ts";
 import {
   cancelScope,
@@ -35,10 +42,13 @@ export interface ClaimInput {
   retryPending: boolean;
 }
 
-/** Whether a message runs its attempt now, is dropped (stale, duplicate, run not active), or comes back later. */
+/**
+ * Whether a message runs its attempt now, is dropped (stale, duplicate, run not active; or parked by its step's
+ * limits, with the `commands` that park it), or comes back later.
+ */
 export type ClaimDecision =
   | { kind: "run"; attempt: AttemptRow; commands: Command[] }
-  | { kind: "drop" }
+  | { kind: "drop"; commands?: Command[] }
   | { kind: "busy"; retryMs: number };
 
 /** Fencing: a message runs only the attempt the ledger still expects, of an active run, claimed by nobody alive. */
@@ -263,6 +273,21 @@ export function fireTimer(state: RunState, input: FireInput, env: TransitionEnv)
       settleIn(t, { attemptId: a.id, from: "waiting", prepared: input.prepared! });
       break;
   }
+  return t.commands;
+}
+
+/** Fails a scheduled attempt before it starts (its step's flow-control key could not be evaluated). */
+export function failUnstarted(
+  state: RunState,
+  attemptId: number,
+  error: StepError,
+  env: TransitionEnv,
+): Command[] {
+  const a = state.attempts.get(attemptId);
+  if (!a || a.status !== "scheduled" || TERMINAL_RUN.includes(state.run.status)) return [];
+  const t = new Transition(state, env);
+  fail(t, a, stateOf(state.definition, a, t.lookup), { ...error, step: a.path });
+  refreshRunStatus(t);
   return t.commands;
 }
 

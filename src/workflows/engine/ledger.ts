@@ -9,7 +9,15 @@ import type { JoinMode } from "../steps/types.ts";
 /** The states of a run, as the API contract defines them (one list for the ledger and the API). */
 export const RUN_STATUSES = RunStatus.options;
 export type { RunStatus };
-export type AttemptStatus = "scheduled" | "running" | "completed" | "failed" | "waiting" | "canceled";
+/** An attempt's states; `waiting_for_concurrency`: its step's concurrency keys are full (flow control). */
+export type AttemptStatus =
+  | "scheduled"
+  | "running"
+  | "completed"
+  | "failed"
+  | "waiting"
+  | "waiting_for_concurrency"
+  | "canceled";
 export const TERMINAL_RUN: readonly RunStatus[] = ["completed", "failed", "canceled"];
 
 /** A step failure as stored and shown: a stable code, a message, and the step path. */

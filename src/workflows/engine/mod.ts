@@ -68,3 +68,4 @@ export {
   RUN_ENDED_SUBJECT,
   type StepRef,
 } from "./remote_protocol.ts";
+export { stepHolder } from "./step_limits.ts";

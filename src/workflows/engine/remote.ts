@@ -9,6 +9,7 @@ import { claimStep, joinedChildren, recordOutcome } from "./claims.ts";
 import type { EngineCore } from "./core.ts";
 import { DEFAULT_QUEUE } from "./dispatch.ts";
 import { expireUnserved } from "./fencing.ts";
+import { flowFor } from "./step_gate.ts";
 import type { AttemptRow } from "./ledger.ts";
 import {
   CLAIM_SUBJECT,
@@ -158,8 +159,10 @@ export class RemoteWorkers {
     // just acks its message.
     const known = core.repo.attempts.get(req.step.id);
     const here = known !== undefined && this.#stationOnly(known, req.worker);
-    const decision = claimStep(core, req.step, here ? core.owner : req.worker);
+    const flow = await flowFor(core, req.step);
+    const decision = claimStep(core, req.step, here ? core.owner : req.worker, flow);
     if (decision.kind === "drop") {
+      if (decision.commands) core.notify(req.step.run); // parked by its step's limits
       core.stats.dropped++;
       return { kind: "drop" };
     }

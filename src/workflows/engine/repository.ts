@@ -24,6 +24,7 @@ import type {
 } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
 import { ConcurrencyReads } from "./concurrency_reads.ts";
+import { StepLimitReads } from "./step_limit_reads.ts";
 
 /**
  * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
@@ -64,6 +65,7 @@ export class Repository {
   constructor(db: Database) {
     this.#sql = new Statements(db);
     this.concurrency = new ConcurrencyReads(this.#sql);
+    this.stepLimits = new StepLimitReads(this.#sql);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -81,6 +83,8 @@ export class Repository {
 
   /** Concurrency keys: how busy each is, who waits (`run_concurrency`, `concurrency_keys`). */
   readonly concurrency: ConcurrencyReads;
+  /** Step flow control: what an attempt holds, rate keys' starts (`rate_admissions`). */
+  readonly stepLimits: StepLimitReads;
 
   readonly runs = {
     /** One run. */
@@ -356,7 +360,7 @@ export class Repository {
       CASE WHEN status = 'waiting' THEN output END AS output, error, owner, lease_until, dispatched_at,
       created_at, started_at, completed_at`;
     const attempts = this.#sql.all<AttemptRow>(
-      `SELECT ${columns} FROM step_attempts WHERE run_id = ? AND status IN ('scheduled','running','waiting')`,
+      `SELECT ${columns} FROM step_attempts WHERE run_id = ? AND status IN ('scheduled','running','waiting','waiting_for_concurrency')`,
       runId,
     );
     for (const id of include) {

@@ -37,7 +37,12 @@ export interface TransitionEnv {
 }
 
 /** Attempt statuses that still hold the run open. */
-export const ACTIVE_ATTEMPT: readonly AttemptStatus[] = ["scheduled", "running", "waiting"];
+export const ACTIVE_ATTEMPT: readonly AttemptStatus[] = [
+  "scheduled",
+  "running",
+  "waiting",
+  "waiting_for_concurrency",
+];
 
 /**
  * A transition in progress: the commands decided so far, each also applied to the run state so
@@ -195,6 +200,14 @@ export function evolve(state: RunState, cmd: Command): void {
         ...(cmd.fanout ? { output: JSON.stringify(cmd.fanout) } : {}),
       });
       return;
+    case "wait_for_concurrency":
+      Object.assign(attempt(cmd.attemptId) ?? {}, { status: "waiting_for_concurrency", owner: null });
+      return;
+    case "admit_attempt": {
+      const a = attempt(cmd.attemptId);
+      if (a?.status === "waiting_for_concurrency") Object.assign(a, { status: "scheduled" });
+      return;
+    }
     case "requeue_attempt": {
       const a = attempt(cmd.attemptId);
       if (a?.status === "waiting") Object.assign(a, { status: "scheduled", dispatched_at: cmd.dispatchedAt });

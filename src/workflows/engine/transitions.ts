@@ -7,6 +7,7 @@ import { blockStart, findState, initialContext } from "./dataflow.ts";
 import { addTimer, park } from "./parking.ts";
 import type { RunTrigger } from "../trigger.ts";
 import { enqueueRun, type NewRunConcurrency } from "./concurrency.ts";
+import { releaseStep } from "./step_limits.ts";
 import { outputProblem } from "../json_schema.ts";
 import {
   type AttemptRow,
@@ -152,6 +153,7 @@ export function settleIn(t: Transition, { attemptId, from, prepared, scopeContex
   switch (outcome.kind) {
     case "completed": {
       t.emit({ kind: "complete_attempt", attemptId: a.id, output: outcome.output, at: t.at });
+      releaseStep(t, a);
       t.emit({ kind: "set_scope_context", runId: run.id, scope: a.scope, context: prepared.context! });
       t.event("step_completed", a.path, { attempt: a.attempt, output: outcome.output });
       const next = outcome.next !== undefined ? outcome.next : state.end ? null : state.next ?? null;
@@ -298,6 +300,7 @@ const rowOrder = (id: number) => (id < 0 ? 2 ** 52 - id : id);
 
 function cancelAttempt(t: Transition, a: AttemptRow): void {
   t.emit({ kind: "cancel_attempt", attemptId: a.id, at: t.at });
+  releaseStep(t, a);
   t.emit({ kind: "cancel_timers", attemptId: a.id });
   t.emit({ kind: "cancel_approval", attemptId: a.id });
   if (a.step_type === "await") t.emit({ kind: "cancel_wait", attemptId: a.id, at: t.at });
@@ -307,6 +310,7 @@ function cancelAttempt(t: Transition, a: AttemptRow): void {
 /** A failed attempt: retried per policy (a new attempt row), else its block fails. */
 export function fail(t: Transition, a: AttemptRow, state: State | undefined, error: StepError): void {
   t.emit({ kind: "fail_attempt", attemptId: a.id, error, at: t.at });
+  releaseStep(t, a);
   t.event("step_failed", a.path, { attempt: a.attempt, error });
   const policy = state && retryPolicy(state, t.state.definition);
   if (
@@ -376,7 +380,7 @@ export function refreshRunStatus(t: Transition): void {
   if (!run.started_at || run.status === "paused" || TERMINAL_RUN.includes(run.status)) return;
   let busy = 0, waiting = 0;
   for (const a of t.state.attempts.values()) {
-    if (a.status === "scheduled" || a.status === "running") busy++;
+    if (a.status === "scheduled" || a.status === "running" || a.status === "waiting_for_concurrency") busy++;
     else if (a.status === "waiting") waiting++;
   }
   const status: RunStatus = !busy && waiting > 0 ? "waiting" : "running";

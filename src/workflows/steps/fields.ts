@@ -9,6 +9,7 @@ import {
   rule,
 } from "../../lib/schema_rules.ts";
 import { checkTemplates, parseCheck } from "../expr.ts";
+import { parseDuration } from "../../lib/duration.ts";
 
 /**
  * The field schemas step types share, and the two ways a schema gives an issue stn's own code and
@@ -100,6 +101,39 @@ export type RetryPolicy = z.infer<typeof RetryPolicy>;
 /** A task queue's name (shared with agents' `queue:` and `stn worker --queue`). */
 export { TaskQueue };
 
+/** How soon a run or step is admitted when slots are scarce: 0 (last) to 9 (first); default 5. */
+export const Priority = z.int().min(0).max(9).describe("priority");
+
+/**
+ * One concurrency limit of a step (docs/workflows.md#flow-control): at most `limit` attempts hold the key at
+ * once; `key` is a `${…}` template over the run's input and earlier steps' outputs, shared by every workflow
+ * that names the same key; without it, one key per workflow and step id.
+ */
+export const StepConcurrencyLimit = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  limit: z.int().min(1).max(100_000),
+}).describe("a step concurrency limit");
+
+/** A period of a rate limit: at least a millisecond, at most a day (the window the ledger keeps starts for). */
+const RatePeriod = Duration.check(rule((v: string) => {
+  const ms = parseDuration(v);
+  return ms !== null && (ms < 1 || ms > 86_400_000)
+    ? {
+      code: "invalid_duration",
+      message: `rate_limit period ${v} is not between 1ms and 24h`,
+      hint: DURATION_HINT,
+    }
+    : undefined;
+}));
+
+/** At most `limit` starts per `period` (any window of that length) per key; key as for step concurrency. */
+export const RateLimit = z.strictObject({
+  key: z.string().min(1).check(templates).optional(),
+  limit: z.int().min(1).max(10_000),
+  period: RatePeriod,
+}).describe("rate_limit");
+export type RateLimit = z.infer<typeof RateLimit>;
+
 /** Fields every state type has; a step type's schema spreads them next to its `type` and own fields. */
 export const common = {
   id: stateId(coded((i) =>
@@ -125,6 +159,12 @@ export const common = {
   retry: RetryPolicy.optional(),
   /** The task queue whose workers run the step (docs/workers.md); default: the workflow's `defaults.queue`. */
   queue: TaskQueue.optional(),
+  /** Limits the step must fit before it starts; it waits for a slot, never fails for one (flow control). */
+  concurrency: z.array(StepConcurrencyLimit).min(1).max(4).optional(),
+  /** Which waiting step takes a freed slot first (default: the run's priority). */
+  priority: Priority.optional(),
+  /** How often the step may start; a step over it waits for the window (flow control). */
+  rate_limit: RateLimit.optional(),
 };
 
 /** The error of a block's `states` that is missing, empty or not a list. */

@@ -1,9 +1,4 @@
-import {
-  agedPriority,
-  blockedKeys,
-  pickAdmissions,
-  type Waiter,
-} from "../../../src/workflows/engine/concurrency.ts";
+import { agedPriority, blockedKeys, pickAdmissions, type Waiter } from "../../../src/lib/concurrency.ts";
 import { assert, assertEquals } from "../../helpers/assert.ts";
 import { startTestStation } from "../../helpers/station.ts";
 import { def, eventTypes, waitRun } from "../helpers.ts";
