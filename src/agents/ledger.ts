@@ -339,11 +339,9 @@ export class AgentLedger {
     } else if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
     // node:sqlite types rows as Record<string, SQLOutputValue>; agent_runs' columns are AgentRunRow's.
-    const runs = this.#db.prepare(
-      `SELECT * FROM agent_runs ${
-        where.length ? `WHERE ${where.join(" AND ")}` : ""
-      } ORDER BY id DESC LIMIT ?`,
-    ).all(...params, q.limit + 1) as unknown as AgentRunRow[];
+    const filter = where.length ? `WHERE ${where.join(" AND ")}` : "";
+    const runs = this.#db.prepare(`SELECT * FROM agent_runs ${filter} ORDER BY id DESC LIMIT ?`)
+      .all(...params, q.limit + 1) as unknown as AgentRunRow[];
     const more = runs.length > q.limit;
     if (more) runs.length = q.limit;
     return { runs, nextCursor: more ? runs[runs.length - 1].id : null };

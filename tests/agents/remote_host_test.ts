@@ -5,6 +5,7 @@ import {
   type RunClaim,
 } from "../../src/agents/remote_protocol.ts";
 import { AgentHost } from "../../src/agents/remote_host.ts";
+import { AgentRuns } from "../../src/agents/runs.ts";
 import { RunClaims } from "../../src/agents/run_claims.ts";
 import { connectNats, type NatsConnection } from "../../src/nats/connection.ts";
 import { agentDef, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
@@ -90,6 +91,55 @@ Deno.test("agent host: a queued run is taken under a claim; a re-sent write is a
     const events = h.service.ledger.eventsAfter(run.id, 0).map((e) => e.type);
     assertEquals(events.filter((t) => t === "run_claimed").length, 2);
     assert(events.includes("run_released") && events.includes("run_canceled"), events.join(","));
+  } finally {
+    host.stop();
+    await nc.close();
+    await nats.stop();
+    await h.close();
+  }
+});
+
+Deno.test("agent host: an agent with concurrency keys and a queue is admitted first, then queued for a worker", async () => {
+  const def = agentDef("Greeter", PLAIN_PROMPT, { queue: "gpu", concurrency: [{ limit: 1 }] });
+  const h = await agentHarness("http://127.0.0.1:9/v1", [def]);
+  const nats = await singleNats();
+  const nc = await connectNats({ url: nats.url }, "agent-host-test");
+  const host = new AgentHost({
+    nc,
+    agents: h.service,
+    claims: new RunClaims(h.db, h.service.ledger),
+    leaseMs: 60_000,
+    holds: () => false,
+    mcpPlan: () => Promise.resolve(null),
+  });
+  host.start();
+  const runs = new AgentRuns(h.service.ledger);
+  const take = () => ask(nc, AGENT_TAKE_SUBJECT, { worker: "w1", name: "one", queues: ["gpu"] });
+  try {
+    const first = await h.service.start({ agent: "Greeter", environment: "default", task: "one" });
+    const second = await h.service.start({ agent: "Greeter", environment: "default", task: "two" });
+    assertEquals(runs.view(first.run).status, "queued");
+    assertEquals(runs.view(second.run).status, "waiting_for_concurrency");
+    assertEquals(runs.view(second.run).waiting_for, { key: "agent:default/Greeter", position: 1 });
+
+    // Only the admitted run can be taken; the waiting one holds no slot a worker could use.
+    const taken = await take();
+    assertEquals(taken.claim.run_id, first.run.id);
+    assertEquals(await take(), { none: true });
+
+    // The worker's finish ends the first run and admits the second, which is now queued for a worker.
+    const finished = await ask(nc, AGENT_WRITE_SUBJECT, {
+      claim: taken.claim,
+      write_id: "finish-1",
+      run_id: first.run.id,
+      op: "finish",
+      args: [first.run.id, { status: "completed", finish_reason: "stop", response: "hi" }],
+    });
+    assertEquals(finished.run.status, "completed");
+    const admitted = runs.view(h.service.ledger.get(second.run.id)!);
+    assertEquals([admitted.status, admitted.waiting_for?.queue], ["queued", "gpu"]);
+    assertEquals((await take()).claim.run_id, second.run.id);
+    assertEquals((await first.done).status, "completed");
   } finally {
     host.stop();
     await nc.close();
