@@ -238,7 +238,8 @@ export class AgentService {
 
   /**
    * Runs the ledger just admitted: woken where this process waits for them; a top-level one nobody here waits
-   * for (it waited across a restart) is run here. A step's or child's run is run by its step or parent.
+   * for (it waited across a restart) is run here, or, on a task queue, offered to the workers. A step's or
+   * child's run is run by its step or parent.
    */
   #admitted(runIds: string[]): void {
     for (const id of this.#waiting.wake(runIds)) {
