@@ -43,7 +43,12 @@ export const TOOL_ERROR_CODES = {
   agent_input_invalid: [400, 1, "an agent run's variables do not match the agent's input schema"],
   agent_render_failed: [422, 1, "an agent's .prompt body does not render with the run's input"],
   agent_tools_unavailable: [503, 1, "a tool the agent lists cannot be offered (MCP server, sandbox)"],
-  claim_lost: [409, 1, "a worker's agent-step write came after its claim lapsed (the step was taken over)"],
+  claim_lost: [409, 1, "a worker's agent write came after its claim lapsed (the step or run was taken over)"],
+  agent_queue_unsupported: [
+    422,
+    1,
+    "an agent with child agents, or a run under test doubles, cannot go to a queue",
+  ],
   agent_output_invalid: [
     422,
     1,

@@ -67,8 +67,8 @@ export class AgentLedger {
       this.#q.run(
         `INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
            parent_call_id, workflow_run_id, step_path, step_visit, step_attempt, trace_id, trigger, created_at,
-           started_at, cost_usd)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           started_at, cost_usd, queue)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         id,
         r.agent,
         r.environment,
@@ -88,6 +88,7 @@ export class AgentLedger {
         at,
         at,
         r.priced ? 0 : null,
+        r.queue ?? null,
       );
       this.#event(id, "run_started", {
         agent: r.agent,
@@ -95,6 +96,7 @@ export class AgentLedger {
         task: r.task,
         trigger,
         parent_run_id: r.parentRunId,
+        ...(r.queue ? { queue: r.queue } : {}),
       });
       if (waiting) {
         this.#event(id, "run_waiting_for_concurrency", { ...waiting, priority: r.admission!.priority });
@@ -292,11 +294,11 @@ export class AgentLedger {
     );
   }
 
-  /** Runs left `running` that nobody else resumes: not a child (its parent does) nor a workflow step's (the engine does). */
+  /** Runs left `running` nobody else resumes: not a child's (its parent does), a step's (the engine) or queued (a worker). */
   orphans(): AgentRunRow[] {
     return this.#q.all<AgentRunRow>(
       `SELECT * FROM agent_runs WHERE status = 'running' AND parent_run_id IS NULL AND workflow_run_id IS NULL
-       ORDER BY id`,
+         AND queue IS NULL ORDER BY id`,
     );
   }
 
@@ -330,14 +332,16 @@ export class AgentLedger {
     const params: SQLInputValue[] = [];
     if (q.agent) where.push("agent = ?"), params.push(q.agent);
     if (q.workflowRunId) where.push("workflow_run_id = ?"), params.push(q.workflowRunId);
-    if (q.status) where.push("status = ?"), params.push(q.status);
+    // `queued` is a running run on a task queue that no worker has taken yet (agents/views.ts).
+    if (q.status === "queued") where.push("status = 'running' AND queue IS NOT NULL AND owner IS NULL");
+    else if (q.status === "running") {
+      where.push("status = 'running' AND (queue IS NULL OR owner IS NOT NULL)");
+    } else if (q.status) where.push("status = ?"), params.push(q.status);
     if (q.cursor) where.push("id < ?"), params.push(q.cursor);
     // node:sqlite types rows as Record<string, SQLOutputValue>; agent_runs' columns are AgentRunRow's.
-    const runs = this.#db.prepare(
-      `SELECT * FROM agent_runs ${
-        where.length ? `WHERE ${where.join(" AND ")}` : ""
-      } ORDER BY id DESC LIMIT ?`,
-    ).all(...params, q.limit + 1) as unknown as AgentRunRow[];
+    const filter = where.length ? `WHERE ${where.join(" AND ")}` : "";
+    const runs = this.#db.prepare(`SELECT * FROM agent_runs ${filter} ORDER BY id DESC LIMIT ?`)
+      .all(...params, q.limit + 1) as unknown as AgentRunRow[];
     const more = runs.length > q.limit;
     if (more) runs.length = q.limit;
     return { runs, nextCursor: more ? runs[runs.length - 1].id : null };

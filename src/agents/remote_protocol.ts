@@ -5,14 +5,26 @@ import type { RunPlan } from "./loop.ts";
 import type { ThrottleWait } from "./model_limits.ts";
 
 /**
- * What a `stn worker` running an `agent` step and the station say over NATS request/reply
- * (docs/workers.md#agent-steps): the station creates (or finds) the step's agent run and hands over what
- * its loop needs; every write of the loop then goes to the station, the ledger's only writer, and is
- * committed before the reply, so a worker killed mid-run leaves every finished turn and tool call recorded.
+ * What a `stn worker` running an agent loop and the station say over NATS request/reply
+ * (docs/workers.md#agent-steps): the station creates (or finds) an `agent` step's run, or hands over a run
+ * queued on the worker's queues under a claim of its own (docs/workers.md#agent-runs-on-a-queue), with what
+ * its loop needs; every write of the loop then goes to the station, the ledger's only writer, and is committed
+ * before the reply, so a worker killed mid-run leaves every finished turn and tool call recorded.
  */
 
 export const AGENT_START_SUBJECT = "stn.workers.agent.start";
 export const AGENT_WRITE_SUBJECT = "stn.workers.agent.write";
+/** A worker with a free slot asks for a queued agent run of its queues (docs/workers.md#agent-runs-on-a-queue). */
+export const AGENT_TAKE_SUBJECT = "stn.workers.agent.take";
+/** A worker renews the leases of the queued runs it runs (every heartbeat). */
+export const AGENT_RENEW_SUBJECT = "stn.workers.agent.renew";
+/** A draining worker hands a queued run back: its lease lapses at once, so another worker takes it now. */
+export const AGENT_RELEASE_SUBJECT = "stn.workers.agent.release";
+/** Published when a queued run is created or handed back: idle workers ask for it at once. */
+export const AGENT_QUEUED_SUBJECT = "stn.workers.agent.queued";
+/** `stn.workers.agent.cancel.<run>`: the run was canceled; the worker running it aborts its loop. */
+export const AGENT_CANCEL_SUBJECT = "stn.workers.agent.cancel";
+/** A worker's model call asks the station's `ai.limits` for its permit. */
 export const AGENT_MODEL_SUBJECT = "stn.workers.agent.model";
 
 /** The step attempt a worker holds the claim of. */
@@ -25,6 +37,30 @@ const StepClaim = z.object({
   visit: z.int(),
 });
 export type StepClaim = z.infer<typeof StepClaim>;
+
+/** The claim of a run started directly on a task queue: its `claims`-th take, by this worker. */
+const RunClaim = z.object({
+  worker: z.string().min(1),
+  run_id: z.string().min(1),
+  claim: z.int().min(1),
+});
+export type RunClaim = z.infer<typeof RunClaim>;
+
+/** What fences a worker's writes: the step attempt, or the queued run, it holds the claim of. */
+const Claim = z.union([StepClaim, RunClaim]);
+export type Claim = z.infer<typeof Claim>;
+
+/** A worker asks for the oldest queued run of its queues. */
+export const AgentTakeRequest = z.object({
+  worker: z.string().min(1),
+  name: z.string(),
+  queues: z.array(z.string()).min(1),
+});
+export type AgentTakeRequest = z.infer<typeof AgentTakeRequest>;
+
+/** The queued runs a worker runs: their leases are renewed (release: lapsed now). */
+export const AgentClaimsRequest = z.object({ claims: z.array(RunClaim) });
+export type AgentClaimsRequest = z.infer<typeof AgentClaimsRequest>;
 
 /** A worker asks for its step's agent run. */
 export const AgentStartRequest = z.object({
@@ -63,14 +99,26 @@ export const WRITES = [
   "finish",
 ] as const;
 
-/** One write of the loop; applied only while the worker holds the claim of the run's step attempt. */
+/**
+ * One write of the loop; applied only while the worker holds the claim of the run (or of its step attempt),
+ * and once per `write_id` (the worker's own id for it): a write re-sent after a lost answer is not applied twice.
+ */
 export const AgentWriteRequest = z.object({
-  claim: StepClaim,
+  claim: Claim,
+  write_id: z.string().min(1),
   run_id: z.string().min(1),
   op: z.enum(WRITES),
   args: z.array(z.unknown()),
 });
 export type AgentWriteRequest = z.infer<typeof AgentWriteRequest>;
+
+/** A queued run taken for the worker, with what its loop needs; `none` when no run waits on its queues. */
+export type AgentTakeReply =
+  | RemoteError
+  | { none: true }
+  | (Exclude<AgentStartReply, RemoteError> & {
+    claim: RunClaim;
+  });
 
 /** Committed; after `finish`, the ended run and its tool calls. */
 export type AgentWriteReply = RemoteError | { ok: true; run?: AgentRunRow; tool_calls?: ToolCallRow[] };
@@ -81,7 +129,8 @@ export type AgentWriteReply = RemoteError | { ok: true; run?: AgentRunRow; tool_
  * used (`release`), or hold the model for everyone for a provider's Retry-After (`block`, `wait_ms`).
  */
 export const ModelPermitRequest = z.object({
-  claim: StepClaim,
+  /** The step attempt or queued run the worker holds: a worker whose claim lapsed gets no permit. */
+  claim: Claim,
   op: z.enum(["acquire", "renew", "release", "block"]),
   id: z.string(),
   /** The model called (`acquire`, `block`). */

@@ -64,6 +64,14 @@ export interface AgentRunRow extends Usage {
   duration_ms: number | null;
   /** USD at the price the run started with (docs/agents.md#cost); null when its model has no known price. */
   cost_usd: number | null;
+  /** The task queue a `stn worker` takes it from (migration 0028); null: it runs on the station. */
+  queue: string | null;
+  /** The worker holding its claim; null while none has taken it (a queued run). */
+  owner: string | null;
+  /** When the claim lapses unless its worker's heartbeats renew it (ms since epoch). */
+  lease_until: number;
+  /** How many times a worker took it: the number of the current claim. */
+  claims: number;
 }
 
 export interface TurnRow extends Usage {
@@ -124,6 +132,8 @@ export interface NewRun {
   traceId?: string;
   /** Its model has a price (docs/agents.md#cost): its cost starts at 0, else it stays null (unknown). */
   priced?: boolean;
+  /** Routed to this task queue: waiting for a `stn worker` serving it (once admitted, with `admission`). */
+  queue?: string;
   /** Its concurrency keys and priority (admission.ts): it waits, status `waiting_for_concurrency`, unless all fit. */
   admission?: AgentAdmission;
   /** `schedule` for a scheduled run; else derived: a step's run is `workflow`, a child's `agent`, the rest `manual`. */
@@ -139,7 +149,8 @@ export interface NewRun {
 export interface AgentRunQuery {
   agent?: string;
   workflowRunId?: string;
-  status?: AgentRunStatus;
+  /** `queued`: a run on a task queue that no worker has taken yet (stored `running`). */
+  status?: AgentRunStatus | "queued";
   cursor?: string;
   limit: number;
 }

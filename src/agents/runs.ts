@@ -6,15 +6,26 @@
 import type { AgentRun } from "../contract/agent_runs.ts";
 import { StationError } from "../errors.ts";
 import type { AgentLedger, AgentRunQuery, AgentRunRow } from "./ledger.ts";
-import { agentRunView, toolCallView } from "./views.ts";
+import { agentRunView, queued, toolCallView } from "./views.ts";
+
+/** A live `stn worker` as far as queued runs care (the engine's WorkerView). */
+export interface LiveWorker {
+  queues: string[];
+  /** It runs agents. */
+  agents: boolean;
+  draining: boolean;
+}
 
 /** The read side of agent runs. */
 export class AgentRuns {
   /** The ledger itself, for the event streams that follow a run (events/agent_run_events.ts). */
   readonly ledger: AgentLedger;
+  #workers: () => LiveWorker[];
 
-  constructor(ledger: AgentLedger) {
+  /** `workers`: the live workers, which say why a queued run waits (none: every queue is unserved). */
+  constructor(ledger: AgentLedger, workers: () => LiveWorker[] = () => []) {
     this.ledger = ledger;
+    this.#workers = workers;
   }
 
   /** A run's ledger row, or undefined. */
@@ -37,7 +48,13 @@ export class AgentRuns {
   view(row: AgentRunRow, history = false, full = false): AgentRun {
     const view = agentRunView(this.ledger, row, history, full);
     const waiting = row.status === "waiting_for_concurrency" && this.ledger.keys.reads.position(row.id);
-    return waiting ? { ...view, waiting_for: { key: waiting.key, position: waiting.position } } : view;
+    if (waiting) return { ...view, waiting_for: { key: waiting.key, position: waiting.position } };
+    if (!queued(row)) return view;
+    const served = this.#workers().some((w) => w.agents && !w.draining && w.queues.includes(row.queue!));
+    const reason = served
+      ? `a free slot of a worker on queue ${row.queue}`
+      : `a worker on queue ${row.queue}: none is serving it (start \`stn worker --queue ${row.queue}\`)`;
+    return { ...view, waiting_for: { queue: row.queue!, reason } };
   }
 
   /** One tool call of a run with its whole output, or an `agent_tool_call_not_found` naming how to list them. */

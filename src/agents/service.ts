@@ -8,10 +8,12 @@ import { traceAgentRun } from "../telemetry/agents.ts";
 import { currentTraceId } from "../telemetry/tracing.ts";
 import type { SandboxService } from "../sandbox/service.ts";
 import { type Clock, systemClock } from "../lib/clock.ts";
-import { AgentLedger, type AgentRunRow, type RunTrigger } from "./ledger.ts";
+import { AgentLedger, type AgentRunRow } from "./ledger.ts";
 import { runEnded } from "./run_rows.ts";
 import { agentAdmission } from "./admission.ts";
-import { WaitingRuns } from "./waiting.ts";
+import { untilEnded, WaitingRuns } from "./waiting.ts";
+import { queueOf } from "./run_queue.ts";
+import type { AgentRunRequest, StartedRun } from "./run_request.ts";
 import { contextPlan } from "./context.ts";
 import { runLoop, type RunPlan } from "./loop.ts";
 import type { LoopTool } from "./loop_io.ts";
@@ -24,7 +26,7 @@ import { lowestBudget, priceOf } from "../telemetry/cost.ts";
 import type { AgentDefinition, AgentTool, Toolbox } from "./types.ts";
 import { childAgentTool } from "./child_tool.ts";
 import { runTools } from "./run_tools.ts";
-import { DoublesRegistry, type RunDoubles, runIdentity } from "./doubles.ts";
+import { DoublesRegistry, runIdentity } from "./doubles.ts";
 
 /** Finds an agent's definition (injected: the agents table filled by `stn sync`). */
 export type AgentSource = (environment: string, name: string) => AgentDefinition | undefined;
@@ -49,39 +51,8 @@ export interface AgentServiceOptions {
   clock?: Clock;
   /** Resolves once the ledger's commits so far are on disk (`ledger.durability`): awaited before each turn. */
   durable?: () => Promise<void>;
-}
-
-/** What starts (or finds) an agent run. */
-export interface AgentRunRequest {
-  agent: string;
-  environment: string;
-  task: string;
-  variables?: Record<string, unknown>;
-  /** A child agent's run: the parent run and its tool call. */
-  parent?: { runId: string; callId: string };
-  /** A workflow step's run: the step attempt it belongs to (and its session scope). */
-  step?: { runId: string; path: string; visit: number; attempt: number };
-  traceId?: string;
-  /** `schedule` for the agent scheduler's runs (the others are derived from `parent` and `step`). */
-  trigger?: RunTrigger;
-  /** The caller's cancel (a workflow run's cancel, a parent's abort). */
-  signal?: AbortSignal;
-  /** An idempotent start's claim on its key, inside the creating transaction (see the ledger's `NewRun`). */
-  claim?: (runId: string) => string | undefined;
-  /** Doubles for this run and the runs inside it (a recording, a test case's model and tools). */
-  doubles?: RunDoubles;
-  /** A budget in USD for this run (an eval's), over the agent's own `max_cost`: the lower one holds. */
-  maxCost?: number;
-  /** Run on this model instead of the agent's (`stn eval run --model`). */
-  model?: string;
-  /** 0–9 over the agent's `priority:`: how soon it is admitted when its concurrency keys are full. */
-  priority?: number;
-}
-
-/** A run that has started, and its end. */
-export interface StartedRun {
-  run: AgentRunRow;
-  done: Promise<AgentRunRow>;
+  /** Runs on task queues: tells workers one was queued, and the one running a canceled run. */
+  remote?: { queued(run: AgentRunRow): void; canceled(runId: string): void };
 }
 
 /**
@@ -121,8 +92,11 @@ export class AgentService {
       : undefined;
     if (existing) return { run: existing, done: this.#rejoin(existing, req.signal) };
     const { run, plan, def, replayed } = await this.#create(req);
-    // A replay waits for the run wherever it runs; it never starts the run a second time.
-    if (replayed) return { run, done: this.wait(run.id, req.signal) };
+    // A replay waits for the run wherever it runs, never starts it twice; a queued one waits for its worker.
+    if (replayed || run.queue !== null) {
+      if (!replayed && run.status === "running") this.#o.remote?.queued(run);
+      return { run, done: this.wait(run.id, req.signal) };
+    }
     const unregister = req.doubles && this.doubles.register(run.id, req.doubles);
     const done = run.status === "waiting_for_concurrency"
       ? this.#queued(run, req.signal, (row) => this.#launch(row, plan, def, req.signal))
@@ -137,6 +111,12 @@ export class AgentService {
     if (!run) return await this.#create(req);
     if (run.status === "running") return { run, ...this.#resume(run) };
     return { run, plan: JSON.parse(run.plan), def: this.#definition(run.environment, run.agent) };
+  }
+
+  /** A run taken from a task queue for a worker: its plan (what is left of its timeout on a resume) and agent. */
+  forQueued(run: AgentRunRow): { plan: RunPlan; def: AgentDefinition } {
+    const def = this.#definition(run.environment, run.agent);
+    return run.claims > 1 ? this.#resume(run) : { plan: JSON.parse(run.plan), def };
   }
 
   /**
@@ -154,6 +134,7 @@ export class AgentService {
     const model = (this.doubles.forRequest(this.ledger, req)?.models ?? this.#models).resolve(
       req.model ?? def.model,
     );
+    const queue = queueOf(req, def);
     const variables = req.variables ?? {};
     const prompt = await renderAgentPrompt(def, req.task, variables);
     const plan: RunPlan = {
@@ -181,6 +162,7 @@ export class AgentService {
       traceId: req.traceId ?? currentTraceId(),
       trigger: req.trigger,
       priced: plan.price !== undefined,
+      queue,
       claim: req.claim && ((id) => {
         const found = req.claim!(id);
         replayed = found !== undefined;
@@ -199,11 +181,7 @@ export class AgentService {
   async wait(runId: string, signal?: AbortSignal): Promise<AgentRunRow> {
     const active = this.#active.get(runId);
     if (active) return await active.done;
-    for (;;) {
-      const row = this.ledger.get(runId);
-      if (!row || runEnded(row.status) || signal?.aborted) return row!;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    return await untilEnded(this.ledger, runId, signal);
   }
 
   /** Why agent runs keep this process busy (some run here), else null: quiescence in tests. */
@@ -219,6 +197,8 @@ export class AgentService {
     const active = this.#active.get(runId);
     if (active) active.abort.abort(new StationError("canceled", reason));
     else this.#endIdle(runId, new StationError("canceled", reason));
+    // A worker running it aborts its model call and tool (its writes are refused from now on anyway).
+    if (!active && row.owner !== null) this.#o.remote?.canceled(runId);
     return this.ledger.get(runId)!;
   }
 
@@ -258,12 +238,16 @@ export class AgentService {
 
   /**
    * Runs the ledger just admitted: woken where this process waits for them; a top-level one nobody here waits
-   * for (it waited across a restart) is run here. A step's or child's run is run by its step or parent.
+   * for (it waited across a restart) is run here, or, on a task queue, offered to the workers. A step's or
+   * child's run is run by its step or parent.
    */
   #admitted(runIds: string[]): void {
     for (const id of this.#waiting.wake(runIds)) {
       const run = this.ledger.get(id);
-      if (run && !run.parent_run_id && !run.workflow_run_id && !this.#stopping) this.#resumeLogged(run);
+      if (!run || this.#stopping) continue;
+      // A run on a task queue, admitted: now a worker serving it may take it (docs/agents.md#concurrency).
+      if (run.queue !== null) this.#o.remote?.queued(run);
+      else if (!run.parent_run_id && !run.workflow_run_id) this.#resumeLogged(run);
     }
   }
 

@@ -46,7 +46,7 @@ export function agentRunView(ledger: RunHistory, row: AgentRunRow, history = fal
     model: row.model,
     task: row.task,
     variables: JSON.parse(row.variables),
-    status: row.status,
+    status: queued(row) ? "queued" : row.status,
     finish_reason: row.finish_reason,
     response: row.response,
     ...(row.result !== null ? { result: JSON.parse(row.result) } : {}),
@@ -69,6 +69,8 @@ export function agentRunView(ledger: RunHistory, row: AgentRunRow, history = fal
     trigger: row.trigger,
     started_at: row.started_at,
     ended_at: row.ended_at,
+    queue: row.queue,
+    owner: row.owner,
   };
   if (history) {
     view.history = ledger.turns(row.id).map((t) => ({
@@ -87,6 +89,11 @@ export function agentRunView(ledger: RunHistory, row: AgentRunRow, history = fal
     }));
   }
   return view;
+}
+
+/** A run on a task queue that no worker has taken yet: shown `queued` (it is stored `running`). */
+export function queued(row: AgentRunRow): boolean {
+  return row.status === "running" && row.queue !== null && row.owner === null;
 }
 
 function toolNames(messages: string): string[] {

@@ -1,6 +1,7 @@
-/** The agent runs this process runs once admitted, while they wait for their concurrency keys (admission.ts). */
+/** Waiting for agent runs: this process's runs until admitted (their concurrency keys, admission.ts), any run until it ends. */
 
-import type { AgentRunStatus } from "./run_rows.ts";
+import type { AgentLedger } from "./ledger.ts";
+import { type AgentRunRow, type AgentRunStatus, runEnded } from "./run_rows.ts";
 
 /** Wakes each waiting run of this process when the ledger admits it or it ends while waiting. */
 export class WaitingRuns {
@@ -42,5 +43,22 @@ export class WaitingRuns {
   /** Wakes every run waiting here (the process stops: they stay waiting in the ledger). */
   wakeAll(): void {
     for (const wake of [...this.#wake.values()]) wake();
+  }
+}
+
+/** The end of a run wherever it runs (a worker, another process): its row once ended, or at `signal`'s abort. */
+export async function untilEnded(
+  ledger: AgentLedger,
+  runId: string,
+  signal?: AbortSignal,
+): Promise<AgentRunRow> {
+  for (;;) {
+    const row = ledger.get(runId);
+    if (!row || runEnded(row.status) || signal?.aborted) return row!;
+    // Woken by its writes here (a worker's too: this station commits them), else in a second (another process's).
+    await new Promise<void>((r) => {
+      const off = ledger.watch(runId, () => (off(), clearTimeout(t), r()));
+      const t = setTimeout(() => (off(), r()), 1000);
+    });
   }
 }

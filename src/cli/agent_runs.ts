@@ -8,7 +8,7 @@ import {
   listAgentRuns,
   startAgentRun,
 } from "../client/agent_runs.ts";
-import type { AgentRun, AgentRunEvent } from "../contract/agent_runs.ts";
+import { type AgentRun, type AgentRunEvent, describeWait } from "../contract/agent_runs.ts";
 import { StationError, usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { formatUsd } from "../telemetry/cost.ts";
@@ -50,6 +50,7 @@ interface EventData {
   removed?: string[];
   estimated_tokens?: number;
   fitted_tokens?: number;
+  worker?: string;
   key?: string;
   position?: number;
   waited_ms?: number;
@@ -79,6 +80,8 @@ function describeEvent(e: AgentRunEvent, style: Style): string | undefined {
       );
     case "run_resumed":
       return style.yellow(`resumed after turn ${d.turns}`);
+    case "run_claimed":
+      return style.dim(`taken by worker ${d.worker}`);
     case "run_waiting_for_concurrency":
       return style.yellow(`waiting for concurrency key ${d.key} (position ${d.position})`);
     case "run_admitted":
@@ -114,6 +117,10 @@ export function agentRunCommands(agent: Command): Command {
       "start at most one run per key within 24 h: a repeat follows the run the key started",
     )
     .option("--record <file>", RECORD_HELP)
+    .option(
+      "--queue <name>",
+      "run it on a `stn worker` serving this task queue (over the agent's `queue:`); it waits for one",
+    )
     .option("--priority <n>", "0 (last) to 9 (first) when the agent's concurrency slots are scarce")
     .addHelpText(
       "after",
@@ -130,6 +137,7 @@ export function agentRunCommands(agent: Command): Command {
         follow?: boolean;
         idempotencyKey?: string;
         record?: string;
+        queue?: string;
         priority?: string;
       },
       cmd,
@@ -141,10 +149,13 @@ export function agentRunCommands(agent: Command): Command {
           variables: opts.var,
           environment: opts.env,
           ...(recordTo ? { record: true } : {}),
+          ...(opts.queue ? { queue: opts.queue } : {}),
           ...(opts.priority !== undefined ? { priority: priorityFlag(opts.priority) } : {}),
         }, { idempotencyKey: idempotencyKeyFlag(opts.idempotencyKey) });
         const follow = opts.follow ?? Deno.stderr.isTerminal();
         note((s) => s.dim(`run ${started.run_id} (${started.agent}, ${started.model})`));
+        const wait = started.waiting_for;
+        if (wait) note((s) => s.yellow(`${started.status}: waiting for ${describeWait(wait)}`));
         for await (const e of agentRunEvents(client, started.run_id)) {
           if (follow) note((style) => describeEvent(e, style));
         }
@@ -178,7 +189,7 @@ export function agentRunCommands(agent: Command): Command {
     agent.command("runs")
       .description("list agent runs, newest first")
       .option("--agent <name>", "only runs of this agent")
-      .option("--status <status>", "running, waiting_for_concurrency, completed, failed or canceled"),
+      .option("--status <status>", "queued, running, waiting_for_concurrency, completed, failed or canceled"),
     50,
   )).action(
     async (
@@ -249,17 +260,14 @@ function inspectLines(r: AgentRun): string[] {
       ["agent", `${r.agent} (${r.environment})`],
       ["model", r.model],
       ["status", `${r.status}${r.finish_reason ? ` (${r.finish_reason})` : ""}`],
-      ...(r.waiting_for
-        ? [
-          ["waiting for", `key ${r.waiting_for.key}, position ${r.waiting_for.position}`] as [string, string],
-        ]
-        : []),
+      ...(r.waiting_for ? [["waiting for", describeWait(r.waiting_for)] as [string, string]] : []),
       ["task", r.task],
       ["trigger", r.trigger],
       ["usage", usageText(r)],
       ["duration", r.duration_ms === null ? "-" : formatDuration(r.duration_ms)],
       ...(r.workflow_run_id ? [["workflow", `${r.workflow_run_id} ${r.step_path}`] as [string, string]] : []),
       ...(r.parent_run_id ? [["parent", r.parent_run_id] as [string, string]] : []),
+      ...(r.queue ? [["queue", `${r.queue} (worker ${r.owner ?? "-"})`] as [string, string]] : []),
       ...(r.error ? [["error", `${r.error.code}: ${r.error.message}`] as [string, string]] : []),
     ]),
     "",

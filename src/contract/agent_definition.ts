@@ -4,6 +4,7 @@
  */
 
 import { z } from "zod";
+import { TaskQueue } from "./task_queue.ts";
 
 /** `sandbox:` in a `.prompt` file, normalised (the short form `sandbox: python` is `{mode: compute, runtime: python}`). */
 export const AgentSandboxSchema = z.object({
@@ -79,6 +80,8 @@ export const AgentDefinitionSchema = z.object({
   max_cost: z.number().positive().optional(),
   /** `context:` (an stn extension): the run's context window settings over config's. */
   context: ContextSettings.optional(),
+  /** `queue:` (an stn extension): its directly started runs run on a `stn worker` serving this task queue. */
+  queue: TaskQueue.optional(),
   /** `concurrency:` (docs/agents.md#concurrency): limits every run must fit; `key` a `${…}` template over the input. */
   concurrency: z.array(z.object({ key: z.string().optional(), limit: z.int().positive() })).optional(),
   /** `priority:` 0–9: how soon a waiting run is admitted when slots are scarce (default 5). */

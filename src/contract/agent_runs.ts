@@ -1,15 +1,20 @@
 /** The contract of agent runs: starting one, the run with its turns and tool calls, its events, lists. */
 
 import { z } from "zod";
+import { TaskQueue } from "./task_queue.ts";
 
 /** The states of an agent run. */
 export const AgentRunStatus = z.enum([
+  "queued",
   "running",
   "waiting_for_concurrency",
   "completed",
   "failed",
   "canceled",
-]);
+]).describe(
+  "queued: on a task queue, waiting for a `stn worker` serving it to take it (docs/workers.md#agent-runs-on-a-queue); " +
+    "waiting_for_concurrency: waiting for a slot of its concurrency keys (docs/agents.md#concurrency)",
+);
 /** Why an agent run ended (docs/design/agents.md#runs). */
 export const AgentFinishReason = z.enum([
   "stop",
@@ -64,6 +69,26 @@ export const AgentTurn = z.looseObject({
   duration_ms: z.number(),
 }).meta({ id: "AgentTurn" });
 
+/** Why a run has not started running: its concurrency key (waiting_for_concurrency) or its queue (queued). */
+export const AgentRunWait = z.object({
+  key: z.string().optional().describe("waiting_for_concurrency: the first concurrency key it waits for"),
+  position: z.number().optional().describe(
+    "waiting_for_concurrency: its place in that key's queue (1 = next)",
+  ),
+  queue: z.string().optional().describe("queued: the task queue whose `stn worker` it waits for"),
+  reason: z.string().optional().describe(
+    "queued: why it waits, e.g. `a worker on queue gpu: none is serving it` (and how to start one)",
+  ),
+}).describe("why the run waits (a `waiting_for_concurrency` or `queued` run)").meta({ id: "AgentRunWait" });
+export type AgentRunWait = z.infer<typeof AgentRunWait>;
+
+/** A wait in words, for the CLI and the dashboard: `concurrency key K, position N`, or a queued run's reason. */
+export function describeWait(w: AgentRunWait): string {
+  return w.key !== undefined
+    ? `concurrency key ${w.key}, position ${w.position}`
+    : w.reason ?? `queue ${w.queue}`;
+}
+
 /** An agent run: the result of docs/design/agents.md#runs plus its links, turns and tool calls. */
 export const AgentRun = z.looseObject({
   run_id: z.string(),
@@ -73,9 +98,7 @@ export const AgentRun = z.looseObject({
   task: z.string(),
   variables: z.record(z.string(), z.unknown()),
   status: AgentRunStatus,
-  waiting_for: z.object({ key: z.string(), position: z.number() }).optional().describe(
-    "a run waiting_for_concurrency: the key it waits for and its place in that key's queue (1 = next)",
-  ),
+  waiting_for: AgentRunWait.optional(),
   finish_reason: AgentFinishReason.nullable(),
   response: z.string().nullable(),
   result: z.unknown().optional().describe("the parsed JSON answer, when the agent has an output schema"),
@@ -99,6 +122,12 @@ export const AgentRun = z.looseObject({
   ),
   started_at: z.string(),
   ended_at: z.string().nullable(),
+  queue: z.string().nullable().describe(
+    "the task queue a `stn worker` runs it from (`queue:` of its .prompt, or the start's); null: on the station",
+  ),
+  owner: z.string().nullable().describe(
+    "the id of the `stn worker` that runs it (`stn workers`); null for none",
+  ),
 }).meta({ id: "AgentRun" });
 export type AgentRun = z.infer<typeof AgentRun>;
 
@@ -111,6 +140,9 @@ export const StartAgentRunBody = z.strictObject({
   ),
   record: z.boolean().optional().describe(
     "record the run's model and tool calls: GET /api/v1/agent-runs/{run_id}/cassette answers the cassette",
+  ),
+  queue: TaskQueue.optional().describe(
+    "run it on a `stn worker` serving this task queue (over the agent's `queue:`); it waits until one takes it",
   ),
   priority: z.int().min(0).max(9).optional().describe(
     "0 (last) to 9 (first) when the agent's concurrency slots are scarce; default the agent's `priority`, else 5",

@@ -6,6 +6,8 @@ import { getAgent } from "../agents/store.ts";
 import { McpPool, mcpToolSpecs, openMcpToolbox, planMcpToolbox } from "../mcp/mod.ts";
 import { AgentRuns } from "../agents/runs.ts";
 import { AgentHost } from "../agents/remote_host.ts";
+import { AGENT_CANCEL_SUBJECT, AGENT_QUEUED_SUBJECT } from "../agents/remote_protocol.ts";
+import { RunClaims } from "../agents/run_claims.ts";
 import { AgentService } from "../agents/service.ts";
 import { createApp } from "../api/app.ts";
 import { listen } from "../server/listen.ts";
@@ -144,6 +146,12 @@ export async function startStation(
       environment: config.values.workflows.environment,
       clock,
       durable,
+      // Runs on task queues (docs/workers.md#agent-runs-on-a-queue): idle workers ask at once; a cancel reaches
+      // the worker running the run.
+      remote: {
+        queued: () => nc.publish(AGENT_QUEUED_SUBJECT),
+        canceled: (runId) => nc.publish(`${AGENT_CANCEL_SUBJECT}.${runId}`),
+      },
     });
     const engine = createEngine(core, config, { replicas, clock, sandbox, agents });
     await engine.start();
@@ -151,6 +159,8 @@ export async function startStation(
     const agentHost = new AgentHost({
       nc,
       agents,
+      claims: new RunClaims(db, agents.ledger, clock),
+      leaseMs: config.values.engine.lease,
       holds: ({ worker, ...step }) => engine.holds(worker, step),
       mcpPlan: (environment, def) => planMcpToolbox(db, environment, def.tools),
       durable,
@@ -182,7 +192,7 @@ export async function startStation(
       engine,
       runs: new WorkflowRuns(engine, (ids) => agents.ledger.workflowRunCosts(ids)),
       agents,
-      agentRuns: new AgentRuns(agents.ledger),
+      agentRuns: new AgentRuns(agents.ledger, () => engine.workers()),
       recordings: new Recordings(agents.doubles, recordingSettings(config)),
       references: stationReferences(config, db),
       durable,

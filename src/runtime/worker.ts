@@ -16,7 +16,7 @@ import { StepWorker } from "../workers/worker.ts";
 import { WorkerAgents } from "../workers/agent_steps.ts";
 import { McpPool } from "../mcp/mod.ts";
 import { hostname } from "node:os";
-import { QUEUE_NAME } from "../workflows/steps/fields.ts";
+import { QUEUE_NAME } from "../contract/task_queue.ts";
 
 /** `stn worker` flags beyond the config. */
 export interface WorkerSettings {

@@ -1,16 +1,28 @@
-/** WorkerAgents: runs the loop of `agent` steps on a `stn worker`, each write committed by the station. */
+/**
+ * WorkerAgents: runs agent loops on a `stn worker` — of `agent` steps, and of agent runs started on a task
+ * queue it serves — each write committed by the station.
+ */
 
 import { hostname } from "node:os";
-import type { NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { ulid } from "ulid";
 import type { AgentRunRow, ToolCallRow } from "../agents/ledger.ts";
 import { runLoop } from "../agents/loop.ts";
 import { type LoopLedger, type LoopTool, loopTool } from "../agents/loop_io.ts";
 import { createModels, type Models } from "../agents/providers.ts";
 import {
+  AGENT_CANCEL_SUBJECT,
+  AGENT_QUEUED_SUBJECT,
+  AGENT_RELEASE_SUBJECT,
+  AGENT_RENEW_SUBJECT,
   AGENT_START_SUBJECT,
+  AGENT_TAKE_SUBJECT,
   AGENT_WRITE_SUBJECT,
   type AgentStartReply,
+  type AgentTakeReply,
   type AgentWriteReply,
+  type Claim,
+  type RunClaim,
   type StepClaim,
   type WRITES,
 } from "../agents/remote_protocol.ts";
@@ -42,20 +54,95 @@ export interface WorkerAgentsOptions {
 }
 
 type Started = Exclude<AgentStartReply, { error: unknown }>;
+type Taken = Exclude<AgentTakeReply, { error: unknown }>;
 
 /**
- * Runs `agent` steps on a worker (docs/workers.md#agent-steps): the station creates or finds the step's run
- * and hands over its stored turns and its checked MCP launches; the loop, its model calls, MCP servers and
- * sandboxes run here, and each turn, tool call and end is sent to the station and committed there before
- * the loop moves on — a worker killed mid-run leaves the next one to replay them, not repeat them.
+ * Runs agent loops on a worker (docs/workers.md#agent-steps): the station creates or finds the run of a step
+ * (or hands over a run queued on the worker's queues, under a claim of its own) with its stored turns and its
+ * checked MCP launches; the loop, its model calls, MCP servers and sandboxes run here, and each turn, tool call
+ * and end is sent to the station and committed there before the loop moves on — a worker killed mid-run
+ * leaves the next one to replay them, not repeat them.
  */
 export class WorkerAgents {
   #o: WorkerAgentsOptions;
   #models: Models;
+  /** The queued runs running here, by run id. */
+  #runs = new Map<string, { claim: RunClaim; abort: AbortController }>();
+  #subs: Subscription[] = [];
+  #queued: (() => void)[] = [];
 
   constructor(o: WorkerAgentsOptions) {
     this.#o = o;
     this.#models = createModels(o.config.ai, o.env);
+  }
+
+  /** Listens for queued runs (to ask for them at once) and for cancels of the runs running here. */
+  start(): void {
+    const { nc } = this.#o;
+    this.#subs.push(
+      nc.subscribe(AGENT_QUEUED_SUBJECT, {
+        callback: () => this.#queued.splice(0).forEach((wake) => wake()),
+      }),
+      nc.subscribe(`${AGENT_CANCEL_SUBJECT}.*`, {
+        callback: (_err, msg) =>
+          this.#runs.get(msg.subject.slice(AGENT_CANCEL_SUBJECT.length + 1))?.abort.abort(
+            new StationError("canceled", "agent run canceled"),
+          ),
+      }),
+    );
+  }
+
+  /** Resolves when a run is queued somewhere, or after `ms` (a lapsed claim is noticed by asking). */
+  nextQueued(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#queued.push(done);
+    });
+  }
+
+  /**
+   * Asks the station for a run queued on `queues` (docs/workers.md#agent-runs-on-a-queue) and starts its loop;
+   * answers its end, or undefined when none waits. A lost answer leaves the run to lapse to another worker.
+   */
+  async take(
+    who: { worker: string; name: string },
+    queues: string[],
+  ): Promise<{ ended: Promise<void> } | undefined> {
+    const taken = await stationRequest<Taken>(this.#o.nc, AGENT_TAKE_SUBJECT, { ...who, queues }, {
+      retries: 0,
+    });
+    if ("none" in taken) return undefined;
+    const { claim } = taken;
+    const abort = new AbortController();
+    this.#runs.set(claim.run_id, { claim, abort });
+    log.info("agent run taken from its queue", { run: claim.run_id, queue: taken.run.queue });
+    const ended = this.#loop(claim, taken, abort.signal).then(
+      () => {},
+      (err) => log.warn("agent run stopped here", { run: claim.run_id, error: errorMessage(err) }),
+    ).finally(() => this.#runs.delete(claim.run_id));
+    return { ended };
+  }
+
+  /** Renews the leases of the queued runs running here (each heartbeat). */
+  renew(): void {
+    const claims = [...this.#runs.values()].map((r) => r.claim);
+    if (claims.length > 0) this.#o.nc.publish(AGENT_RENEW_SUBJECT, JSON.stringify({ claims }));
+  }
+
+  /** Stops the queued runs running here and hands them back, so another worker takes them over at once. */
+  async handBack(): Promise<void> {
+    for (const s of this.#subs) s.unsubscribe();
+    const left = [...this.#runs.values()];
+    if (left.length === 0) return;
+    for (const r of left) r.abort.abort(new StationError("shutdown", "worker draining"));
+    await stationRequest(this.#o.nc, AGENT_RELEASE_SUBJECT, { claims: left.map((r) => r.claim) }, {
+      retries: 0,
+    })
+      .catch((err) => log.warn("handing back agent runs failed", { error: errorMessage(err) }));
   }
 
   /** The AgentRunner of one step attempt this worker holds the claim of. */
@@ -81,11 +168,16 @@ export class WorkerAgents {
       task: req.task,
       variables: req.variables ?? {},
     });
+    calls.set(started.run.id, started.tool_calls);
+    if (started.run.status !== "running") return started.run;
+    return (await this.#loop(claim, started, req.signal)).ended(calls);
+  }
+
+  /** Runs a run's loop here under `claim`; its ledger once the run has ended (a shutdown throws). */
+  async #loop(claim: Claim, started: Started, outer: AbortSignal | undefined): Promise<RemoteLedger> {
     const { run, plan } = started;
-    calls.set(run.id, started.tool_calls);
-    if (run.status !== "running") return run;
     const ledger = new RemoteLedger(this.#o.nc, claim, started);
-    const { abort, dispose } = runSignal(plan.timeout_ms, req.signal);
+    const { abort, dispose } = runSignal(plan.timeout_ms, outer);
     const boxes: Toolbox[] = [];
     try {
       let tools: LoopTool[];
@@ -99,7 +191,7 @@ export class WorkerAgents {
           response: "",
           error: { code: e?.code ?? "agent_tools_unavailable", message: errorMessage(err) },
         });
-        return ledger.ended(calls);
+        return ledger;
       }
       const ended = await runLoop(run, plan, {
         ledger,
@@ -113,10 +205,8 @@ export class WorkerAgents {
           new RemotePermits({ nc: this.#o.nc, claim, limited: started.limited, signal: abort.signal }),
         ),
       });
-      if (!ended) {
-        throw new StationError("shutdown", "worker stopping: the run resumes where the step goes next");
-      }
-      return ledger.ended(calls);
+      if (!ended) throw new StationError("shutdown", "worker stopping: the run resumes where it goes next");
+      return ledger;
     } finally {
       dispose();
       for (const b of boxes) {
@@ -156,11 +246,11 @@ export class WorkerAgents {
 /** The loop's ledger on a worker: reads what the station handed over, writes through the station. */
 class RemoteLedger implements LoopLedger {
   #nc: NatsConnection;
-  #claim: StepClaim;
+  #claim: Claim;
   #started: Started;
   #end?: { run: AgentRunRow; tool_calls: ToolCallRow[] };
 
-  constructor(nc: NatsConnection, claim: StepClaim, started: Started) {
+  constructor(nc: NatsConnection, claim: Claim, started: Started) {
     this.#nc = nc;
     this.#claim = claim;
     this.#started = started;
@@ -189,6 +279,8 @@ class RemoteLedger implements LoopLedger {
       AGENT_WRITE_SUBJECT,
       {
         claim: this.#claim,
+        // One id for all its sends: a write re-sent after a lost answer is applied once.
+        write_id: ulid(),
         run_id: this.#started.run.id,
         op,
         args,

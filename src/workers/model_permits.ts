@@ -4,9 +4,9 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { ThrottleWait } from "../agents/model_limits.ts";
 import {
   AGENT_MODEL_SUBJECT,
+  type Claim,
   type ModelPermitReply,
   type ModelPermitRequest,
-  type StepClaim,
 } from "../agents/remote_protocol.ts";
 import type { ModelPermits } from "../agents/throttle.ts";
 import { stationRequest } from "./station_request.ts";
@@ -14,18 +14,18 @@ import { stationRequest } from "./station_request.ts";
 type Granted = Exclude<ModelPermitReply, { error: unknown }>;
 
 /**
- * The permits of one agent step's model calls (docs/workers.md#model-limits): the station decides each on
+ * The permits of one agent loop's model calls (a step's or a queued run's; docs/workers.md#model-limits): the station decides each on
  * its ledger, so `ai.limits` hold across the station and every worker. A permit is asked for until a station
  * answers (or the run ends) — never skipped; a worker killed while it waits leaves nothing held for long
  * (the station lets its place lapse) and the step's next worker asks again.
  */
 export class RemotePermits implements ModelPermits {
   #nc: NatsConnection;
-  #claim: StepClaim;
+  #claim: Claim;
   #limited: boolean;
   #signal: AbortSignal;
 
-  constructor(o: { nc: NatsConnection; claim: StepClaim; limited: boolean; signal: AbortSignal }) {
+  constructor(o: { nc: NatsConnection; claim: Claim; limited: boolean; signal: AbortSignal }) {
     this.#nc = o.nc;
     this.#claim = o.claim;
     this.#limited = o.limited;

@@ -136,6 +136,45 @@ export class StepWorker {
     }
     await this.#beat();
     for (const queue of this.#opts.queues) void this.#pull(queue, await this.#consume(queue));
+    if (this.#opts.agents) {
+      this.#opts.agents.start();
+      void this.#takeAgentRuns(this.#opts.agents);
+    }
+  }
+
+  /**
+   * Takes agent runs queued on its queues (docs/workers.md#agent-runs-on-a-queue) while it has a free slot:
+   * they share its `concurrency` with its steps. It asks when told a run was queued, else every second.
+   */
+  async #takeAgentRuns(agents: WorkerAgents): Promise<void> {
+    while (!this.#draining && !this.#nc.isClosed()) {
+      if (this.#active >= this.#opts.concurrency) {
+        await new Promise<void>((r) => this.#wake.push(r));
+        continue;
+      }
+      this.#active++;
+      const taken = await agents.take({ worker: this.id, name: this.name }, this.#opts.queues).catch(
+        (err) => {
+          log.debug("asking for a queued agent run failed", { error: errorMessage(err) });
+          return undefined;
+        },
+      );
+      if (!taken) {
+        this.#free();
+        await agents.nextQueued(1000);
+        continue;
+      }
+      const task = taken.ended.finally(() => {
+        this.#tasks.delete(task);
+        this.#free();
+      });
+      this.#tasks.add(task);
+    }
+  }
+
+  #free(): void {
+    this.#active--;
+    this.#wake.shift()?.();
   }
 
   async #consume(queue: string): Promise<ConsumerMessages> {
@@ -188,8 +227,9 @@ export class StepWorker {
       }).catch(() => ({ released: 0 }));
       this.stats.released += reply.released;
       for (const f of left) f.msg.nak();
-      await Promise.race([settled, new Promise((r) => setTimeout(r, 1000))]);
     }
+    await this.#opts.agents?.handBack();
+    if (this.#tasks.size > 0) await Promise.race([settled, new Promise((r) => setTimeout(r, 1000))]);
     clearTimeout(this.#heartbeat);
     this.#cancelSub?.unsubscribe();
     this.#runEndSub?.unsubscribe();
@@ -206,9 +246,8 @@ export class StepWorker {
       const task = this.#onMessage(msg)
         .catch((err) => log.error("worker step failed", { error: errorMessage(err) }))
         .finally(() => {
-          this.#active--;
           this.#tasks.delete(task);
-          this.#wake.shift()?.();
+          this.#free();
         });
       this.#tasks.add(task);
     }
@@ -305,6 +344,7 @@ export class StepWorker {
     try {
       const reply = await this.#request<{ leaseMs?: number }>(HEARTBEAT_SUBJECT, hb);
       if (reply.leaseMs) this.#heartbeatMs = Math.max(100, Math.floor(reply.leaseMs / 3));
+      this.#opts.agents?.renew();
     } catch (err) {
       log.debug("heartbeat not answered", { error: errorMessage(err) });
     }

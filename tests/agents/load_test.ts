@@ -420,6 +420,19 @@ Deno.test("the example environment's workflow is valid and names only the exampl
   assertEquals(agentReferenceIssues(text, "default", () => undefined), []);
 });
 
+Deno.test("agent loader: `queue` names a task queue; with child agents it is not used, and says so", async () => {
+  const queued = await parse("---\nqueue: gpu\n---\nhi");
+  assertEquals([queued.definition!.queue, queued.warnings], ["gpu", []]);
+  const bad = await parse("---\nqueue: GPU nodes\n---\nhi");
+  assertEquals(bad.definition, undefined);
+  assert(
+    bad.errors.some((e) => e.path === "/queue" && e.message.includes("lowercase")),
+    JSON.stringify(bad.errors),
+  );
+  const parent = await parse("---\nqueue: gpu\nagents: [Helper]\n---\nhi");
+  assertEquals(where(parent.warnings), ["queue_with_child_agents@2:1"]);
+});
+
 Deno.test("agent loader: concurrency keys and priority land in the definition; bad ones are errors where written", async () => {
   const ok = await parse(`---
 concurrency:

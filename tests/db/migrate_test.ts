@@ -113,7 +113,8 @@ Deno.test("migration 29: agent_runs is rebuilt to allow waiting_for_concurrency;
              INSERT INTO agent_runs (id, agent, environment, model, task, variables, plan, status, parent_run_id,
                created_at, started_at)
              VALUES ('arun_2', 'a', 'default', 'm', 't', '{}', '{}', 'running', 'arun_1', 'x', 'x');
-             INSERT INTO agent_run_events (run_id, seq, type, time) VALUES ('arun_1', 1, 'run_started', 'x');`);
+             INSERT INTO agent_run_events (run_id, seq, type, time) VALUES ('arun_1', 1, 'run_started', 'x');
+             UPDATE agent_runs SET queue = 'gpu', owner = 'w1', lease_until = 5, claims = 2 WHERE id = 'arun_2';`);
     assertThrows(() =>
       db.exec(`UPDATE agent_runs SET status = 'waiting_for_concurrency' WHERE id = 'arun_2'`)
     );
@@ -132,6 +133,11 @@ Deno.test("migration 29: agent_runs is rebuilt to allow waiting_for_concurrency;
         cost_usd: null,
       },
     ]);
+    // Migration 28's columns (a run's task queue and claim) come through the rebuild.
+    assertEquals(
+      { ...db.prepare("SELECT queue, owner, lease_until, claims FROM agent_runs WHERE id = 'arun_2'").get() },
+      { queue: "gpu", owner: "w1", lease_until: 5, claims: 2 },
+    );
     // The children still point at the rebuilt table: deleting a run cascades as before.
     db.exec("DELETE FROM agent_runs WHERE id = 'arun_1'");
     assertEquals((db.prepare("SELECT COUNT(*) AS n FROM agent_runs").get() as { n: number }).n, 0);
@@ -145,6 +151,7 @@ Deno.test("migration 29: agent_runs is rebuilt to allow waiting_for_concurrency;
       "agent_runs_by_parent_call",
       "agent_runs_by_status",
       "agent_runs_by_step_attempt",
+      "agent_runs_queued",
     ]);
     db.close();
   } finally {

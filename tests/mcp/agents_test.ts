@@ -168,6 +168,21 @@ Deno.test("mcp: agents run through both servers against the scripted model; sync
     );
     assertEquals([canceled.status, canceled.error.code], ["canceled", "canceled"]);
 
+    // `queue`: the run waits for a `stn worker` serving it (none does here), then is canceled while queued.
+    const queued = await call(management, "run_agent", {
+      name: "Greeter",
+      task: "on a worker",
+      variables: { who: "Q" },
+      queue: "gpu",
+      wait: true,
+      timeout_seconds: 1,
+    });
+    assertEquals([queued.status, queued.queue, queued.owner], ["queued", "gpu", null]);
+    assertEquals(queued.waiting_for.queue, "gpu");
+    assertStringIncludes(queued.waiting_for.reason, "none is serving it");
+    const unqueued = await call(management, "cancel_agent_run", { runId: queued.run_id });
+    assertEquals(unqueued.status, "canceled");
+
     // Errors are tool errors with the API's code and hint; the session lives on.
     const unknown = await toolError(management, "run_agent", { name: "Greeterr", task: "x" });
     assertEquals(unknown.code, "agent_not_found");

@@ -241,6 +241,15 @@ function notes(fm: FrontMatter, raw: Record<string, unknown>): Unplaced[] {
       hint: "write `sandbox: {mode: code, image: …}` (docs/agents.md#front-matter)",
     });
   }
+  if (fm.queue !== undefined && (fm.agents ?? []).length > 0) {
+    found.push({
+      code: "queue_with_child_agents",
+      path: "/queue",
+      message:
+        "an agent with child agents runs on the station (its children run inside it): `queue` is not used",
+      hint: "remove `queue`, or `agents` (docs/workers.md#agent-runs-on-a-queue)",
+    });
+  }
   if (fm.output_schema !== undefined && isObj(raw.output) && raw.output.schema !== undefined) {
     found.push({
       code: "output_schema_twice",
@@ -344,6 +353,7 @@ export async function parseAgent(text: string, options: ParseOptions): Promise<P
     timeout_ms: fm.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(fm.timeout),
     context: fm.context,
     max_cost: fm.max_cost,
+    queue: fm.queue,
     concurrency: fm.concurrency,
     priority: fm.priority,
     source: text,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ContextSettings } from "../../contract/agent_definition.ts";
+import { TaskQueue } from "../../contract/task_queue.ts";
 import { cron, timezone } from "../../workflows/definition/schema.ts";
 import { Concurrency, Priority } from "../../workflows/definition/flow_control.ts";
 import { durationProblem, rule } from "../../lib/schema_rules.ts";
@@ -104,6 +105,8 @@ export const FrontMatter = z.looseObject({
   context: ContextSettings.optional(),
   /** stn's own: the run's budget in USD (docs/agents.md#cost). */
   max_cost: z.number().positive().optional(),
+  /** stn's own: runs started directly go to a `stn worker` serving this task queue (docs/workers.md). */
+  queue: TaskQueue.optional(),
   /** stn's own: concurrency keys every run of the agent must fit (docs/agents.md#concurrency). */
   concurrency: Concurrency.optional(),
   /** stn's own: 0–9, how soon a waiting run is admitted (docs/agents.md#concurrency). */

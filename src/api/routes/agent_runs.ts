@@ -51,6 +51,7 @@ const startRun = createRoute({
       "model_api_key_missing",
       "model_provider_unknown",
       "idempotency_key_reused",
+      "agent_queue_unsupported",
     ),
   },
 });
@@ -135,6 +136,7 @@ export function agentRunStartRoutes(ctx: StationContext): OpenAPIHono {
       environment: body.environment ?? ctx.config.values.workflows.environment,
       task: body.task,
       variables: body.variables,
+      queue: body.queue,
       priority: body.priority,
     };
     const key = c.req.header(IDEMPOTENCY_KEY_HEADER);

@@ -17,6 +17,7 @@ import m0024 from "./0024_run_lineage.ts";
 import m0025 from "./0025_flow_control.ts";
 import m0026 from "./0026_step_flow_control.ts";
 import m0027 from "./0027_rate_debounce.ts";
+import m0028 from "./0028_agent_run_queues.ts";
 import m0029 from "./0029_agent_concurrency.ts";
 import m0030 from "./0030_model_calls.ts";
 
@@ -43,6 +44,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0025,
   m0026,
   m0027,
+  m0028,
   m0029,
   m0030,
 ];

@@ -27,7 +27,8 @@ async function waitForAgentRun(client: StationClient, runId: string, signal: Abo
       if (!signal.aborted && err instanceof StationError) throw err;
     }
     const run = await getAgentRun(client, runId);
-    if ((run.status !== "running" && run.status !== "waiting_for_concurrency") || signal.aborted) return run;
+    const waiting = run.status === "queued" || run.status === "waiting_for_concurrency";
+    if ((run.status !== "running" && !waiting) || signal.aborted) return run;
   }
 }
 

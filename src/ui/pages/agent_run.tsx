@@ -1,7 +1,7 @@
 /** /ui/agent-runs/:id: an agent run's page, its live fragment and its events. */
 
 import type { Context, Hono } from "hono";
-import type { AgentRun } from "../../contract/agent_runs.ts";
+import { type AgentRun, describeWait } from "../../contract/agent_runs.ts";
 import { StationError } from "../../errors.ts";
 import { formatUsd } from "../../telemetry/cost.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";
@@ -149,9 +149,7 @@ function Live(props: { ctx: StationContext; id: string }) {
         <dt>Status</dt>
         <dd>
           <AgentStatus run={run} />
-          {run.waiting_for
-            ? ` — waiting for concurrency key ${run.waiting_for.key}, position ${run.waiting_for.position}`
-            : ""}
+          {run.waiting_for ? ` — waiting for ${describeWait(run.waiting_for)}` : ""}
         </dd>
         <dt>Agent</dt>
         <dd>
@@ -172,6 +170,19 @@ function Live(props: { ctx: StationContext; id: string }) {
         </dd>
         <dt>Duration</dt>
         <dd>{formatDuration(run.duration_ms ?? span(run.started_at, run.ended_at))}</dd>
+        {run.queue
+          ? (
+            <>
+              <dt>Queue</dt>
+              <dd>
+                <code>{run.queue}</code>
+                <span class="muted">
+                  {run.status === "queued" ? "" : ` worker ${run.owner ?? "-"}`}
+                </span>
+              </dd>
+            </>
+          )
+          : null}
         {run.trace_id
           ? (
             <>
@@ -193,7 +204,7 @@ function Live(props: { ctx: StationContext; id: string }) {
           </div>
         )
         : null}
-      {run.status === "running" || run.status === "waiting_for_concurrency"
+      {run.status === "running" || run.status === "queued" || run.status === "waiting_for_concurrency"
         ? (
           <div class="actions">
             <ApiForm

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TaskQueue } from "../../contract/task_queue.ts";
 import {
   coded,
   DURATION_HINT,
@@ -97,12 +98,8 @@ export const RetryPolicy = z.strictObject({
 }).describe("retry");
 export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
-/** What a task queue's name may hold: one NATS subject token. */
-export const QUEUE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-/** A task queue's name (`gpu`, `docker`, `eu-west`). */
-export const TaskQueue = z.string().regex(QUEUE_NAME, "a queue name is lowercase letters, digits, _ and -")
-  .describe("task queue");
+/** A task queue's name (shared with agents' `queue:` and `stn worker --queue`). */
+export { TaskQueue };
 
 /** How soon a run or step is admitted when slots are scarce: 0 (last) to 9 (first); default 5. */
 export const Priority = z.int().min(0).max(9).describe("priority");
