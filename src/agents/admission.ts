@@ -125,4 +125,12 @@ export class AgentKeys {
       "SELECT agent, COUNT(*) AS n FROM agent_runs WHERE status = 'waiting_for_concurrency' GROUP BY agent",
     ).map((r) => ({ ...r }));
   }
+
+  /** Agent runs on a task queue no worker has taken yet, per queue (the /metrics gauge). */
+  queuedRuns(): { queue: string; n: number }[] {
+    return this.#sql.all<{ queue: string; n: number }>(
+      `SELECT queue, COUNT(*) AS n FROM agent_runs WHERE status = 'running' AND queue IS NOT NULL AND owner IS NULL
+       GROUP BY queue`,
+    ).map((r) => ({ ...r }));
+  }
 }

@@ -174,6 +174,8 @@ Deno.test("agent runs on a queue: a run waits while no worker serves its queue, 
     assertEquals(JSON.parse(listed.stdout).runs.map((r: AgentRun) => r.run_id), [started.run_id]);
     const inspect = await runStn(["agent", "inspect", started.run_id], { env: home.env });
     assertStringIncludes(inspect.stdout, "waiting for");
+    const metrics = await (await fetch(`${serve.url}/metrics`)).text();
+    assertStringIncludes(metrics, 'stn_agent_runs_queued{queue="gpu"} 1');
 
     worker = startWorkerProcess({
       env: home.env,

@@ -80,6 +80,24 @@ function stationGauges(ctx: StationContext): Family[] {
         })),
     ),
     gauge(
+      "stn_steps_waiting_for_concurrency",
+      "Workflow steps waiting for a concurrency key, per workflow (their runs go on running; keys are not labels)",
+      () =>
+        ctx.engine.reads.concurrency.waitingSteps().map((r) => ({
+          labels: [["workflow", r.workflow_id]],
+          value: r.n,
+        })),
+    ),
+    gauge(
+      "stn_agent_runs_queued",
+      "Agent runs on a task queue that no worker has taken yet, per queue (docs/workers.md#agent-runs-on-a-queue)",
+      () =>
+        ctx.agents.ledger.keys.queuedRuns().map((r) => ({
+          labels: [["queue", r.queue]],
+          value: r.n,
+        })),
+    ),
+    gauge(
       "stn_agent_runs_waiting_for_concurrency",
       "Agent runs waiting for a concurrency key, per agent (keys' values are not labels: they are unbounded)",
       () =>

@@ -12,4 +12,10 @@ export class ConcurrencyReads extends ConcurrencyKeys {
       `SELECT workflow_id, COUNT(*) AS n FROM workflow_runs WHERE status = 'waiting_for_concurrency'
        GROUP BY workflow_id`,
     ).map((r) => ({ ...r }));
+  /** Step attempts waiting for concurrency keys, per workflow (their runs go on running). */
+  readonly waitingSteps = (): { workflow_id: string; n: number }[] =>
+    this.sql.all<{ workflow_id: string; n: number }>(
+      `SELECT r.workflow_id, COUNT(*) AS n FROM step_attempts a JOIN workflow_runs r ON r.id = a.run_id
+       WHERE a.status = 'waiting_for_concurrency' GROUP BY r.workflow_id`,
+    ).map((r) => ({ ...r }));
 }

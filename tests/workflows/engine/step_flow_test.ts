@@ -123,6 +123,10 @@ Deno.test("step concurrency keys: shared across workflows, waiting steps visible
     const listed = station.ctx.runs.steps(urgent.id, { waitingFor: true }).find((s) => s.path === "ask")!;
     assertEquals(listed.waiting_for_concurrency, { key: "step:acme", position: 2 });
     assertEquals(listed.waiting_for, "concurrency key step:acme (position 2)");
+    // /metrics counts waiting steps per workflow (keys are not labels: their values are unbounded).
+    const metrics = await (await fetch(`${station.url}/metrics`)).text();
+    assert(metrics.includes(`stn_steps_waiting_for_concurrency{workflow="${a.id}"} 2`), metrics);
+    assert(metrics.includes(`stn_steps_waiting_for_concurrency{workflow="${b.id}"} 1`), metrics);
     assert(eventTypes(engine, older.id).includes("step_waiting_for_concurrency"));
     assertEquals(engine.reads.concurrency.usage("step:acme", engine.clock.now()), { held: 1, waiting: 3 });
 
