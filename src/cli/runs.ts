@@ -1,8 +1,6 @@
 /** `stn workflow runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
 
 import type { Command } from "./command.ts";
-import { listAgentRuns } from "../client/agent_runs.ts";
-import { agentRunTable } from "./agent_runs.ts";
 import {
   controlRun,
   decideApproval,
@@ -94,7 +92,12 @@ export function workflowRunCommands(workflow: Command): void {
         }
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
         const signals = await runSignals(client, runId);
-        // Agent steps' runs, with their usage and tool calls (stn agent inspect shows one in full).
+        // Agent steps' runs, with their usage and tool calls (stn agent inspect shows one in full). Their
+        // modules load here, not for every command of the `workflow` group (docs/benchmarks.md, client commands).
+        const [{ listAgentRuns }, { agentRunTable }] = await Promise.all([
+          lazyImport<typeof import("../client/agent_runs.ts")>("../client/agent_runs.ts", import.meta.url),
+          lazyImport<typeof import("./agent_runs.ts")>("./agent_runs.ts", import.meta.url),
+        ]);
         const agentRuns = (await listAgentRuns(client, { workflow_run_id: runId, limit: 500 })).runs;
         render({ ...run, steps, signals, agent_runs: agentRuns }, {
           json: jsonMode(cmd),
