@@ -90,16 +90,18 @@ Deno.test("client commands: `stn workflow runs` and `stn files list` load zod, n
   }
 });
 
-Deno.test("client commands: the `workflow` group loads the definitions' and agent runs' contracts only in the commands that use them", async () => {
+Deno.test("client commands: the `workflow` group loads the definitions', agent runs' and events' contracts only in the commands that use them", async () => {
   // Every contract module builds its zod schemas when imported, a few ms each (docs/benchmarks.md, client
-  // commands): `workflow list|show|apply…` and `workflow inspect` import them when they run.
+  // commands): `workflow list|show|apply…`, `workflow inspect` and `workflow signal` import them when they
+  // run.
   const group = ["workflow.ts", "run.ts", "runs.ts", "reruns.ts", "events.ts"].map((f) =>
     `../../src/cli/${f}`
   );
   const loaded = await loadedGraphs(["../../src/stn.ts", ...group]);
   assertEquals(
     loaded.filter((s) =>
-      /\/src\/(contract\/(workflows|sync|agents|agent_definition|agent_runs)|cli\/agent_runs)\.ts$/.test(s)
+      /\/src\/(contract\/(workflows|sync|agents|agent_definition|agent_runs|events)|cli\/agent_runs)\.ts$/
+        .test(s)
     ),
     [],
   );
