@@ -12,8 +12,9 @@
  *
  *   deno run -A scripts/bench/client.ts [runs=15] [client|oneshot] [--against DIR]
  *
- * A second argument runs one half only; `--against DIR` adds the one-shot of another checkout of stn (e.g. a
- * `git archive` of the code before a change) to the same alternating rounds, for a before/after in one run.
+ * A second argument runs one half only; `--against DIR` adds the client commands and the one-shot of another
+ * checkout of stn (e.g. a `git archive` of the code before a change) to the same alternating rounds, for a
+ * before/after in one run.
  */
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
@@ -100,7 +101,6 @@ async function clientCommands(): Promise<void> {
     const url = await serverUrl(home);
     const page = `${url}/api/v1/workflow-runs`;
     const fetchCode = `const r = await fetch("${page}"); console.log(await r.text());`;
-    const runs: Record<string, Sample[]> = { runs: [], files: [], version: [], curl: [], deno: [], eval: [] };
     const commands: Record<string, string[]> = {
       curl: ["curl", "-sf", page],
       deno: [Deno.execPath(), "eval", fetchCode],
@@ -108,7 +108,15 @@ async function clientCommands(): Promise<void> {
       files: [STN, "--station", url, "files", "list"],
       eval: [Deno.execPath(), "eval", "0"],
       version: [STN, "--version"],
+      // The other checkout's client commands against the same server, in the same rounds.
+      ...(AGAINST
+        ? {
+          runsAgainst: [join(AGAINST, "scripts", "stn"), "--station", url, "workflow", "runs"],
+          filesAgainst: [join(AGAINST, "scripts", "stn"), "--station", url, "files", "list"],
+        }
+        : {}),
     };
+    const runs: Record<string, Sample[]> = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
     // One untimed round: the launcher's first start runs scripts/setup and keeps what it found.
     for (const args of Object.values(commands)) await measure(args, env);
     for (let i = 0; i < RUNS; i++) {
@@ -139,6 +147,10 @@ async function clientCommands(): Promise<void> {
     console.log(`  bare Deno fetch:   ${s.deno.text}`);
     console.log(`  stn --version:     ${s.version.text}`);
     console.log(`  deno eval:         ${s.eval.text}`);
+    if (AGAINST) {
+      console.log(`  ${AGAINST} stn workflow runs: ${s.runsAgainst.text}`);
+      console.log(`  ${AGAINST} stn files list:    ${s.filesAgainst.text}`);
+    }
   } finally {
     serve.kill("SIGTERM");
     await serve.status;

@@ -1,13 +1,18 @@
 /** `stn events send|list` and `stn workflow signal`: events to everyone, signals to one run. */
 
 import type { Command } from "./command.ts";
-import { listEvents, sendEvent, signalRun } from "../client/events.ts";
 import type { EventRecord } from "../contract/events.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { jsonMode, withStation } from "./context.ts";
 import { readLocalText } from "./local_files.ts";
 import { fields, render, table } from "./output.ts";
 import { moreNote, pageFlags, readPages } from "./paging.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
+
+// The events' client and contract load when an events command runs, not for every command of the
+// `workflow` group (docs/benchmarks.md, client commands).
+const eventsClient = () =>
+  lazyImport<typeof import("../client/events.ts")>("../client/events.ts", import.meta.url);
 
 /** Reads --data: inline JSON, `@file`, or `-` for stdin (any JSON value). */
 async function readData(raw: string | undefined): Promise<unknown> {
@@ -64,7 +69,7 @@ export function eventsCommand(program: Command): void {
     .action(async (name: string, opts: { data?: string; id?: string }, cmd) => {
       const data = await readData(opts.data);
       await withStation(cmd, async (client) => {
-        const r = await sendEvent(client, { name, data, id: opts.id });
+        const r = await (await eventsClient()).sendEvent(client, { name, data, id: opts.id });
         render(r, { json: jsonMode(cmd), text: (a) => eventLines(a.event, a.duplicate) });
       });
     });
@@ -75,6 +80,7 @@ export function eventsCommand(program: Command): void {
     20,
   ).action(async (opts: { name?: string; limit: string; cursor?: string; all?: boolean }, cmd) => {
     await withStation(cmd, async (client) => {
+      const { listEvents } = await eventsClient();
       const page = await readPages<"events", EventRecord>(
         opts,
         "events",
@@ -114,7 +120,7 @@ export function workflowSignalCommand(workflow: Command): void {
     .action(async (runId: string, name: string, opts: { data?: string; id?: string }, cmd) => {
       const payload = await readData(opts.data);
       await withStation(cmd, async (client) => {
-        const r = await signalRun(client, runId, { name, payload, id: opts.id });
+        const r = await (await eventsClient()).signalRun(client, runId, { name, payload, id: opts.id });
         render(r, { json: jsonMode(cmd), text: (a) => `${a.run.id} ${a.run.status}: ${a.message}` });
       });
     });

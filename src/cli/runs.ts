@@ -1,8 +1,6 @@
 /** `stn workflow runs|inspect|logs|cancel|pause|resume|approvals`: workflow runs from the CLI. */
 
 import type { Command } from "./command.ts";
-import { listAgentRuns } from "../client/agent_runs.ts";
-import { agentRunTable } from "./agent_runs.ts";
 import {
   controlRun,
   decideApproval,
@@ -12,7 +10,6 @@ import {
   runEvents,
   runSteps,
 } from "../client/workflow_runs.ts";
-import { runSignals } from "../client/events.ts";
 import { usageError } from "../errors.ts";
 import { formatDuration } from "../lib/duration.ts";
 import { lazyImport } from "../lib/lazy_import.ts";
@@ -92,6 +89,13 @@ export function workflowRunCommands(workflow: Command): void {
           render({ run: runId, trace_id }, { json: jsonMode(cmd), text: (r) => [r.trace_id ?? "-"] });
           return;
         }
+        // The signals' and agent runs' modules load here, not for every command of the `workflow` group
+        // (docs/benchmarks.md, client commands).
+        const [{ runSignals }, { listAgentRuns }, { agentRunTable }] = await Promise.all([
+          lazyImport<typeof import("../client/events.ts")>("../client/events.ts", import.meta.url),
+          lazyImport<typeof import("../client/agent_runs.ts")>("../client/agent_runs.ts", import.meta.url),
+          lazyImport<typeof import("./agent_runs.ts")>("./agent_runs.ts", import.meta.url),
+        ]);
         const [run, steps] = [await getRun(client, runId), await runSteps(client, runId)];
         const signals = await runSignals(client, runId);
         // Agent steps' runs, with their usage and tool calls (stn agent inspect shows one in full).

@@ -3,15 +3,6 @@
 import { lazyImport } from "../lib/lazy_import.ts";
 import { type Command, Option } from "./command.ts";
 import { dirname, join } from "../lib/path.ts";
-import {
-  disableWorkflow,
-  enableWorkflow,
-  getWorkflow,
-  listWorkflows,
-  listWorkflowVersions,
-  purgeWorkflow,
-  saveWorkflow,
-} from "../client/workflows.ts";
 import { errorMessage, StationError, usageError } from "../errors.ts";
 import { formatIssue } from "../workflows/definition/format.ts";
 import type { ValidationIssue, ValidationResult } from "../workflows/definition/validate.ts";
@@ -19,6 +10,11 @@ import { formatMigrationIssue, hasErrors, summary } from "../workflows/migrate/r
 import { jsonMode, withStation } from "./context.ts";
 import { localFileError, readLocalText, STDIN_NAME } from "./local_files.ts";
 import { fail, fields, note, render, type Style, table } from "./output.ts";
+
+// The definitions' client and its contracts load when a definition command runs, not for every command of
+// the `workflow` group (`stn workflow runs`: docs/benchmarks.md, client commands).
+const definitions = () =>
+  lazyImport<typeof import("../client/workflows.ts")>("../client/workflows.ts", import.meta.url);
 
 /** A validation issue in the CLI's colours (`validate`, `apply`, `run FILE`). */
 export function issueLines(
@@ -218,7 +214,9 @@ export function workflowCommand(program: Command): Command {
       }
       await withStation(cmd, async (client) => {
         const applied = [];
-        for (const l of loaded) applied.push({ file: l.file, ...(await saveWorkflow(client, l.definition)) });
+        for (const l of loaded) {
+          applied.push({ file: l.file, ...(await (await definitions()).saveWorkflow(client, l.definition)) });
+        }
         render({ files: applied }, {
           json: jsonMode(cmd),
           text: (r) => r.files.map((o) => `${o.workflow.id}: ${o.outcome} (version ${o.version})`),
@@ -233,7 +231,7 @@ export function workflowCommand(program: Command): Command {
     )
     .action(async (opts: { status?: "active" | "disabled" }, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const workflows = await listWorkflows(client, opts.status);
+        const workflows = await (await definitions()).listWorkflows(client, opts.status);
         render({ workflows }, {
           json: jsonMode(cmd),
           text: (r) =>
@@ -261,8 +259,8 @@ export function workflowCommand(program: Command): Command {
     .action(async (id: string, opts: { version?: string; definition?: boolean }, cmd: Command) => {
       const version = versionFlag(opts.version);
       await withStation(cmd, async (client) => {
-        const shown = await getWorkflow(client, id, version);
-        const versions = await listWorkflowVersions(client, id);
+        const shown = await (await definitions()).getWorkflow(client, id, version);
+        const versions = await (await definitions()).listWorkflowVersions(client, id);
         // The YAML package is loaded only for --definition (~25 ms of a command's start).
         const definition = opts.definition
           ? (await lazyImport<typeof import("../lib/yaml.ts")>("../lib/yaml.ts", import.meta.url)).yamlText(
@@ -307,7 +305,7 @@ export function workflowCommand(program: Command): Command {
     .action(async (id: string, opts: { output?: string; version?: string }, cmd: Command) => {
       const version = versionFlag(opts.version);
       await withStation(cmd, async (client) => {
-        const shown = await getWorkflow(client, id, version);
+        const shown = await (await definitions()).getWorkflow(client, id, version);
         const text = (await lazyImport<typeof import("../lib/yaml.ts")>("../lib/yaml.ts", import.meta.url))
           .yamlText(shown.definition);
         if (!opts.output) {
@@ -326,7 +324,7 @@ export function workflowCommand(program: Command): Command {
     .description("re-enable a disabled workflow")
     .action(async (id: string, _o: unknown, cmd: Command) => {
       await withStation(cmd, async (client) => {
-        const { workflow } = await enableWorkflow(client, id);
+        const { workflow } = await (await definitions()).enableWorkflow(client, id);
         render(workflow, { json: jsonMode(cmd), text: (w) => `${id}: ${w.status}` });
       });
     });
@@ -337,12 +335,12 @@ export function workflowCommand(program: Command): Command {
     .action(async (id: string, opts: { force?: boolean }, cmd: Command) => {
       await withStation(cmd, async (client) => {
         if (opts.force) {
-          return render(await purgeWorkflow(client, id), {
+          return render(await (await definitions()).purgeWorkflow(client, id), {
             json: jsonMode(cmd),
             text: () => `${id}: deleted`,
           });
         }
-        const { workflow } = await disableWorkflow(client, id);
+        const { workflow } = await (await definitions()).disableWorkflow(client, id);
         render(workflow, {
           json: jsonMode(cmd),
           text: () => `${id}: disabled (\`stn workflow enable ${id}\` undoes it; --force deletes)`,

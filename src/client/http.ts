@@ -1,9 +1,14 @@
 /** StationClient: the typed HTTP client of the API; every CLI command talks to a station through it. */
 
 import type { z } from "zod";
-import { Health, Version } from "../contract/health.ts";
+import type { Health, Version } from "../contract/health.ts";
 import { IDEMPOTENCY_KEY_HEADER } from "../contract/idempotency.ts";
 import { errorMessage, fromErrorBody, StationError } from "../errors.ts";
+import { lazyImport } from "../lib/lazy_import.ts";
+
+// Their schemas are built when a command asks for them, not on every command's start (docs/benchmarks.md).
+const healthContract = () =>
+  lazyImport<typeof import("../contract/health.ts")>("../contract/health.ts", import.meta.url);
 
 export interface StationClientOptions {
   /** Bearer token for servers bound beyond loopback. */
@@ -152,11 +157,11 @@ export class StationClient {
     }
     const body = await res.json().catch(() => undefined);
     if (res.status !== 200 && res.status !== 503) throw fromErrorBody(res.status, body);
-    return parseAnswer(Health, body, "GET /health");
+    return parseAnswer((await healthContract()).Health, body, "GET /health");
   }
 
   /** GET /api/v1/version */
-  version(): Promise<Version> {
-    return this.json("GET", "/api/v1/version", { schema: Version });
+  async version(): Promise<Version> {
+    return this.json("GET", "/api/v1/version", { schema: (await healthContract()).Version });
   }
 }

@@ -133,7 +133,7 @@ function dropUnknownKeys(raw: Record<string, unknown>, fileName: string): string
   // Each pass finds the unknown keys of the sections that are objects; a section is checked once its own
   // unknown keys are gone, so two passes reach every depth the schema has.
   for (let pass = 0; pass < 3; pass++) {
-    const result = ConfigSchema.safeParse(raw);
+    const result = ConfigSchema.safeParse(raw, { jitless: true });
     const unknown = result.success ? [] : result.error.issues.filter((i) => i.code === "unrecognized_keys");
     if (unknown.length === 0) break;
     for (const issue of unknown) {
@@ -208,8 +208,14 @@ export function resolveConfig(options: LoadConfigOptions, file: ConfigFile | nul
   }
 
   warnings.push(...translateProvider(raw, origins.get("ai.provider") ?? fileName));
-  warnings.push(...dropUnknownKeys(raw, fileName));
-  const result = ConfigSchema.safeParse(raw, { reportInput: true });
+  // Config is parsed once or twice a process: zod's compiled object parser (jit) costs more to build than it
+  // saves here (docs/benchmarks.md, client commands). Unknown keys are looked for only when there are some.
+  const parse = () => ConfigSchema.safeParse(raw, { reportInput: true, jitless: true });
+  let result = parse();
+  if (!result.success && result.error.issues.some((i) => i.code === "unrecognized_keys")) {
+    warnings.push(...dropUnknownKeys(raw, fileName));
+    result = parse();
+  }
   if (!result.success) {
     const messages = result.error.issues.map((issue) => {
       const path = issue.path.join(".");

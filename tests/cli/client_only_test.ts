@@ -90,6 +90,25 @@ Deno.test("client commands: `stn workflow runs` and `stn files list` load zod, n
   }
 });
 
+Deno.test("client commands: the `workflow` group loads the definitions', agent runs' and events' contracts only in the commands that use them", async () => {
+  // Every contract module builds its zod schemas when imported, a few ms each (docs/benchmarks.md, client
+  // commands): `workflow list|show|apply…`, `workflow inspect` and `workflow signal` import them when they
+  // run.
+  const group = ["workflow.ts", "run.ts", "runs.ts", "reruns.ts", "events.ts"].map((f) =>
+    `../../src/cli/${f}`
+  );
+  const loaded = await loadedGraphs(["../../src/stn.ts", ...group]);
+  assertEquals(
+    loaded.filter((s) =>
+      /\/src\/(contract\/(workflows|sync|agents|agent_definition|agent_runs|events)|cli\/agent_runs)\.ts$/
+        .test(s)
+    ),
+    [],
+  );
+  // The walk reaches the runs' contract, which `workflow runs` needs.
+  assertEquals(loaded.some((s) => s.endsWith("/src/contract/runs.ts")), true);
+});
+
 Deno.test("client commands: `stn --version` loads only the version (the CLI is imported when a command needs it)", async () => {
   const loaded = (await loadedGraph("../../main.ts")).map((s) =>
     s.replace(/^.*\/(main\.ts|src\/|deno\.json)/, "$1")
