@@ -3,6 +3,7 @@ import { compileArgs } from "../scripts/compile.ts";
 import { STN_V8_FLAGS } from "../src/build/stn_flags.ts";
 import { assertEquals, assertMatch, assertStringIncludes } from "./helpers/assert.ts";
 import { processesOf } from "../scripts/lib/processes.ts";
+import { cpuWaitClock } from "../scripts/lib/cpu_wait.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -63,5 +64,24 @@ Deno.test("scripts/lib/processes.ts finds what mentions a dir (command line, cwd
     }
     await Deno.remove(dir, { recursive: true });
     await Deno.remove(longer, { recursive: true });
+  }
+});
+
+Deno.test("scripts/lib/cpu_wait.ts reads the main thread's CPU wait again and again from one open file (ms, never falling)", () => {
+  const clock = cpuWaitClock();
+  try {
+    const reads = Array.from({ length: 50 }, () => clock.read());
+    for (const [i, ms] of reads.entries()) {
+      assertEquals(Number.isFinite(ms) && ms >= 0, true, `read ${i}: ${ms}`);
+      if (i > 0) assertEquals(ms >= reads[i - 1], true, `read ${i} fell: ${reads[i - 1]} → ${ms}`);
+    }
+    if (Deno.build.os !== "linux") return;
+    // Each read is the file's current value, not the first one again: a fresh read lies between two of its.
+    const before = clock.read();
+    const fresh = Number(Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/schedstat`).split(" ")[1]) / 1e6;
+    const after = clock.read();
+    assertEquals(before <= fresh && fresh <= after, true, `${before} ≤ ${fresh} ≤ ${after}`);
+  } finally {
+    clock.close();
   }
 });

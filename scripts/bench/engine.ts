@@ -2,7 +2,9 @@
  * Engine benchmark, against a real in-process station (managed nats-server, SQLite file):
  *   (a) per-step overhead of a 20-step transform chain: gap between consecutive step completions, p50/p99
  *       (each next step is dispatched eagerly, without a JetStream message), and how long the main thread
- *       waited for a CPU meanwhile (the machine's other work, which the p99 follows);
+ *       waited for a CPU meanwhile (the machine's other work, which the p99 follows) — also within each step,
+ *       so it prints the p99 of each step's time less that wait (stn's own share, load aside) and the slowest
+ *       1% with their step index (1: starting the run);
  *   (b) throughput of 1,000 runs × 3 steps (steps/s);
  *   (c) the floor, in the same run and on the same nats-server: raw JetStream publish → consume → ack,
  *       one message at a time (latency p50/p99) and 3,000 messages through a pull consumer (msgs/s).
@@ -13,6 +15,7 @@
  * (not at commit), and a run of (b) counts as ended once its last commit is synced.
  *
  *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2] [modes=normal,fsync,step]
+ * (under the V8 flags stn ships with: started without --expose-gc, it runs itself again with them.)
  */
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { loadConfig } from "../../src/config/load.ts";
@@ -23,6 +26,17 @@ import { tableRow } from "./table.ts";
 import type { StatementSync } from "node:sqlite";
 import { type Database, openDatabase, transaction } from "../../src/db/database.ts";
 import { processDurability, walDurability } from "../../src/db/durability.ts";
+import { cpuWaitClock } from "../lib/cpu_wait.ts";
+import { STN_RUN_ARGS } from "../../src/build/stn_flags.ts";
+
+// The engine is measured as stn runs it: under the V8 flags it ships with (src/build/stn_flags.ts), whose small
+// young generation turns V8's few 5–15 ms scavenges into many of ~0.5 ms — the chain's p99 depends on which.
+// Started without them (no `gc`: they include --expose-gc), the benchmark runs itself again with them.
+if (typeof (globalThis as { gc?: unknown }).gc !== "function") {
+  const args = [...STN_RUN_ARGS, new URL(import.meta.url).pathname, ...Deno.args];
+  const { code } = await new Deno.Command(Deno.execPath(), { args, stdin: "inherit" }).spawn().status;
+  Deno.exit(code);
+}
 
 const CHAINS = Number(Deno.args[0] ?? 30);
 const RUNS = Number(Deno.args[1] ?? 1000);
@@ -76,6 +90,8 @@ interface Figures {
   /** During (a): how long the main thread was runnable but waited for a CPU, and the phase's length (ms). */
   cpuWait: number;
   chainMs: number;
+  /** (a)'s p99 of each step's time less the CPU wait within it: what stn itself spent, load aside. */
+  ownP99: number;
   /** WAL syncs per step, and the share of steps started before what they follow from was synced: (a), (b). */
   chainSyncs: number;
   chainUnsynced: number;
@@ -83,14 +99,8 @@ interface Figures {
   manyUnsynced: number;
 }
 
-/** The main thread's time waiting for a CPU so far (ms; Linux's schedstat, 0 elsewhere). */
-function runQueueWait(): number {
-  try {
-    return Number(Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/schedstat`).split(" ")[1]) / 1e6;
-  } catch {
-    return 0;
-  }
-}
+/** Each round's slowest 1% of (a): "gap (CPU wait within it) @step index" (index 1 includes starting the run). */
+const slowest: Record<Mode, string[]> = { normal: [], fsync: [], step: [] };
 
 /** One round against a fresh station whose ledger runs with the given durability. */
 async function measure(durability: Mode): Promise<Figures> {
@@ -151,7 +161,8 @@ async function measure(durability: Mode): Promise<Figures> {
     await messages.close();
 
     // (a) 20-step chain, one run at a time.
-    const wait0 = runQueueWait(), chain0 = performance.now(), chainCounts = counters();
+    const clock = cpuWaitClock();
+    const wait0 = clock.read(), chain0 = performance.now(), chainCounts = counters();
     const chain = WorkflowDefinition.parse({
       id: "chain20",
       states: Array.from({ length: 20 }, (_, i) => ({
@@ -164,8 +175,9 @@ async function measure(durability: Mode): Promise<Figures> {
     });
     // Completion instants come from the engine's own notifications (sub-ms clock), not the ledger's ms timestamps.
     const gaps: number[] = [];
+    const steps: { gap: number; wait: number; index: number }[] = [];
     for (let c = 0; c < CHAINS; c++) {
-      const stamps: number[] = [];
+      const stamps: number[] = [], waits: number[] = [clock.read()];
       let seen = 0;
       const t = performance.now();
       const run = await engine.startRun({ definition: chain, input: { n: 0 } });
@@ -175,15 +187,26 @@ async function measure(durability: Mode): Promise<Figures> {
           "SELECT COUNT(*) AS n FROM step_attempts WHERE run_id = ? AND status = 'completed'",
           run.id,
         );
-        if (n > seen) seen = n, settled().then(() => stamps.push(performance.now()));
+        if (n > seen) {
+          seen = n, settled().then(() => (stamps.push(performance.now()), waits.push(clock.read())));
+        }
       });
       await untilDone(db, [run.id]);
       await settled();
       unwatch();
-      [t, ...stamps].forEach((x, i, all) => i > 0 && gaps.push(x - all[i - 1]));
+      [t, ...stamps].forEach((x, i, all) => {
+        if (i === 0) return;
+        gaps.push(x - all[i - 1]);
+        steps.push({ gap: x - all[i - 1], wait: waits[i] - waits[i - 1], index: i });
+      });
     }
 
-    const cpuWait = runQueueWait() - wait0, chainMs = performance.now() - chain0;
+    const cpuWait = clock.read() - wait0, chainMs = performance.now() - chain0;
+    clock.close();
+    slowest[durability].push(
+      [...steps].sort((a, b) => b.gap - a.gap).slice(0, Math.ceil(steps.length / 100) + 1)
+        .map((s) => `${s.gap.toFixed(1)} (${s.wait.toFixed(1)}) @${s.index}`).join(", "),
+    );
     const chainCounted = since(chainCounts);
     const manyCounts = counters();
     // (b) 1,000 runs × 3 steps, all at once.
@@ -223,6 +246,7 @@ async function measure(durability: Mode): Promise<Figures> {
       stepRate,
       cpuWait,
       chainMs,
+      ownP99: pct(steps.map((s) => s.gap - s.wait), 0.99),
       chainSyncs: chainCounted.syncs,
       chainUnsynced: chainCounted.unsynced,
       manySyncs: manyCounted.syncs,
@@ -305,6 +329,11 @@ for (const mode of MODES) {
     `      each round's p99 and how long the main thread was runnable but waited for a CPU during (a): ${
       fs.map((f) => `${ms(f.p99)} (${f.cpuWait.toFixed(0)} of ${f.chainMs.toFixed(0)} ms)`).join(", ")
     }`,
+  );
+  console.log(
+    `      p99 of each step less the CPU wait within it: ${
+      range(of("ownP99"), ms)
+    }; each round's slowest 1% in ms, "gap (CPU wait) @step": ${slowest[mode].join(" | ")}`,
   );
   console.log(`  (b) ${RUNS} runs × 3 steps: ${range(of("stepRate"), rate)} steps/s`);
   console.log(
