@@ -61,7 +61,12 @@ Deno.test("e2e: agent runs share the npm filesystem MCP server; death, a config 
   const env = { ...home.env, STATION_URL: serve.url };
   const stn = async (...args: string[]) => {
     const r = await runStn(args, { env });
-    assertEquals(r.code, 0, `stn ${args.join(" ")}: ${r.stderr}`);
+    // The server's own log says why when it stopped answering.
+    assertEquals(
+      r.code,
+      0,
+      `stn ${args.join(" ")}: ${r.stderr}\nstn serve's log:\n${serve.stderr().slice(-4000)}`,
+    );
     return r.stdout;
   };
   const audit = async () =>
