@@ -10,6 +10,7 @@ import {
 } from "@nats-io/jetstream";
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { errorMessage, StationError } from "../../errors.ts";
+import { within } from "../../lib/async.ts";
 import { randomHex } from "../../lib/hex.ts";
 import type { Slot, Slots } from "./slots.ts";
 
@@ -221,7 +222,8 @@ export class Dispatcher {
         // The server keeps the last pull waiting until it expires, though no one listens for it any more, and a
         // nats-server 2.9 that stops with a pull waiting sleeps 50 ms first (every one-shot paid it). Asking for
         // the consumer's info drops the pulls no one listens to (the unsubscribe went first on this connection).
-        await consumer.info().catch(() => {});
+        // Bounded: with the server unreachable, stopping must not wait for the request's own timeout.
+        await within(consumer.info().catch(() => {}), 1_000, () => {});
       },
     };
   }
