@@ -45,11 +45,15 @@ function looksLikeFile(target: string): boolean {
 
 /** Loads a definition file for `run`, printing each validation problem like `stn workflow validate`. */
 export async function definitionFromFile(path: string): Promise<unknown> {
-  const { validateSource } = await lazyImport<typeof import("../workflows/definition/load.ts")>(
-    "../workflows/definition/load.ts",
-    import.meta.url,
-  );
-  const result = validateSource(await readLocalText(path), { fileName: path });
+  // The file is read while the checker's modules load (an async read waits for a thread of its own).
+  const [{ validateSource }, text] = await Promise.all([
+    lazyImport<typeof import("../workflows/definition/load.ts")>(
+      "../workflows/definition/load.ts",
+      import.meta.url,
+    ),
+    readLocalText(path),
+  ]);
+  const result = validateSource(text, { fileName: path });
   if (!result.valid) {
     note((style) => result.errors.flatMap((e) => issueLines(path, e, "error", style)));
     throw usageError("invalid_definition", `${path} is not a valid workflow definition`, undefined, {

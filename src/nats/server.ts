@@ -257,7 +257,8 @@ function removeFile(path: string): void {
  * ours, a nats-server still recorded in the pid file is an orphan of a killed stn, and is stopped.
  */
 async function claimStore(options: ManagedNatsOptions): Promise<Deno.FsFile> {
-  const lock = await Deno.open(join(options.storeDir, ".stn.lock"), {
+  // Sync calls: each async one waits for a thread of its own, on the start's serial path.
+  const lock = Deno.openSync(join(options.storeDir, ".stn.lock"), {
     create: true,
     write: true,
     mode: PRIVATE_FILE_MODE,
@@ -265,7 +266,7 @@ async function claimStore(options: ManagedNatsOptions): Promise<Deno.FsFile> {
   try {
     const deadline = Date.now() + (options.busyWaitMs ?? 0);
     let announced = false;
-    while (!await lock.tryLock(true)) {
+    while (!lock.tryLockSync(true)) {
       const owner = readPidFile(options.pidFile)?.owner_pid;
       if (Date.now() >= deadline) {
         throw new StationError(

@@ -1,15 +1,4 @@
-import {
-  type Attributes,
-  type Context,
-  context,
-  ROOT_CONTEXT,
-  type Span,
-  type SpanContext,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-} from "@opentelemetry/api";
+import type { Attributes, Context, Span, SpanContext, SpanKind as OtelSpanKind } from "@opentelemetry/api";
 import { VERSION } from "../version.ts";
 import { useTraceIds } from "../log.ts";
 
@@ -21,14 +10,19 @@ import { useTraceIds } from "../log.ts";
  */
 export const tracingEnabled = Deno.env.get("OTEL_DENO") === "true"; // the only value Deno takes for on
 
-const tracer = trace.getTracer("stn", VERSION);
+// Loaded only when tracing is on: a CommonJS package that costs ~20 ms of every station start to load
+// (docs/benchmarks.md, the one-shot); every use below is behind `tracingEnabled`.
+const otel = tracingEnabled ? await import("@opentelemetry/api") : undefined;
+const tracer = otel?.trace.getTracer("stn", VERSION);
 
-export { SpanKind };
+/** The span kinds stn sets (OpenTelemetry's SpanKind values), without loading the API. */
+export const SpanKind = { SERVER: 1 as OtelSpanKind } as const;
+
 export type { Span };
 
 /** Options of a span: its kind and, for work picked up from elsewhere, the W3C traceparent to continue. */
 export interface SpanOptions {
-  kind?: SpanKind;
+  kind?: OtelSpanKind;
   /** Continue this trace (a stored or received `traceparent`) instead of the active context. */
   parent?: string | null;
 }
@@ -43,8 +37,8 @@ export function inSpan<T>(
   fn: (span?: Span) => Promise<T>,
   options: SpanOptions = {},
 ): Promise<T> {
-  if (!tracingEnabled) return fn();
-  const parent = options.parent !== undefined ? fromTraceparent(options.parent) : context.active();
+  if (!otel || !tracer) return fn();
+  const parent = options.parent !== undefined ? fromTraceparent(options.parent) : otel.context.active();
   return tracer.startActiveSpan(name, { kind: options.kind, attributes }, parent, async (span) => {
     try {
       return await fn(span);
@@ -62,7 +56,7 @@ export function inSpan<T>(
  * its traceparent for the run to store; undefined when tracing is off.
  */
 export function startedRunSpan(workflowId: string, runId: string): string | undefined {
-  if (!tracingEnabled) return undefined;
+  if (!tracer) return undefined;
   const span = tracer.startSpan(`workflow.run ${workflowId}`, {
     attributes: { "stn.run.id": runId, "stn.workflow.id": workflowId },
   });
@@ -73,27 +67,25 @@ export function startedRunSpan(workflowId: string, runId: string): string | unde
 /** Marks a span failed with an error's message (an error answered as an outcome, not thrown). */
 export function failSpan(span: Span | undefined, err: { message: string; code?: string }): void {
   if (!span) return;
-  span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+  span.setStatus({ code: otel!.SpanStatusCode.ERROR, message: err.message });
   if (err.code) span.setAttribute("stn.error.code", err.code);
 }
 
 /** The active span's trace id, for log lines; undefined when tracing is off or no span is active. */
 export function currentTraceId(): string | undefined {
-  if (!tracingEnabled) return undefined;
-  return trace.getActiveSpan()?.spanContext().traceId;
+  return otel?.trace.getActiveSpan()?.spanContext().traceId;
 }
 
 if (tracingEnabled) useTraceIds(currentTraceId);
 
 /** The active span as a W3C traceparent (what a run stores to continue its trace), if one is active. */
 export function currentTraceparent(): string | undefined {
-  if (!tracingEnabled) return undefined;
-  const sc = trace.getActiveSpan()?.spanContext();
-  return sc && trace.isSpanContextValid(sc) ? toTraceparent(sc) : undefined;
+  const sc = otel?.trace.getActiveSpan()?.spanContext();
+  return sc && otel!.trace.isSpanContextValid(sc) ? toTraceparent(sc) : undefined;
 }
 
 function toTraceparent(sc: SpanContext): string {
-  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & TraceFlags.SAMPLED) ? "01" : "00"}`;
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & otel!.TraceFlags.SAMPLED) ? "01" : "00"}`;
 }
 
 /** The trace id of a W3C traceparent (`stn workflow inspect --trace`). */
@@ -107,6 +99,7 @@ function parseTraceparent(tp: string | null | undefined): RegExpExecArray | null
 
 /** A context whose (remote) parent is the span a traceparent names; the root context when there is none. */
 function fromTraceparent(tp: string | null): Context {
+  const { ROOT_CONTEXT, trace } = otel!;
   const m = parseTraceparent(tp);
   if (!m) return ROOT_CONTEXT;
   return trace.setSpanContext(ROOT_CONTEXT, {

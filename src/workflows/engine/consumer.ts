@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import type { JsMsg } from "@nats-io/jetstream";
 import { log, logEnabled } from "../../log.ts";
 import { withLogFields } from "../../log_scope.ts";
 import { countRedelivery, observeStep } from "../../telemetry/metrics.ts";
@@ -20,7 +20,7 @@ import { errorMessage } from "../../errors.ts";
  */
 export class Consumer {
   #core: EngineCore;
-  #messages?: ConsumerMessages;
+  #messages?: { close: () => Promise<void> };
   #pulling = false;
 
   constructor(core: EngineCore) {
@@ -52,7 +52,7 @@ export class Consumer {
 
   /** Stops pulling new messages. */
   async close(): Promise<void> {
-    await this.#messages?.close().catch(() => {});
+    await this.#messages?.close();
   }
 
   async #onMessage(msg: JsMsg, slot: Slot): Promise<void> {

@@ -1,6 +1,5 @@
 import {
   AckPolicy,
-  type ConsumerMessages,
   DeliverPolicy,
   jetstream,
   type JetStreamClient,
@@ -11,6 +10,7 @@ import {
 } from "@nats-io/jetstream";
 import { headers, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { errorMessage, StationError } from "../../errors.ts";
+import { within } from "../../lib/async.ts";
 import { randomHex } from "../../lib/hex.ts";
 import type { Slot, Slots } from "./slots.ts";
 
@@ -200,12 +200,13 @@ export class Dispatcher {
   /**
    * Starts pulling a task queue's messages; fn is called for each with a slot it holds until it frees it or
    * settles, so at most `slots.limit` run at a time (counting the steps claimed eagerly, which share them).
+   * The result stops the pulling.
    */
   async consume(
     slots: Slots,
     fn: (msg: JsMsg, slot: Slot) => Promise<void>,
     queue: string = DEFAULT_QUEUE,
-  ): Promise<ConsumerMessages> {
+  ): Promise<{ close: () => Promise<void> }> {
     const consumer = await this.js.consumers.get(STREAM, consumerName(queue));
     // Short-lived pulls: one lost with a dying NATS node (or a consumer leader that moved) is replaced in seconds.
     const messages = await consumer.consume({ max_messages: slots.limit, expires: 5_000 });
@@ -215,7 +216,16 @@ export class Dispatcher {
         fn(msg, slot).finally(() => slot.free());
       }
     })();
-    return messages;
+    return {
+      close: async () => {
+        await messages.close().catch(() => {});
+        // The server keeps the last pull waiting until it expires, though no one listens for it any more, and a
+        // nats-server 2.9 that stops with a pull waiting sleeps 50 ms first (every one-shot paid it). Asking for
+        // the consumer's info drops the pulls no one listens to (the unsubscribe went first on this connection).
+        // Bounded: with the server unreachable, stopping must not wait for the request's own timeout.
+        await within(consumer.info().catch(() => {}), 1_000, () => {});
+      },
+    };
   }
 }
 
