@@ -36,6 +36,8 @@ export class VirtualTime {
   #waiters = new Set<Waiter>();
   #driving = false;
   #stopped = false;
+  /** Aborted at stop, so a driver waiting for quiescence stops polling a station that is closing its ledger. */
+  #stopping = new AbortController();
 
   constructor(clock: VirtualClock, quiescence: Quiescence) {
     this.clock = clock;
@@ -69,6 +71,7 @@ export class VirtualTime {
   /** Stops skipping (the station is stopping). */
   stop(): void {
     this.#stopped = true;
+    this.#stopping.abort();
   }
 
   #jump(): number | null {
@@ -84,7 +87,12 @@ export class VirtualTime {
     this.#driving = true;
     try {
       while (this.#waiters.size > 0 && !this.#stopped) {
-        await this.#quiet.settled();
+        try {
+          await this.#quiet.settled(this.#stopping.signal);
+        } catch (err) {
+          if (this.#stopped) break;
+          throw err;
+        }
         if (this.#waiters.size === 0 || this.#stopped) break;
         let delivered = false;
         const asked = [...this.#waiters];
@@ -100,8 +108,10 @@ export class VirtualTime {
         // A delivery, or work that began while the waiters were asked: quiescence first, again.
         // A waiter that came while the others were asked has not been asked: it may have something due now.
         const newcomer = [...this.#waiters].some((w) => !asked.includes(w));
+        if (this.#stopped) break;
         if (delivered || newcomer || this.#quiet.busy() !== null) continue;
-        if (this.#jump() === null) await sleep(NOTHING_DUE_MS);
+        // Cut short by a stop, the sleep rejects; the loop's condition then sees the stop.
+        if (this.#jump() === null) await sleep(NOTHING_DUE_MS, this.#stopping.signal).catch(() => undefined);
       }
     } finally {
       this.#driving = false;
