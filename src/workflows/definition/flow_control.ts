@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import { renderString } from "../expr.ts";
-import { Duration, Priority, templates } from "../steps/fields.ts";
+import { Duration, Priority, RateLimit, templates } from "../steps/fields.ts";
 
 /**
  * One concurrency limit: at most `limit` runs of the workflow hold the key at once; `key` is a `${…}` template
@@ -42,15 +42,10 @@ export const Singleton = z.strictObject({
 }).describe("singleton");
 
 /**
- * At most `limit` runs of the workflow admitted (started) per `period` ("1m", "10s") per key (a `${…}` template
- * over the input; the whole workflow without it); runs over it wait until the window lets them in.
+ * A workflow's `rate_limit` is a step's (`steps/fields.ts`): at most `limit` runs admitted (started) per `period`
+ * per key (a `${…}` template over the input; the whole workflow without it); runs over it wait for the window.
  */
-export const RateLimit = z.strictObject({
-  key: z.string().min(1).check(templates).optional(),
-  limit: z.int().min(1).max(100_000),
-  period: Duration,
-}).describe("rate_limit");
-export type RateLimit = z.infer<typeof RateLimit>;
+export { RateLimit };
 
 /**
  * Trailing debounce of event-started runs: an event restarts its key's window (a `${…}` template over the

@@ -126,10 +126,10 @@ const RatePeriod = Duration.check(rule((v: string) => {
     : undefined;
 }));
 
-/** At most `limit` starts per `period` (any window of that length) per key; key as for step concurrency. */
+/** At most `limit` starts per `period` (any window of that length) per key; workflows and steps share it. */
 export const RateLimit = z.strictObject({
   key: z.string().min(1).check(templates).optional(),
-  limit: z.int().min(1).max(10_000),
+  limit: z.int().min(1).max(100_000),
   period: RatePeriod,
 }).describe("rate_limit");
 export type RateLimit = z.infer<typeof RateLimit>;
