@@ -4,60 +4,23 @@ import { listWorkers } from "../../src/client/workers.ts";
 import type { AgentRun } from "../../src/contract/agent_runs.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
 import { singleNats, startWorkerProcess, type WorkerProcess } from "../helpers/cluster.ts";
-import { type TempHome, tempHome } from "../helpers/home.ts";
-import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
-import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { LOOPER_PROMPT, mcpCalls, turnOf, workerAgentHome } from "../helpers/worker_agent_home.ts";
 
 // Agent runs started directly (CLI, API, MCP) on a task queue run on a `stn worker` serving it
 // (docs/workers.md#agent-runs-on-a-queue), with the agent steps' durable-turn guarantee.
 
 /**
  * A home with agents Greeter (no tools), Gpu (`queue: gpu` in its front matter) and Looper (calls the test MCP
- * server's echo, logged to calls.log); a short lease so a killed worker's run is taken over within seconds.
+ * server's echo, logged to calls.log).
  */
-async function queueHome(modelUrl: string): Promise<TempHome> {
-  const home = await tempHome();
-  home.writeConfig(
-    `ai:\n  provider: openai\n  base_url: ${modelUrl}\n  api_key: sk-test\nengine:\n  lease: 2s\n  ack_wait: 2s\n`,
-  );
-  const env = home.path("environments", "default");
-  Deno.mkdirSync(`${env}/agents`, { recursive: true });
-  Deno.mkdirSync(`${env}/mcp-configs`);
-  Deno.writeTextFileSync(
-    `${env}/agents/Greeter.prompt`,
-    "---\nmodel: openai/test-model\n---\n{{userInput}}\n",
-  );
-  Deno.writeTextFileSync(
-    `${env}/agents/Gpu.prompt`,
-    "---\nmodel: openai/test-model\nqueue: gpu\n---\n{{userInput}}\n",
-  );
-  Deno.writeTextFileSync(
-    `${env}/agents/Looper.prompt`,
-    '---\nmodel: openai/test-model\ntools: ["__echo"]\nmax_steps: 6\n---\n{{userInput}}\n',
-  );
-  Deno.writeTextFileSync(
-    `${env}/mcp-configs/servers.json`,
-    JSON.stringify({
-      mcpServers: { local: stdioServerEntry({ env: { MCP_TEST_CALL_LOG: home.path("calls.log") } }) },
-    }),
-  );
-  const sync = await runStn(["sync", "--trust"], { env: home.env });
-  assertEquals(sync.code, 0, sync.stderr);
-  return home;
-}
-
-/** How many tool results a model request carries: which turn of the loop it is. */
-const turnOf = (r: ModelRequest) => r.body.messages.filter((m: { role: string }) => m.role === "tool").length;
-
-/** The lines of the MCP call log (`<tool> <arguments>`). */
-function mcpCalls(home: TempHome): string[] {
-  try {
-    return Deno.readTextFileSync(home.path("calls.log")).trim().split("\n").filter(Boolean);
-  } catch {
-    return [];
-  }
-}
+const queueHome = (modelUrl: string) =>
+  workerAgentHome(modelUrl, {
+    Greeter: "---\nmodel: openai/test-model\n---\n{{userInput}}\n",
+    Gpu: "---\nmodel: openai/test-model\nqueue: gpu\n---\n{{userInput}}\n",
+    Looper: LOOPER_PROMPT,
+  });
 
 async function eventsOf(client: StationClient, runId: string) {
   const events = [];

@@ -4,10 +4,11 @@ import { listWorkers } from "../../src/client/workers.ts";
 import { runEvents, runSteps, startRun, waitForRun } from "../../src/client/workflow_runs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { singleNats, startWorkerProcess, type WorkerProcess } from "../helpers/cluster.ts";
-import { type TempHome, tempHome } from "../helpers/home.ts";
+import { tempHome } from "../helpers/home.ts";
 import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
-import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
+import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { LOOPER_PROMPT, mcpCalls, turnOf, workerAgentHome } from "../helpers/worker_agent_home.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { stationId } from "../../src/sandbox/ledger.ts";
 import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox/backend.ts";
@@ -16,41 +17,7 @@ import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox
 // servers on the worker, every turn and tool call committed by the station before the loop goes on.
 
 /** A home whose agent Looper calls the test MCP server's echo; MCP calls are logged to calls.log. */
-async function agentHome(modelUrl: string): Promise<TempHome> {
-  const home = await tempHome();
-  // A short lease: a killed worker's step is taken over within seconds.
-  home.writeConfig(
-    `ai:\n  provider: openai\n  base_url: ${modelUrl}\n  api_key: sk-test\nengine:\n  lease: 2s\n  ack_wait: 2s\n`,
-  );
-  const env = home.path("environments", "default");
-  Deno.mkdirSync(`${env}/agents`, { recursive: true });
-  Deno.mkdirSync(`${env}/mcp-configs`);
-  Deno.writeTextFileSync(
-    `${env}/agents/Looper.prompt`,
-    '---\nmodel: openai/test-model\ntools: ["__echo"]\nmax_steps: 6\n---\n{{userInput}}\n',
-  );
-  Deno.writeTextFileSync(
-    `${env}/mcp-configs/servers.json`,
-    JSON.stringify({
-      mcpServers: { local: stdioServerEntry({ env: { MCP_TEST_CALL_LOG: home.path("calls.log") } }) },
-    }),
-  );
-  const sync = await runStn(["sync", "--trust"], { env: home.env });
-  assertEquals(sync.code, 0, sync.stderr);
-  return home;
-}
-
-/** How many tool results a model request carries: which turn of the loop it is. */
-const turnOf = (r: ModelRequest) => r.body.messages.filter((m: { role: string }) => m.role === "tool").length;
-
-/** The lines of the MCP call log (`<tool> <arguments>`). */
-function mcpCalls(home: TempHome): string[] {
-  try {
-    return Deno.readTextFileSync(home.path("calls.log")).trim().split("\n").filter(Boolean);
-  } catch {
-    return [];
-  }
-}
+const agentHome = (modelUrl: string) => workerAgentHome(modelUrl, { Looper: LOOPER_PROMPT });
 
 Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes the agent step, no finished model or tool call repeated", async () => {
   const model = startModelServer();
