@@ -1,17 +1,9 @@
 import { DatabaseSync } from "node:sqlite";
-import { StationClient } from "../../src/client/http.ts";
 import { listRuns, startRun } from "../../src/client/workflow_runs.ts";
-import { listWorkers } from "../../src/client/workers.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import {
-  delayServer,
-  HTTP_STN,
-  type NatsCluster,
-  startCluster,
-  startWorkerProcess,
-} from "../helpers/cluster.ts";
+import { eventRecorded, executedBy, startFlowCluster } from "../helpers/flow_cluster.ts";
 import { tempHome } from "../helpers/home.ts";
-import { startServe, waitFor } from "../helpers/stn.ts";
+import { waitFor } from "../helpers/stn.ts";
 
 const RUNS = 100;
 const CUSTOMERS = 5;
@@ -31,53 +23,14 @@ function runSpans(dbPath: string, workflowId: string) {
   }
 }
 
-/** Whether some run was recorded waiting for a concurrency key. */
-function someWaited(dbPath: string): boolean {
-  const db = new DatabaseSync(dbPath, { readOnly: true });
-  try {
-    return db.prepare("SELECT 1 FROM run_events WHERE type = 'run_waiting_for_concurrency' LIMIT 1").get() !==
-      undefined;
-  } finally {
-    db.close();
-  }
-}
-
-/** Steps a `stn worker` executed, from its /metrics. */
-async function executedBy(w: { stderr(): string }): Promise<number> {
-  const metrics = await (await fetch(/health=(\S+)\/health/.exec(w.stderr())![1] + "/metrics")).text();
-  return Number(/stn_worker_steps_executed_total\{[^}]*\} (\d+)/.exec(metrics)![1]);
-}
-
 Deno.test("concurrency keys: 100 runs over 5 customers, limit 1 each, on the station and 2 workers of a NATS cluster", async () => {
   const home = await tempHome();
-  const io = await delayServer(30);
-  let cluster: NatsCluster | undefined;
-  const env = { ...home.env, STN_ENGINE_LEASE: "3s", STN_ENGINE_ACK_WAIT: "4s" };
-  const stops: (() => Promise<unknown>)[] = [];
-  const workers: { stderr(): string }[] = [];
+  const flow = await startFlowCluster(home).catch(async (err) => {
+    await home.cleanup();
+    throw err;
+  });
+  const { client, io, workers, stop } = flow;
   try {
-    cluster = await startCluster();
-    const serve = await startServe({
-      // One step at a time here, so the steps of the 5 runs allowed at once spread to the workers.
-      env: { ...env, STN_ENGINE_WORKERS: "1" },
-      home: home.home,
-      main: HTTP_STN,
-      args: ["--port", "0", "--nats-url", cluster.urls],
-    });
-    stops.push(() => serve.stop());
-    const client = new StationClient(serve.url);
-    for (const name of ["w1", "w2"]) {
-      const w = startWorkerProcess({
-        env,
-        natsUrl: cluster.urls,
-        name,
-        args: ["--concurrency", "4", "--port", "0"],
-      });
-      stops.push(() => w.stop());
-      workers.push(w);
-    }
-    assert(await waitFor(async () => (await listWorkers(client)).workers.length === 2, 30_000), "2 workers");
-
     const definition = {
       id: "per-customer",
       concurrency: [{ key: "${input.customer}", limit: 1 }, { limit: 20 }],
@@ -99,7 +52,10 @@ Deno.test("concurrency keys: 100 runs over 5 customers, limit 1 each, on the sta
       workflow_id: "per-customer",
       status: "waiting_for_concurrency",
     });
-    assert(waiting.runs.length > 0 || someWaited(home.path("stn.db")), "runs over the limit wait");
+    assert(
+      waiting.runs.length > 0 || eventRecorded(home.path("stn.db"), "run_waiting_for_concurrency"),
+      "runs over the limit wait",
+    );
     assert(
       await waitFor(
         async () =>
@@ -108,7 +64,7 @@ Deno.test("concurrency keys: 100 runs over 5 customers, limit 1 each, on the sta
             RUNS,
         120_000,
       ),
-      `all ${RUNS} runs complete:\n${serve.stderr().slice(-3000)}`,
+      `all ${RUNS} runs complete:\n${flow.stationLog().slice(-3000)}`,
     );
 
     const spans = runSpans(home.path("stn.db"), "per-customer");
@@ -129,9 +85,7 @@ Deno.test("concurrency keys: 100 runs over 5 customers, limit 1 each, on the sta
     assert(executed.every((n) => n > 0), `both workers ran steps: ${executed}`);
     assert(executed[0] + executed[1] < RUNS * 3, `the station ran steps too: workers ran ${executed}`);
   } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    await io.close();
-    await cluster?.stop();
+    await stop();
     await home.cleanup();
   }
 });

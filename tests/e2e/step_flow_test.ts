@@ -1,17 +1,9 @@
 import { DatabaseSync } from "node:sqlite";
-import { StationClient } from "../../src/client/http.ts";
 import { listRuns, startRun } from "../../src/client/workflow_runs.ts";
-import { listWorkers } from "../../src/client/workers.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import {
-  delayServer,
-  HTTP_STN,
-  type NatsCluster,
-  startCluster,
-  startWorkerProcess,
-} from "../helpers/cluster.ts";
+import { eventRecorded, executedBy, startFlowCluster } from "../helpers/flow_cluster.ts";
 import { tempHome } from "../helpers/home.ts";
-import { startServe, waitFor } from "../helpers/stn.ts";
+import { waitFor } from "../helpers/stn.ts";
 
 const RUNS = 40;
 const CUSTOMERS = 4;
@@ -30,53 +22,14 @@ function calls(dbPath: string) {
   }
 }
 
-/** Whether some step was recorded waiting for a step concurrency key. */
-function someWaited(dbPath: string): boolean {
-  const db = new DatabaseSync(dbPath, { readOnly: true });
-  try {
-    return db.prepare("SELECT 1 FROM run_events WHERE type = 'step_waiting_for_concurrency' LIMIT 1")
-      .get() !==
-      undefined;
-  } finally {
-    db.close();
-  }
-}
-
-/** Steps a `stn worker` executed, from its /metrics. */
-async function executedBy(w: { stderr(): string }): Promise<number> {
-  const metrics = await (await fetch(/health=(\S+)\/health/.exec(w.stderr())![1] + "/metrics")).text();
-  return Number(/stn_worker_steps_executed_total\{[^}]*\} (\d+)/.exec(metrics)![1]);
-}
-
 Deno.test("step concurrency keys and a rate limit: one call per customer across two workflows, at most 5 per 500ms, on the station and 2 workers of a NATS cluster", async () => {
   const home = await tempHome();
-  const io = await delayServer(30);
-  let cluster: NatsCluster | undefined;
-  const env = { ...home.env, STN_ENGINE_LEASE: "3s", STN_ENGINE_ACK_WAIT: "4s" };
-  const stops: (() => Promise<unknown>)[] = [];
-  const workers: { stderr(): string }[] = [];
+  const flow = await startFlowCluster(home).catch(async (err) => {
+    await home.cleanup();
+    throw err;
+  });
+  const { client, io, workers, stop } = flow;
   try {
-    cluster = await startCluster();
-    const serve = await startServe({
-      env: { ...env, STN_ENGINE_WORKERS: "1" },
-      home: home.home,
-      main: HTTP_STN,
-      args: ["--port", "0", "--nats-url", cluster.urls],
-    });
-    stops.push(() => serve.stop());
-    const client = new StationClient(serve.url);
-    for (const name of ["w1", "w2"]) {
-      const w = startWorkerProcess({
-        env,
-        natsUrl: cluster.urls,
-        name,
-        args: ["--concurrency", "4", "--port", "0"],
-      });
-      stops.push(() => w.stop());
-      workers.push(w);
-    }
-    assert(await waitFor(async () => (await listWorkers(client)).workers.length === 2, 30_000), "2 workers");
-
     // Two workflows whose `call` steps name the same key: one call per customer at a time across both.
     const definition = (id: string) => ({
       id,
@@ -107,7 +60,7 @@ Deno.test("step concurrency keys and a rate limit: one call per customer across 
         ),
       )).reduce((a, b) => a + b, 0);
     assert(await waitFor(async () => (await completed()) === RUNS, 120_000), `all ${RUNS} runs complete`);
-    assert(someWaited(home.path("stn.db")), "steps over the limit waited");
+    assert(eventRecorded(home.path("stn.db"), "step_waiting_for_concurrency"), "steps over the limit waited");
 
     const rows = calls(home.path("stn.db"));
     assertEquals(rows.length, RUNS);
@@ -129,9 +82,7 @@ Deno.test("step concurrency keys and a rate limit: one call per customer across 
     const executed = await Promise.all(workers.map(executedBy));
     assert(executed.every((n) => n > 0), `both workers ran steps: ${executed}`);
   } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    await io.close();
-    await cluster?.stop();
+    await stop();
     await home.cleanup();
   }
 });
