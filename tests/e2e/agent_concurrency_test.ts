@@ -3,7 +3,7 @@ import { StationClient } from "../../src/client/http.ts";
 import { getAgentRun, listAgentRuns, startAgentRun } from "../../src/client/agent_runs.ts";
 import { getRun, startRun } from "../../src/client/workflow_runs.ts";
 import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts";
-import { tempHome } from "../helpers/home.ts";
+import { type TempHome, tempHome } from "../helpers/home.ts";
 import { type ModelRequest, startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
 
@@ -41,19 +41,25 @@ function spans(dbPath: string) {
   }
 }
 
+/** A home whose agent Support (one run per customer at a time) calls the scripted model at `modelUrl`. */
+async function supportHome(modelUrl: string): Promise<TempHome> {
+  const home = await tempHome();
+  home.writeConfig(
+    `ai:\n  provider: openai\n  base_url: ${modelUrl}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
+  );
+  const dir = home.path("environments", "default", "agents");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(`${dir}/Support.prompt`, SUPPORT);
+  return home;
+}
+
 Deno.test("e2e: agent concurrency keys hold for API, CLI and workflow step runs; waiting runs are visible", async () => {
   const model = startModelServer();
   let release!: () => void;
   const gate = new Promise<void>((r) => release = r);
   // Every answer waits for the gate until the test has looked at the waiting runs.
   model.route((req) => ({ text: `answered ${taskOf(req)}`, hold: gate }));
-  const home = await tempHome();
-  home.writeConfig(
-    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
-  );
-  const dir = home.path("environments", "default", "agents");
-  Deno.mkdirSync(dir, { recursive: true });
-  Deno.writeTextFileSync(`${dir}/Support.prompt`, SUPPORT);
+  const home = await supportHome(model.url);
   const serve = await startServe({ env: home.env, home: home.home });
   try {
     const client = new StationClient(serve.url);
@@ -148,13 +154,7 @@ Deno.test("e2e: kill -9 of stn serve while an agent run waits: after the restart
   let release!: () => void;
   const gate = new Promise<void>((r) => release = r);
   model.route((req) => ({ text: `answered ${taskOf(req)}`, hold: gate }));
-  const home = await tempHome();
-  home.writeConfig(
-    `ai:\n  provider: openai\n  base_url: ${model.url}\n  api_key: sk-test\nsandbox:\n  enabled: false\n`,
-  );
-  const dir = home.path("environments", "default", "agents");
-  Deno.mkdirSync(dir, { recursive: true });
-  Deno.writeTextFileSync(`${dir}/Support.prompt`, SUPPORT);
+  const home = await supportHome(model.url);
   let serve = await startServe({ env: home.env, home: home.home });
   try {
     let client = new StationClient(serve.url);

@@ -6,7 +6,13 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { singleNats, startWorkerProcess, type WorkerProcess } from "../helpers/cluster.ts";
 import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
-import { LOOPER_PROMPT, mcpCalls, turnOf, workerAgentHome } from "../helpers/worker_agent_home.ts";
+import {
+  holdThirdTurn,
+  LOOPER_PROMPT,
+  mcpCalls,
+  turnOf,
+  workerAgentHome,
+} from "../helpers/worker_agent_home.ts";
 
 // Agent runs started directly (CLI, API, MCP) on a task queue run on a `stn worker` serving it
 // (docs/workers.md#agent-runs-on-a-queue), with the agent steps' durable-turn guarantee.
@@ -173,21 +179,8 @@ Deno.test("agent runs on a queue: a run waits while no worker serves its queue, 
 
 Deno.test("agent runs on a queue: kill -9 of the worker mid tool loop: another worker finishes the run, no finished model or tool call repeated", async () => {
   const model = startModelServer();
-  let workerGone!: () => void;
-  const gone = new Promise<void>((r) => (workerGone = r));
-  let held = false;
-  model.route((r) => {
-    const turn = turnOf(r);
-    if (turn < 2) {
-      return { calls: [{ name: "__echo", args: { text: `call-${turn + 1}` }, id: `c${turn + 1}` }] };
-    }
-    // The third model call is held until its worker is killed: it never finishes there.
-    if (!held) {
-      held = true;
-      return { hold: gone, text: "never sent" };
-    }
-    return { text: "all done" };
-  });
+  // The third model call is held until its worker is killed: it never finishes there.
+  const third = holdThirdTurn(model);
   const home = await queueHome(model.url);
   const nats = await singleNats();
   const serve = await startServe({
@@ -211,7 +204,7 @@ Deno.test("agent runs on a queue: kill -9 of the worker mid tool loop: another w
     const holder = listed.find((w) => w.id === owner)!;
     const victim = workers.find((w) => w.name === holder.name)!;
     assertEquals((await victim.stop("SIGKILL")).signal, "SIGKILL");
-    workerGone();
+    third.release();
 
     const run = await ended(client, started.run_id);
     assertEquals(
@@ -234,7 +227,7 @@ Deno.test("agent runs on a queue: kill -9 of the worker mid tool loop: another w
     // The MCP server (started on each worker): each finished tool call made once.
     assertEquals(mcpCalls(home), ['echo {"text":"call-1"}', 'echo {"text":"call-2"}']);
   } finally {
-    workerGone();
+    third.release();
     for (const w of workers) await w.stop();
     await serve.stop();
     await nats.stop();

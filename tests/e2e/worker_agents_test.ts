@@ -8,7 +8,13 @@ import { tempHome } from "../helpers/home.ts";
 import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
 import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
-import { LOOPER_PROMPT, mcpCalls, turnOf, workerAgentHome } from "../helpers/worker_agent_home.ts";
+import {
+  holdThirdTurn,
+  LOOPER_PROMPT,
+  mcpCalls,
+  turnOf,
+  workerAgentHome,
+} from "../helpers/worker_agent_home.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { stationId } from "../../src/sandbox/ledger.ts";
 import { removeStationContainers, SANDBOX_CONFIG, testBackend } from "../sandbox/backend.ts";
@@ -22,21 +28,8 @@ const agentHome = (modelUrl: string) => workerAgentHome(modelUrl, { Looper: LOOP
 Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes the agent step, no finished model or tool call repeated", async () => {
   const model = startModelServer();
   const home = await agentHome(model.url);
-  let workerGone!: () => void;
-  const gone = new Promise<void>((r) => (workerGone = r));
-  let held = false;
-  model.route((r) => {
-    const turn = turnOf(r);
-    if (turn < 2) {
-      return { calls: [{ name: "__echo", args: { text: `call-${turn + 1}` }, id: `c${turn + 1}` }] };
-    }
-    // The third model call is held until its worker is killed: it never finishes there.
-    if (!held) {
-      held = true;
-      return { hold: gone, text: "never sent" };
-    }
-    return { text: "all done" };
-  });
+  // The third model call is held until its worker is killed: it never finishes there.
+  const third = holdThirdTurn(model);
   const nats = await singleNats();
   const serve = await startServe({
     env: home.env,
@@ -66,7 +59,7 @@ Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes t
     const holder = (await holds())!;
     const victim = workers.find((w) => w.name === holder.name)!;
     assertEquals((await victim.stop("SIGKILL")).signal, "SIGKILL");
-    workerGone();
+    third.release();
 
     const ended = await waitForRun(client, run.id, { timeoutMs: 60_000 });
     assertEquals(ended?.status, "completed", serve.stderr().slice(-3000));
@@ -96,7 +89,7 @@ Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes t
     assertEquals(types.filter((t) => t === "run_resumed").length, 1);
     assertEquals(types.filter((t) => t === "tool_called").length, 2);
   } finally {
-    workerGone();
+    third.release();
     for (const w of workers) await w.stop();
     await serve.stop();
     await nats.stop();

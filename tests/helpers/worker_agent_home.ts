@@ -6,7 +6,7 @@
 import { assertEquals } from "./assert.ts";
 import { type TempHome, tempHome } from "./home.ts";
 import { stdioServerEntry } from "./mcp_stdio_server.ts";
-import type { ModelRequest } from "./model_server.ts";
+import type { ModelRequest, ModelServer } from "./model_server.ts";
 import { runStn } from "./stn.ts";
 
 /** An agent that calls the test MCP server's echo, up to 6 steps. */
@@ -50,4 +50,26 @@ export function mcpCalls(home: TempHome): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Scripts the kill -9 tests' loop: two echo calls, then the third model call held (never answered where it
+ * was asked) until `release()` — called once its worker is killed — and "all done" when asked again.
+ */
+export function holdThirdTurn(model: ModelServer): { release(): void } {
+  let release!: () => void;
+  const gone = new Promise<void>((r) => (release = r));
+  let held = false;
+  model.route((r) => {
+    const turn = turnOf(r);
+    if (turn < 2) {
+      return { calls: [{ name: "__echo", args: { text: `call-${turn + 1}` }, id: `c${turn + 1}` }] };
+    }
+    if (!held) {
+      held = true;
+      return { hold: gone, text: "never sent" };
+    }
+    return { text: "all done" };
+  });
+  return { release };
 }
