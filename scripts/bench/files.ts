@@ -75,8 +75,9 @@ const { user, password } = readAuthConfig(authConfigPath(join(home, "run", "nats
 const nc = await connect({ servers: health.nats.url, user, pass: password });
 
 try {
-  // 3 first, so the baseline RSS is the server's idle RSS: once its SQLite checkpoint thread, which starts 2 s
-  // after the station, is running, or that thread's memory would count as the transfer's.
+  // 3 s first, so the baseline RSS is the server's idle RSS once its start has settled. (Its SQLite checkpoint
+  // thread starts once the ledger's WAL holds 1 MiB; should a transfer's ledger writes get there, that thread's
+  // ~14 MiB would count as the transfer's.)
   await new Promise((r) => setTimeout(r, 3_000));
   const idle = rssMiB(serve.pid);
   const total = RSS_GIB * 1024 * MiB;
