@@ -20,7 +20,8 @@ import { checkToolInput } from "./tool_input.ts";
 import { recordModelCall, recordToolCall, traceModelCall, traceToolCall } from "../telemetry/agents.ts";
 import type { Span } from "../telemetry/tracing.ts";
 import type { ModelThrottle } from "./throttle.ts";
-import { costOf, type ModelPrice } from "../telemetry/cost.ts";
+import { costOf } from "../telemetry/cost.ts";
+import type { ModelPrice } from "../telemetry/model_price.ts";
 
 /**
  * A tool's error that fails the run instead of going back to the model (a test double with no answer for

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { REPLAYED_HEADER } from "../contract/idempotency.ts";
+import { REPLAYED_HEADER } from "../contract/headers.ts";
 import type { IdempotencyKeys, KeyedStart } from "../db/idempotency_keys.ts";
 
 /** The claim a start makes on its key inside the transaction that creates its run. */

@@ -4,12 +4,8 @@ import type { Command } from "./command.ts";
 import { discoverTarget, type Target } from "../client/discovery.ts";
 import { type Runtime, startEmbedded } from "../client/embedded.ts";
 import { StationClient } from "../client/http.ts";
-import {
-  configFilePath,
-  type LoadConfigOptions,
-  type LoadedConfig,
-  resolveConfig,
-} from "../config/resolve.ts";
+import type { LoadConfigOptions, LoadedConfig } from "../config/resolve.ts";
+import { clientSettings } from "../config/client_settings.ts";
 import { exists } from "../config/paths.ts";
 import { lazyImport } from "../lib/lazy_import.ts";
 import { StationError } from "../errors.ts";
@@ -60,13 +56,18 @@ const warned = new Set<string>();
 
 /**
  * Loads config for a command (flags are dotted config paths), applies its log level and says its warnings.
- * The YAML reader (src/config/load.ts) is imported only when there is a config file to read.
+ * The YAML reader (src/config/load.ts) is imported only when there is a config file to read, and the config's
+ * schema (src/config/resolve.ts) only by a command that needs more than a client's settings.
  */
 export async function commandConfig(
   cmd: Command,
   flags: Record<string, unknown> = {},
 ): Promise<LoadedConfig> {
   const options: LoadConfigOptions = { configPath: globals(cmd).config, flags };
+  const { configFilePath, resolveConfig } = await lazyImport<typeof import("../config/resolve.ts")>(
+    "../config/resolve.ts",
+    import.meta.url,
+  );
   const config = options.configPath !== undefined || exists(configFilePath(options))
     ? (await lazyImport<typeof import("../config/load.ts")>("../config/load.ts", import.meta.url)).loadConfig(
       options,
@@ -97,11 +98,20 @@ export async function withStation<T>(
   fn: (client: StationClient, target: Target) => Promise<T>,
   options: { embeddedFlags?: Record<string, unknown>; oneShot?: { definition: unknown } } = {},
 ): Promise<T> {
-  const config = await commandConfig(cmd);
-  const target = await discoverTarget({ station: globals(cmd).station, paths: config.paths });
-  const token = Deno.env.get("STATION_API_TOKEN") ?? target.token ?? config.values.server.api_token;
+  // A client's settings alone when they can be had without the whole config (src/config/client_settings.ts).
+  const settings = clientSettings(globals(cmd).config);
+  if (settings) {
+    setLogLevel(settings.log.level);
+    setLogFormat(settings.log.format);
+  }
+  let config = settings ? undefined : await commandConfig(cmd);
+  const paths = settings?.paths ?? config!.paths;
+  const target = await discoverTarget({ station: globals(cmd).station, paths });
+  const token = Deno.env.get("STATION_API_TOKEN") ?? target.token ??
+    (settings ? settings.apiToken : config!.values.server.api_token);
   if (target.url) return fn(new StationClient(target.url, { token }), target);
 
+  config ??= await commandConfig(cmd);
   const embeddedConfig = options.embeddedFlags ? await commandConfig(cmd, options.embeddedFlags) : config;
   // An embedded runtime's own info lines are noise on a script's stderr.
   if (LOG_LEVELS.indexOf(config.values.log.level) < LOG_LEVELS.indexOf("warn")) setLogLevel("warn");

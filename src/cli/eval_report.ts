@@ -5,7 +5,8 @@
 
 import { extname, resolve } from "node:path";
 import type { Command } from "./command.ts";
-import { EvalRun } from "../contract/evals.ts";
+import type { EvalRun } from "../contract/evals.ts";
+import * as evalsAnswers from "../client/answers/evals.ts";
 import { errorMessage, usageError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "../client/http.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
@@ -54,12 +55,12 @@ async function readEvalFile(path: string): Promise<EvalRun> {
   } catch (err) {
     throw usageError("invalid_usage", `${path}: not a JSON eval run: ${errorMessage(err)}`);
   }
-  return parseAnswer(EvalRun, value, path);
+  return parseAnswer(evalsAnswers.EvalRun, value, path);
 }
 
 /** GET /api/v1/evals/{eval_id}: the eval run with its cases. */
 function fetchEvalRun(client: StationClient, id: string): Promise<EvalRun> {
-  return client.json("GET", `/api/v1/evals/${encodeURIComponent(id)}`, { schema: EvalRun });
+  return client.json("GET", `/api/v1/evals/${encodeURIComponent(id)}`, { answer: evalsAnswers.EvalRun });
 }
 
 /** Adds `report` to the `stn eval` command group. */

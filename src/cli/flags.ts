@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_KEY } from "../contract/idempotency.ts";
+import { IDEMPOTENCY_KEY } from "../contract/headers.ts";
 import { usageError } from "../errors.ts";
 import { parseDuration } from "../lib/duration.ts";
 

@@ -4,7 +4,8 @@ import { lazyImport } from "../lib/lazy_import.ts";
 import type { Command } from "./command.ts";
 import { dirname, join, relative } from "node:path";
 import { StationClient } from "../client/http.ts";
-import { type TestCase, TestRun } from "../contract/tests.ts";
+import type { TestCase, TestRun } from "../contract/tests.ts";
+import * as testsAnswers from "../client/answers/tests.ts";
 import { StationError, usageError } from "../errors.ts";
 import { LOG_LEVELS, setLogLevel } from "../log.ts";
 import { writeFileAtomic } from "../lib/write_atomic.ts";
@@ -176,7 +177,7 @@ export function testCommand(program: Command): Command {
             parallel,
             bail: opts.bail,
           },
-          schema: TestRun,
+          answer: testsAnswers.TestRun,
         });
         if (!json) { for (const c of run.cases) onCase?.(c, 0, 0); }
       } else {

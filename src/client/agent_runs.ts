@@ -1,11 +1,13 @@
-import {
+import type {
   AgentRun,
   AgentRunEvent,
   AgentRunList,
-  type AgentRunListQuery,
-  type StartAgentRunBody,
+  AgentRunListQuery,
+  StartAgentRunBody,
 } from "../contract/agent_runs.ts";
-import { type Cassette, CassetteSchema } from "../contract/cassette.ts";
+import * as agentRunsAnswers from "./answers/agent_runs.ts";
+import type { Cassette } from "../contract/cassette.ts";
+import * as cassetteAnswers from "./answers/cassette.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
 import { type FollowEventsOptions, followRunEvents } from "./sse.ts";
 
@@ -31,7 +33,7 @@ export function startAgentRun(
         body,
         headers,
         query: { wait: options.wait ? "1" : undefined },
-        schema: AgentRun,
+        answer: agentRunsAnswers.AgentRun,
         signal: options.signal,
       }),
     options.signal,
@@ -40,7 +42,7 @@ export function startAgentRun(
 
 /** GET /api/v1/agent-runs */
 export function listAgentRuns(client: StationClient, query: AgentRunListQuery = {}): Promise<AgentRunList> {
-  return client.json("GET", "/api/v1/agent-runs", { query, schema: AgentRunList });
+  return client.json("GET", "/api/v1/agent-runs", { query, answer: agentRunsAnswers.AgentRunList });
 }
 
 /** GET /api/v1/agent-runs/:id (with its turns and tool calls; their whole outputs with `full`) */
@@ -50,21 +52,21 @@ export function getAgentRun(
   options: { full?: boolean } = {},
 ): Promise<AgentRun> {
   return client.json("GET", runPath(runId), {
-    schema: AgentRun,
+    answer: agentRunsAnswers.AgentRun,
     query: { full: options.full ? "1" : undefined },
   });
 }
 
 /** GET /api/v1/agent-runs/:id/cassette: the recording of a run started with `record: true`. */
 export function getAgentRunCassette(client: StationClient, runId: string): Promise<Cassette> {
-  return client.json("GET", `${runPath(runId)}/cassette`, { schema: CassetteSchema });
+  return client.json("GET", `${runPath(runId)}/cassette`, { answer: cassetteAnswers.Cassette });
 }
 
 /** POST /api/v1/agent-runs/:id/cancel */
 export function cancelAgentRun(client: StationClient, runId: string, reason?: string): Promise<AgentRun> {
   return client.json("POST", `${runPath(runId)}/cancel`, {
     body: reason ? { reason } : {},
-    schema: AgentRun,
+    answer: agentRunsAnswers.AgentRun,
   });
 }
 
@@ -74,5 +76,5 @@ export function agentRunEvents(
   runId: string,
   options: FollowEventsOptions = {},
 ): AsyncGenerator<AgentRunEvent> {
-  return followRunEvents(client, `${runPath(runId)}/events`, AgentRunEvent, options);
+  return followRunEvents(client, `${runPath(runId)}/events`, agentRunsAnswers.AgentRunEvent, options);
 }

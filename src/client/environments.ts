@@ -1,17 +1,18 @@
 /** Calls of /api/v1/environments: environment folders and their variables. */
 
-import { BUNDLE_VARIABLES_HEADER, InstallResult } from "../contract/bundles.ts";
-import {
-  DeletedEnvironment,
+import type { InstallResult } from "../contract/bundles.ts";
+import { BUNDLE_VARIABLES_HEADER } from "../contract/headers.ts";
+import * as bundlesAnswers from "./answers/bundles.ts";
+import type {
   EnvironmentDetails,
-  EnvironmentList,
-  type EnvironmentSummary,
+  EnvironmentSummary,
   SetVariableResult,
   ShownVariable,
-  UnsetVariableResult,
   VariableList,
 } from "../contract/environments.ts";
-import { McpApprovals } from "../contract/sync.ts";
+import * as environmentsAnswers from "./answers/environments.ts";
+import type { McpApprovals } from "../contract/sync.ts";
+import * as syncAnswers from "./answers/sync.ts";
 import { StationError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 import { hex } from "../lib/hex.ts";
@@ -22,17 +23,21 @@ const varPath = (name: string, variable: string) =>
 
 /** Every environment with its counts. */
 export async function listEnvironments(client: StationClient): Promise<EnvironmentSummary[]> {
-  return (await client.json("GET", "/api/v1/environments", { schema: EnvironmentList })).environments;
+  return (await client.json("GET", "/api/v1/environments", { answer: environmentsAnswers.EnvironmentList }))
+    .environments;
 }
 
 /** An environment's agents, MCP configs, workflows and needed variables. */
 export function showEnvironment(client: StationClient, name: string): Promise<EnvironmentDetails> {
-  return client.json("GET", envPath(name), { schema: EnvironmentDetails });
+  return client.json("GET", envPath(name), { answer: environmentsAnswers.EnvironmentDetails });
 }
 
 /** Creates an empty environment. */
 export function createEnvironment(client: StationClient, name: string): Promise<EnvironmentDetails> {
-  return client.json("POST", "/api/v1/environments", { body: { name }, schema: EnvironmentDetails });
+  return client.json("POST", "/api/v1/environments", {
+    body: { name },
+    answer: environmentsAnswers.EnvironmentDetails,
+  });
 }
 
 /** Copies an environment into a new one. */
@@ -41,12 +46,15 @@ export function copyEnvironment(
   from: string,
   to: string,
 ): Promise<EnvironmentDetails> {
-  return client.json("POST", `${envPath(from)}/copy`, { body: { to }, schema: EnvironmentDetails });
+  return client.json("POST", `${envPath(from)}/copy`, {
+    body: { to },
+    answer: environmentsAnswers.EnvironmentDetails,
+  });
 }
 
 /** Deletes an environment folder. */
 export function deleteEnvironment(client: StationClient, name: string) {
-  return client.json("DELETE", envPath(name), { schema: DeletedEnvironment });
+  return client.json("DELETE", envPath(name), { answer: environmentsAnswers.DeletedEnvironment });
 }
 
 /** Approves an MCP server of an environment (or, without one, all of them) as its config writes it now. */
@@ -58,17 +66,17 @@ export function approveMcpServers(
   const path = server === undefined
     ? `${envPath(environment)}/trust`
     : `${envPath(environment)}/mcp-servers/${encodeURIComponent(server)}/approve`;
-  return client.json("POST", path, { schema: McpApprovals });
+  return client.json("POST", path, { answer: syncAnswers.McpApprovals });
 }
 
 /** The variables of an environment (secrets masked by the server). */
 export function listVariables(client: StationClient, name: string): Promise<VariableList> {
-  return client.json("GET", `${envPath(name)}/variables`, { schema: VariableList });
+  return client.json("GET", `${envPath(name)}/variables`, { answer: environmentsAnswers.VariableList });
 }
 
 /** One variable (masked when secret). */
 export function getVariable(client: StationClient, name: string, variable: string): Promise<ShownVariable> {
-  return client.json("GET", varPath(name, variable), { schema: ShownVariable });
+  return client.json("GET", varPath(name, variable), { answer: environmentsAnswers.ShownVariable });
 }
 
 /** Sets a variable. */
@@ -78,12 +86,15 @@ export function setVariable(
   variable: string,
   value: string,
 ): Promise<SetVariableResult> {
-  return client.json("PUT", varPath(name, variable), { body: { value }, schema: SetVariableResult });
+  return client.json("PUT", varPath(name, variable), {
+    body: { value },
+    answer: environmentsAnswers.SetVariableResult,
+  });
 }
 
 /** Removes a variable. */
 export function unsetVariable(client: StationClient, name: string, variable: string) {
-  return client.json("DELETE", varPath(name, variable), { schema: UnsetVariableResult });
+  return client.json("DELETE", varPath(name, variable), { answer: environmentsAnswers.UnsetVariableResult });
 }
 
 /** Packs an environment on the server; returns the .tar.gz bytes, checked against the SHA-256 it sent. */
@@ -146,5 +157,5 @@ export async function installBundle(
       require_variables: options.requireVariables ? "true" : undefined,
     },
   });
-  return parseAnswer(InstallResult, await res.json(), "POST /api/v1/bundles/install");
+  return parseAnswer(bundlesAnswers.InstallResult, await res.json(), "POST /api/v1/bundles/install");
 }

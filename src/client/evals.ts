@@ -1,14 +1,15 @@
 import type { z } from "zod";
-import {
+import type {
   EvalCompare,
   EvalDatasetList,
-  type EvalListQuery,
+  EvalListQuery,
   EvalRun,
   EvalRunList,
-  type GenerateDatasetBody,
+  GenerateDatasetBody,
   GeneratedDataset,
-  type StartEvalBody,
+  StartEvalBody,
 } from "../contract/evals.ts";
+import * as evalsAnswers from "./answers/evals.ts";
 import type { StationClient } from "./http.ts";
 
 /** Calls of /api/v1/evals and /api/v1/eval-datasets (docs/evals.md). */
@@ -22,19 +23,19 @@ export function startEval(
   return client.json("POST", "/api/v1/evals", {
     body,
     query: { wait: options.wait ? "1" : undefined },
-    schema: EvalRun,
+    answer: evalsAnswers.EvalRun,
     signal: options.signal,
   });
 }
 
 /** GET /api/v1/evals */
 export function listEvals(client: StationClient, query: EvalListQuery = {}): Promise<EvalRunList> {
-  return client.json("GET", "/api/v1/evals", { query, schema: EvalRunList });
+  return client.json("GET", "/api/v1/evals", { query, answer: evalsAnswers.EvalRunList });
 }
 
 /** GET /api/v1/evals/:id, with its cases. */
 export function getEval(client: StationClient, evalId: string): Promise<EvalRun> {
-  return client.json("GET", `/api/v1/evals/${encodeURIComponent(evalId)}`, { schema: EvalRun });
+  return client.json("GET", `/api/v1/evals/${encodeURIComponent(evalId)}`, { answer: evalsAnswers.EvalRun });
 }
 
 /** GET /api/v1/evals/:id/report: the eval run's report as Markdown or as a self-contained HTML page. */
@@ -59,7 +60,7 @@ export function compareEvalRuns(
 ): Promise<EvalCompare> {
   return client.json("GET", "/api/v1/evals/compare", {
     query: { base, head, max_regression: maxRegression === undefined ? undefined : String(maxRegression) },
-    schema: EvalCompare,
+    answer: evalsAnswers.EvalCompare,
   });
 }
 
@@ -68,7 +69,10 @@ export function listEvalDatasets(
   client: StationClient,
   environment?: string,
 ): Promise<z.infer<typeof EvalDatasetList>> {
-  return client.json("GET", "/api/v1/eval-datasets", { query: { environment }, schema: EvalDatasetList });
+  return client.json("GET", "/api/v1/eval-datasets", {
+    query: { environment },
+    answer: evalsAnswers.EvalDatasetList,
+  });
 }
 
 /** POST /api/v1/eval-datasets/generate */
@@ -78,7 +82,7 @@ export function generateEvalDataset(
 ): Promise<GeneratedDataset> {
   return client.json("POST", "/api/v1/eval-datasets/generate", {
     body,
-    schema: GeneratedDataset,
+    answer: evalsAnswers.GeneratedDataset,
     signal: AbortSignal.timeout(10 * 60_000), // the model writes every case in one answer
   });
 }

@@ -1,6 +1,7 @@
 /** Calls of /api/v1/files: uploads and downloads streamed, keys checked before they reach a URL. */
 
-import { DeletedFile, FileInfo, FileList, PruneReport, UploadResult } from "../contract/files.ts";
+import type { FileInfo, FileList, PruneReport, UploadResult } from "../contract/files.ts";
+import * as filesAnswers from "./answers/files.ts";
 import { requireHeaderSafeType } from "../files/header_safe.ts";
 import { validateKey } from "../files/keys.ts";
 import { lazyImport } from "../lib/lazy_import.ts";
@@ -54,7 +55,7 @@ export async function uploadFile(
       metadata: opts.metadata ? JSON.stringify(opts.metadata) : undefined,
     },
   });
-  return parseAnswer(UploadResult, await res.json(), `PUT ${path}`);
+  return parseAnswer(filesAnswers.UploadResult, await res.json(), `PUT ${path}`);
 }
 
 /**
@@ -73,7 +74,7 @@ export function downloadFile(
 
 /** A file's metadata. */
 export function fileInfo(client: StationClient, key: string): Promise<FileInfo> {
-  return client.json("GET", filePath(key), { query: { info: "" }, schema: FileInfo });
+  return client.json("GET", filePath(key), { query: { info: "" }, answer: filesAnswers.FileInfo });
 }
 
 /** One page of files under a prefix. */
@@ -81,18 +82,18 @@ export function listFiles(
   client: StationClient,
   query: { prefix?: string; limit?: number; cursor?: string } = {},
 ): Promise<FileList> {
-  return client.json("GET", "/api/v1/files", { query, schema: FileList });
+  return client.json("GET", "/api/v1/files", { query, answer: filesAnswers.FileList });
 }
 
 /** Deletes a file. */
 export async function deleteFile(client: StationClient, key: string): Promise<void> {
-  await client.json("DELETE", filePath(key), { schema: DeletedFile });
+  await client.json("DELETE", filePath(key), { answer: filesAnswers.DeletedFile });
 }
 
 /** Deletes the expired files now (with dryRun only lists them). */
 export function pruneFiles(client: StationClient, dryRun = false): Promise<PruneReport> {
   return client.json("POST", "/api/v1/files/prune", {
     query: { dry_run: String(dryRun) },
-    schema: PruneReport,
+    answer: filesAnswers.PruneReport,
   });
 }

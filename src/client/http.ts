@@ -1,14 +1,14 @@
 /** StationClient: the typed HTTP client of the API; every CLI command talks to a station through it. */
 
-import type { z } from "zod";
 import type { Health, Version } from "../contract/health.ts";
-import { IDEMPOTENCY_KEY_HEADER } from "../contract/idempotency.ts";
+import { IDEMPOTENCY_KEY_HEADER } from "../contract/headers.ts";
 import { errorMessage, fromErrorBody, StationError } from "../errors.ts";
 import { lazyImport } from "../lib/lazy_import.ts";
+import type { Answer } from "./answer.ts";
 
-// Their schemas are built when a command asks for them, not on every command's start (docs/benchmarks.md).
-const healthContract = () =>
-  lazyImport<typeof import("../contract/health.ts")>("../contract/health.ts", import.meta.url);
+// Their checks load when a command asks for them, not on every command's start (docs/benchmarks.md).
+const healthAnswers = () =>
+  lazyImport<typeof import("./answers/health.ts")>("./answers/health.ts", import.meta.url);
 
 export interface StationClientOptions {
   /** Bearer token for servers bound beyond loopback. */
@@ -26,22 +26,26 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** Options of a JSON call; with `schema`, the answer is checked against the API contract. */
+/** Options of a JSON call; with `answer`, the answer is checked against the API contract. */
 export interface JsonOptions<T> extends RequestOptions {
-  schema?: z.ZodType<T>;
+  answer?: Answer<T>;
 }
 
-/** Checks an answer against its contract schema; a mismatch is a clear `invalid_response`, not a crash later. */
-export function parseAnswer<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => `/${i.path.join("/")}: ${i.message}`);
+/** Checks an answer against its contract; a mismatch is a clear `invalid_response`, not a crash later. */
+export function parseAnswer<T>(answer: Answer<T>, value: unknown, what: string): T {
+  if (answer.check(value)) return value as T;
+  const issues = (answer.check.errors ?? []).map((e) => ({
+    path: e.instancePath || "/",
+    message: e.message,
+  }));
   throw new StationError(
     "invalid_response",
-    `${what}: the answer does not match the API contract: ${issues.join("; ")}`,
+    `${what}: the answer does not match the API contract: ${
+      issues.map((i) => `${i.path}: ${i.message}`).join("; ")
+    }`,
     {
       hint: "the server may run another stn version than this CLI (`stn status` shows the server's)",
-      details: { issues: result.error.issues },
+      details: { issues },
     },
   );
 }
@@ -119,7 +123,7 @@ export class StationClient {
   }
 
   /**
-   * Sends a JSON request and parses the JSON answer, checked against `options.schema` when given (the
+   * Sends a JSON request and parses the JSON answer, checked against `options.answer` when given (the
    * client's calls always give one; without it the answer is unchecked, for ad-hoc calls and tests).
    */
   async json<T = unknown>(method: string, path: string, options: JsonOptions<T> = {}): Promise<T> {
@@ -137,7 +141,7 @@ export class StationClient {
       if (!(err instanceof SyntaxError)) throw err;
       throw new StationError("invalid_response", `${method} ${path}: the answer is not JSON: ${err.message}`);
     });
-    return options.schema ? parseAnswer(options.schema, body, `${method} ${path}`) : body as T;
+    return options.answer ? parseAnswer(options.answer, body, `${method} ${path}`) : body as T;
   }
 
   /** GET /health; a 503 answer is returned as data, not thrown. */
@@ -157,11 +161,11 @@ export class StationClient {
     }
     const body = await res.json().catch(() => undefined);
     if (res.status !== 200 && res.status !== 503) throw fromErrorBody(res.status, body);
-    return parseAnswer((await healthContract()).Health, body, "GET /health");
+    return parseAnswer((await healthAnswers()).Health, body, "GET /health");
   }
 
   /** GET /api/v1/version */
   async version(): Promise<Version> {
-    return this.json("GET", "/api/v1/version", { schema: (await healthContract()).Version });
+    return this.json("GET", "/api/v1/version", { answer: (await healthAnswers()).Version });
   }
 }

@@ -1,23 +1,20 @@
 /** Calls of /api/v1/sandboxes and /api/v1/sandbox/run. */
 
 import { Buffer } from "node:buffer";
-import { z } from "zod";
-import { ErrorBody } from "../contract/errors.ts";
-import {
-  DeletedPath,
+import type { z } from "zod";
+import * as errorsAnswers from "./answers/errors.ts";
+import type {
   ExecResult,
-  type FileEntry,
-  FileEntryList,
+  FileEntry,
   OpenResult,
-  type PublishBody,
+  PublishBody,
   PublishedFile,
   RunResult,
-  type Sandbox,
-  Sandbox as SandboxSchema,
-  SandboxList,
+  Sandbox,
   StagedFile,
   WrittenFile,
 } from "../contract/sandboxes.ts";
+import * as sandboxesAnswers from "./answers/sandboxes.ts";
 import { fromErrorBody, StationError } from "../errors.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 import { sseMessages } from "./sse.ts";
@@ -44,21 +41,22 @@ export function openSandbox(client: StationClient, body: Record<string, unknown>
   return client.json("POST", "/api/v1/sandboxes", {
     body,
     signal: AbortSignal.timeout(10 * 60_000),
-    schema: OpenResult,
+    answer: sandboxesAnswers.OpenResult,
   });
 }
 
 /** GET /api/v1/sandboxes */
 export async function listSandboxes(client: StationClient, all = false): Promise<Sandbox[]> {
-  return (await client.json("GET", "/api/v1/sandboxes", { query: { all }, schema: SandboxList })).sandboxes;
+  return (await client.json("GET", "/api/v1/sandboxes", {
+    query: { all },
+    answer: sandboxesAnswers.SandboxList,
+  })).sandboxes;
 }
 
 /** DELETE /api/v1/sandboxes/:id */
 export function closeSandbox(client: StationClient, id: string): Promise<Sandbox> {
-  return client.json("DELETE", base(id), { schema: SandboxSchema });
+  return client.json("DELETE", base(id), { answer: sandboxesAnswers.Sandbox });
 }
-
-const OutputChunk = z.object({ data: z.string(), data_b64: z.string().optional() });
 
 /** The exact bytes of exec output: its base64 form when it was not UTF-8, else the text. */
 export function outputBytes(text: string, b64: string | undefined): Uint8Array {
@@ -93,14 +91,14 @@ export async function execStreaming(
   for await (const message of await sseMessages(res.body!)) {
     const data = JSON.parse(message.data);
     if (message.event === "stdout" || message.event === "stderr") {
-      const chunk = parseAnswer(OutputChunk, data, what);
+      const chunk = parseAnswer(sandboxesAnswers.OutputChunk, data, what);
       onEvent({ type: message.event, data: chunk.data, bytes: outputBytes(chunk.data, chunk.data_b64) });
     } else if (message.event === "result") {
-      const result = parseAnswer(ExecResult, data, what);
+      const result = parseAnswer(sandboxesAnswers.ExecResult, data, what);
       onEvent({ type: "result", result });
       return result;
     } else if (message.event === "error") {
-      throw fromErrorBody(500, parseAnswer(ErrorBody, data, what));
+      throw fromErrorBody(500, parseAnswer(errorsAnswers.ErrorBody, data, what));
     }
   }
   throw new StationError("stream_ended", "the exec stream ended without a result", {
@@ -119,7 +117,7 @@ export async function writeSandboxFile(
     body: bytes as BodyInit,
     headers: { "content-type": "application/octet-stream" },
   });
-  return parseAnswer(WrittenFile, await res.json(), `PUT ${filesPath(id, path)}`);
+  return parseAnswer(sandboxesAnswers.WrittenFile, await res.json(), `PUT ${filesPath(id, path)}`);
 }
 
 /** GET …/files/<path>: the response streams the bytes. */
@@ -136,14 +134,17 @@ export async function listSandboxFiles(
 ): Promise<FileEntry[]> {
   return (await client.json("GET", `${base(id)}/files`, {
     query: { path, recursive },
-    schema: FileEntryList,
+    answer: sandboxesAnswers.FileEntryList,
   }))
     .entries;
 }
 
 /** DELETE …/files/<path> */
 export async function deleteSandboxFile(client: StationClient, id: string, path: string, recursive: boolean) {
-  await client.json("DELETE", filesPath(id, path), { query: { recursive }, schema: DeletedPath });
+  await client.json("DELETE", filesPath(id, path), {
+    query: { recursive },
+    answer: sandboxesAnswers.DeletedPath,
+  });
 }
 
 /** POST …/stage */
@@ -156,7 +157,7 @@ export function stageFile(
   return client.json("POST", `${base(id)}/stage`, {
     body: { file_key: fileKey, destination },
     signal: AbortSignal.timeout(30 * 60_000),
-    schema: StagedFile,
+    answer: sandboxesAnswers.StagedFile,
   });
 }
 
@@ -173,7 +174,7 @@ export function publishFile(
   return client.json("POST", `${base(id)}/publish`, {
     body: { source, file_key, overwrite, ttl },
     signal: AbortSignal.timeout(30 * 60_000),
-    schema: PublishedFile,
+    answer: sandboxesAnswers.PublishedFile,
   });
 }
 
@@ -182,6 +183,6 @@ export function runCode(client: StationClient, body: Record<string, unknown>): P
   return client.json("POST", "/api/v1/sandbox/run", {
     body,
     signal: AbortSignal.timeout(24 * 3_600_000),
-    schema: RunResult,
+    answer: sandboxesAnswers.RunResult,
   });
 }

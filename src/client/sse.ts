@@ -3,10 +3,10 @@
  * stream parser itself (src/client/sse_messages.ts) is imported when a stream is first read.
  */
 
-import type { z } from "zod";
 import { lazyImport } from "../lib/lazy_import.ts";
 import { parseAnswer, type StationClient } from "./http.ts";
 import type { EventSourceMessage } from "./sse_messages.ts";
+import type { Answer } from "./answer.ts";
 
 /** The messages of a Server-Sent Events body as they arrive (src/client/sse_messages.ts, loaded on first use). */
 export async function sseMessages(
@@ -25,12 +25,12 @@ export interface FollowEventsOptions {
 
 /**
  * GET `path`, a run's events route (workflow or agent run), as an async iterator of events checked
- * against `schema`; ends when the station ends the stream (after the run's terminal event).
+ * against `answer`; ends when the station ends the stream (after the run's terminal event).
  */
 export async function* followRunEvents<T>(
   client: StationClient,
   path: string,
-  schema: z.ZodType<T>,
+  answer: Answer<T>,
   options: FollowEventsOptions = {},
 ): AsyncGenerator<T> {
   const res = await client.fetch("GET", path, {
@@ -39,6 +39,6 @@ export async function* followRunEvents<T>(
     signal: options.signal,
   });
   for await (const message of await sseMessages(res.body!)) {
-    if (message.data) yield parseAnswer(schema, JSON.parse(message.data), `GET ${path}`);
+    if (message.data) yield parseAnswer(answer, JSON.parse(message.data), `GET ${path}`);
   }
 }

@@ -1,14 +1,18 @@
-import { Approval, ApprovalList, type DecisionBody } from "../contract/approvals.ts";
-import { Run, RunEvent, RunList, type StartRunBody, type Step, StepList } from "../contract/runs.ts";
-import { type Cassette, CassetteSchema } from "../contract/cassette.ts";
-import {
-  type BulkRetryBody,
+import type { Approval, DecisionBody } from "../contract/approvals.ts";
+import * as approvalsAnswers from "./answers/approvals.ts";
+import type { Run, RunEvent, RunList, StartRunBody, Step } from "../contract/runs.ts";
+import * as runsAnswers from "./answers/runs.ts";
+import type { Cassette } from "../contract/cassette.ts";
+import * as cassetteAnswers from "./answers/cassette.ts";
+import type {
+  BulkRetryBody,
   BulkRetryResult,
-  type EvalBody,
+  EvalBody,
   EvalResult,
-  type ForkBody,
-  type RetryBody,
+  ForkBody,
+  RetryBody,
 } from "../contract/reruns.ts";
+import * as rerunsAnswers from "./answers/reruns.ts";
 import { StationError } from "../errors.ts";
 import { sleep } from "../lib/async.ts";
 import { startIdempotently, type StationClient } from "./http.ts";
@@ -31,7 +35,7 @@ export function startRun(
 ): Promise<Run> {
   return startIdempotently(
     options.idempotencyKey,
-    (headers) => client.json("POST", "/api/v1/workflow-runs", { body, headers, schema: Run }),
+    (headers) => client.json("POST", "/api/v1/workflow-runs", { body, headers, answer: runsAnswers.Run }),
   );
 }
 
@@ -40,22 +44,22 @@ export function listRuns(
   client: StationClient,
   query: { workflow_id?: string; status?: string; limit?: number; cursor?: string } = {},
 ): Promise<RunList> {
-  return client.json("GET", "/api/v1/workflow-runs", { query, schema: RunList });
+  return client.json("GET", "/api/v1/workflow-runs", { query, answer: runsAnswers.RunList });
 }
 
 /** GET /api/v1/workflow-runs/:id */
 export function getRun(client: StationClient, runId: string): Promise<Run> {
-  return client.json("GET", runPath(runId), { schema: Run });
+  return client.json("GET", runPath(runId), { answer: runsAnswers.Run });
 }
 
 /** GET /api/v1/workflow-runs/:id/cassette: the recording of a run started with `record: true`. */
 export function getRunCassette(client: StationClient, runId: string): Promise<Cassette> {
-  return client.json("GET", `${runPath(runId)}/cassette`, { schema: CassetteSchema });
+  return client.json("GET", `${runPath(runId)}/cassette`, { answer: cassetteAnswers.Cassette });
 }
 
 /** GET /api/v1/workflow-runs/:id/steps */
 export async function runSteps(client: StationClient, runId: string): Promise<Step[]> {
-  return (await client.json("GET", `${runPath(runId)}/steps`, { schema: StepList })).steps;
+  return (await client.json("GET", `${runPath(runId)}/steps`, { answer: runsAnswers.StepList })).steps;
 }
 
 /** POST /api/v1/workflow-runs/:id/cancel|pause|resume */
@@ -64,27 +68,27 @@ export function controlRun(
   runId: string,
   action: "cancel" | "pause" | "resume",
 ): Promise<Run> {
-  return client.json("POST", `${runPath(runId)}/${action}`, { body: {}, schema: Run });
+  return client.json("POST", `${runPath(runId)}/${action}`, { body: {}, answer: runsAnswers.Run });
 }
 
 /** POST /api/v1/workflow-runs/:id/retry: the same run goes on from the step it stopped at. */
 export function retryRun(client: StationClient, runId: string, body: RetryBody = {}): Promise<Run> {
-  return client.json("POST", `${runPath(runId)}/retry`, { body, schema: Run });
+  return client.json("POST", `${runPath(runId)}/retry`, { body, answer: runsAnswers.Run });
 }
 
 /** POST /api/v1/workflow-runs/:id/fork: a new run reusing the parent's steps before `from`. */
 export function forkRun(client: StationClient, runId: string, body: ForkBody): Promise<Run> {
-  return client.json("POST", `${runPath(runId)}/fork`, { body, schema: Run });
+  return client.json("POST", `${runPath(runId)}/fork`, { body, answer: runsAnswers.Run });
 }
 
 /** POST /api/v1/workflow-runs/retry: retries (or, dry_run, lists) the runs a filter matches. */
 export function bulkRetryRuns(client: StationClient, body: BulkRetryBody): Promise<BulkRetryResult> {
-  return client.json("POST", "/api/v1/workflow-runs/retry", { body, schema: BulkRetryResult });
+  return client.json("POST", "/api/v1/workflow-runs/retry", { body, answer: rerunsAnswers.BulkRetryResult });
 }
 
 /** POST /api/v1/workflow-runs/:id/eval: an expression's value over the data a step of the run saw. */
 export function evalInRun(client: StationClient, runId: string, body: EvalBody): Promise<EvalResult> {
-  return client.json("POST", `${runPath(runId)}/eval`, { body, schema: EvalResult });
+  return client.json("POST", `${runPath(runId)}/eval`, { body, answer: rerunsAnswers.EvalResult });
 }
 
 /** GET /api/v1/workflow-approvals */
@@ -92,7 +96,10 @@ export async function listApprovals(
   client: StationClient,
   query: { run_id?: string; status?: string } = {},
 ): Promise<Approval[]> {
-  return (await client.json("GET", "/api/v1/workflow-approvals", { query, schema: ApprovalList })).approvals;
+  return (await client.json("GET", "/api/v1/workflow-approvals", {
+    query,
+    answer: approvalsAnswers.ApprovalList,
+  })).approvals;
 }
 
 /** POST /api/v1/workflow-approvals/:id/approve|reject */
@@ -104,7 +111,7 @@ export function decideApproval(
 ): Promise<Approval> {
   return client.json("POST", `/api/v1/workflow-approvals/${encodeURIComponent(id)}/${verb}`, {
     body,
-    schema: Approval,
+    answer: approvalsAnswers.Approval,
   });
 }
 
@@ -117,7 +124,7 @@ export function runEvents(
   runId: string,
   options: FollowEventsOptions = {},
 ): AsyncGenerator<RunEvent> {
-  return followRunEvents(client, `${runPath(runId)}/events`, RunEvent, options);
+  return followRunEvents(client, `${runPath(runId)}/events`, runsAnswers.RunEvent, options);
 }
 
 /** Whether a run has ended (completed, failed or canceled). */

@@ -1,17 +1,16 @@
 /** Calls of /api/v1/workflows: stored definitions, their versions, validation. */
 
-import { SyncReport } from "../contract/sync.ts";
-import {
-  DeleteWorkflowResult,
+import type { SyncReport } from "../contract/sync.ts";
+import * as syncAnswers from "./answers/sync.ts";
+import type {
   SaveResult,
   ValidationReport,
   WorkflowEnvelope,
-  WorkflowList,
-  type WorkflowRecord,
+  WorkflowRecord,
   WorkflowShow,
-  type WorkflowVersionInfo,
-  WorkflowVersionList,
+  WorkflowVersionInfo,
 } from "../contract/workflows.ts";
+import * as workflowsAnswers from "./answers/workflows.ts";
 import { StationError } from "../errors.ts";
 import type { StationClient } from "./http.ts";
 
@@ -24,13 +23,16 @@ export async function listWorkflows(
   client: StationClient,
   status?: "active" | "disabled",
 ): Promise<WorkflowRecord[]> {
-  return (await client.json("GET", "/api/v1/workflows", { query: { status }, schema: WorkflowList }))
+  return (await client.json("GET", "/api/v1/workflows", {
+    query: { status },
+    answer: workflowsAnswers.WorkflowList,
+  }))
     .workflows;
 }
 
 /** Fetches a workflow's latest version, or version `version`. */
 export function getWorkflow(client: StationClient, id: string, version?: number): Promise<WorkflowShow> {
-  return client.json("GET", workflowPath(id), { query: { version }, schema: WorkflowShow });
+  return client.json("GET", workflowPath(id), { query: { version }, answer: workflowsAnswers.WorkflowShow });
 }
 
 /** Lists a workflow's versions (without definitions). */
@@ -38,29 +40,36 @@ export async function listWorkflowVersions(
   client: StationClient,
   id: string,
 ): Promise<WorkflowVersionInfo[]> {
-  return (await client.json("GET", `${workflowPath(id)}/versions`, { schema: WorkflowVersionList })).versions;
+  return (await client.json("GET", `${workflowPath(id)}/versions`, {
+    answer: workflowsAnswers.WorkflowVersionList,
+  })).versions;
 }
 
 /** Creates or updates a workflow from a JSON definition. */
 export function saveWorkflow(client: StationClient, definition: unknown): Promise<SaveResult> {
-  return client.json("POST", "/api/v1/workflows", { body: definition, schema: SaveResult });
+  return client.json("POST", "/api/v1/workflows", { body: definition, answer: workflowsAnswers.SaveResult });
 }
 
 /** Validates a definition on the server without storing it. */
 export function validateWorkflow(client: StationClient, definition: unknown): Promise<ValidationReport> {
-  return client.json("POST", "/api/v1/workflows/validate", { body: definition, schema: ValidationReport });
+  return client.json("POST", "/api/v1/workflows/validate", {
+    body: definition,
+    answer: workflowsAnswers.ValidationReport,
+  });
 }
 
 /** Disables a workflow (kept with its versions). */
 export async function disableWorkflow(client: StationClient, id: string): Promise<WorkflowEnvelope> {
-  const answer = await client.json("DELETE", workflowPath(id), { schema: DeleteWorkflowResult });
+  const answer = await client.json("DELETE", workflowPath(id), {
+    answer: workflowsAnswers.DeleteWorkflowResult,
+  });
   if (answer.deleted === false) return { workflow: answer.workflow };
   throw new StationError("invalid_response", `DELETE ${workflowPath(id)}: deleted where disabled was asked`);
 }
 
 /** Re-enables a disabled workflow. */
 export function enableWorkflow(client: StationClient, id: string): Promise<WorkflowEnvelope> {
-  return client.json("POST", `${workflowPath(id)}/enable`, { schema: WorkflowEnvelope });
+  return client.json("POST", `${workflowPath(id)}/enable`, { answer: workflowsAnswers.WorkflowEnvelope });
 }
 
 /** Deletes a workflow and all its versions. */
@@ -70,7 +79,7 @@ export async function purgeWorkflow(
 ): Promise<{ id: string; deleted: true }> {
   const answer = await client.json("DELETE", workflowPath(id), {
     query: { purge: true },
-    schema: DeleteWorkflowResult,
+    answer: workflowsAnswers.DeleteWorkflowResult,
   });
   if (answer.deleted) return { id: answer.id, deleted: true };
   throw new StationError(
@@ -90,7 +99,7 @@ export function syncWorkflows(
 ): Promise<SyncReport> {
   return client.json("POST", "/api/v1/sync", {
     body: { ...(environment ? { environment } : {}), ...(options.trust ? { trust: true } : {}) },
-    schema: SyncReport,
+    answer: syncAnswers.SyncReport,
     signal: AbortSignal.timeout(SYNC_TIMEOUT_MS),
   });
 }

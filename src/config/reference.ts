@@ -1,8 +1,8 @@
 /** The configuration reference (docs/configuration.md's table), derived from the config schema. */
 
-import { durationSchema, formatDuration } from "../lib/duration.ts";
+import { formatDuration } from "../lib/duration.ts";
 import { configKeys } from "./resolve.ts";
-import { ConfigSchema } from "./schema.ts";
+import { ConfigSchema, durationSchema } from "./schema.ts";
 
 /** One row of the configuration reference: key, environment variables, default, meaning. */
 export interface ConfigReferenceRow {

@@ -1,9 +1,24 @@
+/** config.yaml's schema: one section per subsystem, each key with its default and description. */
 import { z } from "zod";
-import { durationSchema } from "../lib/duration.ts";
+import { parseDuration } from "../lib/duration.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "../log.ts";
-import { ModelPrice } from "../telemetry/cost.ts";
+import { ModelPrice } from "../telemetry/model_price.ts";
+import { API_TOKEN_MIN_LENGTH, API_TOKEN_PATTERN } from "./client_settings.ts";
 
 const port = z.int().min(0).max(65535);
+
+/** A zod type for durations: accepts "30s"-style strings or milliseconds, yields milliseconds. */
+export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const ms = parseDuration(v);
+  if (ms === null) {
+    ctx.addIssue({
+      code: "custom",
+      message: `expected a duration like "30s", "5m" or "1h", got ${JSON.stringify(v)}`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 /**
  * config.yaml, one section per subsystem. Every key can also be set through the environment as
@@ -22,8 +37,10 @@ export const ConfigSchema = z.strictObject({
     mcp_session_idle: durationSchema.default(30 * 60_000).describe(
       "close an MCP session after this long without a request or an open stream (its client re-initializes)",
     ),
-    // The characters a bearer token may hold (RFC 6750): Hono's bearer auth refuses any other.
-    api_token: z.string().min(16).regex(/^[A-Za-z0-9._~+/-]+=*$/, "letters, digits and . _ ~ + / - only")
+    api_token: z.string().min(API_TOKEN_MIN_LENGTH).regex(
+      API_TOKEN_PATTERN,
+      "letters, digits and . _ ~ + / - only",
+    )
       .optional().describe(
         "bearer token required on every route but /health when host is not loopback (also STATION_API_TOKEN)",
       ),

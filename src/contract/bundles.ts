@@ -101,9 +101,6 @@ export const InstallBundleQuery = z.object({
   ),
 });
 
-/** The header carrying variable values for the install: a JSON object NAME → value (kept out of the URL). */
-export const BUNDLE_VARIABLES_HEADER = "x-bundle-variables";
-
 /** The answer to an install: what was written, what is still to set, and the sync that followed. */
 export const InstallResult = z.looseObject({
   environment: z.string(),

@@ -32,6 +32,9 @@ export const OpenResult = z.looseObject({
 export type OpenResult = z.infer<typeof OpenResult>;
 
 /** The outcome of a command. */
+/** One `stdout`/`stderr` event of a streamed exec: the chunk as text, and its exact bytes when not UTF-8. */
+export const OutputChunk = z.object({ data: z.string(), data_b64: z.string().optional() });
+
 export const ExecResult = z.looseObject({
   exit_code: z.number(),
   stdout: z.string(),

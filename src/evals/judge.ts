@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { EvalCaseInput, EvalDataset, EvalScore } from "../contract/evals.ts";
 import type { Models } from "../agents/providers.ts";
-import type { ModelPrice } from "../telemetry/cost.ts";
+import type { ModelPrice } from "../telemetry/model_price.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import { askModel, jsonInAnswer } from "./model_call.ts";
 import { score } from "./scorers.ts";

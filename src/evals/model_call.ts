@@ -10,7 +10,8 @@ import type { ErrorCode } from "../errors.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import type { Models } from "../agents/providers.ts";
 import { recordModelCall } from "../telemetry/agents.ts";
-import { callCost, type ModelPrice } from "../telemetry/cost.ts";
+import { callCost } from "../telemetry/cost.ts";
+import type { ModelPrice } from "../telemetry/model_price.ts";
 
 /** What to ask, and the code a failed call is reported with. */
 export interface Ask {

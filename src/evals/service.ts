@@ -20,7 +20,8 @@ import type {
 } from "../contract/evals.ts";
 import { errorMessage, StationError } from "../errors.ts";
 import { log } from "../log.ts";
-import { callCost, type ModelPrice, sumCosts } from "../telemetry/cost.ts";
+import { callCost, sumCosts } from "../telemetry/cost.ts";
+import type { ModelPrice } from "../telemetry/model_price.ts";
 import { mean } from "./aggregate.ts";
 import { compareEvals } from "./compare.ts";
 import { checkDataset, datasetDir, listDatasets, readEnvironmentDataset } from "./dataset.ts";

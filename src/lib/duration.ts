@@ -1,5 +1,3 @@
-import { z } from "zod";
-
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)/;
 
@@ -33,16 +31,3 @@ export function formatDuration(ms: number): string {
   }
   return parts.join("");
 }
-
-/** A zod type for durations: accepts "30s"-style strings or milliseconds, yields milliseconds. */
-export const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  const ms = parseDuration(v);
-  if (ms === null) {
-    ctx.addIssue({
-      code: "custom",
-      message: `expected a duration like "30s", "5m" or "1h", got ${JSON.stringify(v)}`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});

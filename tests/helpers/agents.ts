@@ -6,7 +6,7 @@ import { type Database, openDatabase } from "../../src/db/database.ts";
 import { type Durability, processDurability, walDurability } from "../../src/db/durability.ts";
 import type { SandboxService } from "../../src/sandbox/service.ts";
 import { mcpToolSpecs, openMcpToolbox } from "../../src/mcp/mod.ts";
-import type { ModelPrice } from "../../src/telemetry/cost.ts";
+import type { ModelPrice } from "../../src/telemetry/model_price.ts";
 
 /**
  * An agent definition as loading a `.prompt` file produces it (the loader is another module's; the

@@ -14,7 +14,8 @@ import {
   StartAgentRunQuery,
 } from "../../contract/agent_runs.ts";
 import { CassetteSchema } from "../../contract/cassette.ts";
-import { IDEMPOTENCY_KEY_HEADER, startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
+import { startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
+import { IDEMPOTENCY_KEY_HEADER } from "../../contract/headers.ts";
 import { CancelBody, RunEventsQuery } from "../../contract/runs.ts";
 import { IdempotencyKeys, keyedStart } from "../../db/idempotency_keys.ts";
 import { followAgentRunEvents } from "../../events/agent_run_events.ts";

@@ -1,10 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import {
-  BUNDLE_VARIABLES_HEADER,
-  CreateBundleBody,
-  InstallBundleQuery,
-  InstallResult,
-} from "../../contract/bundles.ts";
+import { CreateBundleBody, InstallBundleQuery, InstallResult } from "../../contract/bundles.ts";
+import { BUNDLE_VARIABLES_HEADER } from "../../contract/headers.ts";
 import { z } from "zod";
 import { BUNDLE_LIMITS } from "../../environments/bundle/layout.ts";
 import { installBundle } from "../../environments/bundle/install.ts";

@@ -1,7 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { IDEMPOTENCY_KEY_HEADER, startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
+import { startedHeaders, StartRunHeaders } from "../../contract/idempotency.ts";
+import { IDEMPOTENCY_KEY_HEADER } from "../../contract/headers.ts";
 import {
   CancelBody,
   Run,
