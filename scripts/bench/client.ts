@@ -4,7 +4,7 @@
  * - client commands: `stn workflow runs` and `stn files list` against a running `stn serve`, vs curl
  *   fetching the same page and vs a bare Deno process doing that fetch (the floor of any Deno CLI), in a
  *   home set up by `stn init --yes`; and `stn workflow runs` in a home whose config.yaml sets the log level,
- *   where a client command reads the whole config (YAML and its schema);
+ *   which a client command then reads (src/config/client_settings.ts);
  * - `stn --version` vs a bare `deno eval`;
  * - the embedded one-shot, the README's main job (`workflow run examples/workflows/triage.workflow.yaml`,
  *   what cron and CI call, in its own STATION_HOME with no server), vs `deno eval`, with the peak RSS.
@@ -94,7 +94,7 @@ async function clientCommands(): Promise<void> {
   const env = baseEnv(home);
   // The config.yaml `stn init --yes` writes: a client command need not read it (src/config/client_settings.ts).
   await new Deno.Command(STN, { args: ["init", "--yes"], env, clearEnv: true, stdout: "null" }).output();
-  // A home whose config.yaml sets the log level: a client command reads the whole config there.
+  // A home whose config.yaml sets the log level: a client command reads that file.
   const logHome = await Deno.makeTempDir({ prefix: "stn-bench-client-log-" });
   Deno.writeTextFileSync(join(logHome, "config.yaml"), "log:\n  level: warn\n");
   const logEnv = baseEnv(logHome);
@@ -144,7 +144,7 @@ async function clientCommands(): Promise<void> {
       });
     }
     tableRow({
-      figure: "the same, `stn workflow runs` where config.yaml sets `log.level` (the whole config is read)",
+      figure: "the same, `stn workflow runs` where config.yaml sets `log.level`",
       value: cell("runsLog"),
       baseline: `curl ${cell("curl")}; bare Deno fetch ${cell("deno")}`,
       ratio: `×${(s.runsLog.med / s.curl.med).toFixed(1)} curl; ×${
