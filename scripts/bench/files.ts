@@ -178,7 +178,7 @@ try {
     });
   }
   console.log(
-    `\n${SIZE_MIB} MiB, same nats-server, same run (stn times include the CLI's ~0.3 s Deno start):`,
+    `\n${SIZE_MIB} MiB, same nats-server, same run (stn times include the CLI's start, ~40 ms):`,
   );
   console.log(
     `  upload:   raw obj ${rate(rawUp).toFixed(0)} MB/s, stn files ${rate(up.secs).toFixed(0)} MB/s, ` +
