@@ -13,6 +13,7 @@ import { traceMethods } from "../telemetry/tracing.ts";
 import { youngGcEvery } from "../lib/young_gc.ts";
 import { digestToChecksum } from "./checksum.ts";
 import { chunkStream } from "./chunks.ts";
+import { latestEntries } from "./listing.ts";
 import { contentTypeFor } from "./content_type.ts";
 import { keyOfObjectName, objectName, validateKey } from "./keys.ts";
 import { formatBytes } from "./size.ts";
@@ -321,8 +322,7 @@ export class FileStore {
   }
 
   async #live(): Promise<StoredObject[]> {
-    // list gives plain JSON of the same fields.
-    const objs = await this.#obj.list() as unknown as StoredObject[];
+    const objs = await latestEntries<StoredObject>(this.#js, this.bucket);
     return objs.filter((o) => !o.deleted && !o.options?.link);
   }
 

@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertRejectsWith, assertStrictEquals } from "../helpers/assert.ts";
 import { getSha256Backend, Objm } from "@nats-io/obj";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { StationError } from "../../src/errors.ts";
 import { sleep } from "../../src/lib/async.ts";
 import { startTestStation } from "../helpers/station.ts";
@@ -63,6 +64,24 @@ Deno.test("FileStore: put/get/head/list/delete with checksums, limits, TTL and t
       assertEquals(second.files.map((f) => f.key), ["sessions/s1/c.txt"]);
       assertStrictEquals(second.next_cursor, null);
     });
+
+    await t.step(
+      "listing leaves no consumer on the bucket's stream (a script may list in a loop)",
+      async () => {
+        const jsm = await jetstreamManager(ts.station.ctx.nats.nc);
+        const consumers = async () => (await jsm.consumers.list(`OBJ_${files.bucket}`).next()).length;
+        const before = await consumers();
+        for (let i = 0; i < 5; i++) await files.list({ prefix: "sessions/s1/" });
+        await files.expired();
+        assertStrictEquals(await consumers(), before);
+        // More entries than one fetch takes, all of them read.
+        await Promise.all(
+          Array.from({ length: 300 }, (_, i) => files.put(`bulk/${i}.txt`, streamOf(randomBytes(1)))),
+        );
+        assertStrictEquals((await files.list({ prefix: "bulk/" })).files.length, 300);
+        assertStrictEquals(await consumers(), before);
+      },
+    );
 
     await t.step(
       "an oversized stream is refused, leaves nothing and keeps the previous version",
