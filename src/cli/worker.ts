@@ -83,7 +83,7 @@ export function workerCommand(program: Command): void {
     });
 }
 
-/** `stn workers`: the live workers of the station, and the queues whose steps wait for one. */
+/** `stn workers`: the live workers of the station, the queues whose steps wait for one, queued agent runs. */
 export function workersCommand(program: Command): void {
   const HEADER = ["NAME", "ID", "QUEUES", "IN FLIGHT", "AGENT STEPS", "LAST HEARTBEAT", "STATE"];
   const row = (w: WorkerList["workers"][number]) => [
@@ -118,6 +118,7 @@ export function workersCommand(program: Command): void {
           ...(r.workers.length === 0 ? ["no live workers"] : table(HEADER, r.workers.map(row))),
           `local workers: ${r.local_workers === 0 ? "none (--no-local-workers)" : r.local_workers}`,
           ...r.unserved.map((u) => `waiting for a worker on queue ${u.queue}: ${u.waiting} step(s)`),
+          ...r.queued_agent_runs.map((q) => `agent runs queued on ${q.queue}: ${q.waiting}`),
         ],
       });
     });

@@ -34,5 +34,8 @@ export const WorkerList = z.looseObject({
   unserved: z.array(UnservedQueue).describe(
     "queues whose steps wait for a worker: no live process serves them",
   ),
+  queued_agent_runs: z.array(z.looseObject({ queue: z.string(), waiting: z.number() })).describe(
+    "agent runs started on a task queue that no worker has taken yet, per queue (docs/workers.md)",
+  ),
 }).meta({ id: "WorkerList" });
 export type WorkerList = z.infer<typeof WorkerList>;

@@ -145,6 +145,9 @@ Deno.test("agent runs on a queue: a run waits while no worker serves its queue, 
     assertStringIncludes(inspect.stdout, "waiting for");
     const metrics = await (await fetch(`${serve.url}/metrics`)).text();
     assertStringIncludes(metrics, 'stn_agent_runs_queued{queue="gpu"} 1');
+    assertEquals((await listWorkers(client)).queued_agent_runs, [{ queue: "gpu", waiting: 1 }]);
+    const workers = await runStn(["workers"], { env: home.env });
+    assertStringIncludes(workers.stdout, "agent runs queued on gpu: 1");
 
     worker = startWorkerProcess({
       env: home.env,
@@ -154,8 +157,9 @@ Deno.test("agent runs on a queue: a run waits while no worker serves its queue, 
     });
     const run = await ended(client, started.run_id);
     assertEquals([run.status, run.response], ["completed", "done at last"]);
-    const [w] = (await listWorkers(client)).workers;
+    const { workers: [w], queued_agent_runs } = await listWorkers(client);
     assertEquals(run.owner, w.id);
+    assertEquals(queued_agent_runs, []);
 
     // Canceled while its model call runs on the worker: the worker aborts the call.
     const hold = await startAgentRun(client, "Greeter", { task: "hold me", queue: "gpu" });

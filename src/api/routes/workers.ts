@@ -19,6 +19,7 @@ export function workerRoutes(ctx: StationContext): OpenAPIHono {
       workers: ctx.engine.workers(),
       local_workers: ctx.config.values.engine.workers,
       unserved: ctx.engine.unserved(),
+      queued_agent_runs: ctx.agents.ledger.keys.queuedRuns().map((r) => ({ queue: r.queue, waiting: r.n })),
     }, 200);
   });
   return app;
