@@ -34,7 +34,10 @@ export interface ThrottleWait {
 const WINDOW_MS = 61_000;
 /** How long a call's place (its slot, its concurrency) is kept without word from its caller. */
 export const LEASE_MS = 30_000;
-/** How soon a call held by concurrency (or by calls whose usage is not known yet) asks again. */
+/**
+ * How soon a call held by concurrency (or by calls whose usage is not known yet) asks again; a caller that can
+ * hear releases (`released`) asks as soon as a call ends instead.
+ */
 const POLL_MS = 500;
 
 interface KeyRow {
@@ -54,6 +57,7 @@ export class ModelLimits {
   #sql: Statements;
   #limits: Record<string, ModelLimit>;
   #clock: Clock;
+  #onRelease = new Set<() => void>();
 
   constructor(db: Database, limits: Record<string, ModelLimit>, clock: Clock = systemClock) {
     this.#sql = new Statements(db);
@@ -116,8 +120,27 @@ export class ModelLimits {
     );
   }
 
+  /** Calls fn after each call's release, until the returned function is called (the station tells workers). */
+  onRelease(fn: () => void): () => void {
+    this.#onRelease.add(fn);
+    return () => this.#onRelease.delete(fn);
+  }
+
+  /** Resolves when any call ends next (a call held by concurrency may go then); never once signal aborts. */
+  released(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const stop = this.onRelease(() => (stop(), resolve()));
+      signal.addEventListener("abort", stop, { once: true });
+    });
+  }
+
   /** Ends a call: it leaves the concurrency count and counts its tokens in the trailing minute. */
   release(id: string, tokens: number): void {
+    this.#release(id, tokens);
+    for (const fn of [...this.#onRelease]) fn();
+  }
+
+  #release(id: string, tokens: number): void {
     const now = this.#clock.now();
     transaction(this.#sql.db, () => {
       this.#sql.run(

@@ -7,6 +7,7 @@ import { log } from "../log.ts";
 import type { AgentRunRow } from "./ledger.ts";
 import type { RunPlan } from "./loop.ts";
 import {
+  AGENT_MODEL_RELEASED_SUBJECT,
   AGENT_MODEL_SUBJECT,
   AGENT_QUEUED_SUBJECT,
   AGENT_RELEASE_SUBJECT,
@@ -55,6 +56,7 @@ export interface AgentHostOptions {
 export class AgentHost {
   #o: AgentHostOptions;
   #subs: Subscription[] = [];
+  #stopReleases?: () => void;
 
   constructor(o: AgentHostOptions) {
     this.#o = o;
@@ -79,12 +81,17 @@ export class AgentHost {
       return { released };
     });
     serve(AGENT_MODEL_SUBJECT, (b) => this.#model(ModelPermitRequest.parse(b)));
+    // Every limited call's end, the station's own and the workers': their calls held by concurrency ask again.
+    this.#stopReleases = this.#o.agents.limits.onRelease(() =>
+      this.#o.nc.publish(AGENT_MODEL_RELEASED_SUBJECT)
+    );
   }
 
   /** Stops answering (workers retry until a station answers). */
   stop(): void {
     for (const s of this.#subs) s.unsubscribe();
     this.#subs = [];
+    this.#stopReleases?.();
   }
 
   /** Tells idle workers a run waits on a queue (they also ask every second). */

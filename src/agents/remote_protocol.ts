@@ -26,6 +26,8 @@ export const AGENT_QUEUED_SUBJECT = "stn.workers.agent.queued";
 export const AGENT_CANCEL_SUBJECT = "stn.workers.agent.cancel";
 /** A worker's model call asks the station's `ai.limits` for its permit. */
 export const AGENT_MODEL_SUBJECT = "stn.workers.agent.model";
+/** The station says a limited model call ended: calls held by concurrency ask again at once. */
+export const AGENT_MODEL_RELEASED_SUBJECT = "stn.workers.agent.model.released";
 
 /** The step attempt a worker holds the claim of. */
 const StepClaim = z.object({

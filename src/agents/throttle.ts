@@ -24,6 +24,43 @@ export interface ModelPermits {
   release(id: string, tokens: number): Awaitable<void>;
   /** Holds every call of the model for `ms` (a provider's Retry-After); returns the limit keys held. */
   block(model: string, ms: number): Awaitable<string[]>;
+  /** Resolves when any call ends next, or never once `signal` aborts (without it, held calls poll). */
+  released?(signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * How long a call held by concurrency waits for word that a call ended before it asks anyway: a caller that
+ * died never says its call ended, and its place is freed only when its lease lapses.
+ */
+const HELD_MS = 5_000;
+
+/**
+ * Asks for call `id`'s permit until it may go, waiting as told between asks. A call held by concurrency asks
+ * again as soon as a call ends, where the permits can say so, instead of every 500 ms.
+ */
+async function permit(
+  p: ModelPermits,
+  id: string,
+  model: string,
+  signal: AbortSignal,
+  onWait: (w: ThrottleWait) => Promise<void>,
+): Promise<void> {
+  for (;;) {
+    const asked = new AbortController();
+    const listening = AbortSignal.any([signal, asked.signal]);
+    // Listening before asking: a call that ends while the answer is on its way still wakes this one.
+    const ended = p.released?.(listening);
+    try {
+      const w = await p.acquire(id, model);
+      if (!w) return;
+      await onWait(w);
+      await (w.reason === "concurrency" && ended
+        ? Promise.race([sleep(Math.max(w.wait_ms, HELD_MS), listening), ended])
+        : sleep(w.wait_ms, signal));
+    } finally {
+      asked.abort();
+    }
+  }
 }
 
 /** The longest single wait on a provider's say-so (a longer Retry-After is waited out in steps of this). */
@@ -67,14 +104,13 @@ export class ModelThrottle {
   ): Promise<T> {
     const p = this.#permits;
     let last: string | undefined;
-    const wait = async (w: ThrottleWait) => {
+    const said = async (w: ThrottleWait) => {
       if (w.reason !== last) await run.onWait(w);
       last = w.reason;
-      await sleep(w.wait_ms, run.signal);
     };
     for (let failures = 0;; failures++) {
       const id = ulid();
-      for (let w = await p.acquire(id, model); w; w = await p.acquire(id, model)) await wait(w);
+      await permit(p, id, model, run.signal, said);
       // A call longer than the lease keeps its place in the concurrency count.
       const renewal = setInterval(() => void Promise.resolve(p.renew(id)).catch(() => {}), LEASE_MS / 3);
       let out: { value: T; tokens: number };
@@ -89,7 +125,8 @@ export class ModelThrottle {
         const status = (((err as { lastError?: unknown }).lastError ?? err) as APICallError).statusCode;
         const [key] = await p.block(model, ms);
         last = undefined;
-        await wait({ key: key ?? model, reason: "retry_after", wait_ms: ms, status });
+        await said({ key: key ?? model, reason: "retry_after", wait_ms: ms, status });
+        await sleep(ms, run.signal);
         continue;
       }
       clearInterval(renewal);

@@ -3,6 +3,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { ThrottleWait } from "../agents/model_limits.ts";
 import {
+  AGENT_MODEL_RELEASED_SUBJECT,
   AGENT_MODEL_SUBJECT,
   type Claim,
   type ModelPermitReply,
@@ -47,6 +48,13 @@ export class RemotePermits implements ModelPermits {
 
   async release(id: string, tokens: number): Promise<void> {
     await this.#ask({ op: "release", id, tokens });
+  }
+
+  released(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const sub = this.#nc.subscribe(AGENT_MODEL_RELEASED_SUBJECT, { max: 1, callback: () => resolve() });
+      signal.addEventListener("abort", () => sub.unsubscribe(), { once: true });
+    });
   }
 
   async block(model: string, ms: number): Promise<string[]> {

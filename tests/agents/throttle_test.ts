@@ -1,4 +1,5 @@
-import { retryAfterMs } from "../../src/agents/throttle.ts";
+import { type ModelPermits, ModelThrottle, retryAfterMs } from "../../src/agents/throttle.ts";
+import { sleep } from "../../src/lib/async.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { agentDef, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
 import { startModelServer } from "../helpers/model_server.ts";
@@ -159,5 +160,47 @@ Deno.test("ai.limits: concurrency — the provider never has more calls in fligh
   } finally {
     await h.close();
     await model.close();
+  }
+});
+
+Deno.test("ai.limits: a call held by concurrency asks again as soon as a call ends, not at its next poll", async () => {
+  const h = await agentHarness("http://127.0.0.1:9", [], { limits: { openai: { concurrency: 1 } } });
+  try {
+    const limits = h.service.limits;
+    let asks = 0;
+    const permits: ModelPermits = {
+      limited: (m) => limits.limited(m),
+      acquire: (id, m) => (asks++, limits.acquire(id, m)),
+      renew: (id) => limits.renew(id),
+      release: (id, tokens) => limits.release(id, tokens),
+      block: (m, ms) => limits.block(m, ms),
+      released: (signal) => limits.released(signal),
+    };
+    const throttle = new ModelThrottle(permits);
+    const run = { signal: new AbortController().signal, onWait: () => {} };
+    const order: string[] = [];
+    let endA!: () => void;
+    const held = new Promise<void>((r) => (endA = r));
+    const a = throttle.call("openai/test-model", run, async () => {
+      order.push("a starts");
+      await held;
+      order.push("a ends");
+      return { value: "a", tokens: 1 };
+    });
+    while (!order.length) await sleep(5);
+    asks = 0;
+    const b = throttle.call("openai/test-model", run, () => {
+      order.push("b starts");
+      return Promise.resolve({ value: "b", tokens: 1 });
+    });
+    // Longer than three of the 500 ms polls a held call would otherwise make.
+    await sleep(1_600);
+    assertEquals(order, ["a starts"]);
+    endA();
+    assertEquals(await Promise.all([a, b]), ["a", "b"]);
+    assertEquals(order, ["a starts", "a ends", "b starts"]);
+    assertEquals(asks, 2, "b asked when it came and when a ended, nothing between");
+  } finally {
+    await h.close();
   }
 });
