@@ -17,7 +17,7 @@ export const API_TOKEN_MIN_LENGTH = 16;
 export interface ClientSettings {
   paths: StationPaths;
   log: { level: LogLevel; format: LogFormat };
-  /** server.api_token, when the environment sets it (a config file that could set it is read in full). */
+  /** server.api_token, when the environment or config.yaml sets it. */
   apiToken?: string;
 }
 
