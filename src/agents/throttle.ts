@@ -42,8 +42,7 @@ async function permit(
   p: ModelPermits,
   id: string,
   model: string,
-  signal: AbortSignal,
-  onWait: (w: ThrottleWait) => Promise<void>,
+  { signal, onWait }: { signal: AbortSignal; onWait: (w: ThrottleWait) => Promise<void> },
 ): Promise<void> {
   for (;;) {
     const asked = new AbortController();
@@ -110,7 +109,7 @@ export class ModelThrottle {
     };
     for (let failures = 0;; failures++) {
       const id = ulid();
-      await permit(p, id, model, run.signal, said);
+      await permit(p, id, model, { signal: run.signal, onWait: said });
       // A call longer than the lease keeps its place in the concurrency count.
       const renewal = setInterval(() => void Promise.resolve(p.renew(id)).catch(() => {}), LEASE_MS / 3);
       let out: { value: T; tokens: number };
