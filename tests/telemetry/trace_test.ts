@@ -44,10 +44,16 @@ Deno.test("traces: one trace links the API request, the run, every step attempt 
     const traceId = (await getRun(client, run.id)).trace_id!;
     assert(/^[0-9a-f]{32}$/.test(traceId), `trace id ${traceId}`);
     const ofRun = () => receiver.spans.filter((s) => s.traceId === traceId);
-    // Spans reach the receiver in batches: wait until the first process has exported the work before the kill.
+    // Spans reach the receiver in batches: wait until the first process has exported the work before the kill,
+    // the request's span too (it may end after the steps it started, and go in a later batch).
     assert(
-      await waitFor(() => ofRun().some((s) => s.attributes["stn.step.path"] === "ask"), 10_000),
-      "the steps before the kill were exported",
+      await waitFor(
+        () =>
+          ofRun().some((s) => s.attributes["stn.step.path"] === "ask") &&
+          ofRun().some((s) => s.name === "POST /api/v1/workflow-runs"),
+        10_000,
+      ),
+      "the request and the steps before the kill were exported",
     );
     assertEquals((await serve.stop("SIGKILL")).signal, "SIGKILL");
     // Log lines written inside a span carry its trace id: the access line of the request that started the run.

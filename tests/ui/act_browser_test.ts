@@ -118,8 +118,10 @@ Deno.test("dashboard in Chromium: empty states, search, error and task columns, 
     await page.goto(`${url}/ui/runs/${release.run_id}`);
     assertEquals(await page.getByLabel("Event name").inputValue(), "ci.finished");
     await page.getByLabel("Data (JSON)").fill('{"commit": "abc", "status": "green"}');
+    // The form's script reloads the page once the server answered: wait for that load, not the current page's
+    // (the live parts may already show the approval, and a form filled before the reload would be lost).
     await Promise.all([
-      page.waitForLoadState("load"),
+      page.waitForEvent("load"),
       page.getByRole("button", { name: "Send event" }).click(),
     ]);
     await page.getByRole("heading", { name: "Waiting for approval: ask" }).waitFor();
@@ -132,7 +134,7 @@ Deno.test("dashboard in Chromium: empty states, search, error and task columns, 
     await page.getByLabel("Signal name").fill("go-ahead");
     await page.getByLabel("Payload (JSON)").fill('{"by": "browser"}');
     await Promise.all([
-      page.waitForLoadState("load"),
+      page.waitForEvent("load"),
       page.getByRole("button", { name: "Send signal" }).click(),
     ]);
     const fires = page.locator("ul.timers li", { hasText: "cool-down: timer fires at" });
