@@ -6,9 +6,10 @@ import {
 } from "../../src/agents/remote_protocol.ts";
 import { AgentHost } from "../../src/agents/remote_host.ts";
 import { AgentRuns } from "../../src/agents/runs.ts";
+import type { AgentDefinition } from "../../src/agents/types.ts";
 import { RunClaims } from "../../src/agents/run_claims.ts";
 import { connectNats, type NatsConnection } from "../../src/nats/connection.ts";
-import { agentDef, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
+import { agentDef, type AgentHarness, agentHarness, PLAIN_PROMPT } from "../helpers/agents.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
 import { singleNats } from "../helpers/cluster.ts";
 
@@ -20,8 +21,12 @@ async function ask(nc: NatsConnection, subject: string, body: unknown): Promise<
   return (await nc.request(subject, JSON.stringify(body), { timeout: 5000 })).json();
 }
 
-Deno.test("agent host: a queued run is taken under a claim; a re-sent write is applied once; a lapsed claim's writes are refused", async () => {
-  const h = await agentHarness("http://127.0.0.1:9/v1", [agentDef("Greeter", PLAIN_PROMPT)]);
+/** An agent harness of these agents, its AgentHost answering on a real NATS server, for fn; then all stopped. */
+async function withHost(
+  defs: AgentDefinition[],
+  fn: (h: AgentHarness, nc: NatsConnection) => Promise<void>,
+): Promise<void> {
+  const h = await agentHarness("http://127.0.0.1:9/v1", defs);
   const nats = await singleNats();
   const nc = await connectNats({ url: nats.url }, "agent-host-test");
   const host = new AgentHost({
@@ -34,6 +39,17 @@ Deno.test("agent host: a queued run is taken under a claim; a re-sent write is a
   });
   host.start();
   try {
+    await fn(h, nc);
+  } finally {
+    host.stop();
+    await nc.close();
+    await nats.stop();
+    await h.close();
+  }
+}
+
+Deno.test("agent host: a queued run is taken under a claim; a re-sent write is applied once; a lapsed claim's writes are refused", async () => {
+  await withHost([agentDef("Greeter", PLAIN_PROMPT)], async (h, nc) => {
     const { run } = await h.service.start({
       agent: "Greeter",
       environment: "default",
@@ -91,31 +107,14 @@ Deno.test("agent host: a queued run is taken under a claim; a re-sent write is a
     const events = h.service.ledger.eventsAfter(run.id, 0).map((e) => e.type);
     assertEquals(events.filter((t) => t === "run_claimed").length, 2);
     assert(events.includes("run_released") && events.includes("run_canceled"), events.join(","));
-  } finally {
-    host.stop();
-    await nc.close();
-    await nats.stop();
-    await h.close();
-  }
+  });
 });
 
 Deno.test("agent host: an agent with concurrency keys and a queue is admitted first, then queued for a worker", async () => {
   const def = agentDef("Greeter", PLAIN_PROMPT, { queue: "gpu", concurrency: [{ limit: 1 }] });
-  const h = await agentHarness("http://127.0.0.1:9/v1", [def]);
-  const nats = await singleNats();
-  const nc = await connectNats({ url: nats.url }, "agent-host-test");
-  const host = new AgentHost({
-    nc,
-    agents: h.service,
-    claims: new RunClaims(h.db, h.service.ledger),
-    leaseMs: 60_000,
-    holds: () => false,
-    mcpPlan: () => Promise.resolve(null),
-  });
-  host.start();
-  const runs = new AgentRuns(h.service.ledger);
-  const take = () => ask(nc, AGENT_TAKE_SUBJECT, { worker: "w1", name: "one", queues: ["gpu"] });
-  try {
+  await withHost([def], async (h, nc) => {
+    const runs = new AgentRuns(h.service.ledger);
+    const take = () => ask(nc, AGENT_TAKE_SUBJECT, { worker: "w1", name: "one", queues: ["gpu"] });
     const first = await h.service.start({ agent: "Greeter", environment: "default", task: "one" });
     const second = await h.service.start({ agent: "Greeter", environment: "default", task: "two" });
     assertEquals(runs.view(first.run).status, "queued");
@@ -140,10 +139,5 @@ Deno.test("agent host: an agent with concurrency keys and a queue is admitted fi
     assertEquals([admitted.status, admitted.waiting_for?.queue], ["queued", "gpu"]);
     assertEquals((await take()).claim.run_id, second.run.id);
     assertEquals((await first.done).status, "completed");
-  } finally {
-    host.stop();
-    await nc.close();
-    await nats.stop();
-    await h.close();
-  }
+  });
 });
