@@ -6,6 +6,7 @@ import { assert, assertEquals, assertStringIncludes } from "../helpers/assert.ts
 import { singleNats, startWorkerProcess, type WorkerProcess } from "../helpers/cluster.ts";
 import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { startTwoWorkers } from "../helpers/two_workers.ts";
 import {
   holdThirdTurn,
   LOOPER_PROMPT,
@@ -186,21 +187,8 @@ Deno.test("agent runs on a queue: kill -9 of the worker mid tool loop: another w
   // The third model call is held until its worker is killed: it never finishes there.
   const third = holdThirdTurn(model);
   const home = await queueHome(model.url);
-  const nats = await singleNats();
-  const serve = await startServe({
-    env: home.env,
-    home: home.home,
-    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
-  });
-  const workers: WorkerProcess[] = ["w-1", "w-2"].map((name) =>
-    startWorkerProcess({ env: home.env, natsUrl: nats.url, name, args: ["--queue", "tools"] })
-  );
+  const { serve, workers, client, stop } = await startTwoWorkers(home, ["--queue", "tools"]);
   try {
-    const client = new StationClient(serve.url);
-    assert(
-      await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000),
-      workers.map((w) => w.stderr()).join("\n"),
-    );
     const listed = (await listWorkers(client)).workers;
     const started = await startAgentRun(client, "Looper", { task: "Echo twice", queue: "tools" });
     await model.waitForRequests(3, 30_000);
@@ -232,9 +220,7 @@ Deno.test("agent runs on a queue: kill -9 of the worker mid tool loop: another w
     assertEquals(mcpCalls(home), ['echo {"text":"call-1"}', 'echo {"text":"call-2"}']);
   } finally {
     third.release();
-    for (const w of workers) await w.stop();
-    await serve.stop();
-    await nats.stop();
+    await stop();
     await model.close();
     await home.cleanup();
   }

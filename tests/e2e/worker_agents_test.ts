@@ -3,11 +3,12 @@ import { agentRunEvents, listAgentRuns } from "../../src/client/agent_runs.ts";
 import { listWorkers } from "../../src/client/workers.ts";
 import { runEvents, runSteps, startRun, waitForRun } from "../../src/client/workflow_runs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { singleNats, startWorkerProcess, type WorkerProcess } from "../helpers/cluster.ts";
+import { singleNats, startWorkerProcess } from "../helpers/cluster.ts";
 import { tempHome } from "../helpers/home.ts";
 import { stdioServerEntry } from "../helpers/mcp_stdio_server.ts";
 import { startModelServer } from "../helpers/model_server.ts";
 import { runStn, startServe, waitFor } from "../helpers/stn.ts";
+import { startTwoWorkers } from "../helpers/two_workers.ts";
 import {
   holdThirdTurn,
   LOOPER_PROMPT,
@@ -30,21 +31,8 @@ Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes t
   const home = await agentHome(model.url);
   // The third model call is held until its worker is killed: it never finishes there.
   const third = holdThirdTurn(model);
-  const nats = await singleNats();
-  const serve = await startServe({
-    env: home.env,
-    home: home.home,
-    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
-  });
-  const workers: WorkerProcess[] = ["w-1", "w-2"].map((name) =>
-    startWorkerProcess({ env: home.env, natsUrl: nats.url, name })
-  );
+  const { serve, workers, client, stop } = await startTwoWorkers(home);
   try {
-    const client = new StationClient(serve.url);
-    assert(
-      await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000),
-      workers.map((w) => w.stderr()).join("\n"),
-    );
     const listed = (await listWorkers(client)).workers;
     assertEquals(listed.map((w) => w.agents), [true, true], "both workers run agent steps");
     const run = await startRun(client, {
@@ -90,9 +78,7 @@ Deno.test("workers: kill -9 of a worker mid tool loop: another worker finishes t
     assertEquals(types.filter((t) => t === "tool_called").length, 2);
   } finally {
     third.release();
-    for (const w of workers) await w.stop();
-    await serve.stop();
-    await nats.stop();
+    await stop();
     await model.close();
     await home.cleanup();
   }
@@ -122,22 +108,9 @@ Deno.test("workers: agent steps of one run go to both workers; their sandboxes a
       ? { hold: asked, calls: [{ name: "sandbox_exec", args: { cmd: "echo hi" } }] }
       : { hold: looked, text: "boxed" };
   });
-  const nats = await singleNats();
-  const serve = await startServe({
-    env: home.env,
-    home: home.home,
-    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
-  });
-  const workers = ["w-1", "w-2"].map((name) =>
-    startWorkerProcess({ env: home.env, natsUrl: nats.url, name, args: ["--concurrency", "1"] })
-  );
+  const { serve, workers, client, stop } = await startTwoWorkers(home, ["--concurrency", "1"]);
   const backend = testBackend();
   try {
-    const client = new StationClient(serve.url);
-    assert(
-      await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000),
-      workers.map((w) => w.stderr()).join("\n"),
-    );
     const listed = (await listWorkers(client)).workers;
     const run = await startRun(client, {
       definition: {
@@ -183,9 +156,7 @@ Deno.test("workers: agent steps of one run go to both workers; their sandboxes a
   } finally {
     bothAsked();
     seen();
-    for (const w of workers) await w.stop();
-    await serve.stop();
-    await nats.stop();
+    await stop();
     await model.close();
     await removeStationContainers(home.path("stn.db"));
     await home.cleanup();

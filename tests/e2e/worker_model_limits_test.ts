@@ -1,12 +1,12 @@
-import { StationClient } from "../../src/client/http.ts";
+import type { StationClient } from "../../src/client/http.ts";
 import { agentRunEvents, listAgentRuns } from "../../src/client/agent_runs.ts";
 import { listWorkers } from "../../src/client/workers.ts";
 import { runEvents, startRun, waitForRun } from "../../src/client/workflow_runs.ts";
 import { assert, assertEquals } from "../helpers/assert.ts";
-import { singleNats, startWorkerProcess, type WorkerProcess } from "../helpers/cluster.ts";
 import { type TempHome, tempHome } from "../helpers/home.ts";
 import { type LimitedModel, maxPerMinute, startLimitedModel } from "../helpers/limited_model.ts";
-import { startServe, waitFor } from "../helpers/stn.ts";
+import { waitFor } from "../helpers/stn.ts";
+import { startTwoWorkers } from "../helpers/two_workers.ts";
 
 // `ai.limits` on `stn worker`s (docs/workers.md#model-limits): each worker asks the station for every model
 // call's permit, so a limit holds for all the machines' calls together, checked from the provider's side.
@@ -25,31 +25,6 @@ async function limitedHome(model: LimitedModel, limits: string): Promise<TempHom
     "---\nmodel: openai/test-model\ntimeout: 5m\n---\n{{userInput}}\n",
   );
   return home;
-}
-
-/** The station (running no steps itself), two workers and a client once both workers are listed. */
-async function cluster(home: TempHome) {
-  const nats = await singleNats();
-  const serve = await startServe({
-    env: home.env,
-    home: home.home,
-    args: ["--port", "0", "--nats-url", nats.url, "--no-local-workers"],
-  });
-  const workers: WorkerProcess[] = ["w-1", "w-2"].map((name) =>
-    startWorkerProcess({ env: home.env, natsUrl: nats.url, name })
-  );
-  const client = new StationClient(serve.url);
-  const stop = async () => {
-    for (const w of workers) await w.stop();
-    await serve.stop();
-    await nats.stop();
-  };
-  if (!await waitFor(async () => (await listWorkers(client)).workers.length === 2, 20_000)) {
-    const logs = workers.map((w) => w.stderr()).join("\n");
-    await stop();
-    throw new Error(`the workers did not register:\n${logs}`);
-  }
-  return { nats, serve, workers, client, stop };
 }
 
 /** One-step workflow runs of agent Plain, started at once. */
@@ -81,7 +56,7 @@ Deno.test("workers: ai.limits concurrency and tokens_per_minute hold for the cal
   // Each call takes 300 ms and reports 40 tokens: 200 a minute lets five go, the sixth waits for the minute.
   const model = startLimitedModel({ holdMs: 300, usage: { input: 30, output: 10 } });
   const home = await limitedHome(model, '"openai/test-model": {concurrency: 2, tokens_per_minute: 200}');
-  const c = await cluster(home);
+  const c = await startTwoWorkers(home);
   try {
     const ids = await startAgentSteps(c.client, 6);
     for (const id of ids) {
@@ -122,7 +97,7 @@ Deno.test("workers: a provider's Retry-After seen on a worker holds after that w
       : { text: "after the wait" };
   });
   const home = await limitedHome(model, "openai: {concurrency: 4}");
-  const c = await cluster(home);
+  const c = await startTwoWorkers(home);
   try {
     const [id] = await startAgentSteps(c.client, 1);
     await model.server.waitForRequests(1, 30_000);
