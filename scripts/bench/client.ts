@@ -3,8 +3,9 @@
  * measured alternating with it in the same run (min, median and max of RUNS each):
  * - client commands: `stn workflow runs` and `stn files list` against a running `stn serve`, vs curl
  *   fetching the same page and vs a bare Deno process doing that fetch (the floor of any Deno CLI), in a
- *   home set up by `stn init --yes`; and `stn workflow runs` in a home whose config.yaml sets the log level,
- *   which a client command then reads (src/config/client_settings.ts);
+ *   home set up by `stn init --yes`; and `stn workflow runs` in a home whose config.yaml sets the log level
+ *   (quoted, with a comment, as a hand-edited file might), which a client command then reads
+ *   (src/config/client_settings.ts);
  * - `stn --version` vs a bare `deno eval`;
  * - the embedded one-shot, the README's main job (`workflow run examples/workflows/triage.workflow.yaml`,
  *   what cron and CI call, in its own STATION_HOME with no server), vs `deno eval`, with the peak RSS.
@@ -94,9 +95,9 @@ async function clientCommands(): Promise<void> {
   const env = baseEnv(home);
   // The config.yaml `stn init --yes` writes: a client command need not read it (src/config/client_settings.ts).
   await new Deno.Command(STN, { args: ["init", "--yes"], env, clearEnv: true, stdout: "null" }).output();
-  // A home whose config.yaml sets the log level: a client command reads that file.
+  // A home whose config.yaml sets the log level, as a hand-edited file might: a client command reads it.
   const logHome = await Deno.makeTempDir({ prefix: "stn-bench-client-log-" });
-  Deno.writeTextFileSync(join(logHome, "config.yaml"), "log:\n  level: warn\n");
+  Deno.writeTextFileSync(join(logHome, "config.yaml"), "log:\n  level: 'warn' # quieter\n");
   const logEnv = baseEnv(logHome);
   const serve = new Deno.Command(Deno.execPath(), {
     args: [...STN_RUN_ARGS, MAIN, "serve", "--port", "0"],
@@ -122,12 +123,13 @@ async function clientCommands(): Promise<void> {
         ? {
           runsAgainst: [join(AGAINST, "scripts", "stn"), "--station", url, "workflow", "runs"],
           filesAgainst: [join(AGAINST, "scripts", "stn"), "--station", url, "files", "list"],
+          runsLogAgainst: [join(AGAINST, "scripts", "stn"), "--station", url, "workflow", "runs"],
         }
         : {}),
     };
     const runs: Record<string, Sample[]> = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
     // One untimed round: the launcher's first start runs scripts/setup and keeps what it found.
-    const envOf = (key: string) => key === "runsLog" ? logEnv : env;
+    const envOf = (key: string) => key.startsWith("runsLog") ? logEnv : env;
     for (const [key, args] of Object.entries(commands)) await measure(args, envOf(key));
     for (let i = 0; i < RUNS; i++) {
       for (const [key, args] of Object.entries(commands)) runs[key].push(await measure(args, envOf(key)));
@@ -170,6 +172,7 @@ async function clientCommands(): Promise<void> {
     if (AGAINST) {
       console.log(`  ${AGAINST} stn workflow runs: ${s.runsAgainst.text}`);
       console.log(`  ${AGAINST} stn files list:    ${s.filesAgainst.text}`);
+      console.log(`  ${AGAINST} stn workflow runs, config.yaml setting log.level: ${s.runsLogAgainst.text}`);
     }
   } finally {
     serve.kill("SIGTERM");

@@ -64,18 +64,24 @@ export function clientSettings(
   return { paths, log: { level, format }, ...(apiToken ? { apiToken } : {}) };
 }
 
-// One line of block YAML: indentation, a key, and a plain scalar that YAML reads as a string (no quotes,
-// spaces, flow or block markers, not ending in a colon), then maybe a comment.
-const LINE = /^( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +([A-Za-z0-9_./][A-Za-z0-9_./:@+~=-]*(?<!:)))? *(?: #.*)?$/;
+// One line of block YAML: indentation, a key, and maybe a scalar, then maybe a comment. The scalar is plain
+// (words of safe characters, none ending in a colon, one space apart: no flow or block markers, no `: ` or
+// ` #`), single-quoted (`''` is a quote) or double-quoted without escapes; quoted ones are always strings.
+const WORD = "[A-Za-z0-9_./:@+~=-]+(?<!:)";
+const LINE = new RegExp(
+  `^( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(?:((?=[A-Za-z0-9_./])${WORD}(?: +${WORD})*)` +
+    `|'((?:[^'\\x00-\\x1f\\x7f]|'')*)'|"([^"\\\\\\x00-\\x1f\\x7f]*)"))? *(?: #.*)?$`,
+);
 // Plain scalars that YAML 1.2 reads as null, a boolean or a number, not a string.
 const NOT_A_STRING =
   /^(?:null|Null|NULL|~|true|True|TRUE|false|False|FALSE|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
 
 /**
- * A config file's scalars by dotted path when it is plain block YAML: nested keys, each with a scalar in plain
- * style or a block of keys one indentation deeper, comments and blank lines. A scalar YAML reads as a string
- * is that string; any other (a number, a boolean, null) is null here. Anything else (quotes, lists, flow
- * style, anchors, an empty key, a key twice, uneven indentation) gives null: only the YAML reader may judge.
+ * A config file's scalars by dotted path when it is plain block YAML: nested keys, each with a scalar (plain,
+ * or quoted without escapes) or a block of keys one indentation deeper, comments and blank lines. A scalar
+ * YAML reads as a string is that string; any other (a number, a boolean, null) is null here. Anything else
+ * (escapes, lists, flow style, anchors, an empty key, a key twice, uneven indentation) gives null: only the
+ * YAML reader may judge.
  */
 export function simpleYaml(text: string): Map<string, string | null> | null {
   const values = new Map<string, string | null>();
@@ -87,7 +93,7 @@ export function simpleYaml(text: string): Map<string, string | null> | null {
     if (/^ *(#.*)?$/.test(line)) continue;
     const m = LINE.exec(line);
     if (!m) return null;
-    const [, { length: indent }, key, value] = m;
+    const [, { length: indent }, key, plain, single, double] = m;
     while (open.length && open.at(-1)!.indent >= indent) {
       if (open.pop()!.children === undefined) return null; // `key:` with nothing under it is null
     }
@@ -99,8 +105,10 @@ export function simpleYaml(text: string): Map<string, string | null> | null {
     const path = parent ? `${parent.path}.${key}` : key;
     if (seen.has(path)) return null;
     seen.add(path);
-    if (value === undefined) open.push({ indent, path });
-    else values.set(path, NOT_A_STRING.test(value) ? null : value);
+    if (plain !== undefined) values.set(path, NOT_A_STRING.test(plain) ? null : plain);
+    else if (single !== undefined) values.set(path, single.replaceAll("''", "'"));
+    else if (double !== undefined) values.set(path, double);
+    else open.push({ indent, path });
   }
   return open.every((o) => o.children !== undefined) ? values : null;
 }

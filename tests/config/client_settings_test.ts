@@ -30,10 +30,35 @@ Deno.test("simpleYaml: whatever it reads, the YAML reader reads the same strings
   const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) >>> 8) % n;
   const keys = ["log", "level", "format", "server", "api_token", "debug", "a", "b-c", "x_1", "model"];
   // Scalars it reads (strings and others) and forms it must leave to the YAML reader.
-  const plain = ["warn", "openai/gpt-4o-mini", "http://127.0.0.1:11434/v1", "abc=", "v # note", "-x"];
-  const other = ["3", "1.5e3", "true", "~", "null", "0x1F", ".inf"];
-  const refused = ["'warn'", '"x"', "foo:", "a b", "a #c", "[1]", "{a: 1}", "&x y", "*x", "|"];
-  const pools = [plain, plain, plain, plain, other, other, refused];
+  const plain = [
+    "warn",
+    "openai/gpt-4o-mini",
+    "http://127.0.0.1:11434/v1",
+    "abc=",
+    "v # note",
+    "a b",
+    "b  - c",
+  ];
+  const quoted = ["'warn'", '"x"', "'it''s'", "'a # b'", '"k: v"', "'true'", '"3"', "''", "'x' # c"];
+  const other = ["3", "1.5e3", "true", "~", "null", "0x1F", ".inf", "1 2"];
+  const refused = [
+    "-x",
+    "foo:",
+    "a b:",
+    "a: b",
+    "a #c",
+    "[1]",
+    "{a: 1}",
+    "&x y",
+    "*x",
+    "|",
+    '"a\\"b"',
+    "'a'b'",
+    "'open",
+    '"x" y',
+    "'a'#c",
+  ];
+  const pools = [plain, plain, plain, quoted, quoted, other, other, refused];
   let read = 0;
   const nested = new Set<string>();
   for (let i = 0; i < 20_000; i++) {
@@ -71,8 +96,10 @@ Deno.test("client settings: what the whole config says of the log and the token,
       {},
       { yaml: "ai:\n  provider: openai\n  model: openai/gpt-4o-mini\n" },
       { yaml: "log:\n  level: warn\n  format: json\n" },
+      { yaml: "log:\n  level: 'warn'\n  format: \"json\" # for jq\n" },
       { yaml: "log:\n  level: warn\n", env: { STN_LOG_LEVEL: "error" } },
       { yaml: "# mine\nserver:\n  api_token: abcdefghijklmnop.qrst\n  port: 9000\n" },
+      { yaml: "name: my station\nserver:\n  api_token: 'abcdefghijklmnop=='\n" },
       { yaml: "server:\n  api_token: abcdefghijklmnop\n", env: { STATION_API_TOKEN: "zyxwvutsrqponmlkj" } },
       { env: { STN_LOG_FORMAT: "json", STN_SERVER_API_TOKEN: "0123456789abcdef==" } },
     ];
@@ -99,7 +126,8 @@ Deno.test("client settings: a value that is not valid, or a file read only in fu
   try {
     const cases: { yaml?: string; env?: Record<string, string>; config?: string }[] = [
       { yaml: "log:\n  level: loud\n" },
-      { yaml: "log:\n  level: 'warn'\n" },
+      { yaml: "log:\n  level: 'loud'\n" },
+      { yaml: 'log:\n  level: "w\\u0061rn"\n' },
       { yaml: "log: warn\n" },
       { yaml: "log:\nai:\n  model: x\n" },
       { yaml: "debug: true\n" },
