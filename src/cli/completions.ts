@@ -93,31 +93,35 @@ ${caseFunction("_stn_options", table, (n) => n.options)}
 ${caseFunction("_stn_args", table, (n) => n.args)}
 ${caseFunction("_stn_values", table, (n) => n.values)}
 _stn_names() { "\${COMP_WORDS[0]}" __complete "$1" 2>/dev/null; }
+_stn_kind() { local v=" $(_stn_values "$1") "; [[ "$v" == *" $2:"* ]] && v="\${v#* "$2":}" && echo "\${v%% *}"; }
 _stn() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" cmdpath="" w i n=0 kids kind want values
-  local -a kinds
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    w="\${COMP_WORDS[i]}"
-    values=" $(_stn_values "$cmdpath") "
+  # The words as typed, split at blanks only: bash's COMP_WORDS also splits at = and : (COMP_WORDBREAKS),
+  # which would cut --env=prod and a --station URL apart.
+  local line="\${COMP_LINE:0:COMP_POINT}" cmdpath="" w i n=0 last cur kind want="" words="" flag
+  local -a typed kinds found
+  read -ra typed <<< "$line"
+  [[ -z "$line" || "$line" == *[[:space:]] ]] && typed+=("")
+  last=$((\${#typed[@]} - 1)); cur="\${typed[last]}"
+  for ((i = 1; i < last; i++)); do
+    w="\${typed[i]}"
     if [[ " $(_stn_children "$cmdpath") " == *" $w "* ]]; then cmdpath="\${cmdpath:+$cmdpath }$w"; n=0
-    elif [[ "$values" == *" $w:"* ]]; then want="\${values#* "$w":}"; want="\${want%% *}"; i=$((i + 1))
+    elif want="$(_stn_kind "$cmdpath" "$w")"; then i=$((i + 1))
     elif [[ "$w" != -* ]]; then n=$((n + 1)); fi
   done
-  # Past the end: the word at the cursor is the value of the flag before it.
-  if ((i > COMP_CWORD)); then
-    if [[ "$want" != "-" ]]; then COMPREPLY=($(compgen -W "$(_stn_names "$want")" -- "$cur")); fi
-    return 0
+  if ((i > last)); then # past the end: the word at the cursor is the value of the flag before it
+    [[ "$want" != "-" ]] && words="$(_stn_names "$want")"
+  elif [[ "$cur" == -*=* ]] && want="$(_stn_kind "$cmdpath" "\${cur%%=*}")"; then # --flag=value
+    flag="\${cur%%=*}="; cur="\${cur#*=}"
+    [[ "$want" != "-" ]] && words="$(_stn_names "$want")"
+  elif [[ "$cur" == -* ]]; then words="$(_stn_options "$cmdpath")"
+  elif words="$(_stn_children "$cmdpath")"; [[ -z "$words" ]]; then
+    kinds=($(_stn_args "$cmdpath")); kind="\${kinds[n]}"
+    [[ -n "$kind" && "$kind" != "-" ]] && words="$(_stn_names "$kind")"
   fi
-  if [[ "$cur" == -* ]]; then
-    COMPREPLY=($(compgen -W "$(_stn_options "$cmdpath")" -- "$cur"))
-    return
-  fi
-  kids="$(_stn_children "$cmdpath")"
-  if [[ -n "$kids" ]]; then COMPREPLY=($(compgen -W "$kids" -- "$cur")); return; fi
-  kinds=($(_stn_args "$cmdpath")); kind="\${kinds[n]}"
-  if [[ -n "$kind" && "$kind" != "-" ]]; then
-    COMPREPLY=($(compgen -W "$(_stn_names "$kind")" -- "$cur"))
-  fi
+  found=($(compgen -P "$flag" -W "$words" -- "$cur"))
+  # bash replaces only its own word at the cursor (after a = or :), so what precedes it is left out.
+  w="\${typed[last]}"; w="\${w%"\${COMP_WORDS[COMP_CWORD]}"}"
+  COMPREPLY=("\${found[@]#"$w"}")
 }
 complete -o default -F _stn stn
 `;
@@ -150,6 +154,14 @@ _stn() {
   if (( i > CURRENT )); then
     if [[ "$want" != "-" ]]; then _stn_names $want; else _files; fi
     return
+  fi
+  if [[ "\${words[CURRENT]}" == -*=* ]]; then # --flag=value
+    values=" $(_stn_values "$cmdpath") "; w="\${words[CURRENT]%%=*}"
+    if [[ "$values" == *" $w:"* ]]; then
+      want="\${values#* "$w":}"; want="\${want%% *}"; compset -P '*='
+      if [[ "$want" != "-" ]]; then _stn_names $want; else _files; fi
+      return
+    fi
   fi
   if [[ "\${words[CURRENT]}" == -* ]]; then
     compadd -- \${=$(_stn_options "$cmdpath")}
@@ -230,7 +242,21 @@ function __stn_names
     $words[1] __complete (__stn_kind) 2>/dev/null
 end
 complete -c stn -n 'count (__stn_commands) >/dev/null' -f -a '(__stn_commands)'
-complete -c stn -n 'string match -q -- "-*" (commandline -ct)' -a '(__stn_options (__stn_path))'
+function __stn_flag_kind
+    # The kind of a --flag=value at the cursor, when the flag names one.
+    set -l flag (string match -r -- '^-[^=]*(?==)' (commandline -ct)); or return 1
+    set -l value (string match -- "$flag:*" (__stn_values (__stn_path))); or return 1
+    set -l kind (string replace -- "$flag:" '' $value[1])
+    test "$kind" != -; and echo $kind
+end
+function __stn_flag_names
+    set -l words (commandline -opc)
+    set -l flag (string match -r -- '^-[^=]*(?==)' (commandline -ct))
+    $words[1] __complete (__stn_flag_kind) 2>/dev/null | string replace -r -- '^' "$flag="
+end
+complete -c stn -n 'string match -q -- "-*" (commandline -ct); and not string match -q -- "*=*" (commandline -ct)' \\
+    -a '(__stn_options (__stn_path))'
+complete -c stn -n '__stn_flag_kind >/dev/null' -f -a '(__stn_flag_names)'
 # Only where the station has names: elsewhere (a file argument) fish offers file names.
 complete -c stn -n '__stn_kind >/dev/null' -f -a '(__stn_names)'
 `;

@@ -106,6 +106,11 @@ Deno.test("stn completions bash|zsh|fish: each shell accepts its script; Tab off
       assertEquals(await complete("stn workflow approvals list --run "), [runId], shell);
       assertEquals(await complete("stn agent run --env default "), ["Greeter"], shell);
       assertEquals(await complete("stn workflow inspect -o json "), [runId], shell);
+      // --flag=value, and a --station URL, whose = and : bash splits into words of their own.
+      const envValue = await complete("stn agent run Greeter --env=de");
+      assertEquals(envValue, [shell === "fish" ? "--env=default" : "default"], shell);
+      assertEquals(await complete("stn agent run --env=default "), ["Greeter"], shell);
+      assertEquals(await complete(`stn workflow inspect --station ${serve.url} `), [runId], shell);
       // Where no station name fits, the shell's file completion stays (bash's through `complete -o default`,
       // which it applies after the function offered nothing).
       const files = await complete(`stn workflow apply ${home.path("hello.wo")}`);

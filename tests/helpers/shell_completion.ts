@@ -6,10 +6,23 @@ import { childEnv } from "./stn.ts";
 /** The shells whose completion the tests drive (PowerShell is not in Debian's packages). */
 export type Shell = "bash" | "zsh" | "fish";
 
-/** bash: the script sourced, COMP_WORDS/COMP_CWORD set as bash sets them on Tab, then the function called. */
-const BASH_DRIVER = `source "$1"; COMP_WORDS=($2); COMP_CWORD=\${#COMP_WORDS[@]}; ` +
-  `[[ "$2" == *" " ]] && COMP_WORDS+=("") || COMP_CWORD=$((COMP_CWORD - 1)); ` +
-  `_stn; printf '%s\\n' "\${COMPREPLY[@]}"`;
+/**
+ * bash's real completion, driven from zsh's zpty: an interactive bash in a pseudo-terminal loads the script,
+ * wraps `_stn` to write what it offers (COMPREPLY) to a file, and gets the line typed and Tab pressed, so
+ * COMP_WORDS, COMP_LINE and COMP_POINT are bash's own (it splits words at = and : too).
+ */
+const BASH_DRIVER = `
+zmodload zsh/zpty || exit 3
+zpty b bash --norc --noprofile -i
+zpty -w b "PS1='> '; source \${(q)1}; complete -o default -F _stn_hits stn"
+zpty -w b "_stn_hits() { _stn; printf '%s\\\\n' \\"\\\${COMPREPLY[@]}\\" > \${(q)3}; }"
+zpty -w b "echo RE''ADY"
+zpty -r b out '*READY*> *'
+zpty -w -n b "$2"$'\\t'
+zpty -w b $'\\C-u'"echo DO''NE"
+zpty -r b out '*DONE*'
+zpty -d b
+`;
 
 /**
  * zsh's real completion: an interactive `zsh -f` in a pseudo-terminal (zsh/zpty) loads compinit and the
@@ -55,16 +68,15 @@ export async function completeIn(
   env: Record<string, string>,
 ): Promise<string[]> {
   let out: string;
-  if (shell === "bash") {
-    out = await runQuiet("bash", ["-c", BASH_DRIVER, "bash", script, line], env);
-  } else if (shell === "fish") {
+  if (shell === "fish") {
     out = await runQuiet("fish", ["-c", "source $argv[1]; complete -C $argv[2]", script, line], env);
     out = out.split("\n").map((l) => l.split("\t")[0]).join("\n"); // a candidate, a tab, its description
   } else {
-    const hits = await Deno.makeTempFile({ prefix: "stn-zsh-hits-" });
+    const hits = await Deno.makeTempFile({ prefix: `stn-${shell}-hits-` });
     try {
-      // timeout: a driver waiting for output that never comes ends (its pty's zsh with it) instead of hanging.
-      await runQuiet("timeout", ["120", "zsh", "-f", "-c", ZSH_DRIVER, "zsh", script, line, hits], env);
+      // timeout: a driver waiting for output that never comes ends (its pty's shell with it) instead of hanging.
+      const driver = shell === "bash" ? BASH_DRIVER : ZSH_DRIVER;
+      await runQuiet("timeout", ["120", "zsh", "-f", "-c", driver, "zsh", script, line, hits], env);
       out = await Deno.readTextFile(hits);
     } finally {
       await Deno.remove(hits);
