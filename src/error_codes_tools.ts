@@ -124,7 +124,7 @@ export const TOOL_ERROR_CODES = {
     "`stn files upload --recursive`: some files were not uploaded (details.failed says which and why; the rest are stored)",
   ],
   json_with_stdout: [400, 2, "--json cannot be used when stdout carries a file's bytes"],
-  invalid_shell: [400, 2, "completions are for bash, zsh or fish"],
+  invalid_shell: [400, 2, "completions are for bash, zsh, fish or powershell"],
   doctor_failed: [503, 1, "`stn doctor`: something a default command needs is missing (details.checks)"],
   station_degraded: [503, 1, "the server answers, but a part of it (db, nats) is down"],
   run_failed: [422, 3, "`workflow run --wait`: the run failed (details.run)"],
