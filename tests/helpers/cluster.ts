@@ -31,12 +31,27 @@ export async function startCluster(): Promise<NatsCluster> {
   const dir = await Deno.makeTempDir({ prefix: "stn-cluster-" });
   for (let tries = 0; tries < 20; tries++) {
     const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [0, 1, 2].flatMap((i) => [base + i, base + 2000 + i]);
+    const ports = [0, 1, 2].flatMap((i) => [base + i, base + 2000 + i, base + 4000 + i]);
     if (!(await Promise.all(ports.map(portFree))).every(Boolean)) continue;
     const out = await new Deno.Command(CLUSTER_SCRIPT, { args: ["start", dir, String(base)] }).output();
     if (!out.success) {
+      // The logs go with the directory: their ends go into the error, for a failure seen only in CI.
+      const logs = [0, 1, 2].map((i) => {
+        const text = (() => {
+          try {
+            return Deno.readTextFileSync(`${dir}/n${i}.log`);
+          } catch {
+            return "(no log)";
+          }
+        })();
+        return `n${i}.log:\n${text.trimEnd().split("\n").slice(-8).join("\n")}`;
+      });
       await Deno.remove(dir, { recursive: true }).catch(() => {});
-      throw new Error(`nats-cluster start failed (${out.code}): ${new TextDecoder().decode(out.stderr)}`);
+      throw new Error(
+        `nats-cluster start failed (${out.code}): ${new TextDecoder().decode(out.stderr)}\n${
+          logs.join("\n")
+        }`,
+      );
     }
     const pid = (i: number) => Number(Deno.readTextFileSync(`${dir}/n${i}.pid`).trim());
     const pids = [0, 1, 2].map(pid);
