@@ -14,7 +14,9 @@
  * `step`, which promises each step's outcome on disk, a completion is stamped when a sync covering it ended
  * (not at commit), and a run of (b) counts as ended once its last commit is synced.
  *
- *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2] [modes=normal,fsync,step]
+ *   deno run -A scripts/bench/engine.ts [chains=30] [runs=1000] [rounds=2] [modes=normal,fsync,step] [pad=0]
+ * (`pad`: each definition also carries a state no run reaches, of about that many bytes — real workflows'
+ * definitions are kilobytes, the benchmark's a few hundred bytes.)
  * (under the V8 flags stn ships with: started without --expose-gc, it runs itself again with them.)
  */
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
@@ -43,6 +45,9 @@ const RUNS = Number(Deno.args[1] ?? 1000);
 const ROUNDS = Number(Deno.args[2] ?? 2);
 type Mode = "normal" | "fsync" | "step";
 const MODES = (Deno.args[3] ?? "normal,fsync,step").split(",") as Mode[];
+const PADDING = Number(Deno.args[4] ?? 0) > 0
+  ? [{ id: "padding", type: "inject", data: { text: "x".repeat(Number(Deno.args[4])) } }]
+  : [];
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
@@ -165,13 +170,16 @@ async function measure(durability: Mode): Promise<Figures> {
     const wait0 = clock.read(), chain0 = performance.now(), chainCounts = counters();
     const chain = WorkflowDefinition.parse({
       id: "chain20",
-      states: Array.from({ length: 20 }, (_, i) => ({
-        id: `s${i}`,
-        type: "transform",
-        expression: "{'n': n + 1}",
-        output: { n: "$.n" },
-        ...(i < 19 ? { next: `s${i + 1}` } : {}),
-      })),
+      states: [
+        ...Array.from({ length: 20 }, (_, i) => ({
+          id: `s${i}`,
+          type: "transform",
+          expression: "{'n': n + 1}",
+          output: { n: "$.n" },
+          ...(i < 19 ? { next: `s${i + 1}` } : {}),
+        })),
+        ...PADDING,
+      ],
     });
     // Completion instants come from the engine's own notifications (sub-ms clock), not the ledger's ms timestamps.
     const gaps: number[] = [];
@@ -216,6 +224,7 @@ async function measure(durability: Mode): Promise<Figures> {
         { id: "a", type: "transform", expression: "{'n': n + 1}", next: "b" },
         { id: "b", type: "inject", data: { v: "${a.n}" }, next: "c" },
         { id: "c", type: "transform", expression: "{'done': b.v}" },
+        ...PADDING,
       ],
     });
     // Run ends are counted by the engine's run-end hook: polling the ledger for 1,000 runs took ~10% of the

@@ -12,7 +12,7 @@ import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { Command } from "./commands.ts";
 import { type KeySlot, type KeyUsage, pickAdmissions, type Waiter } from "../../lib/concurrency.ts";
 import type { StepMessage } from "./dispatch.ts";
-import type { RunRow } from "./ledger.ts";
+import type { RunHead } from "./ledger.ts";
 import type { Repository } from "./repository.ts";
 import type { RunState, TransitionEnv } from "./run_state.ts";
 import { admitRun } from "./transitions.ts";
@@ -101,7 +101,7 @@ export function usageWith(read: (key: string) => KeyUsage, pending: Command[]): 
  * The top-level step a waiting run goes on at when admitted: a retried run's step it stopped at, a forked run's
  * fork point; undefined for a new run (its first step).
  */
-export function resumeAt(repo: Repository, run: RunRow): string | undefined {
+export function resumeAt(repo: Repository, run: RunHead): string | undefined {
   const last = repo.attempts.list(run.id).filter((a) => a.scope === "").at(-1);
   if (!last) return undefined;
   return last.status === "completed" ? run.forked_from ?? undefined : last.step_id;

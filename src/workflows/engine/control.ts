@@ -108,7 +108,7 @@ export class Control {
     }, { eager: true });
     for (const runId of canceled) core.notify(runId), core.nc.publish(`${CANCEL_SUBJECT}.${runId}`);
     if (existing) return core.repo.runs.get(existing)!;
-    if (!core.repo.runs.get(id)) return undefined; // a debounced start taken by someone else
+    if (!core.repo.runs.head(id)) return undefined; // a debounced start taken by someone else
     core.notify(id);
     countRunStarted(def.id);
     await core.publishAll(messages, traceparent);

@@ -254,7 +254,7 @@ export class EngineCore {
     const decision = claim({
       message: m,
       attempt: a,
-      run: a && this.repo.runs.get(a.run_id),
+      run: a && this.repo.runs.head(a.run_id),
       inflight: a !== undefined && this.inflight.has(a.id),
       retryPending: a?.status === "scheduled" && this.repo.timers.retryPending(a.id),
     }, env);
@@ -265,7 +265,7 @@ export class EngineCore {
 
   /** A run as transitions read it, with the attempts a transition is about (call inside a transaction). */
   snapshot(runId: string, ...include: number[]): RunState | undefined {
-    return this.repo.snapshot(runId, (run) => this.definitionOf(run), include);
+    return this.repo.snapshots.read(runId, (id) => this.definition(id), include);
   }
 
   /** The definition a run started with (cached while the run is active here). */
@@ -339,7 +339,7 @@ export class EngineCore {
   notify(runId: string): void {
     this.#watchers.notify(runId);
     // Only after the commit that ended it (a rolled-back transaction leaves the run active).
-    const run = this.#ended.delete(runId) ? this.repo.runs.get(runId)! : undefined;
+    const run = this.#ended.delete(runId) ? this.repo.runs.head(runId)! : undefined;
     if (run && TERMINAL_RUN.includes(run.status)) {
       countRunFinished(run.workflow_id, run.status);
       for (const fn of this.#endHooks) {

@@ -9,7 +9,7 @@ import type { StepMessage } from "./dispatch.ts";
 import {
   type ApprovalRow,
   type AttemptRow,
-  type RunRow,
+  type RunHead,
   type StepError,
   TERMINAL_RUN,
   type TimerRow,
@@ -35,7 +35,7 @@ import {
 export interface ClaimInput {
   message: StepMessage;
   attempt: AttemptRow | undefined;
-  run: RunRow | undefined;
+  run: RunHead | undefined;
   /** This process is already executing the attempt. */
   inflight: boolean;
   /** The attempt waits out a retry backoff (its timer publishes it). */
@@ -92,7 +92,7 @@ export function claim(input: ClaimInput, env: TransitionEnv): ClaimDecision {
   return { kind: "run", attempt: { ...a, status: "running" }, commands };
 }
 
-function runFinished(run: RunRow): StationError {
+function runFinished(run: RunHead): StationError {
   return new StationError("run_finished", `run ${run.id} already ${run.status}`, { status: 409 });
 }
 
@@ -105,7 +105,7 @@ export function cancelRun(state: RunState, reason: string, env: TransitionEnv): 
 }
 
 /** Pauses a run (nothing when it already is); a finished run is a 409. */
-export function pauseRun(run: RunRow, env: TransitionEnv): Command[] {
+export function pauseRun(run: RunHead, env: TransitionEnv): Command[] {
   if (run.status === "paused") return [];
   if (TERMINAL_RUN.includes(run.status)) throw runFinished(run);
   const at = iso(env.now);

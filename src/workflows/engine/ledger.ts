@@ -46,6 +46,17 @@ export interface RunRow {
   forked_from?: string | null;
 }
 
+/**
+ * A run row without its definition, input and result, which can be large: what claims and transitions read of
+ * a run on every step (the definition comes from the engine's cache).
+ */
+export type RunHead = Omit<RunRow, "definition" | "input" | "result">;
+
+/** The columns of a RunHead. */
+export const RUN_HEAD_COLUMNS =
+  "id, workflow_id, workflow_version, status, error, traceparent, created_at, " +
+  "updated_at, started_at, completed_at, parent_run_id, forked_from";
+
 export type ScopeStatus = "pending" | "running" | "completed" | "failed" | "canceled";
 export interface ScopeRow {
   run_id: string;

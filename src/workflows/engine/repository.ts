@@ -2,30 +2,31 @@
 
 import { type Database, transaction } from "../../db/database.ts";
 import { Statements } from "../../db/statements.ts";
-import type { WorkflowDefinition } from "../definition/schema.ts";
 import { applyCommands } from "./apply.ts";
 import type { Command } from "./commands.ts";
 import type { StepMessage } from "./dispatch.ts";
-import type {
-  ApprovalRow,
-  ApprovalStatus,
-  AttemptRow,
-  EventRecordRow,
-  EventRow,
-  RunRow,
-  RunStatus,
-  ScheduleRow,
-  ScopeRow,
-  SignalRow,
-  TimerKind,
-  TimerRow,
-  TimerStatus,
-  WaitRow,
+import {
+  type ApprovalRow,
+  type ApprovalStatus,
+  type AttemptRow,
+  type EventRecordRow,
+  type EventRow,
+  RUN_HEAD_COLUMNS,
+  type RunHead,
+  type RunRow,
+  type RunStatus,
+  type ScheduleRow,
+  type ScopeRow,
+  type SignalRow,
+  type TimerKind,
+  type TimerRow,
+  type TimerStatus,
+  type WaitRow,
 } from "./ledger.ts";
-import type { RunState, ScopeState } from "./run_state.ts";
 import { ConcurrencyReads } from "./concurrency_reads.ts";
 import { StepLimitReads } from "./step_limit_reads.ts";
 import { DebounceStore } from "./debounce.ts";
+import { SnapshotReads } from "./snapshot_reads.ts";
 
 /**
  * Which runs to list, newest first; `cursor` is the last id of the previous page. Run ids are ULIDs, which
@@ -68,12 +69,15 @@ export class Repository {
   readonly stepLimits: StepLimitReads;
   /** Event starts waiting out a workflow's debounce (`debounced_starts`). */
   readonly debounces: DebounceStore;
+  /** Runs as transitions read them. */
+  readonly snapshots: SnapshotReads;
 
   constructor(db: Database) {
     this.#sql = new Statements(db);
     this.concurrency = new ConcurrencyReads(this.#sql);
     this.stepLimits = new StepLimitReads(this.#sql);
     this.debounces = new DebounceStore(this.#sql);
+    this.snapshots = new SnapshotReads(this.#sql);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -90,6 +94,9 @@ export class Repository {
     /** One run. */
     get: (id: string): RunRow | undefined =>
       this.#sql.get<RunRow>("SELECT * FROM workflow_runs WHERE id = ?", id),
+    /** One run without its large columns (definition, input, result, error): what each step's claim reads. */
+    head: (id: string): RunHead | undefined =>
+      this.#sql.get<RunHead>(`SELECT ${RUN_HEAD_COLUMNS} FROM workflow_runs WHERE id = ?`, id),
     /** The runs forked from a run, oldest first. */
     forks: (parentId: string): RunRow[] =>
       this.#sql.all<RunRow>("SELECT * FROM workflow_runs WHERE parent_run_id = ? ORDER BY id", parentId),
@@ -350,50 +357,4 @@ export class Repository {
       this.#sql.run("UPDATE schedules SET last_run_id = ? WHERE workflow_id = ?", runId, workflowId);
     },
   };
-
-  /**
-   * A run as transitions read it: its unfinished attempts, the attempts named in `include`
-   * whatever their status, and all its scopes; undefined when there is no such run.
-   */
-  snapshot(
-    runId: string,
-    definitionOf: (run: RunRow) => WorkflowDefinition,
-    include: number[] = [],
-  ): RunState | undefined {
-    const run = this.runs.get(runId);
-    if (!run) return undefined;
-    const columns = `id, run_id, scope, path, step_id, step_type, visit, attempt, status,
-      CASE WHEN status = 'waiting' THEN output END AS output, error, owner, lease_until, dispatched_at,
-      created_at, started_at, completed_at`;
-    const attempts = this.#sql.all<AttemptRow>(
-      `SELECT ${columns} FROM step_attempts WHERE run_id = ? AND status IN ('scheduled','running','waiting','waiting_for_concurrency')`,
-      runId,
-    );
-    for (const id of include) {
-      if (attempts.some((a) => a.id === id)) continue;
-      const row = this.#sql.get<AttemptRow>(
-        `SELECT ${columns} FROM step_attempts WHERE id = ? AND run_id = ?`,
-        id,
-        runId,
-      );
-      if (row) attempts.push(row);
-    }
-    attempts.sort((x, y) => x.id - y.id);
-    const scopes = this.#sql.all<ScopeState>(
-      "SELECT run_id, scope, parent_attempt, key, position, status FROM run_scopes WHERE run_id = ?",
-      runId,
-    );
-    return {
-      run,
-      definition: definitionOf(run),
-      attempts: new Map(attempts.map((a) => [a.id, a])),
-      scopes: new Map(scopes.map((s) => [s.scope, s])),
-      lastVisit: (path) =>
-        this.#sql.get<{ v: number }>(
-          "SELECT COALESCE(MAX(visit), 0) AS v FROM step_attempts WHERE run_id = ? AND path = ?",
-          runId,
-          path,
-        )!.v,
-    };
-  }
 }

@@ -4,7 +4,7 @@ import type { WorkflowDefinition } from "../definition/schema.ts";
 import type { BlockLookup } from "./blocks.ts";
 import { iso } from "../../lib/clock.ts";
 import type { Command } from "./commands.ts";
-import type { AttemptRow, AttemptStatus, RunRow, ScopeRow } from "./ledger.ts";
+import type { AttemptRow, AttemptStatus, RunHead, ScopeRow } from "./ledger.ts";
 
 /** A scope as transitions see it: its place and status (its data context is read only where needed). */
 export type ScopeState = Omit<ScopeRow, "context" | "output" | "error">;
@@ -16,7 +16,7 @@ export type ScopeState = Omit<ScopeRow, "context" | "output" | "error">;
  * scopes. Finished attempts matter only for their visit count, hence `lastVisit` instead of rows.
  */
 export interface RunState {
-  run: RunRow;
+  run: RunHead;
   definition: WorkflowDefinition;
   attempts: Map<number, AttemptRow>;
   scopes: Map<string, ScopeState>;
