@@ -95,12 +95,17 @@ ${caseFunction("_stn_values", table, (n) => n.values)}
 _stn_names() { "\${COMP_WORDS[0]}" __complete "$1" 2>/dev/null; }
 _stn_kind() { local v=" $(_stn_values "$1") "; [[ "$v" == *" $2:"* ]] && v="\${v#* "$2":}" && echo "\${v%% *}"; }
 _stn() {
-  # The words as typed, split at blanks only: bash's COMP_WORDS also splits at = and : (COMP_WORDBREAKS),
-  # which would cut --env=prod and a --station URL apart.
-  local line="\${COMP_LINE:0:COMP_POINT}" cmdpath="" w i n=0 last cur kind want="" words="" flag
-  local -a typed kinds found
-  read -ra typed <<< "$line"
-  [[ -z "$line" || "$line" == *[[:space:]] ]] && typed+=("")
+  # The words as typed: bash's COMP_WORDS also splits at = and : (COMP_WORDBREAKS), which would cut
+  # --env=prod and a --station URL apart, so words with no blank between them in the line are joined again
+  # (quotes and escapes stay as bash read them).
+  local line="\${COMP_LINE:0:COMP_POINT}" cmdpath="" w i n=0 pos=0 glued last cur kind want="" words="" flag
+  local -a typed=() kinds found
+  for ((i = 0; i <= COMP_CWORD; i++)); do
+    w="\${COMP_WORDS[i]}"; glued=$((i > 0))
+    while [[ "\${line:pos:1}" == [[:space:]] ]]; do pos=$((pos + 1)); glued=0; done
+    if ((glued)); then typed[\${#typed[@]} - 1]+="$w"; else typed+=("$w"); fi
+    pos=$((pos + \${#w}))
+  done
   last=$((\${#typed[@]} - 1)); cur="\${typed[last]}"
   for ((i = 1; i < last; i++)); do
     w="\${typed[i]}"

@@ -111,6 +111,8 @@ Deno.test("stn completions bash|zsh|fish: each shell accepts its script; Tab off
       assertEquals(envValue, [shell === "fish" ? "--env=default" : "default"], shell);
       assertEquals(await complete("stn agent run --env=default "), ["Greeter"], shell);
       assertEquals(await complete(`stn workflow inspect --station ${serve.url} `), [runId], shell);
+      // A quoted value with blanks is one word (bash's COMP_WORDS keeps it whole; the script must too).
+      assertEquals(await complete(`stn workflow run --input '{"a": 1}' h`), ["hello"], shell);
       // Where no station name fits, the shell's file completion stays (bash's through `complete -o default`,
       // which it applies after the function offered nothing).
       const files = await complete(`stn workflow apply ${home.path("hello.wo")}`);
