@@ -77,7 +77,7 @@ export class Repository {
     this.concurrency = new ConcurrencyReads(this.#sql);
     this.stepLimits = new StepLimitReads(this.#sql);
     this.debounces = new DebounceStore(this.#sql);
-    this.snapshots = new SnapshotReads(this.#sql);
+    this.snapshots = new SnapshotReads(this.#sql, this.runs.head);
   }
 
   /** Runs fn in one write transaction (nested calls use savepoints). */
@@ -94,7 +94,7 @@ export class Repository {
     /** One run. */
     get: (id: string): RunRow | undefined =>
       this.#sql.get<RunRow>("SELECT * FROM workflow_runs WHERE id = ?", id),
-    /** One run without its large columns (definition, input, result, error): what each step's claim reads. */
+    /** One run without its large columns (definition, input, result): what each step's claim and transition read. */
     head: (id: string): RunHead | undefined =>
       this.#sql.get<RunHead>(`SELECT ${RUN_HEAD_COLUMNS} FROM workflow_runs WHERE id = ?`, id),
     /** The runs forked from a run, oldest first. */

@@ -2,7 +2,7 @@
 
 import type { Statements } from "../../db/statements.ts";
 import type { WorkflowDefinition } from "../definition/schema.ts";
-import { type AttemptRow, RUN_HEAD_COLUMNS, type RunHead } from "./ledger.ts";
+import type { AttemptRow, RunHead } from "./ledger.ts";
 import type { RunState, ScopeState } from "./run_state.ts";
 
 // An attempt's columns as transitions read them: a waiting one's output (what it waits on), no other's.
@@ -13,9 +13,12 @@ const ATTEMPT_COLUMNS = `id, run_id, scope, path, step_id, step_type, visit, att
 /** Reads runs as transitions see them, with only the columns they use (a step's commit reads one each). */
 export class SnapshotReads {
   #sql: Statements;
+  #head: (runId: string) => RunHead | undefined;
 
-  constructor(sql: Statements) {
+  /** `head` reads a run's head (Repository's `runs.head`). */
+  constructor(sql: Statements, head: (runId: string) => RunHead | undefined) {
     this.#sql = sql;
+    this.#head = head;
   }
 
   /**
@@ -28,7 +31,7 @@ export class SnapshotReads {
     definitionOf: (runId: string) => WorkflowDefinition,
     include: number[] = [],
   ): RunState | undefined {
-    const run = this.#sql.get<RunHead>(`SELECT ${RUN_HEAD_COLUMNS} FROM workflow_runs WHERE id = ?`, runId);
+    const run = this.#head(runId);
     if (!run) return undefined;
     const attempts = this.#sql.all<AttemptRow>(
       `SELECT ${ATTEMPT_COLUMNS} FROM step_attempts WHERE run_id = ?
